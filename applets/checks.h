@@ -1,0 +1,5 @@
+/* Checkers run by `spoolbox --check`, one CHECKER(function) line each, in the order the system
+ * reads its files. Each is int fn(const struct conf *c, conf_report_fn *report, void *ctx) and
+ * returns its error count, reporting each finding as file:line: reason. spoolbox.conf itself
+ * is checked by --check before these run, and c is what it says. */
+

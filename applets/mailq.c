@@ -1,0 +1,13 @@
+/* mailq: not written yet; registered so that its name, usage and install link exist.
+ *
+ * exit: 69 (EX_UNAVAILABLE) until it is written. */
+#include "common.h"
+
+const char mailq_usage[] = "usage: mailq [-C FILE] ...\n(not written yet)\n";
+
+int mailq_main(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	return applet_unwritten("mailq");
+}

@@ -1,0 +1,184 @@
+/* spoolbox: the multicall entry point. Dispatches on the basename of argv[0] (sendmail, mailq,
+ * scheduler, ...) or on argv[1] when called as spoolbox, and implements the binary's own options.
+ *
+ * usage: spoolbox APPLET [ARGS...]
+ *        spoolbox --list | --install [DIR] | --check [-C FILE] | --version | --help
+ * exit:  the applet's status; 64 (EX_USAGE) for an unknown applet or option;
+ *        --check: 0 when every configuration file is valid, 78 (EX_CONFIG) otherwise. */
+#include "common.h"
+#include "sysexits.h"
+#include "util.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define SPOOLBOX_VERSION "0.1"
+
+struct applet {
+	const char *name;
+	int (*main)(int, char **);
+	const char *usage;
+	const char *dir;
+};
+
+static const struct applet applets[] = {
+#define APPLET(n, d) {#n, n##_main, n##_usage, d},
+#define LINK(n, a, d)
+#include "applets.h"
+#undef APPLET
+#undef LINK
+};
+
+static const struct link {
+	const char *name, *applet, *dir;
+} links[] = {
+#define APPLET(n, d)
+#define LINK(n, a, d) {#n, #a, d},
+#include "applets.h"
+#undef APPLET
+#undef LINK
+};
+
+static const char spoolbox_usage[] =
+    "usage: spoolbox APPLET [ARGS...]\n"
+    "       spoolbox --list | --install [DIR] | --check [-C FILE] | --version | --help\n"
+    "\n"
+    "A mail transfer agent in one binary. Applets run by name (a symlink called sendmail,\n"
+    "mailq, ...) or as `spoolbox APPLET`. `spoolbox APPLET --help` shows an applet's usage.\n"
+    "\n"
+    "  --list           print the applets and the other names they answer to\n"
+    "  --install [DIR]  create a symlink to this binary for every applet and name: in DIR when\n"
+    "                   given, else in each one's usual place: /usr/sbin/sendmail,\n"
+    "                   /usr/lib/sendmail, /usr/bin/mailq, /usr/bin/newaliases,\n"
+    "                   /usr/sbin/scheduler, transport agents under /usr/libexec/spoolbox\n"
+    "  --check          validate every configuration file the system reads; print each\n"
+    "                   finding as file:line: reason; exit 78 when there are errors\n"
+    "  --version        version and build options\n";
+
+static const struct applet *find_applet(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_LEN(applets); i++)
+		if (strcmp(applets[i].name, name) == 0)
+			return &applets[i];
+	for (size_t i = 0; i < ARRAY_LEN(links); i++)
+		if (strcmp(links[i].name, name) == 0)
+			return find_applet(links[i].applet);
+	return NULL;
+}
+
+static int list(void)
+{
+	for (size_t i = 0; i < ARRAY_LEN(applets); i++)
+		printf("%s\n", applets[i].name);
+	for (size_t i = 0; i < ARRAY_LEN(links); i++)
+		if (i == 0 || strcmp(links[i].name, links[i - 1].name) != 0)
+			printf("%s -> %s\n", links[i].name, links[i].applet);
+	return 0;
+}
+
+static int make_link(const char *target, const char *dir, const char *name)
+{
+	char path[4096];
+	if (str_fmt(path, sizeof path, "%s/%s", dir, name) < 0) {
+		fprintf(stderr, "spoolbox: --install: path too long: %s/%s\n", dir, name);
+		return -1;
+	}
+	struct stat st;
+	if (lstat(path, &st) == 0) {
+		if (!S_ISLNK(st.st_mode)) {
+			fprintf(stderr, "spoolbox: --install: %s exists and is not a symlink; left alone\n", path);
+			return -1;
+		}
+		unlink(path);
+	}
+	if (symlink(target, path) < 0) {
+		fprintf(stderr, "spoolbox: --install: symlink %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	printf("%s -> %s\n", path, target);
+	return 0;
+}
+
+static int install(const char *self, const char *dir)
+{
+	char target[4096];
+	if (!realpath(self, target)) {
+		/* argv[0] may have come through PATH */
+		ssize_t n = readlink("/proc/self/exe", target, sizeof target - 1);
+		if (n < 0) {
+			fprintf(stderr, "spoolbox: --install: cannot find this binary: %s\n", strerror(errno));
+			return EX_OSFILE;
+		}
+		target[n] = 0;
+	}
+	int bad = 0;
+	for (size_t i = 0; i < ARRAY_LEN(applets); i++)
+		bad |= make_link(target, dir ? dir : applets[i].dir, applets[i].name);
+	for (size_t i = 0; i < ARRAY_LEN(links); i++)
+		if (!dir || i == 0 || strcmp(links[i].name, links[i - 1].name) != 0)
+			bad |= make_link(target, dir ? dir : links[i].dir, links[i].name);
+	return bad ? EX_CANTCREAT : 0;
+}
+
+static int check(int argc, char **argv)
+{
+	const char *path = NULL;
+	if (argc == 2 && strcmp(argv[0], "-C") == 0)
+		path = argv[1];
+	else if (argc != 0)
+		return applet_usage(spoolbox_usage, 1);
+	struct conf c;
+	struct conf_stderr_ctx ctx = {0, "error"};
+	conf_init(&c);
+	int errors = conf_load(&c, path, conf_report_stderr, &ctx);
+#define CHECKER(fn) errors += fn(&c, conf_report_stderr, &ctx);
+#include "checks.h"
+#undef CHECKER
+	conf_free(&c);
+	if (errors) {
+		fprintf(stderr, "spoolbox: --check: %d error%s\n", errors, errors == 1 ? "" : "s");
+		return EX_CONFIG;
+	}
+	printf("spoolbox: --check: configuration is valid\n");
+	return 0;
+}
+
+static int run(const struct applet *a, int argc, char **argv)
+{
+	if (applet_wants_help(argc, argv))
+		return applet_usage(a->usage, 0);
+	return a->main(argc, argv);
+}
+
+int main(int argc, char **argv)
+{
+	const char *base = argc > 0 ? strrchr(argv[0], '/') : NULL;
+	base = base ? base + 1 : (argc > 0 ? argv[0] : "spoolbox");
+	const struct applet *a = find_applet(base);
+	if (a)
+		return run(a, argc, argv);
+	if (argc < 2)
+		return applet_usage(spoolbox_usage, 1);
+	const char *cmd = argv[1];
+	if (strcmp(cmd, "--list") == 0 && argc == 2)
+		return list();
+	if (strcmp(cmd, "--install") == 0 && argc <= 3)
+		return install(argv[0], argc == 3 ? argv[2] : NULL);
+	if (strcmp(cmd, "--check") == 0)
+		return check(argc - 2, argv + 2);
+	if (strcmp(cmd, "--version") == 0 && argc == 2) {
+		printf("spoolbox %s (tls=%s)\n", SPOOLBOX_VERSION, ENABLE_TLS ? "bearssl" : "no");
+		return 0;
+	}
+	if (strcmp(cmd, "--help") == 0 && argc == 2)
+		return applet_usage(spoolbox_usage, 0);
+	a = cmd[0] != '-' ? find_applet(cmd) : NULL;
+	if (!a) {
+		fprintf(stderr, "spoolbox: unknown applet or option '%s'\n", cmd);
+		return applet_usage(spoolbox_usage, 1);
+	}
+	return run(a, argc - 1, argv + 1);
+}

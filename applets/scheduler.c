@@ -1,0 +1,13 @@
+/* scheduler: not written yet; registered so that its name, usage and install link exist.
+ *
+ * exit: 69 (EX_UNAVAILABLE) until it is written. */
+#include "common.h"
+
+const char scheduler_usage[] = "usage: scheduler [-C FILE] ...\n(not written yet)\n";
+
+int scheduler_main(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	return applet_unwritten("scheduler");
+}

@@ -1,0 +1,367 @@
+/* spoolbox.conf reader and the shared interval/size/bool parsers (see conf.h). */
+#include "conf.h"
+#include "fileio.h"
+#include "util.h"
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct {
+	const char *name;
+	enum conf_type type;
+	const char *def;
+} keys[CK__COUNT] = {
+#define CONF(name, type, def, help) {#name, type, def},
+#include "conf_keys.h"
+#undef CONF
+};
+
+const char *conf_name(enum conf_key k)
+{
+	return keys[k].name;
+}
+
+enum conf_type conf_type_of(enum conf_key k)
+{
+	return keys[k].type;
+}
+
+int conf_lookup(const char *name)
+{
+	for (int i = 0; i < CK__COUNT; i++)
+		if (strcmp(keys[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+int parse_interval(const char *s, long long *out)
+{
+	long long total = 0;
+	if (!*s)
+		return -1;
+	while (*s) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		long long n = 0;
+		while (*s >= '0' && *s <= '9') {
+			if (n > (LLONG_MAX - 9) / 10)
+				return -1;
+			n = n * 10 + (*s++ - '0');
+		}
+		long long mul = 1;
+		switch (*s) {
+		case 'd': mul = 86400; s++; break;
+		case 'h': mul = 3600; s++; break;
+		case 'm': mul = 60; s++; break;
+		case 's': s++; break;
+		case 0: break;
+		default: return -1;
+		}
+		if (n > (LLONG_MAX / mul) || total > LLONG_MAX - n * mul)
+			return -1;
+		total += n * mul;
+	}
+	*out = total;
+	return 0;
+}
+
+int parse_size(const char *s, long long *out)
+{
+	if (*s < '0' || *s > '9')
+		return -1;
+	long long n = 0;
+	while (*s >= '0' && *s <= '9') {
+		if (n > (LLONG_MAX - 9) / 10)
+			return -1;
+		n = n * 10 + (*s++ - '0');
+	}
+	long long mul = 1;
+	switch (*s) {
+	case 'k': case 'K': mul = 1024LL; s++; break;
+	case 'm': case 'M': mul = 1024LL * 1024; s++; break;
+	case 'g': case 'G': mul = 1024LL * 1024 * 1024; s++; break;
+	}
+	if (*s == 'b' || *s == 'B')
+		s++;
+	if (*s || n > LLONG_MAX / mul)
+		return -1;
+	*out = n * mul;
+	return 0;
+}
+
+int parse_bool(const char *s, long long *out)
+{
+	static const char *const yes[] = {"yes", "true", "on", "1"}, *const no[] = {"no", "false", "off", "0"};
+	for (size_t i = 0; i < ARRAY_LEN(yes); i++) {
+		if (str_caseeq(s, yes[i]))
+			return *out = 1, 0;
+		if (str_caseeq(s, no[i]))
+			return *out = 0, 0;
+	}
+	return -1;
+}
+
+static int parse_int(const char *s, long long *out)
+{
+	char *end;
+	if (!*s)
+		return -1;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (errno || *end || v < 0)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* Checks and stores the typed value; returns NULL or the reason it is wrong. */
+static const char *typecheck(enum conf_key k, const char *v, long long *num)
+{
+	*num = 0;
+	switch (keys[k].type) {
+	case CT_BOOL: return parse_bool(v, num) ? "not a yes/no value" : NULL;
+	case CT_INT: return parse_int(v, num) ? "not a non-negative whole number" : NULL;
+	case CT_SIZE: return parse_size(v, num) ? "not a size (like 10M, 512K or 2048)" : NULL;
+	case CT_INTERVAL: return parse_interval(v, num) ? "not an interval (like 1h5m20s, 10s or 3d)" : NULL;
+	case CT_PATH:
+		if (*v && *v != '/')
+			return "not an absolute path";
+		return NULL;
+	default: return NULL;
+	}
+}
+
+void conf_init(struct conf *c)
+{
+	memset(c, 0, sizeof *c);
+	for (int k = 0; k < CK__COUNT; k++) {
+		long long n;
+		c->num[k] = typecheck((enum conf_key)k, keys[k].def, &n) ? 0 : n;
+	}
+}
+
+void conf_free(struct conf *c)
+{
+	for (int k = 0; k < CK__COUNT; k++)
+		free(c->val[k]);
+	conf_init(c);
+}
+
+const char *conf_str(const struct conf *c, enum conf_key k)
+{
+	return c->val[k] ? c->val[k] : keys[k].def;
+}
+
+long long conf_num(const struct conf *c, enum conf_key k)
+{
+	return c->num[k];
+}
+
+int conf_env_used(const struct conf *c)
+{
+	for (int k = 0; k < CK__COUNT; k++)
+		if (c->origin[k] == CO_ENV)
+			return 1;
+	return 0;
+}
+
+static void report_fmt(conf_report_fn *report, void *ctx, const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static void report_fmt(conf_report_fn *report, void *ctx, const char *file, int line, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (report)
+		report(ctx, file, line, msg);
+}
+
+static int set_value(struct conf *c, enum conf_key k, const char *v, enum conf_origin o, int line,
+                     const char *file, conf_report_fn *report, void *ctx)
+{
+	long long num;
+	const char *why = typecheck(k, v, &num);
+	if (why) {
+		report_fmt(report, ctx, file, line, "%s: %s", keys[k].name, why);
+		return 1;
+	}
+	char *copy = strdup(v);
+	if (!copy) {
+		report_fmt(report, ctx, file, line, "%s: out of memory", keys[k].name);
+		return 1;
+	}
+	free(c->val[k]);
+	c->val[k] = copy;
+	c->num[k] = num;
+	c->origin[k] = (unsigned char)o;
+	c->line[k] = line;
+	return 0;
+}
+
+/* Parses the value part of one line (after '=') into out. Returns NULL or the reason. */
+static const char *parse_value(const char *p, const char *end, char *out, size_t size)
+{
+	size_t n = 0;
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	if (p < end && *p == '"') {
+		p++;
+		for (;;) {
+			if (p >= end)
+				return "unterminated quoted value";
+			char ch = *p++;
+			if (ch == '"')
+				break;
+			if (ch == '\\') {
+				if (p >= end)
+					return "unterminated quoted value";
+				ch = *p++;
+				switch (ch) {
+				case 'n': ch = '\n'; break;
+				case 't': ch = '\t'; break;
+				case '\\': case '"': case '$': break;
+				default: return "unknown escape in quoted value (known: \\\" \\\\ \\n \\t \\$)";
+				}
+			}
+			if (ch == 0)
+				return "NUL byte in value";
+			if (n + 1 >= size)
+				return "value too long";
+			out[n++] = ch;
+		}
+		while (p < end && (*p == ' ' || *p == '\t'))
+			p++;
+		if (p < end && *p != '#')
+			return "text after the closing quote";
+	} else {
+		const char *start = p;
+		while (p < end && !(*p == '#' && (p == start || p[-1] == ' ' || p[-1] == '\t'))) {
+			if (*p == '"')
+				return "quote inside an unquoted value";
+			if (*p == 0)
+				return "NUL byte in value";
+			if (n + 1 >= size)
+				return "value too long";
+			out[n++] = *p++;
+		}
+		while (n && (out[n - 1] == ' ' || out[n - 1] == '\t'))
+			n--;
+	}
+	out[n] = 0;
+	return NULL;
+}
+
+int conf_parse(struct conf *c, const char *file, const char *text, size_t len, conf_report_fn *report, void *ctx)
+{
+	int errors = 0, lineno = 0;
+	const char *p = text, *end = text + len;
+	char value[CONF_LINE_MAX];
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		const char *le = eol ? eol : end;
+		lineno++;
+		const char *q = p;
+		p = eol ? eol + 1 : end;
+		if (le > q && le[-1] == '\r')
+			le--;
+		if (le - q >= CONF_LINE_MAX) {
+			report_fmt(report, ctx, file, lineno, "line longer than %d bytes", CONF_LINE_MAX - 1);
+			errors++;
+			continue;
+		}
+		while (q < le && (*q == ' ' || *q == '\t'))
+			q++;
+		if (q == le || *q == '#')
+			continue;
+		const char *name = q;
+		while (q < le && (*q == '_' || (*q >= 'A' && *q <= 'Z') || (*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9')))
+			q++;
+		size_t nlen = (size_t)(q - name);
+		while (q < le && (*q == ' ' || *q == '\t'))
+			q++;
+		if (nlen == 0 || q >= le || *q != '=') {
+			report_fmt(report, ctx, file, lineno, "expected NAME=value");
+			errors++;
+			continue;
+		}
+		char kname[64];
+		if (nlen >= sizeof kname) {
+			report_fmt(report, ctx, file, lineno, "unknown key (name too long)");
+			errors++;
+			continue;
+		}
+		memcpy(kname, name, nlen);
+		kname[nlen] = 0;
+		int k = conf_lookup(kname);
+		if (k < 0) {
+			report_fmt(report, ctx, file, lineno, "unknown key %s", kname);
+			errors++;
+			continue;
+		}
+		const char *why = parse_value(q + 1, le, value, sizeof value);
+		if (why) {
+			report_fmt(report, ctx, file, lineno, "%s: %s", kname, why);
+			errors++;
+			continue;
+		}
+		if (c->origin[k] == CO_FILE) {
+			report_fmt(report, ctx, file, lineno, "duplicate key %s (first set on line %d)", kname, c->line[k]);
+			errors++;
+			continue;
+		}
+		errors += set_value(c, (enum conf_key)k, value, CO_FILE, lineno, file, report, ctx);
+	}
+	return errors;
+}
+
+int conf_apply_env(struct conf *c, conf_report_fn *report, void *ctx)
+{
+	int errors = 0;
+	for (int k = 0; k < CK__COUNT; k++) {
+		const char *v = getenv(keys[k].name);
+		if (!v)
+			continue;
+		if (strlen(v) >= CONF_LINE_MAX) {
+			report_fmt(report, ctx, "environment", 0, "%s: value too long", keys[k].name);
+			errors++;
+			continue;
+		}
+		errors += set_value(c, (enum conf_key)k, v, CO_ENV, 0, "environment", report, ctx);
+	}
+	return errors;
+}
+
+int conf_load(struct conf *c, const char *path, conf_report_fn *report, void *ctx)
+{
+	const char *p = path ? path : DEFAULT_CONF_PATH;
+	char *text = NULL;
+	size_t len = 0;
+	int errors = 0;
+	c->path[0] = 0;
+	if (fio_slurp(p, CONF_FILE_MAX, &text, &len) < 0) {
+		if (errno != ENOENT || path) {
+			report_fmt(report, ctx, p, 0, "cannot read: %s", errno == EFBIG ? "file too large" : strerror(errno));
+			errors++;
+		}
+	} else {
+		str_lcpy(c->path, p, sizeof c->path);
+		errors += conf_parse(c, p, text, len, report, ctx);
+		free(text);
+	}
+	return errors + conf_apply_env(c, report, ctx);
+}
+
+void conf_report_stderr(void *ctx, const char *file, int line, const char *reason)
+{
+	struct conf_stderr_ctx *s = ctx;
+	if (s)
+		s->count++;
+	if (line > 0)
+		fprintf(stderr, "%s:%d: %s%s%s\n", file, line, s && s->prefix ? s->prefix : "", s && s->prefix ? ": " : "", reason);
+	else
+		fprintf(stderr, "%s: %s%s%s\n", file, s && s->prefix ? s->prefix : "", s && s->prefix ? ": " : "", reason);
+}

@@ -1,0 +1,69 @@
+/* spoolbox.conf: NAME=value lines, '#' comments, blank lines, double-quoted values with
+ * backslash escapes; an environment variable NAME overrides the file's NAME; compiled-in
+ * defaults (conf_keys.h) for everything absent. Also the interval ("1h5m20s") and size ("10M")
+ * parsers every configuration file shares.
+ *
+ * Findings are reported through a callback as (file, line, reason); the loader never prints or
+ * exits by itself. Unknown keys, duplicates, malformed lines and badly typed values are errors. */
+#ifndef SPOOLBOX_CONF_H
+#define SPOOLBOX_CONF_H
+#include "config_default.h"
+#include <stddef.h>
+
+enum conf_type { CT_STR, CT_PATH, CT_BOOL, CT_INT, CT_SIZE, CT_INTERVAL, CT_LIST };
+
+enum conf_key {
+#define CONF(name, type, def, help) CK_##name,
+#include "conf_keys.h"
+#undef CONF
+	CK__COUNT
+};
+
+enum conf_origin { CO_DEFAULT, CO_FILE, CO_ENV };
+
+#define CONF_LINE_MAX 4096       /* longest line of spoolbox.conf */
+#define CONF_FILE_MAX (1 << 20)  /* largest spoolbox.conf */
+
+struct conf {
+	char *val[CK__COUNT];            /* NULL: the compiled-in default */
+	long long num[CK__COUNT];        /* parsed value of int, size, interval and bool keys */
+	unsigned char origin[CK__COUNT]; /* enum conf_origin */
+	int line[CK__COUNT];             /* line in the file, for CO_FILE */
+	char path[512];                  /* the file read ("" if none existed) */
+};
+
+typedef void conf_report_fn(void *ctx, const char *file, int line, const char *reason);
+
+/* Resets c to the compiled-in defaults. */
+void conf_init(struct conf *c);
+void conf_free(struct conf *c);
+/* Reads the file (path NULL: the default path, where a missing file is fine; an explicit path
+ * must exist), then applies environment overrides. Returns the number of errors reported. */
+int conf_load(struct conf *c, const char *path, conf_report_fn *report, void *ctx);
+/* The parts of conf_load, for tests and the fuzzer. */
+int conf_parse(struct conf *c, const char *file, const char *text, size_t len, conf_report_fn *report, void *ctx);
+int conf_apply_env(struct conf *c, conf_report_fn *report, void *ctx);
+
+const char *conf_str(const struct conf *c, enum conf_key k);
+long long conf_num(const struct conf *c, enum conf_key k);
+const char *conf_name(enum conf_key k);
+enum conf_type conf_type_of(enum conf_key k);
+/* Key by name, or -1. */
+int conf_lookup(const char *name);
+/* 1 when any key came from the environment (a setgid submit drops privilege then). */
+int conf_env_used(const struct conf *c);
+
+/* "1h5m20s", "10s", "3d", "90" (seconds), "0". Returns 0 or -1 (syntax, overflow). */
+int parse_interval(const char *s, long long *out);
+/* "10M", "512k", "1G", "2048" (bytes); K/M/G are powers of 1024. Returns 0 or -1. */
+int parse_size(const char *s, long long *out);
+/* yes/no, true/false, on/off, 1/0. Returns 0 or -1. */
+int parse_bool(const char *s, long long *out);
+
+/* A report callback that prints "file:line: reason" on stderr and counts. */
+struct conf_stderr_ctx {
+	int count;
+	const char *prefix; /* "error" or "warning", printed after the location */
+};
+conf_report_fn conf_report_stderr;
+#endif

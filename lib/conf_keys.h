@@ -1,0 +1,42 @@
+/* Every key spoolbox.conf knows, in one X-macro list: CONF(NAME, type, default, help).
+ * An environment variable of the same name overrides the file. Keys not listed here are
+ * errors (never silently ignored). Keep each area's keys in its own block. */
+
+/* --- everyone --- */
+CONF(SPOOL, CT_PATH, DEFAULT_SPOOL, "queue directory")
+CONF(MYHOSTNAME, CT_STR, "", "this host's name (default: uname); never looked up in DNS")
+CONF(LOG, CT_LIST, "syslog", "where log lines go: syslog, stderr (comma separated)")
+
+/* --- submit --- */
+CONF(SIZELIMIT, CT_SIZE, "10M", "largest message accepted, 0 = no limit")
+CONF(LOCALDOMAINS, CT_LIST, "", "domains delivered locally (default: MYHOSTNAME, localhost)")
+CONF(QUALIFYDOMAIN, CT_STR, "", "domain added to bare addresses (default: MYHOSTNAME)")
+CONF(ALLMAILFROM, CT_STR, "", "forced envelope sender for all mail, overrides -f")
+CONF(REWRITE_FROM, CT_STR, "", "From: address given to mail from local users")
+CONF(MAXRCPT_SUBMIT, CT_INT, "10000", "most recipients of one message")
+
+/* --- scheduler --- */
+CONF(SCHEDULER_CONF, CT_PATH, "/etc/spoolbox/scheduler.conf", "scheduler clause file")
+CONF(QUEUELO, CT_INT, "200", "in-memory queue low watermark (messages)")
+CONF(QUEUEHI, CT_INT, "1000", "in-memory queue high watermark (messages)")
+CONF(DELAY_WARN, CT_INTERVAL, "4h", "send a delay DSN after this long, 0 = never")
+
+/* --- local --- */
+CONF(ALIASES, CT_PATH, "/etc/aliases", "aliases file")
+CONF(ROOT, CT_STR, "", "where root's mail goes (overrides root: in the aliases)")
+CONF(MAILBOX_STYLE, CT_STR, "mbox", "maildir or mbox")
+CONF(MAILDIR, CT_STR, "~/Maildir", "Maildir location, ~ is the recipient's home")
+CONF(MBOX_DIR, CT_PATH, "/var/mail", "directory of mbox files")
+CONF(FORWARD, CT_BOOL, "yes", "honour ~/.forward")
+CONF(DEFAULT_USER, CT_STR, "nobody", "user for |command and /file aliases of root-owned files")
+CONF(COMMAND_TIMEOUT, CT_INTERVAL, "10m", "time limit of a |command delivery")
+
+/* --- smtp --- */
+CONF(SMARTHOST, CT_STR, "", "relay host list; empty = deliver by MX")
+CONF(CREDENTIALS, CT_PATH, "/etc/spoolbox/credentials", "AUTH credentials file (mode 0600)")
+CONF(CAFILE, CT_PATH, "", "trust anchors (default: the system CA bundle)")
+CONF(SMTP_TLS, CT_STR, "may", "TLS policy for MX delivery: none, may, encrypt, verify")
+CONF(HELO_NAME, CT_STR, "", "name given in EHLO (default: MYHOSTNAME)")
+CONF(SMTP_MAXRCPT, CT_INT, "100", "most recipients in one SMTP transaction")
+CONF(SMTP_IDLE, CT_INTERVAL, "5s", "how long an idle connection is kept for reuse")
+CONF(SMTP_PORT, CT_INT, "25", "port for MX delivery")

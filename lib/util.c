@@ -1,0 +1,170 @@
+/* Bounded string helpers, the limited growable buffer and the single exit path (see util.h). */
+#include "util.h"
+#include "log.h"
+#include "sysexits.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+size_t str_lcpy(char *dst, const char *src, size_t size)
+{
+	size_t n = strlen(src);
+	if (size) {
+		size_t c = n < size - 1 ? n : size - 1;
+		memcpy(dst, src, c);
+		dst[c] = 0;
+	}
+	return n;
+}
+
+int str_fmt(char *dst, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(dst, size, fmt, ap);
+	va_end(ap);
+	return (n < 0 || (size_t)n >= size) ? -1 : 0;
+}
+
+int str_starts(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static int lower(int c)
+{
+	return (c >= 'A' && c <= 'Z') ? c + 32 : c;
+}
+
+int str_ncaseeq(const char *a, const char *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (lower((unsigned char)a[i]) != lower((unsigned char)b[i]))
+			return 0;
+		if (!a[i])
+			return 1;
+	}
+	return 1;
+}
+
+int str_caseeq(const char *a, const char *b)
+{
+	return str_ncaseeq(a, b, (size_t)-1);
+}
+
+void buf_init(struct buf *b, size_t max)
+{
+	b->p = NULL;
+	b->len = b->cap = 0;
+	b->max = max;
+}
+
+void buf_free(struct buf *b)
+{
+	free(b->p);
+	buf_init(b, b->max);
+}
+
+void buf_reset(struct buf *b)
+{
+	b->len = 0;
+	if (b->p)
+		b->p[0] = 0;
+}
+
+int buf_add(struct buf *b, const void *data, size_t n)
+{
+	if (n > b->max || b->len > b->max - n)
+		return -1;
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 64;
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		char *p = realloc(b->p, cap);
+		if (!p)
+			return -1;
+		b->p = p;
+		b->cap = cap;
+	}
+	if (n)
+		memcpy(b->p + b->len, data, n);
+	b->len += n;
+	b->p[b->len] = 0;
+	return 0;
+}
+
+int buf_adds(struct buf *b, const char *s)
+{
+	return buf_add(b, s, strlen(s));
+}
+
+int buf_addc(struct buf *b, char c)
+{
+	return buf_add(b, &c, 1);
+}
+
+int buf_printf(struct buf *b, const char *fmt, ...)
+{
+	char small[256];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(small, sizeof small, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -1;
+	if ((size_t)n < sizeof small)
+		return buf_add(b, small, (size_t)n);
+	char *big = malloc((size_t)n + 1);
+	if (!big)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(big, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	int r = buf_add(b, big, (size_t)n);
+	free(big);
+	return r;
+}
+
+static void default_exit(int code)
+{
+	exit(code);
+}
+
+void (*util_exit_hook)(int code) = default_exit;
+
+noreturn void util_exit(int code)
+{
+	util_exit_hook(code);
+	exit(code); /* a hook that returns must not let the caller continue */
+}
+
+noreturn void die(int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	log_vmsg(LOG_ERR, NULL, fmt, ap);
+	va_end(ap);
+	util_exit(code);
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		die(EX_OSERR, "out of memory (%zu bytes)", n);
+	return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		die(EX_OSERR, "out of memory (%zu x %zu bytes)", n, size);
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	return memcpy(xmalloc(n), s, n);
+}

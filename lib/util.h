@@ -1,0 +1,47 @@
+/* Small shared helpers: bounded strings, a length-limited growable buffer, and the one exit path.
+ *
+ * Contract: functions here never write past the size they are given. Those that can run out of
+ * room say so in their return value; none of them exits, except die() and the x*() wrappers,
+ * which are for one-shot applets only (lib/ code logs and returns a status instead). */
+#ifndef SPOOLBOX_UTIL_H
+#define SPOOLBOX_UTIL_H
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdnoreturn.h>
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Copies src into dst (size bytes, NUL included). Returns strlen(src); a result >= size means
+ * the copy was truncated. */
+size_t str_lcpy(char *dst, const char *src, size_t size);
+/* snprintf that returns 0, or -1 when the output did not fit (dst is then still terminated). */
+int str_fmt(char *dst, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* 1 when s starts with prefix. */
+int str_starts(const char *s, const char *prefix);
+/* ASCII case-insensitive compare of at most n bytes (locale-free). */
+int str_ncaseeq(const char *a, const char *b, size_t n);
+int str_caseeq(const char *a, const char *b);
+
+/* A growable byte buffer with a hard maximum: appending beyond max fails with -1 and leaves the
+ * buffer as it was. The contents are always NUL-terminated (the NUL is not counted in len). */
+struct buf {
+	char *p;
+	size_t len, cap, max;
+};
+void buf_init(struct buf *b, size_t max);
+void buf_free(struct buf *b);
+int buf_add(struct buf *b, const void *data, size_t n);
+int buf_adds(struct buf *b, const char *s);
+int buf_addc(struct buf *b, char c);
+int buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void buf_reset(struct buf *b);
+
+/* The one exit path of the program. die() logs "what: why" at error level and calls the exit
+ * hook (exit() unless a test replaced it). */
+extern void (*util_exit_hook)(int code);
+noreturn void die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+noreturn void util_exit(int code);
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+char *xstrdup(const char *s);
+#endif

@@ -1,0 +1,20 @@
+#!/bin/sh
+# Installs what building and testing spoolbox needs on Debian, when it is missing.
+# Called by the Makefile; as root it runs apt-get, otherwise it prints the command to run.
+set -e
+need=""
+have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
+for p in musl-tools libbearssl-dev python3-pytest python3-aiosmtpd openssl dnsmasq-base iproute2 clang; do
+	have_pkg "$p" || need="$need $p"
+done
+[ -z "$need" ] && exit 0
+if [ "$(id -u)" = 0 ]; then
+	echo "deps: installing:$need" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >&2 || true
+	apt-get install -y -qq --no-install-recommends $need >&2
+else
+	echo "deps: missing packages:$need" >&2
+	echo "deps: run as root: apt-get install -y$need" >&2
+	exit 1
+fi

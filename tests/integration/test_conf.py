@@ -1,0 +1,46 @@
+"""spoolbox.conf through the binary: --check findings as file:line: reason, -C, environment
+overrides, and the exit codes."""
+
+
+def test_check_valid_file(box):
+    path = box.write_conf("# comment\nSPOOL=/var/spool/x\nSMARTHOST=\"relay.example:587\"\n")
+    p = box.run(None, "--check", "-C", path)
+    assert p.returncode == 0, p.stderr
+    assert b"configuration is valid" in p.stdout
+
+
+def test_check_reports_every_error_with_location(box):
+    path = box.write_conf("SPOOL=/a\nBOGUS=1\nSPOOL=/b\nSIZELIMIT=huge\nnot a line\nHELO_NAME=\"x\n")
+    p = box.run(None, "--check", "-C", path)
+    assert p.returncode == 78
+    err = p.stderr.decode()
+    assert f"{path}:2: error: unknown key BOGUS" in err
+    assert f"{path}:3: error: duplicate key SPOOL (first set on line 1)" in err
+    assert f"{path}:4: error: SIZELIMIT: not a size" in err
+    assert f"{path}:5: error: expected NAME=value" in err
+    assert f"{path}:6: error: HELO_NAME: unterminated quoted value" in err
+    assert "5 errors" in err
+
+
+def test_check_missing_explicit_file(box):
+    p = box.run(None, "--check", "-C", box.base + "/nonexistent.conf")
+    assert p.returncode == 78
+    assert b"nonexistent.conf: error: cannot read: No such file or directory" in p.stderr
+
+
+def test_check_environment_override_is_validated(box):
+    path = box.write_conf("SPOOL=/ok\n")
+    p = box.run(None, "--check", "-C", path, env={"SIZELIMIT": "12Q"})
+    assert p.returncode == 78
+    assert b"environment: error: SIZELIMIT: not a size" in p.stderr
+
+
+def test_check_without_any_file_uses_defaults(box):
+    # the default path does not exist on a test machine: that is a valid configuration
+    p = box.run(None, "--check")
+    assert p.returncode == 0, p.stderr
+
+
+def test_check_usage_error(box):
+    p = box.run(None, "--check", "extra")
+    assert p.returncode == 64

@@ -1,0 +1,83 @@
+"""The multicall binary: dispatch by name and by argument, --list, --install, --help, usage
+errors, and applets that are not written yet."""
+import os
+import subprocess
+
+from conftest import BINARY
+
+APPLETS = ["cleaner", "errormail", "hold", "local", "mailq", "newaliases", "scheduler", "smtp", "submit"]
+
+
+def run(args, argv0=None, **kw):
+    cmd = ([argv0] if argv0 else [BINARY]) + list(args)
+    return subprocess.run(cmd, capture_output=True, text=True, executable=BINARY, timeout=10, **kw)
+
+
+def test_list_names_every_applet_and_link():
+    p = run(["--list"])
+    assert p.returncode == 0
+    lines = p.stdout.splitlines()
+    for a in APPLETS:
+        assert a in lines
+    assert "sendmail -> submit" in lines
+
+
+def test_every_applet_has_help_by_argument_and_by_name(tmp_path):
+    for a in APPLETS:
+        p = run([a, "--help"])
+        assert p.returncode == 0, a
+        assert p.stdout.startswith("usage: "), a
+        p2 = run(["--help"], argv0=os.path.join(str(tmp_path), a))
+        assert p2.returncode == 0 and p2.stdout == p.stdout, a
+
+
+def test_sendmail_name_dispatches_to_submit():
+    a = run(["--help"], argv0="/usr/sbin/sendmail")
+    b = run(["submit", "--help"])
+    assert a.returncode == 0 and a.stdout == b.stdout
+
+
+def test_unknown_applet_is_usage_error():
+    p = run(["frobnicate"])
+    assert p.returncode == 64
+    assert "unknown applet or option 'frobnicate'" in p.stderr
+    assert "usage: spoolbox" in p.stderr
+    p = run(["--frob"])
+    assert p.returncode == 64
+    p = run([])
+    assert p.returncode == 64
+    p = run(["x"], argv0="/tmp/not-an-applet-name")
+    assert p.returncode == 64
+
+
+def test_spoolbox_help_mentions_install_locations():
+    p = run(["--help"])
+    assert p.returncode == 0
+    for where in ("/usr/sbin/sendmail", "/usr/lib/sendmail", "/usr/bin/mailq"):
+        assert where in p.stdout
+
+
+def test_install_creates_symlinks(tmp_path):
+    p = run(["--install", str(tmp_path)])
+    assert p.returncode == 0, p.stderr
+    for name in APPLETS + ["sendmail"]:
+        link = tmp_path / name
+        assert link.is_symlink(), name
+        assert os.path.realpath(link) == os.path.realpath(BINARY)
+    # a link made by --install runs the applet
+    q = subprocess.run([str(tmp_path / "sendmail"), "--help"], capture_output=True, text=True)
+    assert q.returncode == 0 and "usage:" in q.stdout
+    # installing again replaces links; a regular file in the way is left alone and reported
+    (tmp_path / "mailq").unlink()
+    (tmp_path / "mailq").write_text("not mine")
+    p = run(["--install", str(tmp_path)])
+    assert p.returncode == 73
+    assert "exists and is not a symlink" in p.stderr
+    assert (tmp_path / "mailq").read_text() == "not mine"
+
+
+def test_version_reports_tls_option():
+    p = run(["--version"])
+    assert p.returncode == 0
+    assert p.stdout.startswith("spoolbox ")
+    assert "tls=" in p.stdout

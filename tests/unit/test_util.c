@@ -1,0 +1,37 @@
+/* Unit tests of the bounded string and buffer helpers. */
+#include "unit.h"
+#include "util.h"
+
+TEST(lcpy_truncates_and_reports)
+{
+	char b[4];
+	CHECK_INT(str_lcpy(b, "abc", sizeof b), 3);
+	CHECK_STR(b, "abc");
+	CHECK_INT(str_lcpy(b, "abcdef", sizeof b), 6);
+	CHECK_STR(b, "abc");
+	CHECK_INT(str_fmt(b, sizeof b, "%d", 12), 0);
+	CHECK_INT(str_fmt(b, sizeof b, "%d", 12345), -1);
+	CHECK_STR(b, "123");
+}
+
+TEST(buf_respects_max)
+{
+	struct buf b;
+	buf_init(&b, 10);
+	CHECK_INT(buf_adds(&b, "12345"), 0);
+	CHECK_INT(buf_adds(&b, "67890"), 0);
+	CHECK_INT(buf_addc(&b, 'x'), -1);
+	CHECK_INT(b.len, 10);
+	CHECK_STR(b.p, "1234567890");
+	buf_reset(&b);
+	CHECK_INT(buf_printf(&b, "%s-%d", "ab", 7), 0);
+	CHECK_STR(b.p, "ab-7");
+	buf_free(&b);
+}
+
+TEST(caseeq)
+{
+	CHECK(str_caseeq("HeLLo", "hello"));
+	CHECK(!str_caseeq("hello", "hell"));
+	CHECK(str_ncaseeq("RCPT TO:", "rcpt to:<x>", 8));
+}
