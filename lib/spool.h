@@ -1,0 +1,203 @@
+/* The spool: message ids, the message and control file formats, enqueue, pick-up, the due index,
+ * in-place recipient status, attempt records and removal. docs/spool.md is the definition; this
+ * header is its API. Every function logs what failed (operation, path, errno text) and returns
+ * -1; none of them exits. */
+#ifndef SPOOLBOX_SPOOL_H
+#define SPOOLBOX_SPOOL_H
+#include <stddef.h>
+#include <sys/types.h>
+#include <time.h>
+
+#define SPOOL_VERSION 1
+#define SPOOL_ID_MAX 32           /* buffer size for an id, NUL included */
+#define SPOOL_PATH_MAX 4096
+#define SPOOL_CTL_MAX (16u << 20) /* largest control file */
+#define SPOOL_LINE_MAX 4096       /* longest control-file line */
+#define SPOOL_ADDR_MAX 998        /* longest decoded address */
+#define SPOOL_RCPT_MAX 10000      /* most recipients of one message */
+#define SPOOL_TEXT_MAX 512        /* longest attempt text kept */
+#define SPOOL_BUCKET 10000        /* seconds per due-index bucket */
+#define SPOOL_TMP_MAX_AGE (36 * 3600)
+
+/* Recipient tags (docs/spool.md 4.2). */
+enum {
+	RT_NEW = 'N',
+	RT_DEFERRED = 'Q',
+	RT_TRANSIT = 'T',
+	RT_DELIVERED = 'D',
+	RT_FAILED = 'F',
+	RT_REPORTED = 'X',
+};
+
+/* DSN NOTIFY bits; 0 means "not given" (the default: FAILURE, and DELAY at our discretion). */
+enum {
+	NOTIFY_SUCCESS = 1,
+	NOTIFY_FAILURE = 2,
+	NOTIFY_DELAY = 4,
+	NOTIFY_NEVER = 8,
+};
+
+struct spool_rcpt {
+	char tag;             /* RT_* */
+	long pid;             /* TA pid while RT_TRANSIT */
+	unsigned tries;       /* finished attempts */
+	long long next;       /* see docs/spool.md 4.2 */
+	char channel[32];     /* [a-z0-9_-]+ */
+	char host[256];       /* lower-case domain, [literal] or "-" */
+	char *addr;           /* the address handed to the channel (decoded), malloc'd */
+	long priv;            /* uid whose privileges apply, or -1 */
+	unsigned notify;      /* NOTIFY_* bits, 0 = not given */
+	char *orcpt;          /* "rfc822;addr" (decoded) or NULL, malloc'd */
+	off_t off;            /* byte offset of the 'r' of this record (in both files) */
+};
+
+struct spool_attempt {
+	int rcpt;             /* recipient number */
+	long long time;
+	char code[12];        /* ok, error, deferred, lost, ... */
+	char action[12];      /* delivered, failed, delayed, ... */
+	char enh[16];         /* "5.1.1" or "-" */
+	char *remote;         /* decoded, or NULL */
+	char *text;
+};
+
+/* Everything the envelope block and the control file say. */
+struct spool_msg {
+	char id[SPOOL_ID_MAX];
+	int version;
+	long long arrival;
+	off_t body_off;       /* 'o' */
+	long long size;       /* 'z' */
+	int body8;            /* 'b 8' */
+	int smtputf8;         /* 'U' */
+	long uid;             /* 'u' */
+	char user[64];
+	char *sender;         /* decoded; "" is the null sender */
+	char ret;             /* 'F', 'H' or 0 */
+	char *envid;          /* decoded or NULL */
+	struct spool_rcpt *rcpt;
+	size_t nrcpt;
+	struct spool_attempt *att;
+	size_t natt;
+	long long warned;     /* time of the last 'W', 0 if none */
+	char bounce_id[SPOOL_ID_MAX]; /* from 'B', "" if none */
+	off_t env_end;        /* offset just past the "." line */
+};
+
+/* An open spool: the root directory and what pick-up touched (for batched directory fsyncs). */
+struct spool {
+	char dir[SPOOL_PATH_MAX - 64];
+	unsigned long dirty_queue;   /* bit h: queue/<h>/ needs fsync */
+	long long dirty_due[8];      /* due buckets needing fsync (0 = unused) */
+	int dirty_incoming;
+};
+
+/* ---- ids and paths ---- */
+
+/* 1 when s is a well-formed id (the only ids ever used in a path). */
+int spool_id_valid(const char *s);
+/* Builds an id from a creation time and an inode number. */
+void spool_id_make(char out[SPOOL_ID_MAX], long long sec, long usec, unsigned long long ino);
+/* Creation time encoded in an id (seconds), or -1. */
+long long spool_id_time(const char *id);
+/* Paths of a message's files. Return 0, or -1 if the id is invalid or the path too long. */
+int spool_path_ctl(const struct spool *sp, const char *id, char *out, size_t size);
+int spool_path_msg(const struct spool *sp, const char *id, char *out, size_t size);
+int spool_path_incoming(const struct spool *sp, const char *id, char *out, size_t size);
+int spool_path_due(const struct spool *sp, const char *id, long long t, char *out, size_t size);
+
+/* ---- opening ---- */
+
+/* Opens the spool at dir. With create, makes the layout (root only; modes of docs/spool.md 8,
+ * group gid or -1 to leave the group alone). Without, only checks that it is there. */
+int spool_open(struct spool *sp, const char *dir, int create, long gid);
+
+/* ---- the text formats ---- */
+
+/* xtext (RFC 3461) encode/decode. Encoding writes at most 3*n+1 bytes. Decoding rejects bad
+ * escapes; both return the output length or -1 when it does not fit. */
+int xtext_encode(const char *in, size_t n, char *out, size_t size);
+int xtext_decode(const char *in, size_t n, char *out, size_t size);
+
+/* Parses an envelope block or a whole control file. On error returns -1 with the reason and the
+ * 1-based line in err ("line 7: recipient record: bad status field"); never crashes on any input.
+ * stop_at_env: stop after the "." line (message files). */
+int spool_msg_parse(const char *text, size_t len, int stop_at_env, struct spool_msg *m, char *err, size_t errlen);
+void spool_msg_free(struct spool_msg *m);
+/* Writes the envelope block of m (recipients from m->rcpt, status fields N/0/0/0) into the
+ * buffer-appending callback. body_off and size are written as fixed-width placeholders; their
+ * offsets are returned in *off_o and *off_z for spool_writer to patch. */
+struct buf;
+int spool_env_format(const struct spool_msg *m, struct buf *out, size_t *off_o, size_t *off_z, size_t *off_b);
+/* Formats the 29-byte status field of r (tag .. next) into out[29] (no NUL). */
+void spool_status_format(const struct spool_rcpt *r, char out[29]);
+
+/* ---- enqueue (submit): docs/spool.md 5 ---- */
+
+struct spool_writer {
+	int fd;
+	char tmppath[SPOOL_PATH_MAX];
+	char id[SPOOL_ID_MAX];
+	size_t off_o, off_z, off_b;    /* where the placeholders are */
+	long long size;                /* message bytes written */
+	int body8;                     /* saw a byte >= 0x80 */
+	const struct spool *sp;
+};
+
+/* E1: creates the temporary file, assigns the id (w->id, and m->id), writes the envelope block.
+ * m->arrival is set to now when 0. */
+int spool_writer_begin(const struct spool *sp, struct spool_writer *w, struct spool_msg *m);
+/* Appends message bytes (already in the stored form: LF line endings). */
+int spool_writer_write(struct spool_writer *w, const void *p, size_t n);
+/* E2..E4: patches o/z/b, fsyncs, renames into incoming/, fsyncs incoming/, pulls the trigger.
+ * 0 means the message is durable and visible. On failure the temporary file is removed. */
+int spool_writer_commit(struct spool_writer *w);
+/* Removes the temporary file (any state before commit). */
+void spool_writer_abort(struct spool_writer *w);
+/* Wakes a running scheduler; silently does nothing when none runs. */
+void spool_trigger_pull(const struct spool *sp);
+
+/* ---- the scheduler's side: docs/spool.md 6, 7, 9 ---- */
+
+/* Opens the trigger FIFO for reading (creating it when missing); returns the fd or -1.
+ * Drain it with spool_trigger_drain() after poll() says it is readable. */
+int spool_trigger_open(const struct spool *sp);
+void spool_trigger_drain(int fd);
+
+typedef int spool_each_fn(void *ctx, const char *id, long long t);
+/* Calls fn for every message in incoming/ (t = 0). fn returning non-zero stops the walk. */
+int spool_incoming_each(const struct spool *sp, spool_each_fn *fn, void *ctx);
+/* P1+P2 for one message; the directory fsyncs are left to spool_pickup_sync(). *arrival gets
+ * the arrival time (the due link's time). */
+int spool_pickup_prepare(struct spool *sp, const char *id, long long *arrival);
+/* fsyncs the directories that prepare/finish touched. */
+int spool_sync_dirty(struct spool *sp);
+/* P3 for one message (rename into queue/). */
+int spool_pickup_finish(struct spool *sp, const char *id);
+
+/* Due buckets whose range starts at or before `upto`, oldest first; fn gets every entry's id and
+ * time (also entries later than upto in those buckets: the caller decides). */
+int spool_due_each(const struct spool *sp, long long upto, spool_each_fn *fn, void *ctx);
+/* The earliest bucket start after `after`, or 0 when there is none (for the wake-up timer). */
+long long spool_due_next_bucket(const struct spool *sp, long long after);
+/* Moves the index entry from time old to time new (D3). old == 0: creates it. */
+int spool_due_move(struct spool *sp, const char *id, long long old, long long new_t);
+/* Walks queue/*/ for control files (the full scan of docs/spool.md 9.5). */
+int spool_queue_each(const struct spool *sp, spool_each_fn *fn, void *ctx);
+
+/* Opens and parses a queued message's control file. *fd gets an O_RDWR descriptor (O_RDONLY
+ * with readonly) for the in-place updates; the caller closes it. */
+int spool_ctl_load(const struct spool *sp, const char *id, int readonly, struct spool_msg *m, int *fd, char *err, size_t errlen);
+/* D1/D2: one pwrite of r's status field at r->off + 2. */
+int spool_rcpt_update(int fd, const struct spool_rcpt *r, const char *path);
+/* D2: appends one attempt record (text is sanitised and cut to SPOOL_TEXT_MAX). */
+int spool_attempt_append(int fd, const struct spool_attempt *a, const char *path);
+/* Appends a raw record line ("W 1795246800", "B 1795246800 ID"); it must not contain '\n'. */
+int spool_record_append(int fd, const char *line, const char *path);
+/* R1..R3: removes the due link for time t (t < 0: every due link of the id found by name is
+ * left to the cleaner), the control file, then the message file. */
+int spool_remove(struct spool *sp, const char *id, long long t);
+
+/* Opens the message file for reading, positioned at the first header byte. */
+int spool_msg_open(const struct spool *sp, const char *id, off_t body_off);
+#endif
