@@ -1,0 +1,43 @@
+/* Buffered, timed byte streams over a low-level read/write pair (qmail's substdio, BearSSL's
+ * br_sslio): the SMTP code runs unchanged over a plain socket, over TLS, or over a test stub.
+ *
+ * Contract: the caller owns struct io and its buffers. Reads and writes block at most
+ * io->timeout_ms per low-level call (0 = no limit); a timeout returns -1 with errno ETIMEDOUT.
+ * Lines are LF-terminated; io_getline() never writes more than size bytes and reports a line
+ * that did not fit (errno EMSGSIZE) after consuming it up to its end. */
+#ifndef SPOOLBOX_IO_H
+#define SPOOLBOX_IO_H
+#include <stddef.h>
+#include <sys/types.h>
+
+#define IO_BUFSIZE 4096
+
+struct io {
+	/* low-level transfer: return bytes moved, 0 at EOF (read), -1 with errno on error */
+	ssize_t (*low_read)(void *ctx, void *p, size_t n, int timeout_ms);
+	ssize_t (*low_write)(void *ctx, const void *p, size_t n, int timeout_ms);
+	int (*low_close)(void *ctx);
+	void *ctx;
+	int fd;               /* the socket underneath, -1 when none */
+	int timeout_ms;
+	unsigned char rbuf[IO_BUFSIZE];
+	size_t rpos, rlen;
+	unsigned char wbuf[IO_BUFSIZE];
+	size_t wlen;
+};
+
+/* A plain file-descriptor stream (poll()-based timeouts). */
+void io_init_fd(struct io *io, int fd, int timeout_ms);
+/* Buffered write; io_flush() sends what is buffered. Writes that fill the buffer flush it. */
+int io_write(struct io *io, const void *p, size_t n);
+int io_puts(struct io *io, const char *s);
+int io_flush(struct io *io);
+/* Reads one line including its LF into out (NUL-terminated); returns its length, 0 at EOF,
+ * -1 on error/timeout/overlong line. */
+ssize_t io_getline(struct io *io, char *out, size_t size);
+/* Bytes already buffered for reading (a server that pipelined ahead, or STARTTLS injection). */
+size_t io_pending(const struct io *io);
+/* Drops buffered input (after STARTTLS, RFC 3207 section 6). */
+void io_discard_input(struct io *io);
+int io_close(struct io *io);
+#endif

@@ -1,0 +1,64 @@
+/* The transport-agent side of the scheduler protocol (docs/spool.md 11, seed 000): the
+ * "#hungry" loop, choosing the recipients of a job, and the per-recipient report line.
+ * Shared by local, smtp, errormail and hold. */
+#ifndef SPOOLBOX_TA_H
+#define SPOOLBOX_TA_H
+#include "spool.h"
+#include <stdio.h>
+
+/* A job: one message, one host, the recipients the scheduler marked for this TA. */
+struct ta_job {
+	const struct spool *sp;
+	char id[SPOOL_ID_MAX];
+	char host[256];
+	struct spool_msg msg;      /* the parsed control file */
+	size_t *idx;               /* indexes into msg.rcpt of this job's recipients */
+	size_t n;
+};
+
+/* Called once per job; it must call ta_report() once for every recipient in job->idx. A TA that
+ * wants to close a cached connection when moved to the idle pool sets `idle`. */
+struct ta_ops {
+	int (*job)(void *ctx, struct ta_job *job);
+	void (*idle)(void *ctx);
+};
+
+/* Runs the protocol on stdin/stdout until EOF: "#hungry", read "id\thost" or "#idle", load the
+ * control file read-only, select the recipients with tag T, pid == getpid() and this host (and
+ * channel, when channel is not NULL), call ops->job. A control file that cannot be read is
+ * reported as "deferred" for the whole job (the scheduler keeps the work). Returns an exit code.
+ * debug_id != NULL: the by-hand mode (-m ID): every recipient of `channel` that is not done,
+ * reports printed, nothing else. */
+int ta_main_loop(const struct spool *sp, const char *channel, const struct ta_ops *ops, void *ctx, const char *debug_id);
+
+/* Status words of the protocol. */
+#define TA_OK "ok"
+#define TA_ERROR "error"
+#define TA_DEFERRED "deferred"
+#define TA_DEFERALL "deferall"
+#define TA_RETRYAT "retryat"
+
+/* Writes one report line to stdout and flushes it:
+ *   id/offset \t final \x01 action \x01 enh \x01 diag \x01 remote \t status message
+ * final is the address (written as "rfc822;addr"), action the DSN action ("delivered",
+ * "failed", "delayed", "relayed", "expanded"), enh "X.Y.Z", diag the remote reply or the
+ * diagnostic, remote the remote MTA or NULL. Tabs, \x01 and control characters in any field are
+ * replaced by spaces, so a remote reply cannot forge a report. */
+void ta_report(const struct ta_job *job, size_t idx, const char *status, const char *action,
+               const char *enh, const char *diag, const char *remote);
+
+/* The scheduler's side parses report lines with this (fuzzable). Returns 0 and fills r, or -1
+ * when the line is not a report (the scheduler logs it as TA chatter). */
+struct ta_report_line {
+	char id[SPOOL_ID_MAX];
+	long long offset;
+	char final[SPOOL_ADDR_MAX + 8];
+	char action[16];
+	char enh[16];
+	char diag[SPOOL_TEXT_MAX + 1];
+	char remote[256];
+	char status[12];
+	char message[SPOOL_TEXT_MAX + 1];
+};
+int ta_report_parse(const char *line, size_t len, struct ta_report_line *r);
+#endif
