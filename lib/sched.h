@@ -141,6 +141,7 @@ struct sched {
 	struct qmsg *head;            /* all in memory */
 	long count;
 	struct qmsg *turn;            /* written in this turn */
+	int turn_fds;                 /* control files open in this turn */
 	long long mem_wake;           /* earliest wake of an in-memory message, 0 = none */
 	int disk_more;                /* due work was left on disk (watermark) */
 	long long disk_next;          /* earliest due time known on disk, 0 = none */
@@ -212,11 +213,16 @@ void sq_run_all(struct sched *s, const char *domain);
 struct thread *st_get(struct sched *s, const char *channel, const char *host, int is_error);
 void st_put(struct sched *s, struct thread *t);
 void st_enqueue(struct sched *s, struct thread *t, struct qmsg *m);
+void st_block(struct sched *s, struct thread *t, long long until);
+struct job *st_pop(struct thread *t);
+void st_push_back(struct thread *t, struct job *j);
 void st_reresolve(struct sched *s);
 void ta_dispatch(struct sched *s);
 void ta_io(struct sched *s, struct ta *t);
 void ta_close_all(struct sched *s, int graceful);
 void ta_reap(struct sched *s);
+void ta_kill_all(struct sched *s);
+void ta_close(struct ta *t);
 void ta_expire_idle(struct sched *s);
 long long ta_next_timer(struct sched *s);
 void sched_stat(struct sched *s, const struct qmsg *m, const char *state, const struct thread *t);
