@@ -227,6 +227,16 @@ static unsigned log_where(const struct conf *c, int to_file)
 	return w ? w : LOG_TO_SYSLOG;
 }
 
+/* spoolbox --check: scheduler.conf (a missing file means the built-in one, which is valid). */
+int scheduler_check(const struct conf *c, conf_report_fn *report, void *ctx)
+{
+	struct schedconf sc;
+	schedconf_init(&sc);
+	int errors = schedconf_load(&sc, conf_str(c, CK_SCHEDULER_CONF), 1, report, ctx);
+	schedconf_free(&sc);
+	return errors;
+}
+
 int scheduler_main(int argc, char **argv)
 {
 	struct opts o;

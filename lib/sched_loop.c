@@ -129,36 +129,29 @@ static void reload(struct sched *s)
 /* Trigger lines (docs/spool.md 10): new mail, Q (run everything), R<domain>. */
 static int read_trigger(struct sched *s)
 {
-	char buf[512];
+	char buf[1024];
+	size_t n = spool_trigger_drain(s->trigger_fd, buf, sizeof buf);
 	int newmail = 0;
-	for (;;) {
-		ssize_t n = read(s->trigger_fd, buf, sizeof buf - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		buf[n] = 0;
-		char *p = buf;
-		while (p < buf + n) {
-			char *nl = memchr(p, '\n', (size_t)(buf + n - p));
-			size_t len = nl ? (size_t)(nl - p) : (size_t)(buf + n - p);
-			if (len >= 1 && p[0] == 'Q' && (len == 1)) {
-				log_msg(LOG_INFO, NULL, "trigger: run the whole queue");
-				sq_scan(s, 1, NULL);
-			} else if (len >= 2 && p[0] == 'R') {
-				char dom[256];
-				size_t dl = len - 1 < sizeof dom - 1 ? len - 1 : sizeof dom - 1;
-				memcpy(dom, p + 1, dl);
-				dom[dl] = 0;
-				log_msg(LOG_INFO, NULL, "trigger: run the queue for %s", dom);
-				sq_scan(s, 1, dom);
-			} else {
-				newmail = 1;
-			}
-			p += len + 1;
+	for (size_t pos = 0; pos < n;) {
+		const char *p = buf + pos;
+		const char *nl = memchr(p, '\n', n - pos);
+		size_t len = nl ? (size_t)(nl - p) : n - pos;
+		pos += len + 1;
+		if (len == 1 && p[0] == 'Q') {
+			log_msg(LOG_INFO, NULL, "trigger: run the whole queue");
+			sq_scan(s, 1, NULL);
+		} else if (len >= 2 && p[0] == 'R') {
+			char dom[256];
+			size_t dl = len - 1 < sizeof dom - 1 ? len - 1 : sizeof dom - 1;
+			memcpy(dom, p + 1, dl);
+			dom[dl] = 0;
+			log_msg(LOG_INFO, NULL, "trigger: run the queue for %s", dom);
+			sq_scan(s, 1, dom);
+		} else {
+			newmail = 1;
 		}
 	}
-	return newmail;
+	return newmail || n == 0;
 }
 
 static int cmp_id(const void *a, const void *b)
@@ -311,6 +304,10 @@ int sched_run(struct sched *s)
 	sigprocmask(SIG_BLOCK, &block, &orig);
 
 	s->now = sclock_now(&s->clock);
+	struct spool_clean_counts cc = {0, 0, 0};
+	if (spool_clean(&s->sp, s->now, SPOOL_TMP_MAX_AGE, &cc) == 0 && (cc.tmp || cc.orphan_msg || cc.stale_due))
+		log_msg(LOG_NOTICE, NULL, "start: removed %u old tmp/ files, %u message files without a control file, "
+		        "%u stale due entries", cc.tmp, cc.orphan_msg, cc.stale_due);
 	if (s->o.full_scan)
 		repair_scan(s);
 	sq_pickup(s);

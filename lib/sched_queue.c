@@ -209,7 +209,8 @@ static void error_result(struct sched *s, struct qmsg *m, unsigned i, enum sched
 			r->next = s->now + 60;
 			return;
 		}
-		log_msg(LOG_INFO, m->id, "rcpt %u: failure reported%s%s", i, *word ? " as " : "", word);
+		int is_id = oc == SO_DELIVERED && spool_id_valid(word);
+		log_msg(LOG_INFO, m->id, "rcpt %u: failure %s%s", i, is_id ? "reported as " : "handled: ", is_id ? word : message);
 		rcpt_done(s, r);
 	} else {
 		r->tag = RT_FAILED;
