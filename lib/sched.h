@@ -45,7 +45,7 @@ struct qmsg {
 	int fd;                       /* control file while this turn's results are written */
 	unsigned jobs;                /* ready and outstanding jobs that point here */
 	unsigned nrcpt;
-	unsigned char dirty, attempted, settle, in_turn;
+	unsigned char dirty, attempted, held, in_turn;
 	char id[SPOOL_ID_MAX];
 	struct qrcpt r[];
 };

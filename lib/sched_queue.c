@@ -455,6 +455,7 @@ void sq_activate(struct sched *s, struct qmsg *m)
 {
 	long long now = s->now, wake = 0;
 	unsigned transit = 0, waiting = 0;
+	int held = 0;
 #define WAKE(t) do { if (!wake || (t) < wake) wake = (t); } while (0)
 	for (unsigned i = 0; i < m->nrcpt; i++) {
 		struct qrcpt *r = &m->r[i];
@@ -478,6 +479,7 @@ void sq_activate(struct sched *s, struct qmsg *m)
 			continue;
 		}
 		if (s->o.freeze || !only_ok(s, r->thr)) {
+			held = 1; /* -F or -p: not ours to run, and not ours to reschedule */
 			WAKE(now + 3600);
 			continue;
 		}
@@ -507,6 +509,7 @@ void sq_activate(struct sched *s, struct qmsg *m)
 				continue;
 			}
 			if (s->o.freeze) {
+				held = 1;
 				WAKE(now + 3600);
 				continue;
 			}
@@ -514,6 +517,7 @@ void sq_activate(struct sched *s, struct qmsg *m)
 		}
 	}
 #undef WAKE
+	m->held = (unsigned char)held;
 	m->wake = wake;
 	if (wake && (!s->mem_wake || wake < s->mem_wake))
 		s->mem_wake = wake;
@@ -541,7 +545,7 @@ static void settle(struct sched *s, struct qmsg *m)
 		return;
 	/* nothing ready now: the due link moves to the earliest next attempt */
 	long long due = m->wake;
-	if (!due)
+	if (!due || m->held)
 		return;
 	if (due != m->due && spool_due_move(&s->sp, m->id, m->due, due) == 0)
 		m->due = due;

@@ -1,0 +1,517 @@
+"""The scheduler through the real binary on a private spool: pick-up, results in the control file,
+retries, retryat, deferall, expiry and expiry2 (with the SPOOLBOX_TEST_CLOCK hook), lost
+recipients, the error channel, the limits (a stub TA records its concurrency), idle reuse, the
+pid lock, signals, trigger lines, the statistics log and the hold TA. Messages are written
+straight into the spool (sched_gen.py); the transport agent is sched_stub_ta.py unless a test
+uses our own applets."""
+import os
+import re
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import BINARY, IS_ASAN
+import sched_gen as gen
+from spoolfmt import Message
+
+STUB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sched_stub_ta.py")
+
+
+def sconf(box, text):
+    with open(box.env["SCHEDULER_CONF"], "w") as f:
+        f.write(text.replace("STUB", STUB))
+
+
+def stub_env(box, extra=None):
+    env = {"STUB_LOG": os.path.join(box.base, "stub.log")}
+    env.update(extra or {})
+    return env
+
+
+def once(box, *args, env=None, timeout=60):
+    """One-shot run: exits when nothing is due and no TA runs."""
+    p = box.run("scheduler", "-i", "-1", *args, env=stub_env(box, env), timeout=timeout)
+    return p, p.stderr.decode(errors="replace")
+
+
+def events(box):
+    path = os.path.join(box.base, "stub.log")
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [line.split() for line in f if line.strip()]
+
+
+def deliveries(box):
+    return [e for e in events(box) if e[0] == "deliver"]
+
+
+def ctl(box, mid):
+    with open(os.path.join(box.spool, "queue", mid[-1], mid + ".c"), "rb") as f:
+        data = f.read()
+    end = data.index(b"\n.\n") + 3
+    m = Message(data[:end])
+    # every record after the envelope (spoolfmt stops at the message file's body offset)
+    m.records = data[end:].decode(errors="replace").splitlines()
+    m.attempts = [r.split(" ", 7) for r in m.records if r.startswith("A ")]
+    return m
+
+
+def queued(box, mid):
+    return os.path.exists(os.path.join(box.spool, "queue", mid[-1], mid + ".c"))
+
+
+def due_links(box, mid):
+    out = []
+    d = os.path.join(box.spool, "due")
+    for b in os.listdir(d) if os.path.isdir(d) else []:
+        out += [int(n.split(".")[1]) for n in os.listdir(os.path.join(d, b)) if n.startswith(mid + ".")]
+    return out
+
+
+def max_overlap(jobs):
+    """Largest number of (t0, t1) intervals open at once."""
+    pts = sorted([(float(a), 1) for a, b in jobs] + [(float(b), -1) for a, b in jobs], key=lambda x: (x[0], x[1]))
+    cur = best = 0
+    for _, d in pts:
+        cur += d
+        best = max(best, cur)
+    return best
+
+
+BASIC = """*/* interval=1s retries="1" expiry=1h
+local command="STUB $channel"
+smtp command="STUB $channel"
+error command="STUB error"
+"""
+
+
+def test_delivers_every_channel_and_removes(box):
+    sconf(box, BASIC)
+    a = gen.add_incoming(box.spool, [("local", "-", "ok1"), ("local", "-", "ok2"), ("smtp", "a.example", "ok@a.example")])
+    b = gen.add_queued(box.spool, [("smtp", "b.example", "ok@b.example")])
+    p, err = once(box)
+    assert p.returncode == 0, err
+    got = sorted((d[2], d[4]) for d in deliveries(box))
+    assert got == sorted([(a, "ok1"), (a, "ok2"), (a, "ok@a.example"), (b, "ok@b.example")])
+    assert not queued(box, a) and not queued(box, b)
+    assert not os.path.exists(os.path.join(box.spool, "queue", a[-1], a + ".d"))
+    assert due_links(box, a) == [] and os.listdir(os.path.join(box.spool, "incoming")) == []
+    assert f"{a}: picked up" in err and f"{a}: all 3 recipients done: removed" in err
+    # one job per message and thread: the two local recipients went to one job
+    jobs = [e for e in events(box) if e[0] == "job" and e[4] == a]
+    assert sorted(j[5] for j in jobs) == ["-", "a.example"]
+
+
+def test_deferral_is_recorded_then_retried_on_schedule(box):
+    sconf(box, """*/* interval=10s retries="1 3" expiry=1h
+smtp command="STUB"
+""")
+    mid = gen.add_incoming(box.spool, [("smtp", "a.example", "defer@a.example"), ("smtp", "a.example", "ok@a.example")])
+    t0 = int(time.time())
+    p, err = once(box)
+    assert p.returncode == 0, err
+    m = ctl(box, mid)
+    r0, r1 = m.rcpts
+    assert r1.tag == "D" and r0.tag == "Q" and r0.tries == 1
+    assert t0 + 10 <= r0.next <= int(time.time()) + 10          # interval x retries[0]
+    assert due_links(box, mid) == [r0.next]                         # the index follows
+    codes = [(a[1], a[3], a[4], a[5]) for a in m.attempts]
+    assert ("0", "deferred", "delayed", "4.4.1") in codes and ("1", "ok", "delivered", "2.0.0") in codes
+    # nothing is due now: another one-shot run makes no attempt
+    once(box)
+    assert ctl(box, mid).rcpts[0].tries == 1
+    # 12 s later (the test clock) it is due: second attempt, then 3 x interval
+    p, err = once(box, env={"SPOOLBOX_TEST_CLOCK": "+12s"})
+    r0 = ctl(box, mid).rcpts[0]
+    assert r0.tries == 2, err
+    assert t0 + 12 + 30 <= r0.next <= int(time.time()) + 12 + 30
+    # past the end of the sequence: a random spot of it, again and again, never outside it
+    for k in range(4):
+        prev = ctl(box, mid).rcpts[0]
+        once(box, env={"SPOOLBOX_TEST_CLOCK": "+%ds" % (prev.next - int(time.time()) + 1)})
+        cur = ctl(box, mid).rcpts[0]
+        assert cur.tries == prev.tries + 1
+        step = cur.next - int(ctl(box, mid).attempts[-1][2])
+        assert step in (10, 30), step
+
+
+def test_retryat_and_deferall(box):
+    sconf(box, """*/* interval=1h retries="1" expiry=1d
+smtp command="STUB"
+""")
+    r = gen.add_incoming(box.spool, [("smtp", "r.example", "retryat7@r.example")])
+    d1 = gen.add_incoming(box.spool, [("smtp", "down.example", "deferall@down.example")])
+    p, err = once(box)
+    assert p.returncode == 0, err
+    rr = ctl(box, r).rcpts[0]
+    att = ctl(box, r).attempts[-1]
+    assert rr.tag == "Q" and rr.next == int(att[2]) + 7            # retryat +7 wins over interval
+    assert ctl(box, d1).rcpts[0].next == int(ctl(box, d1).attempts[-1][2]) + 3600
+
+
+def test_deferall_blocks_the_thread_within_a_run(box):
+    sconf(box, """*/* interval=1h retries="1" expiry=1d
+smtp command="STUB" maxthr=1 overfeed=1
+""")
+    a = gen.add_queued(box.spool, [("smtp", "down.example", "deferall@down.example")], arrival=time.time() - 5)
+    b = gen.add_queued(box.spool, [("smtp", "down.example", "ok@down.example")])
+    p, err = once(box)
+    assert p.returncode == 0, err
+    tags = {ctl(box, a).rcpts[0].tag, ctl(box, b).rcpts[0].tag} if queued(box, b) else None
+    # whichever went first: if the deferall came first, the other one was not tried
+    if queued(box, b):
+        assert tags == {"Q", "N"} or ctl(box, b).rcpts[0].tag == "N"
+        assert due_links(box, b) and due_links(box, b)[0] >= int(time.time()) + 3500
+    else:
+        assert [d[4] for d in deliveries(box)] == ["ok@down.example"]
+
+
+def test_failure_goes_to_the_error_channel_then_removed(box):
+    sconf(box, BASIC)
+    mid = gen.add_incoming(box.spool, [("smtp", "a.example", "fail@a.example"), ("local", "-", "ok")])
+    p, err = once(box)
+    assert p.returncode == 0, err
+    assert not queued(box, mid)
+    starts = [e for e in events(box) if e[0] == "start"]
+    assert any(s[3:] == ["error"] for s in starts)       # the error channel's TA ran
+    assert "rcpt 0 rfc822;fail@a.example smtp/a.example: error 5.1.1 no such user" in err
+
+
+def test_error_channel_that_cannot_start_keeps_the_message(box):
+    # the built-in error clause names errormail; in this build it may not exist yet or may fail
+    sconf(box, """*/* interval=1s retries="1" expiry=1h
+smtp command="STUB"
+error command="/nonexistent/errormail" interval=1h
+""")
+    mid = gen.add_incoming(box.spool, [("smtp", "a.example", "fail@a.example")])
+    p, err = once(box)
+    assert p.returncode == 0, err
+    m = ctl(box, mid)
+    assert m.rcpts[0].tag == "F"
+    assert "could not be started" in err and "its work stays queued" in err
+    assert due_links(box, mid) and due_links(box, mid)[0] >= int(time.time()) + 3500
+
+
+def test_lost_recipients_go_back_to_the_queue(box):
+    sconf(box, BASIC)
+    mid = gen.add_incoming(box.spool, [("smtp", "a.example", "silent@a.example")])
+    die = gen.add_incoming(box.spool, [("smtp", "d.example", "die@d.example")])
+    p, err = once(box)
+    assert p.returncode == 0, err
+    for x in (mid, die):
+        m = ctl(box, x)
+        assert m.rcpts[0].tag == "Q" and m.rcpts[0].tries == 1, err
+        assert m.attempts[-1][3] == "lost"
+
+
+def test_expiry_needs_an_attempt_in_this_run(box):
+    sconf(box, """*/* interval=1s retries="1" expiry=1h
+smtp command="STUB"
+error command="/nonexistent/errormail" interval=1h
+""")
+    old = time.time() - 7200
+    mid = gen.add_queued(box.spool, [("smtp", "a.example", "defer@a.example")], arrival=old)
+    # frozen (-F): no attempt, so no expiry (expiry2 is 0)
+    p, err = once(box, "-F")
+    assert ctl(box, mid).rcpts[0].tag == "N", err
+    p, err = once(box)
+    m = ctl(box, mid)
+    assert m.rcpts[0].tag == "F", err
+    assert [a[3:6] for a in m.attempts] == [["deferred", "delayed", "4.4.1"], ["error", "failed", "4.4.7"]]
+    assert "expired" in m.attempts[-1][7]
+
+
+def test_expiry2_without_any_attempt(box):
+    sconf(box, """*/* interval=1s retries="1" expiry=1h expiry2=1h
+smtp command="STUB"
+error command="/nonexistent/errormail" interval=1h
+""")
+    mid = gen.add_queued(box.spool, [("smtp", "a.example", "ok@a.example")], arrival=time.time() - 60)
+    # three hours later by the test clock: past expiry + expiry2, so failed without an attempt
+    p, err = once(box, "-F", env={"SPOOLBOX_TEST_CLOCK": "+3h"})
+    m = ctl(box, mid)
+    assert m.rcpts[0].tag == "F", err
+    assert m.attempts[-1][3:6] == ["error", "failed", "4.4.7"]
+    assert deliveries(box) == []
+
+
+def test_no_matching_clause_is_deferred_with_a_reason(box):
+    sconf(box, """*/* interval=1m retries="1" expiry=1h
+smtp command="STUB"
+""")
+    mid = gen.add_incoming(box.spool, [("uucp", "x", "someone")])
+    p, err = once(box)
+    m = ctl(box, mid)
+    assert m.rcpts[0].tag == "Q"
+    assert "no scheduler.conf clause with a command matches uucp/x" in m.attempts[-1][7]
+
+
+@pytest.mark.parametrize("limit,conf,hosts,expect", [
+    ("maxchannel", "smtp command=STUB maxchannel=2 overfeed=1", 6, 2),
+    ("maxring", "smtp command=STUB maxring=3 overfeed=1", 6, 3),
+    ("maxta", "smtp command=STUB maxta=1 overfeed=1", 4, 1),
+    ("maxthr", "smtp command=STUB maxthr=3 overfeed=1", 1, 3),
+])
+def test_limits(box, limit, conf, hosts, expect):
+    sconf(box, '*/* interval=1s retries="1" expiry=1h\n' + conf + "\n")
+    for i in range(12):
+        gen.add_queued(box.spool, [("smtp", "h%d.example" % (i % hosts), "slow%d@h%d.example" % (i, i % hosts))])
+    p, err = once(box, env={"STUB_SLOW": "0.25"})
+    assert p.returncode == 0, err
+    assert len(deliveries(box)) == 12
+    jobs = [(e[2], e[3]) for e in events(box) if e[0] == "job"]
+    # the limit was reached and never exceeded (jobs are the TAs' busy intervals)
+    assert max_overlap(jobs) == expect, (limit, jobs)
+
+
+def test_idle_transport_agent_is_reused_then_ended(box):
+    sconf(box, """*/* interval=1s retries="1" expiry=1h
+smtp command="STUB" maxchannel=1 idlemax=1s
+""")
+    a = gen.add_queued(box.spool, [("smtp", "a.example", "ok@a.example")])
+    b = gen.add_queued(box.spool, [("smtp", "b.example", "ok@b.example")])
+    p, err = once(box)
+    assert p.returncode == 0, err
+    starts = [e for e in events(box) if e[0] == "start"]
+    assert len(starts) == 1                                   # one TA served both hosts
+    jobs = [e for e in events(box) if e[0] == "job"]
+    assert sorted(j[5] for j in jobs) == ["a.example", "b.example"]
+    assert any(e[0] == "exit" for e in events(box))           # and was ended at the end
+
+
+def test_idlemax_ends_idle_agents_in_a_running_scheduler(box):
+    sconf(box, """*/* interval=1s retries="1" expiry=1h
+smtp command="STUB" idlemax=1s
+""")
+    gen.add_queued(box.spool, [("smtp", "a.example", "ok@a.example")])
+    proc = subprocess.Popen([BINARY, "scheduler", "-i"], env=box.environ(stub_env(box)), stderr=subprocess.PIPE)
+    try:
+        deadline = time.time() + 15
+        while time.time() < deadline and not any(e[0] == "exit" for e in events(box)):
+            time.sleep(0.1)
+        assert any(e[0] == "exit" for e in events(box)), "idle TA was not ended"
+        assert proc.poll() is None
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=10)
+    assert proc.returncode == 0
+
+
+def start_daemon(box, *args, env=None):
+    proc = subprocess.Popen([BINARY, "scheduler", "-i"] + list(args), env=box.environ(stub_env(box, env)),
+                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    pidfile = os.path.join(box.spool, "scheduler.pid")
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        try:
+            with open(pidfile) as f:
+                if f.read().strip() == str(proc.pid):
+                    break
+        except FileNotFoundError:
+            pass
+        time.sleep(0.05)
+    time.sleep(0.2)
+    return proc
+
+
+def stop(proc, sig=signal.SIGTERM):
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=40)
+    return proc.returncode, err.decode(errors="replace")
+
+
+def test_second_scheduler_refuses_with_the_first_pid(box):
+    sconf(box, BASIC)
+    first = start_daemon(box)
+    try:
+        p = box.run("scheduler", "-i")
+        assert p.returncode == 75
+        assert f"another scheduler (pid {first.pid}) is running" in p.stderr.decode()
+    finally:
+        rc, err = stop(first)
+    assert rc == 0, err
+    with open(os.path.join(box.spool, "scheduler.pid")) as f:
+        assert f.read() == ""                                # a clean stop
+
+
+def test_trigger_wakes_a_running_scheduler(box):
+    sconf(box, BASIC)
+    proc = start_daemon(box)
+    try:
+        mid = gen.add_incoming(box.spool, [("local", "-", "ok")])
+        fd = os.open(os.path.join(box.spool, "trigger"), os.O_WRONLY | os.O_NONBLOCK)
+        t0 = time.time()
+        os.write(fd, b"\n")
+        os.close(fd)
+        while time.time() - t0 < 10 and not deliveries(box):
+            time.sleep(0.02)
+        assert [d[2] for d in deliveries(box)] == [mid]
+        assert time.time() - t0 < 5
+    finally:
+        rc, err = stop(proc)
+    assert rc == 0, err
+
+
+def test_trigger_Q_runs_deferred_mail_now(box):
+    sconf(box, """*/* interval=1h retries="1" expiry=1d
+smtp command="STUB"
+""")
+    mid = gen.add_queued(box.spool, [("smtp", "a.example", "ok@a.example")], due=time.time() + 3000)
+    proc = start_daemon(box)
+    try:
+        time.sleep(0.3)
+        assert deliveries(box) == []                         # not due yet
+        fd = os.open(os.path.join(box.spool, "trigger"), os.O_WRONLY | os.O_NONBLOCK)
+        os.write(fd, b"Ra.example\n")
+        os.close(fd)
+        deadline = time.time() + 10
+        while time.time() < deadline and not deliveries(box):
+            time.sleep(0.05)
+        assert [d[2] for d in deliveries(box)] == [mid]
+    finally:
+        rc, err = stop(proc)
+    assert "trigger: run the queue for a.example" in err
+
+
+def test_signals_usr2_usr1_hup_quit(box):
+    sconf(box, BASIC)
+    logfile = os.path.join(box.base, "sched.log")
+    proc = start_daemon(box, "-L", logfile)
+    try:
+        proc.send_signal(signal.SIGUSR2)
+        time.sleep(0.3)
+        assert "state: 0 messages in memory" in open(logfile).read()
+        # a bad reload keeps the old configuration and says why
+        sconf(box, BASIC + "bogus line=\n")
+        proc.send_signal(signal.SIGUSR1)
+        time.sleep(0.3)
+        text = open(logfile).read()
+        assert "keeping the previous configuration" in text and "scheduler.conf:5:" in text
+        # HUP reopens the log file
+        os.rename(logfile, logfile + ".1")
+        proc.send_signal(signal.SIGHUP)
+        time.sleep(0.3)
+        assert "SIGHUP: log files reopened" in open(logfile).read()
+        # the old configuration still delivers
+        gen.add_incoming(box.spool, [("local", "-", "ok")])
+        proc.send_signal(signal.SIGALRM)
+        deadline = time.time() + 10
+        while time.time() < deadline and not deliveries(box):
+            time.sleep(0.05)
+        assert deliveries(box)
+    finally:
+        rc, _ = stop(proc, signal.SIGQUIT)
+    assert rc == 0
+    text = open(logfile).read()
+    assert "SIGQUIT: stopping the transport agents first" in text
+    assert any(e[0] == "exit" for e in events(box))             # the TA was told to finish
+
+
+def test_statistics_log(box):
+    sconf(box, BASIC)
+    stats = os.path.join(box.base, "stats")
+    mid = gen.add_incoming(box.spool, [("local", "-", "ok"), ("smtp", "a.example", "fail@a.example")])
+    p, err = once(box, "-l", stats)
+    lines = open(stats).read().splitlines()
+    assert any(re.fullmatch(re.escape(mid) + r" \d+ \d+ ok local/-", l) for l in lines), lines
+    assert any(re.fullmatch(re.escape(mid) + r" \d+ \d+ error smtp/a\.example", l) for l in lines), lines
+
+
+def test_demo_flag_E_without_value_is_one_shot(box):
+    sconf(box, BASIC)
+    gen.add_incoming(box.spool, [("local", "-", "ok")])
+    p = box.run("scheduler", "-i", "-E", env=stub_env(box), timeout=30)
+    assert p.returncode == 0, p.stderr
+    assert len(deliveries(box)) == 1
+
+
+def test_hold_keeps_mail(box):
+    # the built-in configuration: hold/* runs our hold applet
+    mid = gen.add_incoming(box.spool, [("hold", "x", "someone@example.com")])
+    p, err = once(box)
+    assert p.returncode == 0, err
+    m = ctl(box, mid)
+    r = m.rcpts[0]
+    assert r.tag == "Q"
+    assert m.attempts[-1][3:6] == ["retryat", "delayed", "4.3.2"]
+    assert r.next >= int(m.attempts[-1][2]) + 30 * 86400
+
+
+def test_bad_configuration_is_refused_with_its_line(box):
+    sconf(box, "*/* interval=1m\n\tretries=\"1 x\"\nsmtp command=STUB\n")
+    p = box.run("scheduler", "-i", "-1")
+    assert p.returncode == 78
+    assert f"{box.env['SCHEDULER_CONF']}:2: error: retries: 'x' is not a number" in p.stderr.decode()
+    p = box.run(None, "--check")
+    assert p.returncode == 78 and b":2: error: retries" in p.stderr
+
+
+@pytest.mark.skipif(IS_ASAN, reason="timing-heavy; product and no-TLS builds only")
+def test_crash_and_restart_never_loses_a_recipient(box):
+    """kill -9 of the scheduler and of its TAs, again and again, under load; then a clean run.
+    Every recipient is delivered at least once; duplicates are counted and reported."""
+    sconf(box, """*/* interval=1s retries="1" expiry=1d
+smtp command="STUB" maxchannel=4 overfeed=2
+""")
+    want = set()
+    for i in range(60):
+        addrs = ["slow%d.%d@h%d.example" % (i, k, i % 5) for k in range(2)]
+        mid = gen.add_queued(box.spool, [("smtp", "h%d.example" % (i % 5), a) for a in addrs])
+        want |= {(mid, a) for a in addrs}
+    env = {"STUB_SLOW": "0.05"}
+    for rnd in range(6):
+        proc = start_daemon(box, env=env)
+        time.sleep(0.3 + 0.1 * rnd)
+        tas = subprocess.run(["pgrep", "-f", STUB], capture_output=True, text=True).stdout.split()
+        os.kill(proc.pid, signal.SIGKILL)
+        for pid in tas[: rnd % 3]:
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        proc.wait()
+        proc.stderr.close()
+    # let orphaned TAs finish or die, then a clean run to the end
+    p, err = once(box, env=env, timeout=120)
+    deadline = time.time() + 30
+    while gen_left(box) and time.time() < deadline:
+        time.sleep(1)
+        p, err = once(box, env=env, timeout=120)
+    got = [(d[2], d[4]) for d in deliveries(box)]
+    assert want <= set(got), sorted(want - set(got))[:5]
+    dups = len(got) - len(set(got))
+    print(f"\ncrash test: {len(want)} recipients, {len(got)} deliveries, {dups} duplicates")
+    assert gen_left(box) == 0, err
+
+
+def gen_left(box):
+    q = os.path.join(box.spool, "queue")
+    return sum(len([f for f in os.listdir(os.path.join(q, h)) if f.endswith(".c")]) for h in os.listdir(q)) \
+        if os.path.isdir(q) else 0
+
+
+@pytest.mark.slow
+def test_ten_thousand_queued_stay_within_the_watermark(box):
+    sconf(box, """*/* interval=1s retries="1" expiry=1d
+smtp command="STUB" maxchannel=4
+""")
+    for i in range(10000):
+        gen.add_queued(box.spool, [("smtp", "h%d.example" % (i % 50), "ok%d@h%d.example" % (i, i % 50))])
+    proc = start_daemon(box, env={"QUEUELO": "100", "QUEUEHI": "200"})
+    peak = 0
+    try:
+        deadline = time.time() + 240
+        while gen_left(box) and time.time() < deadline and proc.poll() is None:
+            with open(f"/proc/{proc.pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        peak = max(peak, int(line.split()[1]))
+            time.sleep(0.2)
+    finally:
+        rc, err = stop(proc)
+    assert gen_left(box) == 0
+    print(f"\n10000 queued, watermarks 100/200: peak RSS {peak} KiB")
+    assert peak < 2048
