@@ -373,8 +373,10 @@ int sched_run(struct sched *s)
 			last_pickup = s->now;
 		}
 		sq_timer_pass(s);
-		if (!s->quitting && s->now != s->last_scan &&
-		    ((s->disk_more && s->count < s->o.queuelo) || (s->disk_next && s->now >= s->disk_next)))
+		/* below the low watermark with work left on disk: read more at once; a due time
+		 * reached: at most one look per second */
+		if (!s->quitting && ((s->disk_more && s->count < s->o.queuelo) ||
+		                     (s->disk_next && s->now >= s->disk_next && s->now != s->last_scan)))
 			sq_scan(s, 0, NULL);
 		sq_flush(s);
 		ta_expire_idle(s);

@@ -287,7 +287,7 @@ def test_idlemax_ends_idle_agents_in_a_running_scheduler(box):
 smtp command="STUB" idlemax=1s
 """)
     gen.add_queued(box.spool, [("smtp", "a.example", "ok@a.example")])
-    proc = subprocess.Popen([BINARY, "scheduler", "-i"], env=box.environ(stub_env(box)), stderr=subprocess.PIPE)
+    proc = start_daemon(box)
     try:
         deadline = time.time() + 15
         while time.time() < deadline and not any(e[0] == "exit" for e in events(box)):
@@ -301,8 +301,11 @@ smtp command="STUB" idlemax=1s
 
 
 def start_daemon(box, *args, env=None):
+    # stderr to a file: a pipe nobody reads would fill up and stop the scheduler in write()
+    errlog = open(os.path.join(box.base, "scheduler.err"), "ab")
     proc = subprocess.Popen([BINARY, "scheduler", "-i"] + list(args), env=box.environ(stub_env(box, env)),
-                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
+                            stderr=errlog, stdout=subprocess.DEVNULL)
+    errlog.close()
     pidfile = os.path.join(box.spool, "scheduler.pid")
     deadline = time.time() + 10
     while time.time() < deadline:
@@ -317,10 +320,11 @@ def start_daemon(box, *args, env=None):
     return proc
 
 
-def stop(proc, sig=signal.SIGTERM):
+def stop(box, proc, sig=signal.SIGTERM):
     proc.send_signal(sig)
-    _, err = proc.communicate(timeout=40)
-    return proc.returncode, err.decode(errors="replace")
+    proc.wait(timeout=40)
+    with open(os.path.join(box.base, "scheduler.err"), errors="replace") as f:
+        return proc.returncode, f.read()
 
 
 def test_second_scheduler_refuses_with_the_first_pid(box):
@@ -331,7 +335,7 @@ def test_second_scheduler_refuses_with_the_first_pid(box):
         assert p.returncode == 75
         assert f"another scheduler (pid {first.pid}) is running" in p.stderr.decode()
     finally:
-        rc, err = stop(first)
+        rc, err = stop(box, first)
     assert rc == 0, err
     with open(os.path.join(box.spool, "scheduler.pid")) as f:
         assert f.read() == ""                                # a clean stop
@@ -351,7 +355,7 @@ def test_trigger_wakes_a_running_scheduler(box):
         assert [d[2] for d in deliveries(box)] == [mid]
         assert time.time() - t0 < 5
     finally:
-        rc, err = stop(proc)
+        rc, err = stop(box, proc)
     assert rc == 0, err
 
 
@@ -372,7 +376,7 @@ smtp command="STUB"
             time.sleep(0.05)
         assert [d[2] for d in deliveries(box)] == [mid]
     finally:
-        rc, err = stop(proc)
+        rc, err = stop(box, proc)
     assert "trigger: run the queue for a.example" in err
 
 
@@ -403,7 +407,7 @@ def test_signals_usr2_usr1_hup_quit(box):
             time.sleep(0.05)
         assert deliveries(box)
     finally:
-        rc, _ = stop(proc, signal.SIGQUIT)
+        rc, _ = stop(box, proc, signal.SIGQUIT)
     assert rc == 0
     text = open(logfile).read()
     assert "SIGQUIT: stopping the transport agents first" in text
@@ -465,7 +469,8 @@ smtp command="STUB" maxchannel=4 overfeed=2
     for rnd in range(6):
         proc = start_daemon(box, env=env)
         time.sleep(0.3 + 0.1 * rnd)
-        tas = subprocess.run(["pgrep", "-f", STUB], capture_output=True, text=True).stdout.split()
+        # the TAs are the scheduler's children: killed by pid, nothing else is touched
+        tas = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
         os.kill(proc.pid, signal.SIGKILL)
         for pid in tas[: rnd % 3]:
             try:
@@ -473,7 +478,6 @@ smtp command="STUB" maxchannel=4 overfeed=2
             except ProcessLookupError:
                 pass
         proc.wait()
-        proc.stderr.close()
     # let orphaned TAs finish or die, then a clean run to the end
     p, err = once(box, env=env, timeout=120)
     deadline = time.time() + 30
@@ -511,7 +515,7 @@ smtp command="STUB" maxchannel=4
                         peak = max(peak, int(line.split()[1]))
             time.sleep(0.2)
     finally:
-        rc, err = stop(proc)
+        rc, err = stop(box, proc)
     assert gen_left(box) == 0
     print(f"\n10000 queued, watermarks 100/200: peak RSS {peak} KiB")
     assert peak < 2048
