@@ -109,14 +109,64 @@ static void fail(struct tls_conn *t, enum tls_status st, const char *fmt, ...)
 	t->st = st;
 }
 
-/* BearSSL counts days from 0000-01-01; time_t from 1970-01-01, which is day 719528. */
+/* BearSSL counts days from 0000-01-01 (day 719528 is 1970-01-01). Shown as YYYY-MM-DD by
+ * hand (H. Hinnant's civil_from_days): strftime would pull musl's time-zone code in. */
 static void show_day(uint32_t days, char *out, size_t size)
 {
-	time_t tt = ((time_t)days - 719528) * 86400;
-	struct tm tm;
-	if (!gmtime_r(&tt, &tm) || !strftime(out, size, "%Y-%m-%d", &tm))
-		str_lcpy(out, "?", size);
+	long z = (long)days - 719528 + 719468;
+	long era = z / 146097;
+	long doe = z - era * 146097;
+	long yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	long doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	long mp = (5 * doy + 2) / 153;
+	long d = doy - (153 * mp + 2) / 5 + 1;
+	long m = mp < 10 ? mp + 3 : mp - 9;
+	long y = yoe + era * 400 + (m <= 2);
+	str_fmt(out, size, "%04ld-%02ld-%02ld", y, m, d);
 }
+
+/* The elliptic curves: x25519 and NIST P-256/P-384, with BearSSL's generic, smaller code
+ * (br_ec_all_m31 adds a 9 KiB P-256 special case and P-521, which we do not offer). */
+static const br_ec_impl *ec_for(int curve)
+{
+	return curve == BR_EC_curve25519 ? &br_ec_c25519_i31 : &br_ec_prime_i31;
+}
+
+static const unsigned char *ec_generator(int curve, size_t *len)
+{
+	return ec_for(curve)->generator(curve, len);
+}
+
+static const unsigned char *ec_order(int curve, size_t *len)
+{
+	return ec_for(curve)->order(curve, len);
+}
+
+static size_t ec_xoff(int curve, size_t *len)
+{
+	return ec_for(curve)->xoff(curve, len);
+}
+
+static uint32_t ec_mul(unsigned char *g, size_t glen, const unsigned char *x, size_t xlen, int curve)
+{
+	return ec_for(curve)->mul(g, glen, x, xlen, curve);
+}
+
+static size_t ec_mulgen(unsigned char *r, const unsigned char *x, size_t xlen, int curve)
+{
+	return ec_for(curve)->mulgen(r, x, xlen, curve);
+}
+
+static uint32_t ec_muladd(unsigned char *a, const unsigned char *b, size_t len, const unsigned char *x,
+                          size_t xlen, const unsigned char *y, size_t ylen, int curve)
+{
+	return ec_for(curve)->muladd(a, b, len, x, xlen, y, ylen, curve);
+}
+
+static const br_ec_impl ec_impl = {
+	(uint32_t)1 << BR_EC_secp256r1 | (uint32_t)1 << BR_EC_secp384r1 | (uint32_t)1 << BR_EC_curve25519,
+	ec_generator, ec_order, ec_xoff, ec_mul, ec_mulgen, ec_muladd,
+};
 
 /* ---- the x509 class ---- */
 
@@ -564,7 +614,7 @@ static int client_cert(struct tls_conn *t, const char *certfile, const char *key
 		                             br_rsa_i31_pkcs1_sign);
 	else
 		br_ssl_client_set_single_ec(&t->cc, t->chain, t->chain_len, br_skey_decoder_get_ec(t->skey),
-		                            BR_KEYTYPE_SIGN, 0, &br_ec_all_m31, br_ecdsa_i31_sign_asn1);
+		                            BR_KEYTYPE_SIGN, 0, &ec_impl, br_ecdsa_i31_sign_asn1);
 	return 0;
 }
 
@@ -581,7 +631,7 @@ static void profile(struct tls_conn *t, const struct tls_anchors *anchors)
 	br_ssl_engine_set_hash(eng, br_sha512_ID, &br_sha512_vtable);
 	br_ssl_engine_set_prf_sha256(eng, br_tls12_sha256_prf);
 	br_ssl_engine_set_prf_sha384(eng, br_tls12_sha384_prf);
-	br_ssl_engine_set_ec(eng, &br_ec_all_m31);
+	br_ssl_engine_set_ec(eng, &ec_impl);
 	br_ssl_engine_set_rsavrfy(eng, br_rsa_i31_pkcs1_vrfy);
 	br_ssl_engine_set_ecdsa(eng, br_ecdsa_i31_vrfy_asn1);
 	br_ssl_engine_set_gcm(eng, &br_sslrec_in_gcm_vtable, &br_sslrec_out_gcm_vtable);
@@ -602,7 +652,7 @@ static void profile(struct tls_conn *t, const struct tls_anchors *anchors)
 		br_x509_minimal_set_hash(&x->minimal, br_sha384_ID, &br_sha384_vtable);
 		br_x509_minimal_set_hash(&x->minimal, br_sha512_ID, &br_sha512_vtable);
 		br_x509_minimal_set_rsa(&x->minimal, br_rsa_i31_pkcs1_vrfy);
-		br_x509_minimal_set_ecdsa(&x->minimal, &br_ec_all_m31, br_ecdsa_i31_vrfy_asn1);
+		br_x509_minimal_set_ecdsa(&x->minimal, &ec_impl, br_ecdsa_i31_vrfy_asn1);
 		/* the clock is ours to give (tests inject one; see TLS_CLOCK_PLAUSIBLE) */
 		br_x509_minimal_set_time(&x->minimal, (uint32_t)(t->now / 86400 + 719528), (uint32_t)(t->now % 86400));
 	}

@@ -6,6 +6,20 @@
 #include "tls_bearssl.h"
 #include <string.h>
 
+#ifndef __GLIBC__
+/* Debian's libbearssl.a calls glibc's __memcpy_chk & co, which lib/fortify.c supplies for musl.
+ * libspool.a comes before libbearssl.a on the link line and is not scanned again, so nothing
+ * would pull fortify.o in: this reference does, since every user of BearSSL code links this
+ * file. The table itself is dropped by --gc-sections. */
+void *__memcpy_chk(void *dst, const void *src, size_t n, size_t dstlen);
+void *__memmove_chk(void *dst, const void *src, size_t n, size_t dstlen);
+void *__memset_chk(void *dst, int c, size_t n, size_t dstlen);
+extern void (*const tls_pem_fortify_refs[3])(void);
+void (*const tls_pem_fortify_refs[3])(void) = {
+	(void (*)(void))__memcpy_chk, (void (*)(void))__memmove_chk, (void (*)(void))__memset_chk,
+};
+#endif
+
 struct pem_state {
 	struct buf der;
 	int overflow;
