@@ -325,6 +325,7 @@ struct ctx {
 	char hostname[256];
 	const char *ident;
 	int syslog;
+	int level;
 };
 
 static int has_word(const char *list, const char *w)
@@ -364,9 +365,9 @@ static int setup(struct ctx *x, const struct opts *o)
 		return r;
 	const char *logs = conf_str(&x->conf, CK_LOG);
 	x->syslog = has_word(logs, "syslog");
-	int level = o->verbose ? LOG_DEBUG : has_word(logs, "stderr") ? LOG_INFO : LOG_WARNING;
+	x->level = o->verbose ? LOG_DEBUG : has_word(logs, "stderr") ? LOG_INFO : LOG_WARNING;
 	/* errors always go to stderr: the caller must see why its mail was not taken */
-	log_init(x->ident, LOG_TO_STDERR | (x->syslog ? LOG_TO_SYSLOG : 0), level);
+	log_init(x->ident, LOG_TO_STDERR | (x->syslog ? LOG_TO_SYSLOG : 0), x->level);
 	if (priv.active) {
 		struct group *g = getgrnam(conf_str(&x->conf, CK_SUBMIT_GROUP));
 		if (!g || g->gr_gid != priv.group) {
@@ -440,16 +441,15 @@ static int open_spool(struct ctx *x)
 
 static void log_queued(struct ctx *x, const struct enq *e)
 {
-	int lvl = LOG_INFO;
-	if (x->syslog) {
-		/* the per-message line belongs in the mail log, not on a caller's terminal */
-		log_init(x->ident, LOG_TO_SYSLOG, LOG_INFO);
-		log_msg(lvl, e->m.id, "queued: from=<%s> nrcpt=%zu size=%lld uid=%ld", e->m.sender, e->m.nrcpt, e->size,
-		        e->c->uid);
-		log_init(x->ident, LOG_TO_STDERR | LOG_TO_SYSLOG, LOG_WARNING);
+	/* the per-message line belongs in the mail log; on stderr only with -v or LOG=stderr */
+	for (int pass = 0; pass < 2; pass++) {
+		if ((pass == 0 && !x->syslog) || (pass == 1 && x->level < LOG_INFO))
+			continue;
+		log_init(x->ident, pass == 0 ? LOG_TO_SYSLOG : LOG_TO_STDERR, LOG_INFO);
+		log_msg(LOG_INFO, e->m.id, "queued: from=<%s> nrcpt=%zu size=%lld uid=%ld", e->m.sender, e->m.nrcpt,
+		        e->size, e->c->uid);
 	}
-	log_msg(x->syslog ? LOG_DEBUG : lvl, e->m.id, "queued: from=<%s> nrcpt=%zu size=%lld uid=%ld", e->m.sender,
-	        e->m.nrcpt, e->size, e->c->uid);
+	log_init(x->ident, LOG_TO_STDERR | (x->syslog ? LOG_TO_SYSLOG : 0), x->level);
 }
 
 static void start_message(struct enq *e, const struct opts *o)

@@ -206,7 +206,8 @@ static int parse_domain(struct lex *L, struct addr *a)
 	} else {
 		for (;;) {
 			if (t.type != T_ATOM)
-				return fail(L, t.start, t.type == T_EOF ? "missing domain after '@'" : "bad domain");
+				return fail(L, t.start, t.type == T_EOF ? "missing domain after '@'"
+				                        : is_special(&t, '.') ? "empty label in domain" : "bad domain");
 			if (len + (t.end - t.start) + 1 > ADDR_DOMAIN_MAX)
 				return fail(L, first, "domain too long");
 			memcpy(a->domain + len, L->s + t.start, t.end - t.start);
