@@ -366,8 +366,7 @@ static int setup(struct ctx *x, const struct opts *o)
 	const char *logs = conf_str(&x->conf, CK_LOG);
 	x->syslog = has_word(logs, "syslog");
 	x->level = o->verbose ? LOG_DEBUG : has_word(logs, "stderr") ? LOG_INFO : LOG_WARNING;
-	/* errors always go to stderr: the caller must see why its mail was not taken */
-	log_init(x->ident, LOG_TO_STDERR | (x->syslog ? LOG_TO_SYSLOG : 0), x->level);
+	log_init(x->ident, LOG_TO_STDERR, x->level);
 	if (priv.active) {
 		struct group *g = getgrnam(conf_str(&x->conf, CK_SUBMIT_GROUP));
 		if (!g || g->gr_gid != priv.group) {
@@ -439,17 +438,33 @@ static int open_spool(struct ctx *x)
 	return 0;
 }
 
+/* The syslog socket is opened only for the one line each submission leaves there (opening it
+ * costs more than the rest of a submission's system calls); errors always go to stderr, which
+ * is where the caller looks. */
+static void log_line(struct ctx *x, int level, const char *id, int to_stderr, const char *text)
+{
+	if (x->syslog) {
+		log_init(x->ident, LOG_TO_SYSLOG, LOG_INFO);
+		log_msg(level, id, "%s", text);
+	}
+	if (to_stderr) {
+		log_init(x->ident, LOG_TO_STDERR, LOG_DEBUG);
+		log_msg(level, id, "%s", text);
+	}
+	log_init(x->ident, LOG_TO_STDERR, x->level);
+}
+
 static void log_queued(struct ctx *x, const struct enq *e)
 {
-	/* the per-message line belongs in the mail log; on stderr only with -v or LOG=stderr */
-	for (int pass = 0; pass < 2; pass++) {
-		if ((pass == 0 && !x->syslog) || (pass == 1 && x->level < LOG_INFO))
-			continue;
-		log_init(x->ident, pass == 0 ? LOG_TO_SYSLOG : LOG_TO_STDERR, LOG_INFO);
-		log_msg(LOG_INFO, e->m.id, "queued: from=<%s> nrcpt=%zu size=%lld uid=%ld", e->m.sender, e->m.nrcpt,
-		        e->size, e->c->uid);
-	}
-	log_init(x->ident, LOG_TO_STDERR | (x->syslog ? LOG_TO_SYSLOG : 0), x->level);
+	char text[700];
+	snprintf(text, sizeof text, "queued: from=<%s> nrcpt=%zu size=%lld uid=%ld", e->m.sender, e->m.nrcpt, e->size,
+	         e->c->uid);
+	log_line(x, LOG_INFO, e->m.id, x->level >= LOG_INFO, text);
+}
+
+static void log_failed(struct ctx *x, const char *why)
+{
+	log_line(x, LOG_ERR, NULL, 1, why && *why ? why : "message not queued");
 }
 
 static void start_message(struct enq *e, const struct opts *o)
@@ -492,7 +507,7 @@ static int mode_mail(struct ctx *x, const struct opts *o)
 		r = enq_finish(&e);
 	}
 	if (r) {
-		log_msg(LOG_ERR, NULL, "%s", e.why[0] ? e.why : "message not queued");
+		log_failed(x, e.why);
 	} else {
 		log_queued(x, &e);
 	}
@@ -584,7 +599,7 @@ static int bs_data_end(void *vctx, char *text, size_t size)
 		snprintf(text, size, "2.0.0 Ok: queued as %s", b->e.m.id);
 		log_queued(b->x, &b->e);
 	} else {
-		log_msg(LOG_ERR, NULL, "%s", b->e.why);
+		log_failed(b->x, b->e.why);
 		code = r == EX_CANTCREAT ? 552 : r == EX_DATAERR ? 554 : 451;
 		snprintf(text, size, "%s %s", code == 552 ? "5.3.4" : code == 554 ? "5.6.0" : "4.3.0", b->e.why);
 	}
