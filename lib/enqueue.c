@@ -74,7 +74,6 @@ int enq_sender(struct enq *e, const char *arg)
 {
 	char out[ADDR_TEXT_MAX + 1], err[160];
 	const struct enq_conf *c = e->c;
-	e->from_arg = arg;
 	free(e->m.sender);
 	e->m.sender = NULL;
 	if (arg && (!*arg || strcmp(arg, "<>") == 0)) {

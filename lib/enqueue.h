@@ -37,7 +37,6 @@ struct enq {
 	int t_mode;                /* -t: recipients from the header */
 	int body8_declared;        /* -B 8BITMIME or BODY=8BITMIME */
 	unsigned notify;           /* -N for recipients added from the header */
-	const char *from_arg;      /* -f/-r address as given (NULL: none) */
 	char received[512];        /* the "from ... with ..." part of our Received: line */
 	struct msgin in;
 	struct hdr_reader hr;

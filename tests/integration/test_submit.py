@@ -437,3 +437,16 @@ def test_recipient_limit(box):
 
 def test_binary_runs(binary):
     assert os.path.exists(binary) and BINARY == binary
+
+
+def test_bi_runs_newaliases_and_passes_its_exit_code(box):
+    direct = box.run("newaliases")
+    p = sendmail(box, "-bi")
+    assert p.returncode == direct.returncode
+    assert p.stdout == direct.stdout
+
+
+def test_L_sets_the_log_tag(box):
+    p = sendmail(box, "-L", "backupjob", "-v", "root", input=MSG)
+    assert p.returncode == 0
+    assert p.stderr.startswith(b"backupjob[")

@@ -14,7 +14,7 @@ import tempfile
 
 import pytest
 
-from conftest import BINARY
+from conftest import BINARY, IS_ASAN
 from spoolfmt import incoming, read_message_file
 
 CLONE_NEWNS = 0x00020000
@@ -46,6 +46,10 @@ def as_nobody(confdir):
 def setgid_install():
     if os.geteuid() != 0:
         pytest.skip("needs root to make a setgid binary and switch to nobody")
+    if IS_ASAN:
+        # a setgid process cannot read its own /proc/self/environ, so ASAN_OPTIONS cannot turn
+        # off LeakSanitizer, which then aborts; the product and no-TLS builds run these tests
+        pytest.skip("LeakSanitizer cannot run in a setgid process")
     try:
         gid = grp.getgrnam(GROUP).gr_gid
         pwd.getpwnam("nobody")
@@ -89,8 +93,8 @@ def setgid_install():
 
 
 def run_nobody(confdir, args, input=b"", env=None):
-    return subprocess.run(args, input=input, capture_output=True, timeout=20, preexec_fn=as_nobody(confdir),
-                          env=env if env is not None else {"PATH": "/usr/bin:/bin"})
+    env = dict(env) if env is not None else {"PATH": "/usr/bin:/bin"}
+    return subprocess.run(args, input=input, capture_output=True, timeout=20, preexec_fn=as_nobody(confdir), env=env)
 
 
 def test_nobody_submits_through_the_setgid_binary(setgid_install):
