@@ -616,6 +616,7 @@ int local_main(int argc, char **argv)
 	}
 	log_setup(&L->conf, verbose);
 	signal(SIGPIPE, SIG_IGN); /* a |command that stops reading is judged by its exit code */
+	signal(SIGCHLD, SIG_DFL); /* an ignored SIGCHLD inherited from a parent breaks waitpid() */
 	rc = local_setup(L);
 	if (!rc && xname) {
 		rc = show_expansion(L, xname);
