@@ -148,6 +148,9 @@ void dl_command(const char *cmd, const struct dl_user *u, char *const env[], con
 			_exit(EX_TEMPFAIL);
 		dl_close_from(3);
 		setsid(); /* its own process group: the time limit kills the whole group */
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
 		signal(SIGPIPE, SIG_DFL);
 		if (dl_become(u, -1) < 0) {
 			dprintf(2, "cannot switch to user %s: %s\n", u->name, strerror(errno));

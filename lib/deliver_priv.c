@@ -59,6 +59,13 @@ void dl_run_as(const struct dl_user *u, long extra_gid, dl_child_fn *fn, void *a
 	}
 	if (pid == 0) {
 		close(p[0]);
+		/* A signal must not cut a mailbox write in half: the delivery is bounded (lock
+		 * timeout, then one write and fsync), so it finishes and cleans up before it exits.
+		 * An over-large file gives EFBIG (and a truncation), not a silent death. */
+		sigset_t all;
+		sigfillset(&all);
+		sigprocmask(SIG_BLOCK, &all, NULL);
+		signal(SIGXFSZ, SIG_IGN);
 		struct dl_result res;
 		memset(&res, 0, sizeof res);
 		if (dl_become(u, extra_gid) < 0)
