@@ -637,3 +637,52 @@ def test_newaliases_and_check_report_file_line(box):
     os.unlink(path)
     assert box.run("newaliases").returncode == 0  # no aliases file is fine
     assert box.run(None, "--check").returncode == 0
+
+
+def test_maildir_of_a_user_is_owned_by_the_user(box, user):
+    env = {"MAILBOX_STYLE": "maildir"}  # the default MAILDIR: ~/Maildir
+    r = deliver(box, [user.pw_name], b"Subject: m\n\nx\n", env=env)
+    assert r[0].status == "ok", (r, log_text(box))
+    md = os.path.join(user.pw_dir, "Maildir")
+    for d in (md, md + "/new", md + "/tmp", md + "/cur"):
+        st = os.stat(d)
+        assert (st.st_uid, st.st_mode & 0o777) == (user.pw_uid, 0o700), d
+    (name,) = os.listdir(md + "/new")
+    st = os.stat(os.path.join(md, "new", name))
+    assert (st.st_uid, st.st_mode & 0o777) == (user.pw_uid, 0o600)
+
+
+def test_file_and_maildir_alias_targets(box, pubdir):
+    os.chmod(pubdir, 0o1777)
+    foreign = os.path.join(pubdir, "foreign")
+    open(foreign, "w").close()  # root's file: nobody (the alias user) must not write it,
+    os.chmod(foreign, 0o666)    # even when the file's mode would let it
+    write_aliases(box, f"arch: {pubdir}/archive/\nf: {foreign}\n")
+    r = deliver(box, ["arch", "f"], b"Subject: t\n\nx\n")
+    assert r[0].status == "ok", (r, log_text(box))
+    (name,) = os.listdir(f"{pubdir}/archive/new")
+    assert os.stat(f"{pubdir}/archive/new/{name}").st_uid == NOBODY.pw_uid
+    assert r[1].status == "deferred" and "owned by another user" in r[1].diag
+    assert os.path.getsize(foreign) == 0
+
+
+def test_mbox_waits_for_a_dotlock_released_in_time(box):
+    p = os.path.join(box.mail, "root")
+    lock = p + ".lock"
+    with open(lock, "w") as f:
+        f.write("%d\n" % os.getpid())
+    mid = queue_message(box, ["root"], b"Subject: after the lock\n\n")
+    ta = TA(box, {"LOCK_TIMEOUT": "20s"})
+    try:
+        mark_transit(box, mid, ta.p.pid)
+        ta.p.stdin.write(f"{mid}\t-\n".encode())
+        ta.p.stdin.flush()
+        time.sleep(1)
+        assert not os.path.exists(p)  # still waiting
+        os.unlink(lock)
+        line = ta.readline(20)
+        assert Report(line).status == "ok"
+        assert ta.readline(5) == "#hungry"
+    finally:
+        ta.close()
+    assert b"Subject: after the lock" in open(p, "rb").read()
