@@ -19,9 +19,10 @@ static char lower(char c)
 	return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
 }
 
-/* Checks one decoded target and hands it to fn. quoted_addr: the text held quoted parts
- * (an address like "john doe"@example.com), so spaces inside are allowed. */
-static int classify(const char *t, size_t n, int quoted_addr, alias_target_fn *fn, void *ctx, char *err, size_t errlen)
+/* Checks one decoded target and hands it to fn. quoted: the target was written with quotes
+ * ("/path with space", "john doe"@example.com), so blanks inside are meant; unquoted, a blank
+ * in an address or path is a missing comma. */
+static int classify(const char *t, size_t n, int quoted, alias_target_fn *fn, void *ctx, char *err, size_t errlen)
 {
 	while (n && is_space(t[n - 1]))
 		n--;
@@ -54,7 +55,7 @@ static int classify(const char *t, size_t n, int quoted_addr, alias_target_fn *f
 		}
 	} else if (t[0] == '/') {
 		kind = AT_FILE;
-		if (memchr(t, '\t', n) || len >= 4000) {
+		if (memchr(t, '\t', n) || (!quoted && memchr(t, ' ', n)) || len >= 4000) {
 			str_fmt(err, errlen, "bad file path '%.*s'", (int)(n > 80 ? 80 : n), t);
 			return -1;
 		}
@@ -63,7 +64,7 @@ static int classify(const char *t, size_t n, int quoted_addr, alias_target_fn *f
 		p += 9, len -= 9;
 		while (len && is_space(*p))
 			p++, len--;
-		if (!len || *p != '/') {
+		if (!len || *p != '/' || (!quoted && (memchr(p, ' ', len) || memchr(p, '\t', len)))) {
 			str_fmt(err, errlen, ":include: needs an absolute path");
 			return -1;
 		}
@@ -80,7 +81,7 @@ static int classify(const char *t, size_t n, int quoted_addr, alias_target_fn *f
 		}
 		for (size_t i = 0; i < len; i++) {
 			char c = p[i];
-			if ((!quoted_addr && (c == ' ' || c == '\t')) || c == '<' || c == '>' || c == ',' ||
+			if ((!quoted && (c == ' ' || c == '\t')) || c == '<' || c == '>' || c == ',' ||
 			    (kind == AT_NOALIAS && (c == '@' || c == '"'))) {
 				str_fmt(err, errlen, "bad address '%.*s'%s", (int)(n > 80 ? 80 : n), t,
 				        c == ' ' || c == '\t' ? " (missing comma?)" : "");
@@ -166,7 +167,7 @@ int aliases_targets(const char *text, size_t len, int lines, alias_target_fn *fn
 			for (size_t j = start; j < i && n <= ALIASES_TARGET_MAX; j++)
 				tok[n++] = text[j];
 		}
-		rc = classify(tok, n, quoted && !all_quoted, fn, ctx, err, errlen);
+		rc = classify(tok, n, quoted, fn, ctx, err, errlen);
 	}
 	free(tok);
 	return rc < 0 ? -1 : 0;

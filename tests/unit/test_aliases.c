@@ -331,3 +331,11 @@ TEST(copy_headers_and_mboxrd)
 	dl_env_clean(env);
 	CHECK_STR(env, "a__b__c_d_e_f_g_h_i_j.k@l-m+n");
 }
+
+TEST(alias_targets_blanks_need_quotes)
+{
+	CHECK(str_starts(targets("/var/log/a /var/log/b", 0), "ERR bad file path"));
+	CHECK_STR(targets("\"/var/log/a b\"", 0), "file[/var/log/a b]");
+	CHECK(str_starts(targets(":include:/a b", 0), "ERR :include: needs"));
+	CHECK_STR(targets("|prog a b", 0), "cmd[prog a b]");
+}
