@@ -4,4 +4,5 @@
  * is checked by --check before these run, and c is what it says. */
 
 CHECKER(scheduler_check)
+CHECKER(aliases_check)
 CHECKER(creds_check)
