@@ -129,8 +129,9 @@ void spool_msg_free(struct spool_msg *m);
  * offsets are returned in *off_o and *off_z for spool_writer to patch. */
 struct buf;
 int spool_env_format(const struct spool_msg *m, struct buf *out, size_t *off_o, size_t *off_z, size_t *off_b);
-/* Formats the 29-byte status field of r (tag .. next) into out[29] (no NUL). */
-void spool_status_format(const struct spool_rcpt *r, char out[29]);
+/* Formats the status field of r (tag .. next, SPOOL_STATUS_LEN bytes, no NUL) into out. */
+#define SPOOL_STATUS_LEN 28
+void spool_status_format(const struct spool_rcpt *r, char out[SPOOL_STATUS_LEN]);
 
 /* ---- enqueue (submit): docs/spool.md 5 ---- */
 
@@ -142,6 +143,8 @@ struct spool_writer {
 	long long size;                /* message bytes written */
 	int body8;                     /* saw a byte >= 0x80 */
 	const struct spool *sp;
+	size_t blen;                   /* bytes waiting in buf */
+	char buf[16384];
 };
 
 /* E1: creates the temporary file, assigns the id (w->id, and m->id), writes the envelope block.
@@ -156,13 +159,17 @@ int spool_writer_commit(struct spool_writer *w);
 void spool_writer_abort(struct spool_writer *w);
 /* Wakes a running scheduler; silently does nothing when none runs. */
 void spool_trigger_pull(const struct spool *sp);
+/* Writes one trigger line ("Q", "Rexample.com"; docs/spool.md 10). Returns 0 when a scheduler
+ * got it, -1 (errno ENXIO) when none is running. */
+int spool_trigger_send(const struct spool *sp, const char *line);
 
 /* ---- the scheduler's side: docs/spool.md 6, 7, 9 ---- */
 
 /* Opens the trigger FIFO for reading (creating it when missing); returns the fd or -1.
- * Drain it with spool_trigger_drain() after poll() says it is readable. */
+ * Drain it with spool_trigger_drain() after poll() says it is readable: it reads everything
+ * waiting and returns how many bytes of it it stored in buf (the rest is dropped). */
 int spool_trigger_open(const struct spool *sp);
-void spool_trigger_drain(int fd);
+size_t spool_trigger_drain(int fd, char *buf, size_t size);
 
 typedef int spool_each_fn(void *ctx, const char *id, long long t);
 /* Calls fn for every message in incoming/ (t = 0). fn returning non-zero stops the walk. */
@@ -182,7 +189,7 @@ int spool_due_each(const struct spool *sp, long long upto, spool_each_fn *fn, vo
 long long spool_due_next_bucket(const struct spool *sp, long long after);
 /* Moves the index entry from time old to time new (D3). old == 0: creates it. */
 int spool_due_move(struct spool *sp, const char *id, long long old, long long new_t);
-/* Walks queue/*/ for control files (the full scan of docs/spool.md 9.5). */
+/* Walks every queue/<h>/ directory for control files (the full scan of docs/spool.md 9.5). */
 int spool_queue_each(const struct spool *sp, spool_each_fn *fn, void *ctx);
 
 /* Opens and parses a queued message's control file. *fd gets an O_RDWR descriptor (O_RDONLY

@@ -26,7 +26,8 @@ struct ta_ops {
 /* Runs the protocol on stdin/stdout until EOF: "#hungry", read "id\thost" or "#idle", load the
  * control file read-only, select the recipients with tag T, pid == getpid() and this host (and
  * channel, when channel is not NULL), call ops->job. A control file that cannot be read is
- * reported as "deferred" for the whole job (the scheduler keeps the work). Returns an exit code.
+ * logged and nothing is reported: the scheduler defers every recipient of a job that was not
+ * reported when the TA says "#hungry" again (docs/spool.md 11). Returns an exit code.
  * debug_id != NULL: the by-hand mode (-m ID): every recipient of `channel` that is not done,
  * reports printed, nothing else. */
 int ta_main_loop(const struct spool *sp, const char *channel, const struct ta_ops *ops, void *ctx, const char *debug_id);

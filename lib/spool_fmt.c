@@ -1,0 +1,482 @@
+/* The control-file text format (docs/spool.md 4): parsing an envelope block or a whole control
+ * file with every limit checked, and formatting the envelope block and the status field. */
+#include "spool.h"
+#include "util.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct pctx {
+	struct spool_msg *m;
+	char *err;
+	size_t errlen;
+	int line;
+};
+
+static int perr(struct pctx *c, const char *what)
+{
+	if (c->errlen)
+		snprintf(c->err, c->errlen, "line %d: %s", c->line, what);
+	return -1;
+}
+
+/* Splits a line into space-separated fields (at most max); returns how many. The last field
+ * takes the rest of the line when rest_last is set. Fields point into the mutable line. */
+static int split(char *s, char **f, int max, int rest_last)
+{
+	int n = 0;
+	while (*s && n < max) {
+		if (rest_last && n == max - 1) {
+			f[n++] = s;
+			break;
+		}
+		f[n++] = s;
+		char *sp = strchr(s, ' ');
+		if (!sp)
+			break;
+		*sp = 0;
+		s = sp + 1;
+	}
+	return n;
+}
+
+static int num(const char *s, int width, long long *out)
+{
+	long long v = 0;
+	int n = 0;
+	if (!*s)
+		return -1;
+	for (; *s; s++, n++) {
+		if (*s < '0' || *s > '9' || n >= 18)
+			return -1;
+		v = v * 10 + (*s - '0');
+	}
+	if (width && n != width)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static char *xdup(const char *s)
+{
+	char tmp[SPOOL_ADDR_MAX + 1];
+	int n = xtext_decode(s, strlen(s), tmp, sizeof tmp);
+	if (n < 0)
+		return NULL;
+	char *p = malloc((size_t)n + 1);
+	if (p)
+		memcpy(p, tmp, (size_t)n + 1);
+	return p;
+}
+
+static int valid_channel(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n >= sizeof(((struct spool_rcpt *)0)->channel))
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_' || *s == '-'))
+			return 0;
+	return 1;
+}
+
+static int valid_host(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n >= sizeof(((struct spool_rcpt *)0)->host))
+		return 0;
+	for (; *s; s++)
+		if ((unsigned char)*s <= ' ' || (unsigned char)*s >= 0x7f || *s == '/' || (*s >= 'A' && *s <= 'Z'))
+			return 0;
+	return 1;
+}
+
+static int parse_status(const char *f[4], struct spool_rcpt *r)
+{
+	long long pid, tries, next;
+	const char *tag = f[0];
+	if (strlen(tag) != 1 || !strchr("NQTDFX", tag[0]))
+		return -1;
+	if (num(f[1], 10, &pid) || num(f[2], 4, &tries) || num(f[3], 10, &next))
+		return -1;
+	r->tag = tag[0];
+	r->pid = (long)pid;
+	r->tries = (unsigned)tries;
+	r->next = next;
+	return 0;
+}
+
+static int parse_rcpt(struct pctx *c, char *rest, off_t off)
+{
+	struct spool_msg *m = c->m;
+	char *f[9];
+	if (split(rest, f, 9, 0) != 8)
+		return perr(c, "recipient record: expected 8 fields");
+	if (m->nrcpt >= SPOOL_RCPT_MAX)
+		return perr(c, "too many recipients");
+	if (m->nrcpt % 16 == 0) {
+		struct spool_rcpt *n = realloc(m->rcpt, (m->nrcpt + 16) * sizeof *n);
+		if (!n)
+			return perr(c, "out of memory");
+		m->rcpt = n;
+	}
+	struct spool_rcpt *r = &m->rcpt[m->nrcpt];
+	memset(r, 0, sizeof *r);
+	if (parse_status((const char **)f, r))
+		return perr(c, "recipient record: bad status field");
+	if (!valid_channel(f[4]))
+		return perr(c, "recipient record: bad channel");
+	if (!valid_host(f[5]))
+		return perr(c, "recipient record: bad host");
+	str_lcpy(r->channel, f[4], sizeof r->channel);
+	str_lcpy(r->host, f[5], sizeof r->host);
+	char *end;
+	r->priv = strtol(f[7], &end, 10);
+	if (*end || !*f[7] || r->priv < -1)
+		return perr(c, "recipient record: bad privilege");
+	r->addr = xdup(f[6]);
+	if (!r->addr || !*r->addr) {
+		free(r->addr);
+		return perr(c, "recipient record: bad address");
+	}
+	r->off = off;
+	m->nrcpt++;
+	return 0;
+}
+
+static int parse_notify(const char *s, unsigned *out)
+{
+	unsigned v = 0;
+	if (strcmp(s, "N") == 0)
+		return *out = NOTIFY_NEVER, 0;
+	for (; *s; s++) {
+		if (*s == 'S')
+			v |= NOTIFY_SUCCESS;
+		else if (*s == 'F')
+			v |= NOTIFY_FAILURE;
+		else if (*s == 'D')
+			v |= NOTIFY_DELAY;
+		else
+			return -1;
+		if (s[1] == ',')
+			s++;
+		else if (s[1])
+			return -1;
+	}
+	if (!v)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_attempt(struct pctx *c, char *rest)
+{
+	struct spool_msg *m = c->m;
+	char *f[7];
+	int n = split(rest, f, 7, 1);
+	if (n < 6)
+		return perr(c, "attempt record: expected at least 6 fields");
+	long long rc, t;
+	if (num(f[0], 0, &rc) || rc >= (long long)m->nrcpt)
+		return perr(c, "attempt record: bad recipient number");
+	if (num(f[1], 0, &t))
+		return perr(c, "attempt record: bad time");
+	if (m->natt % 16 == 0) {
+		struct spool_attempt *na = realloc(m->att, (m->natt + 16) * sizeof *na);
+		if (!na)
+			return perr(c, "out of memory");
+		m->att = na;
+	}
+	struct spool_attempt *a = &m->att[m->natt];
+	memset(a, 0, sizeof *a);
+	a->rcpt = (int)rc;
+	a->time = t;
+	if (str_lcpy(a->code, f[2], sizeof a->code) >= sizeof a->code ||
+	    str_lcpy(a->action, f[3], sizeof a->action) >= sizeof a->action ||
+	    str_lcpy(a->enh, f[4], sizeof a->enh) >= sizeof a->enh)
+		return perr(c, "attempt record: field too long");
+	if (strcmp(f[5], "-") != 0 && !(a->remote = xdup(f[5])))
+		return perr(c, "attempt record: bad remote host");
+	a->text = strdup(n == 7 ? f[6] : "");
+	if (!a->text) {
+		free(a->remote);
+		return perr(c, "out of memory");
+	}
+	m->natt++;
+	return 0;
+}
+
+static int parse_line(struct pctx *c, char *line, off_t off, int *in_env)
+{
+	struct spool_msg *m = c->m;
+	char kind = line[0];
+	if (c->line == 1) {
+		char *f[4];
+		long long v;
+		int n = split(line, f, 4, 1);
+		if (n < 3 || strcmp(f[0], "@") || strcmp(f[1], "spoolbox") || num(f[2], 0, &v))
+			return perr(c, "not a spoolbox control file (bad version line)");
+		if (v < 1 || v > SPOOL_VERSION)
+			return perr(c, "format version newer than this program knows");
+		m->version = (int)v;
+		return 0;
+	}
+	if (!*in_env) {
+		if (kind == 'A' && line[1] == ' ')
+			return parse_attempt(c, line + 2);
+		if (kind == 'W' && line[1] == ' ') {
+			if (num(line + 2, 0, &m->warned))
+				return perr(c, "warning record: bad time");
+			return 0;
+		}
+		if (kind == 'B' && line[1] == ' ') {
+			char *f[3];
+			long long t;
+			if (split(line + 2, f, 3, 0) != 2 || num(f[0], 0, &t) || !spool_id_valid(f[1]))
+				return perr(c, "bounce record: bad fields");
+			str_lcpy(m->bounce_id, f[1], sizeof m->bounce_id);
+			return 0;
+		}
+		return perr(c, "unknown record after the envelope");
+	}
+	if (strcmp(line, ".") == 0) {
+		*in_env = 0;
+		return 0;
+	}
+	if (strcmp(line, "U") == 0) {
+		m->smtputf8 = 1;
+		return 0;
+	}
+	if (line[1] != ' ')
+		return perr(c, "malformed record (no space after the type)");
+	char *rest = line + 2;
+	long long v;
+	switch (kind) {
+	case 'i':
+		if (!spool_id_valid(rest))
+			return perr(c, "bad message id");
+		str_lcpy(m->id, rest, sizeof m->id);
+		return 0;
+	case 't':
+		return num(rest, 0, &m->arrival) ? perr(c, "bad arrival time") : 0;
+	case 'o':
+		if (num(rest, 16, &v))
+			return perr(c, "bad body offset");
+		m->body_off = (off_t)v;
+		return 0;
+	case 'z':
+		return num(rest, 16, &m->size) ? perr(c, "bad size") : 0;
+	case 'b':
+		if (strcmp(rest, "7") && strcmp(rest, "8"))
+			return perr(c, "bad body type");
+		m->body8 = rest[0] == '8';
+		return 0;
+	case 'u': {
+		char *f[3];
+		if (split(rest, f, 3, 0) != 2 || num(f[0], 0, &v))
+			return perr(c, "bad user record");
+		m->uid = (long)v;
+		char tmp[sizeof m->user];
+		if (xtext_decode(f[1], strlen(f[1]), tmp, sizeof tmp) < 0)
+			return perr(c, "bad user name");
+		str_lcpy(m->user, tmp, sizeof m->user);
+		return 0;
+	}
+	case 's':
+		if (m->sender)
+			return perr(c, "second sender record");
+		m->sender = strcmp(rest, "<>") == 0 ? strdup("") : xdup(rest);
+		return m->sender ? 0 : perr(c, "bad sender address");
+	case 'R':
+		if (strcmp(rest, "F") && strcmp(rest, "H"))
+			return perr(c, "bad RET value");
+		m->ret = rest[0];
+		return 0;
+	case 'e':
+		free(m->envid);
+		m->envid = xdup(rest);
+		return m->envid ? 0 : perr(c, "bad ENVID");
+	case 'r':
+		return parse_rcpt(c, rest, off);
+	case 'N':
+		if (!m->nrcpt || parse_notify(rest, &m->rcpt[m->nrcpt - 1].notify))
+			return perr(c, "bad NOTIFY record");
+		return 0;
+	case 'O': {
+		char *semi = strchr(rest, ';');
+		if (!m->nrcpt || !semi || semi == rest || m->rcpt[m->nrcpt - 1].orcpt)
+			return perr(c, "bad ORCPT record");
+		char *addr = xdup(semi + 1);
+		if (!addr)
+			return perr(c, "bad ORCPT address");
+		size_t tl = (size_t)(semi - rest), al = strlen(addr);
+		char *o = malloc(tl + al + 2);
+		if (!o) {
+			free(addr);
+			return perr(c, "out of memory");
+		}
+		memcpy(o, rest, tl + 1);
+		memcpy(o + tl + 1, addr, al + 1);
+		free(addr);
+		m->rcpt[m->nrcpt - 1].orcpt = o;
+		return 0;
+	}
+	default:
+		return perr(c, "unknown record in the envelope");
+	}
+}
+
+int spool_msg_parse(const char *text, size_t len, int stop_at_env, struct spool_msg *m, char *err, size_t errlen)
+{
+	struct pctx c = {m, err, errlen, 0};
+	memset(m, 0, sizeof *m);
+	if (errlen)
+		err[0] = 0;
+	if (len > SPOOL_CTL_MAX)
+		return perr(&c, "control file larger than the limit");
+	int in_env = 1;
+	size_t pos = 0;
+	char line[SPOOL_LINE_MAX + 1];
+	while (pos < len) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		c.line++;
+		if (!nl) {
+			/* A torn final append (docs/spool.md 4.3) is ignored; a torn envelope is not. */
+			if (in_env)
+				goto fail_trunc;
+			break;
+		}
+		size_t ll = (size_t)(nl - (text + pos));
+		if (ll > SPOOL_LINE_MAX) {
+			perr(&c, "line too long");
+			goto fail;
+		}
+		memcpy(line, text + pos, ll);
+		line[ll] = 0;
+		if (memchr(line, 0, ll) || ll == 0) {
+			perr(&c, ll ? "NUL byte in a record" : "empty line");
+			goto fail;
+		}
+		if (parse_line(&c, line, (off_t)pos, &in_env) < 0)
+			goto fail;
+		pos += ll + 1;
+		if (!in_env && stop_at_env)
+			break;
+	}
+	if (in_env)
+		goto fail_trunc;
+	m->env_end = (off_t)pos;
+	if (!m->id[0] || !m->sender || !m->nrcpt) {
+		c.line = 0;
+		perr(&c, !m->id[0] ? "no message id" : !m->sender ? "no sender" : "no recipients");
+		goto fail;
+	}
+	return 0;
+fail_trunc:
+	perr(&c, "truncated: the envelope does not end with a '.' line");
+fail:
+	spool_msg_free(m);
+	return -1;
+}
+
+void spool_msg_free(struct spool_msg *m)
+{
+	for (size_t i = 0; i < m->nrcpt; i++) {
+		free(m->rcpt[i].addr);
+		free(m->rcpt[i].orcpt);
+	}
+	for (size_t i = 0; i < m->natt; i++) {
+		free(m->att[i].remote);
+		free(m->att[i].text);
+	}
+	free(m->rcpt);
+	free(m->att);
+	free(m->sender);
+	free(m->envid);
+	memset(m, 0, sizeof *m);
+}
+
+void spool_status_format(const struct spool_rcpt *r, char out[SPOOL_STATUS_LEN])
+{
+	char tmp[SPOOL_STATUS_LEN + 8];
+	unsigned long long pid = r->pid < 0 ? 0 : (unsigned long long)r->pid;
+	unsigned tries = r->tries > 9999 ? 9999 : r->tries;
+	long long next = r->next < 0 ? 0 : r->next > 9999999999LL ? 9999999999LL : r->next;
+	if (pid > 9999999999ULL)
+		pid = 0;
+	snprintf(tmp, sizeof tmp, "%c %010llu %04u %010lld", r->tag, pid, tries, next);
+	memcpy(out, tmp, SPOOL_STATUS_LEN);
+}
+
+static int add_x(struct buf *b, const char *s)
+{
+	char tmp[3 * SPOOL_ADDR_MAX + 4];
+	if (strlen(s) > SPOOL_ADDR_MAX || xtext_encode(s, strlen(s), tmp, sizeof tmp) < 0)
+		return -1;
+	return buf_adds(b, tmp);
+}
+
+int spool_env_format(const struct spool_msg *m, struct buf *b, size_t *off_o, size_t *off_z, size_t *off_b)
+{
+	int r = 0;
+	if (!spool_id_valid(m->id) || !m->sender || m->nrcpt == 0 || m->nrcpt > SPOOL_RCPT_MAX)
+		return -1;
+	r |= buf_printf(b, "@ spoolbox %d\ni %s\nt %lld\n", SPOOL_VERSION, m->id, m->arrival);
+	*off_o = b->len + 2;
+	r |= buf_printf(b, "o %016lld\n", 0LL);
+	*off_z = b->len + 2;
+	r |= buf_printf(b, "z %016lld\n", (long long)m->size);
+	*off_b = b->len + 2;
+	r |= buf_printf(b, "b %c\n", m->body8 ? '8' : '7');
+	if (m->smtputf8)
+		r |= buf_adds(b, "U\n");
+	r |= buf_printf(b, "u %ld ", m->uid);
+	r |= add_x(b, m->user[0] ? m->user : "-");
+	r |= buf_adds(b, "\ns ");
+	r |= m->sender[0] ? add_x(b, m->sender) : buf_adds(b, "<>");
+	r |= buf_addc(b, '\n');
+	if (m->ret)
+		r |= buf_printf(b, "R %c\n", m->ret);
+	if (m->envid) {
+		r |= buf_adds(b, "e ");
+		r |= add_x(b, m->envid);
+		r |= buf_addc(b, '\n');
+	}
+	for (size_t i = 0; i < m->nrcpt && !r; i++) {
+		const struct spool_rcpt *rc = &m->rcpt[i];
+		if (!valid_channel(rc->channel) || !valid_host(rc->host) || !rc->addr || !*rc->addr)
+			return -1;
+		r |= buf_printf(b, "r N 0000000000 0000 0000000000 %s %s ", rc->channel, rc->host);
+		r |= add_x(b, rc->addr);
+		r |= buf_printf(b, " %ld\n", rc->priv < -1 ? -1 : rc->priv);
+		if (rc->notify) {
+			if (rc->notify & NOTIFY_NEVER)
+				r |= buf_adds(b, "N N\n");
+			else
+				r |= buf_printf(b, "N %s%s%s%s%s\n", rc->notify & NOTIFY_SUCCESS ? "S" : "",
+				                (rc->notify & NOTIFY_SUCCESS) && (rc->notify & (NOTIFY_FAILURE | NOTIFY_DELAY)) ? "," : "",
+				                rc->notify & NOTIFY_FAILURE ? "F" : "",
+				                (rc->notify & NOTIFY_FAILURE) && (rc->notify & NOTIFY_DELAY) ? "," : "",
+				                rc->notify & NOTIFY_DELAY ? "D" : "");
+		}
+		if (rc->orcpt) {
+			const char *semi = strchr(rc->orcpt, ';');
+			if (!semi || semi == rc->orcpt || semi - rc->orcpt > 32)
+				return -1;
+			for (const char *p = rc->orcpt; p < semi; p++)
+				if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '-'))
+					return -1;
+			r |= buf_printf(b, "O %.*s;", (int)(semi - rc->orcpt), rc->orcpt);
+			r |= add_x(b, semi + 1);
+			r |= buf_addc(b, '\n');
+		}
+	}
+	r |= buf_adds(b, ".\n");
+	if (r)
+		return -1;
+	/* the body starts right after the envelope: fill in 'o' now */
+	char o[17];
+	snprintf(o, sizeof o, "%016zu", b->len);
+	memcpy(b->p + *off_o, o, 16);
+	return 0;
+}

@@ -1,0 +1,150 @@
+/* Message ids, spool paths and xtext (docs/spool.md 2 and 4.1). Ids are the only thing ever
+ * joined into a spool path, so spool_id_valid() guards every path builder. */
+#include "spool.h"
+#include "util.h"
+#include <string.h>
+
+static const char b36[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+
+static char *put_b36(char *p, unsigned long long v, int width)
+{
+	char tmp[16];
+	int n = 0;
+	do {
+		tmp[n++] = b36[v % 36];
+		v /= 36;
+	} while (v && n < (int)sizeof tmp);
+	while (n < width)
+		tmp[n++] = '0';
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+void spool_id_make(char out[SPOOL_ID_MAX], long long sec, long usec, unsigned long long ino)
+{
+	char *p = out;
+	/* fixed widths keep ids sortable by creation time; 36^7 s reaches the year 4453 */
+	p = put_b36(p, (unsigned long long)(sec < 0 ? 0 : sec) % 78364164096ULL, 7);
+	p = put_b36(p, (unsigned long long)(usec < 0 ? 0 : usec) % 1679616, 4);
+	p = put_b36(p, ino, 1);
+	*p = 0;
+}
+
+int spool_id_valid(const char *s)
+{
+	size_t n = 0;
+	for (; s[n]; n++)
+		if (!((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'A' && s[n] <= 'Z')))
+			return 0;
+	return n >= 12 && n < SPOOL_ID_MAX - 8;
+}
+
+long long spool_id_time(const char *id)
+{
+	if (!spool_id_valid(id))
+		return -1;
+	long long t = 0;
+	for (int i = 0; i < 7; i++)
+		t = t * 36 + (long long)(strchr(b36, id[i]) - b36);
+	return t;
+}
+
+static char hash_of(const char *id)
+{
+	return id[strlen(id) - 1];
+}
+
+int spool_path_ctl(const struct spool *sp, const char *id, char *out, size_t size)
+{
+	if (!spool_id_valid(id))
+		return -1;
+	return str_fmt(out, size, "%s/queue/%c/%s.c", sp->dir, hash_of(id), id);
+}
+
+int spool_path_msg(const struct spool *sp, const char *id, char *out, size_t size)
+{
+	if (!spool_id_valid(id))
+		return -1;
+	return str_fmt(out, size, "%s/queue/%c/%s.d", sp->dir, hash_of(id), id);
+}
+
+int spool_path_incoming(const struct spool *sp, const char *id, char *out, size_t size)
+{
+	if (!spool_id_valid(id))
+		return -1;
+	return str_fmt(out, size, "%s/incoming/%s", sp->dir, id);
+}
+
+int spool_path_due(const struct spool *sp, const char *id, long long t, char *out, size_t size)
+{
+	if (!spool_id_valid(id) || t < 0)
+		return -1;
+	return str_fmt(out, size, "%s/due/%lld/%s.%lld", sp->dir, t / SPOOL_BUCKET, id, t);
+}
+
+static int xchar_plain(unsigned char c)
+{
+	return c >= '!' && c <= '~' && c != '+' && c != '=';
+}
+
+int xtext_encode(const char *in, size_t n, char *out, size_t size)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t o = 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)in[i];
+		if (xchar_plain(c)) {
+			if (o + 1 >= size)
+				return -1;
+			out[o++] = (char)c;
+		} else {
+			if (o + 3 >= size)
+				return -1;
+			out[o++] = '+';
+			out[o++] = hex[c >> 4];
+			out[o++] = hex[c & 15];
+		}
+	}
+	if (o >= size)
+		return -1;
+	out[o] = 0;
+	return (int)o;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+int xtext_decode(const char *in, size_t n, char *out, size_t size)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)in[i];
+		if (c == '+') {
+			if (i + 2 >= n)
+				return -1;
+			int h = hexval(in[i + 1]), l = hexval(in[i + 2]);
+			if (h < 0 || l < 0)
+				return -1;
+			c = (unsigned char)(h * 16 + l);
+			i += 2;
+		} else if (c < '!' || c > '~') {
+			return -1;
+		}
+		if (o + 1 >= size)
+			return -1;
+		out[o++] = (char)c;
+	}
+	if (o >= size)
+		return -1;
+	out[o] = 0;
+	return (int)o;
+}

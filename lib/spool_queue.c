@@ -1,0 +1,535 @@
+/* The scheduler's side of the spool (docs/spool.md 6, 7, 9, 10): the trigger, pick-up with
+ * batched directory fsyncs, the due index, control-file loading, in-place status updates,
+ * appended records and removal. */
+#include "spool.h"
+#include "fileio.h"
+#include "log.h"
+#include "util.h"
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int spool_trigger_open(const struct spool *sp)
+{
+	char path[SPOOL_PATH_MAX];
+	if (str_fmt(path, sizeof path, "%s/trigger", sp->dir) < 0)
+		return -1;
+	if (mkfifo(path, 0620) < 0 && errno != EEXIST) {
+		log_msg(LOG_ERR, NULL, "mkfifo %s: %s", path, strerror(errno));
+		return -1;
+	}
+	/* O_RDWR keeps a writer open, so the FIFO never reports EOF between submits */
+	int fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		log_msg(LOG_ERR, NULL, "open %s: %s", path, strerror(errno));
+		return -1;
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISFIFO(st.st_mode)) {
+		log_msg(LOG_ERR, NULL, "%s is not a FIFO", path);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+size_t spool_trigger_drain(int fd, char *buf, size_t size)
+{
+	size_t kept = 0;
+	char tmp[512];
+	for (;;) {
+		ssize_t n = read(fd, tmp, sizeof tmp);
+		if (n <= 0) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			break;
+		}
+		size_t c = (size_t)n;
+		if (c > size - kept)
+			c = size - kept;
+		memcpy(buf + kept, tmp, c);
+		kept += c;
+	}
+	return kept;
+}
+
+/* Calls fn for every entry of dir whose name passes `want`, with the id (up to a '.') and the
+ * number after the dot (0 when none). */
+static int each_entry(const char *dir, const char *suffix, spool_each_fn *fn, void *ctx)
+{
+	DIR *d = opendir(dir);
+	if (!d) {
+		if (errno == ENOENT)
+			return 0;
+		log_msg(LOG_ERR, NULL, "opendir %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	struct dirent *e;
+	int r = 0;
+	while ((e = readdir(d))) {
+		char id[SPOOL_ID_MAX];
+		const char *dot = strchr(e->d_name, '.');
+		size_t n = dot ? (size_t)(dot - e->d_name) : strlen(e->d_name);
+		if (n >= sizeof id)
+			continue;
+		memcpy(id, e->d_name, n);
+		id[n] = 0;
+		if (!spool_id_valid(id))
+			continue;
+		long long t = 0;
+		if (suffix) {
+			if (!dot || strcmp(dot + 1, suffix) != 0)
+				continue;
+		} else if (dot) {
+			char *end;
+			t = strtoll(dot + 1, &end, 10);
+			if (*end || t < 0)
+				continue;
+		}
+		if ((r = fn(ctx, id, t)) != 0)
+			break;
+	}
+	closedir(d);
+	return r;
+}
+
+int spool_incoming_each(const struct spool *sp, spool_each_fn *fn, void *ctx)
+{
+	char dir[SPOOL_PATH_MAX];
+	str_fmt(dir, sizeof dir, "%s/incoming", sp->dir);
+	return each_entry(dir, NULL, fn, ctx);
+}
+
+static int hash_index(const char *id)
+{
+	char h = id[strlen(id) - 1];
+	return h <= '9' ? h - '0' : h - 'A' + 10;
+}
+
+static void mark_due(struct spool *sp, long long bucket)
+{
+	for (size_t i = 0; i < ARRAY_LEN(sp->dirty_due); i++) {
+		if (sp->dirty_due[i] == bucket + 1)
+			return;
+		if (!sp->dirty_due[i]) {
+			sp->dirty_due[i] = bucket + 1;
+			return;
+		}
+	}
+	/* full: make room by syncing now */
+	spool_sync_dirty(sp);
+	sp->dirty_due[0] = bucket + 1;
+}
+
+static int ensure_dir_of(const char *path)
+{
+	char dir[SPOOL_PATH_MAX];
+	if (fio_dirname(path, dir, sizeof dir) < 0)
+		return -1;
+	if (mkdir(dir, 0750) < 0 && errno != EEXIST) {
+		log_msg(LOG_ERR, NULL, "mkdir %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void quarantine(const struct spool *sp, const char *id, const char *from, const char *why)
+{
+	char to[SPOOL_PATH_MAX];
+	str_fmt(to, sizeof to, "%s/corrupt/%s", sp->dir, id);
+	ensure_dir_of(to);
+	if (rename(from, to) == 0)
+		log_msg(LOG_ERR, id, "unreadable message moved to %s: %s", to, why);
+	else
+		log_msg(LOG_ERR, id, "unreadable message %s (%s), and moving it to %s failed: %s", from, why, to, strerror(errno));
+}
+
+/* Reads the envelope block (up to and including the "." line) of a message file. */
+static int read_envelope(const char *path, struct buf *b)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		log_msg(LOG_ERR, NULL, "open %s: %s", path, strerror(errno));
+		return -1;
+	}
+	char chunk[8192];
+	for (;;) {
+		ssize_t n = fio_read_full(fd, chunk, sizeof chunk, path);
+		if (n < 0)
+			break;
+		size_t from = b->len > 2 ? b->len - 2 : 0;
+		if (buf_add(b, chunk, (size_t)n) < 0) {
+			errno = EFBIG;
+			break;
+		}
+		char *end = NULL;
+		for (char *p = b->p + from; (p = memchr(p, '\n', b->len - (size_t)(p - b->p))); p++)
+			if (p + 2 < b->p + b->len + 0 && p[1] == '.' && p[2] == '\n') {
+				end = p + 3;
+				break;
+			} else if (p + 2 >= b->p + b->len) {
+				break;
+			}
+		if (end) {
+			b->len = (size_t)(end - b->p);
+			close(fd);
+			return 0;
+		}
+		if ((size_t)n < sizeof chunk) {
+			errno = EINVAL;
+			break;
+		}
+	}
+	close(fd);
+	return -1;
+}
+
+int spool_pickup_prepare(struct spool *sp, const char *id, long long *arrival)
+{
+	char src[SPOOL_PATH_MAX], ctl[SPOOL_PATH_MAX], due[SPOOL_PATH_MAX], err[160];
+	if (spool_path_incoming(sp, id, src, sizeof src) < 0 || spool_path_ctl(sp, id, ctl, sizeof ctl) < 0)
+		return -1;
+	struct buf b;
+	buf_init(&b, SPOOL_CTL_MAX);
+	if (read_envelope(src, &b) < 0) {
+		if (errno == EINVAL || errno == EFBIG)
+			quarantine(sp, id, src, "no complete envelope block");
+		buf_free(&b);
+		return -1;
+	}
+	struct spool_msg m;
+	if (spool_msg_parse(b.p, b.len, 1, &m, err, sizeof err) < 0 || strcmp(m.id, id) != 0) {
+		quarantine(sp, id, src, err[0] ? err : "id does not match the file name");
+		if (!err[0])
+			spool_msg_free(&m);
+		buf_free(&b);
+		return -1;
+	}
+	*arrival = m.arrival;
+	spool_msg_free(&m);
+	if (ensure_dir_of(ctl) < 0) {
+		buf_free(&b);
+		return -1;
+	}
+	int fd = open(ctl, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
+	if (fd < 0) {
+		log_msg(LOG_ERR, id, "create %s: %s", ctl, strerror(errno));
+		buf_free(&b);
+		return -1;
+	}
+	int r = fio_write_all(fd, b.p, b.len, ctl);
+	buf_free(&b);
+	if (r == 0)
+		r = fio_fsync(fd, ctl);
+	close(fd);
+	if (r < 0)
+		return -1;
+	if (spool_path_due(sp, id, *arrival, due, sizeof due) < 0 || ensure_dir_of(due) < 0)
+		return -1;
+	if (link(ctl, due) < 0 && errno != EEXIST) {
+		log_msg(LOG_ERR, id, "link %s to %s: %s", ctl, due, strerror(errno));
+		return -1;
+	}
+	sp->dirty_queue |= 1UL << hash_index(id);
+	mark_due(sp, *arrival / SPOOL_BUCKET);
+	return 0;
+}
+
+int spool_pickup_finish(struct spool *sp, const char *id)
+{
+	char src[SPOOL_PATH_MAX], dst[SPOOL_PATH_MAX];
+	if (spool_path_incoming(sp, id, src, sizeof src) < 0 || spool_path_msg(sp, id, dst, sizeof dst) < 0)
+		return -1;
+	if (rename(src, dst) < 0) {
+		log_msg(LOG_ERR, id, "rename %s to %s: %s", src, dst, strerror(errno));
+		return -1;
+	}
+	sp->dirty_queue |= 1UL << hash_index(id);
+	sp->dirty_incoming = 1;
+	return 0;
+}
+
+int spool_sync_dirty(struct spool *sp)
+{
+	char dir[SPOOL_PATH_MAX];
+	int r = 0;
+	static const char hashes[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+	for (int h = 0; h < 36; h++) {
+		if (!(sp->dirty_queue & (1UL << h)))
+			continue;
+		str_fmt(dir, sizeof dir, "%s/queue/%c", sp->dir, hashes[h]);
+		r |= fio_fsync_dir(dir);
+	}
+	sp->dirty_queue = 0;
+	for (size_t i = 0; i < ARRAY_LEN(sp->dirty_due); i++) {
+		if (!sp->dirty_due[i])
+			continue;
+		str_fmt(dir, sizeof dir, "%s/due/%lld", sp->dir, sp->dirty_due[i] - 1);
+		r |= fio_fsync_dir(dir);
+		sp->dirty_due[i] = 0;
+	}
+	if (sp->dirty_incoming) {
+		str_fmt(dir, sizeof dir, "%s/incoming", sp->dir);
+		r |= fio_fsync_dir(dir);
+		sp->dirty_incoming = 0;
+	}
+	return r ? -1 : 0;
+}
+
+static int cmp_ll(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The bucket numbers present under due/, sorted; *n gets the count. malloc'd. */
+static long long *list_buckets(const struct spool *sp, size_t *n)
+{
+	char dir[SPOOL_PATH_MAX];
+	str_fmt(dir, sizeof dir, "%s/due", sp->dir);
+	*n = 0;
+	DIR *d = opendir(dir);
+	if (!d) {
+		if (errno != ENOENT)
+			log_msg(LOG_ERR, NULL, "opendir %s: %s", dir, strerror(errno));
+		return NULL;
+	}
+	long long *v = NULL;
+	size_t cap = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		char *end;
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		long long b = strtoll(e->d_name, &end, 10);
+		if (*end)
+			continue;
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 64;
+			long long *nv = realloc(v, cap * sizeof *v);
+			if (!nv)
+				break;
+			v = nv;
+		}
+		v[(*n)++] = b;
+	}
+	closedir(d);
+	if (v)
+		qsort(v, *n, sizeof *v, cmp_ll);
+	return v;
+}
+
+int spool_due_each(const struct spool *sp, long long upto, spool_each_fn *fn, void *ctx)
+{
+	size_t n;
+	long long *b = list_buckets(sp, &n);
+	int r = 0;
+	for (size_t i = 0; i < n && r == 0; i++) {
+		if (b[i] * SPOOL_BUCKET > upto)
+			break;
+		char dir[SPOOL_PATH_MAX];
+		str_fmt(dir, sizeof dir, "%s/due/%lld", sp->dir, b[i]);
+		r = each_entry(dir, NULL, fn, ctx);
+		if (r == 0 && (b[i] + 1) * SPOOL_BUCKET <= upto)
+			rmdir(dir); /* a past bucket that is empty now; ENOTEMPTY is the usual answer */
+	}
+	free(b);
+	return r;
+}
+
+long long spool_due_next_bucket(const struct spool *sp, long long after)
+{
+	size_t n;
+	long long *b = list_buckets(sp, &n), next = 0;
+	for (size_t i = 0; i < n; i++)
+		if (b[i] * SPOOL_BUCKET > after) {
+			next = b[i] * SPOOL_BUCKET;
+			break;
+		}
+	free(b);
+	return next;
+}
+
+int spool_due_move(struct spool *sp, const char *id, long long old, long long new_t)
+{
+	char from[SPOOL_PATH_MAX], to[SPOOL_PATH_MAX];
+	if (new_t < 0 || spool_path_due(sp, id, new_t, to, sizeof to) < 0 || ensure_dir_of(to) < 0)
+		return -1;
+	if (old == new_t && old > 0)
+		return 0;
+	if (old > 0) {
+		if (spool_path_due(sp, id, old, from, sizeof from) < 0)
+			return -1;
+		if (rename(from, to) == 0)
+			return 0;
+		if (errno != ENOENT) {
+			log_msg(LOG_ERR, id, "rename %s to %s: %s", from, to, strerror(errno));
+			return -1;
+		}
+	}
+	if (spool_path_ctl(sp, id, from, sizeof from) < 0)
+		return -1;
+	if (link(from, to) < 0 && errno != EEXIST) {
+		log_msg(LOG_ERR, id, "link %s to %s: %s", from, to, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int spool_queue_each(const struct spool *sp, spool_each_fn *fn, void *ctx)
+{
+	static const char hashes[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+	char dir[SPOOL_PATH_MAX];
+	for (int h = 0; h < 36; h++) {
+		str_fmt(dir, sizeof dir, "%s/queue/%c", sp->dir, hashes[h]);
+		int r = each_entry(dir, "c", fn, ctx);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+int spool_ctl_load(const struct spool *sp, const char *id, int readonly, struct spool_msg *m, int *fdp, char *err, size_t errlen)
+{
+	char path[SPOOL_PATH_MAX];
+	if (errlen)
+		err[0] = 0;
+	if (spool_path_ctl(sp, id, path, sizeof path) < 0) {
+		str_lcpy(err, "invalid message id", errlen);
+		return -1;
+	}
+	int fd = open(path, (readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		snprintf(err, errlen, "open %s: %s", path, strerror(errno));
+		return -1;
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (unsigned long long)st.st_size > SPOOL_CTL_MAX) {
+		snprintf(err, errlen, "%s: not a regular file of at most %u bytes", path, SPOOL_CTL_MAX);
+		close(fd);
+		return -1;
+	}
+	char *text = malloc((size_t)st.st_size + 1);
+	ssize_t n = text ? pread(fd, text, (size_t)st.st_size, 0) : -1;
+	if (n != (ssize_t)st.st_size) {
+		snprintf(err, errlen, "read %s: %s", path, n < 0 ? strerror(errno) : "short read");
+		free(text);
+		close(fd);
+		return -1;
+	}
+	char perr[160];
+	int r = spool_msg_parse(text, (size_t)n, 0, m, perr, sizeof perr);
+	free(text);
+	if (r == 0 && strcmp(m->id, id) != 0) {
+		spool_msg_free(m);
+		str_lcpy(perr, "id does not match the file name", sizeof perr);
+		r = -1;
+	}
+	if (r < 0) {
+		snprintf(err, errlen, "%s: %s", path, perr);
+		close(fd);
+		return -1;
+	}
+	*fdp = fd;
+	return 0;
+}
+
+int spool_rcpt_update(int fd, const struct spool_rcpt *r, const char *path)
+{
+	char field[SPOOL_STATUS_LEN];
+	spool_status_format(r, field);
+	return fio_pwrite_all(fd, field, sizeof field, r->off + 2, path);
+}
+
+int spool_record_append(int fd, const char *line, const char *path)
+{
+	struct stat st;
+	if (strchr(line, '\n') || fstat(fd, &st) < 0) {
+		errno = EINVAL;
+		log_msg(LOG_ERR, NULL, "append to %s: bad record or stat failed", path);
+		return -1;
+	}
+	size_t n = strlen(line);
+	char *rec = malloc(n + 3), last = '\n';
+	if (!rec)
+		return -1;
+	size_t o = 0;
+	/* a torn earlier append (crash mid-write) must not swallow this record */
+	if (st.st_size > 0 && pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n')
+		rec[o++] = '\n';
+	memcpy(rec + o, line, n);
+	o += n;
+	rec[o++] = '\n';
+	int r = fio_pwrite_all(fd, rec, o, st.st_size, path);
+	free(rec);
+	return r;
+}
+
+static void clean_copy(char *dst, size_t size, const char *src)
+{
+	size_t o = 0;
+	for (; src && *src && o + 1 < size; src++)
+		dst[o++] = ((unsigned char)*src < 0x20 || *src == 0x7f) ? ' ' : *src;
+	dst[o] = 0;
+}
+
+static int word_ok(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if ((unsigned char)*s <= ' ' || (unsigned char)*s >= 0x7f)
+			return 0;
+	return 1;
+}
+
+int spool_attempt_append(int fd, const struct spool_attempt *a, const char *path)
+{
+	char remote[3 * 256 + 4] = "-", text[SPOOL_TEXT_MAX + 1], line[SPOOL_LINE_MAX];
+	if (a->remote && *a->remote && xtext_encode(a->remote, strnlen(a->remote, 255), remote, sizeof remote) < 0)
+		str_lcpy(remote, "-", sizeof remote);
+	clean_copy(text, sizeof text, a->text);
+	const char *code = word_ok(a->code) ? a->code : "-", *action = word_ok(a->action) ? a->action : "-",
+	           *enh = word_ok(a->enh) ? a->enh : "-";
+	if (str_fmt(line, sizeof line, "A %d %lld %s %s %s %s %s", a->rcpt, a->time, code, action, enh, remote, text) < 0)
+		return -1;
+	return spool_record_append(fd, line, path);
+}
+
+int spool_remove(struct spool *sp, const char *id, long long t)
+{
+	char path[SPOOL_PATH_MAX];
+	int r = 0;
+	if (t > 0 && spool_path_due(sp, id, t, path, sizeof path) == 0 && unlink(path) < 0 && errno != ENOENT)
+		r = -1;
+	if (spool_path_ctl(sp, id, path, sizeof path) < 0 || (unlink(path) < 0 && errno != ENOENT))
+		r = -1;
+	if (spool_path_msg(sp, id, path, sizeof path) < 0 || (unlink(path) < 0 && errno != ENOENT))
+		r = -1;
+	if (r)
+		log_msg(LOG_ERR, id, "remove from the queue: %s", strerror(errno));
+	return r;
+}
+
+int spool_msg_open(const struct spool *sp, const char *id, off_t body_off)
+{
+	char path[SPOOL_PATH_MAX];
+	if (spool_path_msg(sp, id, path, sizeof path) < 0)
+		return -1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		log_msg(LOG_ERR, id, "open %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (lseek(fd, body_off, SEEK_SET) != body_off) {
+		log_msg(LOG_ERR, id, "seek %s to %lld: %s", path, (long long)body_off, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}

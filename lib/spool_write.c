@@ -1,0 +1,233 @@
+/* Opening the spool, the enqueue sequence E1..E4 of docs/spool.md 5, and the trigger FIFO. */
+#include "spool.h"
+#include "fileio.h"
+#include "log.h"
+#include "util.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+static int mkdir_mode(const char *path, mode_t mode, long gid)
+{
+	if (mkdir(path, mode) < 0) {
+		if (errno != EEXIST) {
+			log_msg(LOG_ERR, NULL, "mkdir %s: %s", path, strerror(errno));
+			return -1;
+		}
+		return 0;
+	}
+	/* mkdir applies the umask; the modes of docs/spool.md 8 are meant exactly */
+	if (chmod(path, mode) < 0 || (gid >= 0 && chown(path, (uid_t)-1, (gid_t)gid) < 0)) {
+		log_msg(LOG_ERR, NULL, "set mode/group of %s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int spool_open(struct spool *sp, const char *dir, int create, long gid)
+{
+	memset(sp, 0, sizeof *sp);
+	if (!*dir || str_lcpy(sp->dir, dir, sizeof sp->dir) >= sizeof sp->dir) {
+		log_msg(LOG_ERR, NULL, "spool directory name too long or empty: %s", dir);
+		return -1;
+	}
+	static const struct {
+		const char *name;
+		mode_t mode;
+		int grouped;
+	} sub[] = {
+	    {"tmp", 01770, 1}, {"incoming", 01770, 1}, {"queue", 0750, 0}, {"due", 0750, 0}, {"corrupt", 0750, 0},
+	};
+	char path[SPOOL_PATH_MAX];
+	if (create) {
+		if (fio_mkdirs(dir, 0755) < 0)
+			return -1;
+		if (gid >= 0 && (chmod(dir, 0710) < 0 || chown(dir, (uid_t)-1, (gid_t)gid) < 0))
+			log_msg(LOG_WARNING, NULL, "set mode/group of %s: %s", dir, strerror(errno));
+		for (size_t i = 0; i < ARRAY_LEN(sub); i++) {
+			str_fmt(path, sizeof path, "%s/%s", dir, sub[i].name);
+			if (mkdir_mode(path, sub[i].mode, sub[i].grouped ? gid : -1) < 0)
+				return -1;
+		}
+		str_fmt(path, sizeof path, "%s/trigger", dir);
+		if (mkfifo(path, 0620) == 0) {
+			if (chmod(path, 0620) < 0 || (gid >= 0 && chown(path, (uid_t)-1, (gid_t)gid) < 0))
+				log_msg(LOG_WARNING, NULL, "set mode/group of %s: %s", path, strerror(errno));
+		} else if (errno != EEXIST) {
+			log_msg(LOG_ERR, NULL, "mkfifo %s: %s", path, strerror(errno));
+			return -1;
+		}
+		return 0;
+	}
+	str_fmt(path, sizeof path, "%s/incoming", dir);
+	struct stat st;
+	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		log_msg(LOG_ERR, NULL, "spool %s is not set up (%s: %s)", dir, path,
+		        errno ? strerror(errno) : "not a directory");
+		return -1;
+	}
+	return 0;
+}
+
+int spool_writer_begin(const struct spool *sp, struct spool_writer *w, struct spool_msg *m)
+{
+	struct timeval tv;
+	gettimeofday(&tv, NULL);
+	w->fd = -1;
+	w->sp = sp;
+	w->size = 0;
+	w->body8 = 0;
+	w->blen = 0;
+	w->id[0] = 0;
+	for (int attempt = 0; attempt < 5; attempt++) {
+		if (str_fmt(w->tmppath, sizeof w->tmppath, "%s/tmp/%ld.%lld.%06ld%s", sp->dir, (long)getpid(),
+		            (long long)tv.tv_sec, (long)tv.tv_usec, attempt ? "x" : "") < 0) {
+			log_msg(LOG_ERR, NULL, "spool path too long: %s", sp->dir);
+			return -1;
+		}
+		w->fd = open(w->tmppath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0640);
+		if (w->fd >= 0 || errno != EEXIST)
+			break;
+	}
+	if (w->fd < 0) {
+		log_msg(LOG_ERR, NULL, "create %s: %s", w->tmppath, strerror(errno));
+		return -1;
+	}
+	struct stat st;
+	if (fstat(w->fd, &st) < 0) {
+		log_msg(LOG_ERR, NULL, "stat %s: %s", w->tmppath, strerror(errno));
+		spool_writer_abort(w);
+		return -1;
+	}
+	spool_id_make(w->id, tv.tv_sec, tv.tv_usec, (unsigned long long)st.st_ino);
+	str_lcpy(m->id, w->id, sizeof m->id);
+	if (!m->arrival)
+		m->arrival = tv.tv_sec;
+	struct buf b;
+	buf_init(&b, SPOOL_CTL_MAX);
+	if (spool_env_format(m, &b, &w->off_o, &w->off_z, &w->off_b) < 0) {
+		log_msg(LOG_ERR, w->id, "cannot format the envelope (bad address, channel or host, or too large)");
+		buf_free(&b);
+		spool_writer_abort(w);
+		errno = EINVAL;
+		return -1;
+	}
+	int r = fio_write_all(w->fd, b.p, b.len, w->tmppath);
+	buf_free(&b);
+	if (r < 0) {
+		spool_writer_abort(w);
+		return -1;
+	}
+	return 0;
+}
+
+static int flush(struct spool_writer *w)
+{
+	if (w->blen && fio_write_all(w->fd, w->buf, w->blen, w->tmppath) < 0)
+		return -1;
+	w->blen = 0;
+	return 0;
+}
+
+int spool_writer_write(struct spool_writer *w, const void *p, size_t n)
+{
+	const unsigned char *c = p;
+	if (!w->body8)
+		for (size_t i = 0; i < n; i++)
+			if (c[i] >= 0x80) {
+				w->body8 = 1;
+				break;
+			}
+	w->size += (long long)n;
+	if (n >= sizeof w->buf) {
+		if (flush(w) < 0)
+			return -1;
+		return fio_write_all(w->fd, p, n, w->tmppath);
+	}
+	if (w->blen + n > sizeof w->buf && flush(w) < 0)
+		return -1;
+	memcpy(w->buf + w->blen, p, n);
+	w->blen += n;
+	return 0;
+}
+
+int spool_writer_commit(struct spool_writer *w)
+{
+	char z[17], dst[SPOOL_PATH_MAX], dir[SPOOL_PATH_MAX];
+	snprintf(z, sizeof z, "%016lld", w->size);
+	if (flush(w) < 0 || fio_pwrite_all(w->fd, z, 16, (off_t)w->off_z, w->tmppath) < 0 ||
+	    (w->body8 && fio_pwrite_all(w->fd, "8", 1, (off_t)w->off_b, w->tmppath) < 0) ||
+	    fio_fsync(w->fd, w->tmppath) < 0)
+		goto fail;
+	if (close(w->fd) < 0) {
+		w->fd = -1;
+		log_msg(LOG_ERR, w->id, "close %s: %s", w->tmppath, strerror(errno));
+		goto fail;
+	}
+	w->fd = -1;
+	if (spool_path_incoming(w->sp, w->id, dst, sizeof dst) < 0 ||
+	    str_fmt(dir, sizeof dir, "%s/incoming", w->sp->dir) < 0)
+		goto fail;
+	if (rename(w->tmppath, dst) < 0) {
+		log_msg(LOG_ERR, w->id, "rename %s to %s: %s", w->tmppath, dst, strerror(errno));
+		goto fail;
+	}
+	if (fio_fsync_dir(dir) < 0) {
+		/* Not durable: take it back, so the caller's retry cannot make a duplicate. */
+		int e = errno;
+		unlink(dst);
+		errno = e;
+		w->tmppath[0] = 0;
+		return -1;
+	}
+	w->tmppath[0] = 0;
+	spool_trigger_pull(w->sp);
+	return 0;
+fail:
+	spool_writer_abort(w);
+	return -1;
+}
+
+void spool_writer_abort(struct spool_writer *w)
+{
+	int e = errno;
+	if (w->fd >= 0)
+		close(w->fd);
+	w->fd = -1;
+	if (w->tmppath[0])
+		unlink(w->tmppath);
+	w->tmppath[0] = 0;
+	errno = e;
+}
+
+int spool_trigger_send(const struct spool *sp, const char *line)
+{
+	char path[SPOOL_PATH_MAX], msg[512];
+	if (str_fmt(path, sizeof path, "%s/trigger", sp->dir) < 0 || str_fmt(msg, sizeof msg, "%s\n", line) < 0) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	struct stat st;
+	ssize_t n = -1;
+	/* only ever a FIFO: a regular file or a device planted there is not written */
+	if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode))
+		n = write(fd, msg, strlen(msg));
+	int e = errno;
+	close(fd);
+	errno = e;
+	return n == (ssize_t)strlen(msg) ? 0 : -1;
+}
+
+void spool_trigger_pull(const struct spool *sp)
+{
+	int e = errno;
+	spool_trigger_send(sp, "");
+	errno = e;
+}

@@ -1,0 +1,278 @@
+/* The transport-agent side of the scheduler protocol (see ta.h, docs/spool.md 11). */
+#include "ta.h"
+#include "log.h"
+#include "util.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define TA_LINE_MAX 1024
+
+/* Reads one line from fd 0 without stdio (so nothing is buffered past the job line a
+ * subprocess could inherit). Returns the length, 0 at EOF, -1 on error; overlong lines are
+ * consumed and returned truncated with *overlong set. */
+static ssize_t read_line(char *out, size_t size, int *overlong)
+{
+	size_t n = 0;
+	*overlong = 0;
+	for (;;) {
+		char c;
+		ssize_t r = read(0, &c, 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return r < 0 ? -1 : (n ? (ssize_t)n : 0);
+		if (c == '\n')
+			break;
+		if (n + 1 < size)
+			out[n++] = c;
+		else
+			*overlong = 1;
+	}
+	out[n] = 0;
+	return (ssize_t)n + 1;
+}
+
+static void put(const char *s)
+{
+	size_t n = strlen(s);
+	while (n) {
+		ssize_t w = write(1, s, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		s += w;
+		n -= (size_t)w;
+	}
+}
+
+static int done_tag(char t)
+{
+	return t == RT_DELIVERED || t == RT_REPORTED || t == RT_FAILED;
+}
+
+/* Loads the job's control file and picks its recipients. debug: every undone recipient of the
+ * channel, whatever its host. */
+static int job_load(struct ta_job *job, const char *channel, int debug)
+{
+	char err[256];
+	int fd;
+	if (spool_ctl_load(job->sp, job->id, 1, &job->msg, &fd, err, sizeof err) < 0) {
+		log_msg(LOG_ERR, job->id, "cannot read the control file: %s", err);
+		return -1;
+	}
+	close(fd);
+	job->idx = calloc(job->msg.nrcpt ? job->msg.nrcpt : 1, sizeof *job->idx);
+	if (!job->idx) {
+		spool_msg_free(&job->msg);
+		return -1;
+	}
+	long me = (long)getpid();
+	job->n = 0;
+	for (size_t i = 0; i < job->msg.nrcpt; i++) {
+		const struct spool_rcpt *r = &job->msg.rcpt[i];
+		if (channel && strcmp(r->channel, channel) != 0)
+			continue;
+		if (debug ? (done_tag(r->tag) || (job->host[0] && strcmp(r->host, job->host)))
+		          : (r->tag != RT_TRANSIT || r->pid != me || strcmp(r->host, job->host)))
+			continue;
+		job->idx[job->n++] = i;
+	}
+	return 0;
+}
+
+static void job_free(struct ta_job *job)
+{
+	free(job->idx);
+	job->idx = NULL;
+	spool_msg_free(&job->msg);
+}
+
+static int run_debug(const struct spool *sp, const char *channel, const struct ta_ops *ops, void *ctx, const char *id)
+{
+	struct ta_job job;
+	memset(&job, 0, sizeof job);
+	job.sp = sp;
+	if (!spool_id_valid(id)) {
+		fprintf(stderr, "not a message id: %s\n", id);
+		return 64;
+	}
+	str_lcpy(job.id, id, sizeof job.id);
+	if (job_load(&job, channel, 1) < 0)
+		return 66;
+	/* one job per distinct host, as the scheduler would hand them out */
+	size_t total = job.n;
+	size_t *all = job.idx;
+	for (size_t i = 0; i < total; i++) {
+		if (all[i] == (size_t)-1)
+			continue;
+		const char *host = job.msg.rcpt[all[i]].host;
+		size_t *mine = calloc(total, sizeof *mine), n = 0;
+		if (!mine)
+			break;
+		for (size_t k = i; k < total; k++)
+			if (all[k] != (size_t)-1 && strcmp(job.msg.rcpt[all[k]].host, host) == 0) {
+				mine[n++] = all[k];
+				if (k != i)
+					all[k] = (size_t)-1;
+			}
+		str_lcpy(job.host, host, sizeof job.host);
+		job.idx = mine;
+		job.n = n;
+		ops->job(ctx, &job);
+		free(mine);
+	}
+	job.idx = all;
+	job_free(&job);
+	return 0;
+}
+
+int ta_main_loop(const struct spool *sp, const char *channel, const struct ta_ops *ops, void *ctx, const char *debug_id)
+{
+	if (debug_id)
+		return run_debug(sp, channel, ops, ctx, debug_id);
+	char line[TA_LINE_MAX];
+	for (;;) {
+		put("#hungry\n");
+		int overlong;
+		ssize_t n = read_line(line, sizeof line, &overlong);
+		if (n <= 0)
+			return 0; /* EOF: the scheduler wants us gone */
+		if (overlong) {
+			log_msg(LOG_WARNING, NULL, "ignored an overlong line from the scheduler");
+			continue;
+		}
+		if (strcmp(line, "#idle") == 0) {
+			if (ops->idle)
+				ops->idle(ctx);
+			continue;
+		}
+		char *tab = strchr(line, '\t');
+		struct ta_job job;
+		memset(&job, 0, sizeof job);
+		job.sp = sp;
+		if (!tab || (size_t)(tab - line) >= sizeof job.id || strlen(tab + 1) >= sizeof job.host) {
+			log_msg(LOG_WARNING, NULL, "ignored a malformed job line from the scheduler");
+			continue;
+		}
+		*tab = 0;
+		if (!spool_id_valid(line)) {
+			log_msg(LOG_WARNING, NULL, "ignored a job with a malformed id");
+			continue;
+		}
+		str_lcpy(job.id, line, sizeof job.id);
+		str_lcpy(job.host, tab + 1, sizeof job.host);
+		if (job_load(&job, channel, 0) < 0)
+			continue;
+		if (job.n)
+			ops->job(ctx, &job);
+		else
+			log_msg(LOG_DEBUG, job.id, "job for %s has no recipients marked for this agent", job.host);
+		job_free(&job);
+	}
+}
+
+/* Copies s into out replacing the protocol's separators and control characters by spaces. */
+static void field(char *out, size_t size, const char *s)
+{
+	size_t o = 0;
+	for (; s && *s && o + 1 < size; s++) {
+		unsigned char c = (unsigned char)*s;
+		out[o++] = (c < 0x20 || c == 0x7f) ? ' ' : (char)c;
+	}
+	out[o] = 0;
+}
+
+void ta_report(const struct ta_job *job, size_t idx, const char *status, const char *action,
+               const char *enh, const char *diag, const char *remote)
+{
+	const struct spool_rcpt *r = &job->msg.rcpt[idx];
+	char a[SPOOL_ADDR_MAX + 1], act[16], e[16], d[SPOOL_TEXT_MAX + 1], rem[256], st[12], line[2 * SPOOL_TEXT_MAX + SPOOL_ADDR_MAX + 400];
+	field(a, sizeof a, r->addr);
+	field(act, sizeof act, action);
+	field(e, sizeof e, enh && *enh ? enh : "-");
+	field(d, sizeof d, diag);
+	field(rem, sizeof rem, remote);
+	field(st, sizeof st, status);
+	for (char *p = st; *p; p++)
+		if (*p == ' ')
+			*p = '_';
+	snprintf(line, sizeof line, "%s/%lld\trfc822;%s\001%s\001%s\001%s\001%s\t%s %s\n", job->id, (long long)r->off, a,
+	         act, e, d, rem, st, d);
+	size_t n = strlen(line);
+	if (line[n - 1] != '\n')
+		line[n - 1] = '\n';
+	put(line);
+}
+
+/* Copies [p, end) into out (size bytes), truncating. */
+static void cut(char *out, size_t size, const char *p, const char *end)
+{
+	size_t n = (size_t)(end - p);
+	if (n >= size)
+		n = size - 1;
+	memcpy(out, p, n);
+	out[n] = 0;
+}
+
+int ta_report_parse(const char *line, size_t len, struct ta_report_line *r)
+{
+	memset(r, 0, sizeof *r);
+	if (len && line[len - 1] == '\n')
+		len--;
+	const char *end = line + len;
+	if (memchr(line, 0, len))
+		return -1;
+	const char *slash = memchr(line, '/', len), *tab1 = memchr(line, '\t', len);
+	if (!slash || !tab1 || slash > tab1 || (size_t)(slash - line) >= sizeof r->id)
+		return -1;
+	cut(r->id, sizeof r->id, line, slash);
+	if (!spool_id_valid(r->id))
+		return -1;
+	long long off = 0;
+	const char *p = slash + 1;
+	if (p == tab1)
+		return -1;
+	for (; p < tab1; p++) {
+		if (*p < '0' || *p > '9' || off > 999999999999LL)
+			return -1;
+		off = off * 10 + (*p - '0');
+	}
+	r->offset = off;
+	const char *notary = tab1 + 1, *tab2 = memchr(notary, '\t', (size_t)(end - notary));
+	if (!tab2)
+		return -1;
+	const char *f[6];
+	int nf = 0;
+	f[nf++] = notary;
+	for (const char *q = notary; q < tab2 && nf < 6; q++)
+		if (*q == '\001')
+			f[nf++] = q + 1;
+	if (nf < 5)
+		return -1;
+	const char *fend[6];
+	for (int i = 0; i < nf; i++)
+		fend[i] = i + 1 < nf ? f[i + 1] - 1 : tab2;
+	cut(r->final, sizeof r->final, f[0], fend[0]);
+	cut(r->action, sizeof r->action, f[1], fend[1]);
+	cut(r->enh, sizeof r->enh, f[2], fend[2]);
+	cut(r->diag, sizeof r->diag, f[3], fend[3]);
+	cut(r->remote, sizeof r->remote, f[4], fend[4]);
+	const char *st = tab2 + 1, *sp = memchr(st, ' ', (size_t)(end - st));
+	const char *stend = sp ? sp : end;
+	if (stend == st || (size_t)(stend - st) >= sizeof r->status)
+		return -1;
+	cut(r->status, sizeof r->status, st, stend);
+	static const char *const known[] = {"ok", "ok2", "ok3", "error", "error2", "deferred", "deferall", "retryat"};
+	int ok = 0;
+	for (size_t i = 0; i < ARRAY_LEN(known); i++)
+		ok |= strcmp(r->status, known[i]) == 0;
+	if (!ok)
+		return -1;
+	if (sp)
+		cut(r->message, sizeof r->message, sp + 1, end);
+	return 0;
+}
