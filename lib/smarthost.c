@@ -139,8 +139,6 @@ static int parse_option(const char *t, size_t n, struct smarthost *h, const char
 		*why = "tls= wants none, may, encrypt, verify or smtps";
 		return -1;
 	}
-	if (is_word(t, kn, "user"))
-		return setstr(h->user, sizeof h->user, v, vn, why);
 	if (is_word(t, kn, "auth")) {
 		if (setstr(h->mech, sizeof h->mech, v, vn, why) < 0)
 			return -1;
