@@ -4,3 +4,4 @@
  * is checked by --check before these run, and c is what it says. */
 
 CHECKER(smtp_check)
+CHECKER(creds_check)

@@ -5,9 +5,13 @@
  *     HOST  USER  PASSWORD
  *     HOST  USER  xoauth2  TOKENFILE
  *
- * Fields are separated by spaces or tabs. A field MAY be double-quoted, and then holds spaces,
- * tabs and '#'; inside quotes \" is a quote and \\ a backslash (no other escapes; a backslash
- * outside quotes is an ordinary character). A quoted field is always literal.
+ * Fields are separated by spaces or tabs; an unquoted field that starts with '#' begins a
+ * comment to the end of the line ('#' inside a field is literal). A field MAY be double-quoted,
+ * and then holds spaces, tabs and '#'; inside quotes \" is a quote and \\ a backslash, and no
+ * other escape exists (a backslash outside quotes is an ordinary character). A quoted field is
+ * always literal (a password "xoauth2" is written quoted in the three-field form, or simply as
+ * the third of three fields). TOKENFILE MUST be an absolute path. A line is at most
+ * CREDS_LINE_MAX bytes, a field at most CREDS_FIELD_MAX - 1; CRLF line ends are accepted.
  * The four-field form names a file holding an OAuth2 bearer token for SASL XOAUTH2; the file is
  * read at each login (refreshing it stays outside spoolbox) and is checked like this file.
  * HOST is the name the smtp transport connects to (the smarthost as configured, or the MX host),
