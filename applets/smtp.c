@@ -99,7 +99,7 @@ static double since(long long arrival)
 }
 
 /* One recipient's report line and log line. */
-static void report(struct smtp_ta *ta, const struct ta_job *job, size_t idx, const struct smtp_result *res,
+static void report_rcpt(struct smtp_ta *ta, const struct ta_job *job, size_t idx, const struct smtp_result *res,
                    const char *relay, const char *remote)
 {
 	const char *status, *action, *word;
@@ -143,7 +143,7 @@ static void report_fail(struct smtp_ta *ta, const struct ta_job *job, size_t fro
 	str_lcpy(res.enh, f->enh, sizeof res.enh);
 	str_lcpy(res.text, f->text, sizeof res.text);
 	for (size_t i = from; i < job->n; i++)
-		report(ta, job, job->idx[i], &res, NULL, f->remote);
+		report_rcpt(ta, job, job->idx[i], &res, NULL, f->remote);
 }
 
 static int smtp_job(void *ctx, struct ta_job *job)
@@ -200,7 +200,7 @@ static int smtp_job(void *ctx, struct ta_job *job)
 		if (t.folded)
 			log_msg(LOG_INFO, job->id, "folded %llu lines longer than 998 bytes", t.folded);
 		for (size_t i = 0; i < n; i++)
-			report(ta, job, job->idx[start + i], &rc[i].res, ta->sess.relay, ta->sess.remote);
+			report_rcpt(ta, job, job->idx[start + i], &rc[i].res, ta->sess.relay, ta->sess.remote);
 		if (tr < 0)
 			smtp_session_drop(&ta->sess);
 	}
