@@ -184,7 +184,7 @@ class SmtpSink:
         ok = (isinstance(auth_data, LoginPassword)
               and self.users.get(auth_data.login.decode(errors="replace")) == auth_data.password.decode(errors="replace"))
         self.logins.append((mechanism, auth_data.login.decode(errors="replace") if isinstance(auth_data, LoginPassword) else None, ok))
-        return AuthResult(success=ok, handled=False)
+        return AuthResult(success=ok, handled=False, auth_data=auth_data)
 
     def start(self):
         sink = self

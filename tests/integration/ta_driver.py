@@ -133,10 +133,10 @@ class Report:
 class TA:
     """A running transport agent on pipes. Use as a context manager."""
 
-    def __init__(self, box, applet="smtp", args=(), env=None):
+    def __init__(self, box, applet="smtp", args=(), env=None, prefix=()):
         from conftest import BINARY
         self.box = box
-        self.proc = subprocess.Popen([BINARY, applet] + list(args), stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen(list(prefix) + [BINARY, applet] + list(args), stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      env=box.environ(env))
         self.lines = queue.Queue()
@@ -156,6 +156,7 @@ class TA:
 
     @property
     def pid(self):
+        # Under a prefix such as `ip netns exec`, the command execs the TA: same pid.
         return self.proc.pid
 
     @property

@@ -404,3 +404,82 @@ def test_bad_smarthost_is_a_configuration_error(box):
     assert b"SMARTHOST entry 1: bad port" in p.stderr
     p = box.run(None, "--check", env={"SMARTHOST": "relay tls=sometimes"})
     assert p.returncode == 78 and b"tls= wants" in p.stderr
+
+
+# ---- AUTH (in clear text here, explicitly allowed; over TLS in test_smtp_tls.py) ----
+
+def write_creds(box, text):
+    with open(box.env["CREDENTIALS"], "w") as f:
+        f.write(text)
+    os.chmod(box.env["CREDENTIALS"], 0o600)
+
+
+@pytest.mark.parametrize("mech", ["PLAIN", "LOGIN"])
+def test_auth_right_password(box, q, mech):
+    secret = "s3cret pass#word"
+    with SmtpSink(users={"alerts": secret}, auth_require_tls=False) as s:
+        write_creds(box, f'127.0.0.1 alerts "{secret}"\n')
+        mid = q.add("root@box.example", ["a@example.com"], MSG)
+        env = {"SMARTHOST": f"[127.0.0.1]:{s.port} tls=none cleartext_auth auth={mech}"}
+        p = box.run("smtp", "-v", "-m", mid, env=env)
+        assert b"\tok2 " in p.stdout, p.stderr
+        assert s.logins == [(mech, "alerts", True)]
+        assert s.messages[0].auth_user == "alerts"
+        err = p.stderr.decode()
+        assert "authenticated to 127.0.0.1[127.0.0.1] as alerts with " + mech in err
+        # Neither the password nor its base64 forms appear in the transcript.
+        import base64
+        for bad in (secret, base64.b64encode(secret.encode()).decode(),
+                    base64.b64encode(b"\0alerts\0" + secret.encode()).decode()):
+            assert bad not in err and bad.encode() not in p.stdout
+
+
+@pytest.mark.parametrize("mech", ["PLAIN", "LOGIN"])
+def test_auth_wrong_password_deferred_with_server_text(box, q, mech):
+    with SmtpSink(users={"alerts": "right"}, auth_require_tls=False) as s:
+        write_creds(box, "127.0.0.1 alerts wrong\n")
+        mid = q.add("root@box.example", ["a@example.com"], MSG)
+        env = {"SMARTHOST": f"[127.0.0.1]:{s.port} tls=none cleartext_auth auth={mech}"}
+        with TA(box, args=["-v"], env=env) as ta:
+            reps = ta.job(q, mid, "example.com")
+            assert reps[0].status == "deferred", reps
+            assert "535" in reps[0].diag and "refused AUTH " + mech in reps[0].diag
+            assert reps[0].enh.startswith("4.7.")
+            # One attempt per job: no tight retry loop.
+            assert len(s.logins) == 1 and s.connections == 1
+        assert not s.messages
+        assert "wrong" not in ta.log.replace("wrong password", "")
+
+
+def test_auth_one_login_per_connection(box, q):
+    with SmtpSink(users={"alerts": "pw"}, auth_require_tls=False) as s:
+        write_creds(box, "127.0.0.1 alerts pw\n")
+        ids = [q.add("root@box.example", ["a@example.com"], MSG) for _ in range(3)]
+        env = {"SMARTHOST": f"[127.0.0.1]:{s.port} tls=none cleartext_auth"}
+        with TA(box, env=env) as ta:
+            for mid in ids:
+                assert ta.job(q, mid, "example.com")[0].status == "ok2"
+        assert len(s.logins) == 1 and s.connections == 1 and len(s.messages) == 3
+
+
+def test_no_auth_over_cleartext_unless_allowed(box, q):
+    with SmtpSink(users={"alerts": "pw"}, auth_require_tls=False) as s:
+        write_creds(box, "127.0.0.1 alerts pw\n")
+        mid = q.add("root@box.example", ["a@example.com"], MSG)
+        with TA(box, env={"SMARTHOST": f"[127.0.0.1]:{s.port} tls=none"}) as ta:
+            reps = ta.job(q, mid, "example.com")
+        assert reps[0].status == "deferred" and "without TLS" in reps[0].diag
+        assert s.logins == [] and not s.messages
+
+
+def test_credentials_file_with_open_permissions_is_refused(box, q):
+    with SmtpSink(users={"alerts": "pw"}, auth_require_tls=False) as s:
+        write_creds(box, "127.0.0.1 alerts pw\n")
+        os.chmod(box.env["CREDENTIALS"], 0o644)
+        mid = q.add("root@box.example", ["a@example.com"], MSG)
+        env = {"SMARTHOST": f"[127.0.0.1]:{s.port} tls=none cleartext_auth"}
+        with TA(box, env=env) as ta:
+            reps = ta.job(q, mid, "example.com")
+        assert reps[0].status == "deferred" and "credentials file" in reps[0].diag
+        assert s.logins == [] and not s.messages
+        assert "pw" not in ta.log.split("credentials")[0]
