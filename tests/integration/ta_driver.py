@@ -212,5 +212,8 @@ class TA:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
-        self.close()
+    def __exit__(self, exc_type, *exc):
+        rc = self.close()
+        # A clean EOF ends a TA with 0; anything else (a sanitizer report, a crash) fails.
+        if exc_type is None:
+            assert rc == 0, "TA exit status %s; log:\n%s" % (rc, self.log)
