@@ -120,6 +120,12 @@ static int install(const char *self, const char *dir)
 	for (size_t i = 0; i < ARRAY_LEN(links); i++)
 		if (!dir || i == 0 || strcmp(links[i].name, links[i - 1].name) != 0)
 			bad |= make_link(target, dir ? dir : links[i].dir, links[i].name);
+	if (!bad)
+		printf("\nTo let every user submit mail (docs/spool.md, Permissions), as root:\n"
+		       "  groupadd -r spoolbox\n"
+		       "  chgrp spoolbox %s && chmod 2755 %s\n"
+		       "and start the scheduler once as root to create the spool with its modes.\n",
+		       target, target);
 	return bad ? EX_CANTCREAT : 0;
 }
 

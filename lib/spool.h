@@ -205,6 +205,16 @@ int spool_record_append(int fd, const char *line, const char *path);
  * left to the cleaner), the control file, then the message file. */
 int spool_remove(struct spool *sp, const char *id, long long t);
 
+/* Removes the leftovers of interrupted work (docs/spool.md 5, 7, 9): tmp/ files older than
+ * max_age seconds, message files whose control file is gone (R2), due links whose control file
+ * is gone (R1 crashes and stale D3 names: a due link with a link count of 1). Fills counts
+ * (may be NULL). Safe while submit runs; run it only where no scheduler is picking up
+ * (the scheduler itself at start, or the cleaner applet with the scheduler's lock held). */
+struct spool_clean_counts {
+	unsigned tmp, orphan_msg, stale_due;
+};
+int spool_clean(struct spool *sp, long long now, long long max_age, struct spool_clean_counts *counts);
+
 /* Opens the message file for reading, positioned at the first header byte. */
 int spool_msg_open(const struct spool *sp, const char *id, off_t body_off);
 #endif

@@ -44,3 +44,20 @@ def test_check_without_any_file_uses_defaults(box):
 def test_check_usage_error(box):
     p = box.run(None, "--check", "extra")
     assert p.returncode == 64
+
+
+def test_every_key_is_documented():
+    import os
+    import re
+    root = os.path.join(os.path.dirname(__file__), "..", "..")
+    keys = re.findall(r"^CONF\((\w+),", open(os.path.join(root, "lib", "conf_keys.h")).read(), re.M)
+    doc = open(os.path.join(root, "docs", "configuration.md")).read()
+    missing = [k for k in keys if f"`{k}`" not in doc]
+    assert not missing, f"keys missing from docs/configuration.md: {missing}"
+
+
+def test_applet_refuses_broken_configuration(box):
+    path = box.write_conf("NO_SUCH=1\n")
+    p = box.run("cleaner", "-C", path)
+    assert p.returncode == 78
+    assert f"{path}:1: error: unknown key NO_SUCH".encode() in p.stderr

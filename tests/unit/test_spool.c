@@ -348,3 +348,55 @@ TEST(ta_report_parse_accepts_and_rejects)
 	const char *few = "T4G2KQ80A1F3Z7K/12\ta\001b\001c\tok x";
 	CHECK_INT(ta_report_parse(few, strlen(few), &r), -1);
 }
+
+TEST(clean_removes_only_leftovers)
+{
+	struct spool sp;
+	make_spool(&sp);
+	/* a complete queued message stays */
+	struct spool_msg m = sample();
+	m.arrival = 0;
+	struct spool_writer w;
+	CHECK_INT(spool_writer_begin(&sp, &w, &m), 0);
+	CHECK_INT(spool_writer_write(&w, "x\n", 2), 0);
+	char keep[SPOOL_ID_MAX];
+	strcpy(keep, w.id);
+	CHECK_INT(spool_writer_commit(&w), 0);
+	long long t;
+	CHECK_INT(spool_pickup_prepare(&sp, keep, &t), 0);
+	CHECK_INT(spool_pickup_finish(&sp, keep), 0);
+	/* a second one interrupted in R2: due link and .c gone, .d left */
+	m = sample();
+	m.arrival = 0;
+	CHECK_INT(spool_writer_begin(&sp, &w, &m), 0);
+	char gone[SPOOL_ID_MAX], path[SPOOL_PATH_MAX];
+	strcpy(gone, w.id);
+	CHECK_INT(spool_writer_commit(&w), 0);
+	long long t2;
+	CHECK_INT(spool_pickup_prepare(&sp, gone, &t2), 0);
+	CHECK_INT(spool_pickup_finish(&sp, gone), 0);
+	spool_path_ctl(&sp, gone, path, sizeof path);
+	CHECK_INT(unlink(path), 0);
+	/* an old and a fresh temporary file */
+	char old[SPOOL_PATH_MAX], fresh[SPOOL_PATH_MAX];
+	snprintf(old, sizeof old, "%s/tmp/1.2.3", sp.dir);
+	snprintf(fresh, sizeof fresh, "%s/tmp/4.5.6", sp.dir);
+	close(open(old, O_CREAT | O_WRONLY, 0600));
+	close(open(fresh, O_CREAT | O_WRONLY, 0600));
+	struct timespec ts[2] = {{1000, 0}, {1000, 0}};
+	utimensat(AT_FDCWD, old, ts, 0);
+	struct spool_clean_counts c;
+	CHECK_INT(spool_clean(&sp, time(NULL), SPOOL_TMP_MAX_AGE, &c), 0);
+	CHECK_INT(c.tmp, 1);
+	CHECK_INT(c.orphan_msg, 1);
+	CHECK_INT(c.stale_due, 1);
+	struct stat st;
+	CHECK(stat(old, &st) < 0);
+	CHECK(stat(fresh, &st) == 0);
+	spool_path_msg(&sp, gone, path, sizeof path);
+	CHECK(stat(path, &st) < 0);
+	spool_path_msg(&sp, keep, path, sizeof path);
+	CHECK(stat(path, &st) == 0);
+	spool_path_due(&sp, keep, t, path, sizeof path);
+	CHECK(stat(path, &st) == 0);
+}

@@ -1,0 +1,106 @@
+/* Removing the leftovers of interrupted work (docs/spool.md 5, 7, 9). Every rule here removes
+ * only what no state of a live message can be: a temporary file older than any submit could
+ * take, a message file whose control file was already removed (R2 is the only state with a .d
+ * and no .c), and an index link that no longer shares its inode with a control file. */
+#include "spool.h"
+#include "log.h"
+#include "util.h"
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void clean_tmp(const struct spool *sp, long long now, long long max_age, unsigned *count)
+{
+	char dir[SPOOL_PATH_MAX], path[SPOOL_PATH_MAX];
+	str_fmt(dir, sizeof dir, "%s/tmp", sp->dir);
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		struct stat st;
+		if (e->d_name[0] == '.' || str_fmt(path, sizeof path, "%s/%s", dir, e->d_name) < 0)
+			continue;
+		if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && now - (long long)st.st_mtime > max_age) {
+			if (unlink(path) == 0) {
+				(*count)++;
+				log_msg(LOG_INFO, NULL, "removed abandoned temporary file %s", path);
+			}
+		}
+	}
+	closedir(d);
+}
+
+static void clean_queue_dir(const struct spool *sp, char h, unsigned *count)
+{
+	char dir[SPOOL_PATH_MAX], path[SPOOL_PATH_MAX];
+	str_fmt(dir, sizeof dir, "%s/queue/%c", sp->dir, h);
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+		if (n < 3 || strcmp(e->d_name + n - 2, ".d") != 0)
+			continue;
+		char id[SPOOL_ID_MAX];
+		if (n - 2 >= sizeof id)
+			continue;
+		memcpy(id, e->d_name, n - 2);
+		id[n - 2] = 0;
+		struct stat st;
+		if (!spool_id_valid(id) || spool_path_ctl(sp, id, path, sizeof path) < 0 || lstat(path, &st) == 0)
+			continue;
+		if (errno == ENOENT && spool_path_msg(sp, id, path, sizeof path) == 0 && unlink(path) == 0) {
+			(*count)++;
+			log_msg(LOG_INFO, id, "removed message file left by an interrupted removal");
+		}
+	}
+	closedir(d);
+}
+
+static void clean_due(const struct spool *sp, unsigned *count)
+{
+	char top[SPOOL_PATH_MAX], dir[SPOOL_PATH_MAX], path[SPOOL_PATH_MAX];
+	str_fmt(top, sizeof top, "%s/due", sp->dir);
+	DIR *d = opendir(top);
+	if (!d)
+		return;
+	struct dirent *b;
+	while ((b = readdir(d))) {
+		if (b->d_name[0] < '0' || b->d_name[0] > '9' || str_fmt(dir, sizeof dir, "%s/%s", top, b->d_name) < 0)
+			continue;
+		DIR *bd = opendir(dir);
+		if (!bd)
+			continue;
+		struct dirent *e;
+		while ((e = readdir(bd))) {
+			struct stat st;
+			if (e->d_name[0] == '.' || str_fmt(path, sizeof path, "%s/%s", dir, e->d_name) < 0)
+				continue;
+			if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 && unlink(path) == 0) {
+				(*count)++;
+				log_msg(LOG_INFO, NULL, "removed stale index entry %s", path);
+			}
+		}
+		closedir(bd);
+		rmdir(dir); /* fails while not empty, as intended */
+	}
+	closedir(d);
+}
+
+int spool_clean(struct spool *sp, long long now, long long max_age, struct spool_clean_counts *counts)
+{
+	struct spool_clean_counts c = {0, 0, 0};
+	static const char hashes[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+	clean_tmp(sp, now, max_age, &c.tmp);
+	for (int h = 0; h < 36; h++)
+		clean_queue_dir(sp, hashes[h], &c.orphan_msg);
+	clean_due(sp, &c.stale_due);
+	if (counts)
+		*counts = c;
+	return 0;
+}
