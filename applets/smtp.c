@@ -69,10 +69,11 @@ static void on_alarm(int sig)
 
 static void idle_arm(struct smtp_ta *ta)
 {
-	if (!ta->sess.conn.open || ta->idle <= 0) {
-		idle_fd = -1;
+	idle_fd = -1;
+	if (ta->sess.conn.open && ta->idle <= 0)
+		smtp_session_end(&ta->sess); /* SMTP_IDLE=0: no caching */
+	if (!ta->sess.conn.open)
 		return;
-	}
 	idle_expired = 0;
 	idle_fd = ta->sess.conn.io.fd;
 	idle_plain = !tls_active(&ta->sess.conn.io);

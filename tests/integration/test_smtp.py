@@ -483,3 +483,13 @@ def test_credentials_file_with_open_permissions_is_refused(box, q):
         assert reps[0].status == "deferred" and "credentials file" in reps[0].diag
         assert s.logins == [] and not s.messages
         assert "pw" not in ta.log.split("credentials")[0]
+
+
+def test_idle_zero_means_one_connection_per_job(box, q, sink):
+    ids = [q.add("root@box.example", ["a@example.com"], MSG) for _ in range(2)]
+    env = smarthost_env(sink)
+    env["SMTP_IDLE"] = "0"
+    with TA(box, env=env) as ta:
+        for mid in ids:
+            assert ta.job(q, mid, "example.com")[0].status == "ok2"
+    assert sink.connections == 2
