@@ -133,6 +133,18 @@ class CountingSMTP(SMTP):
             return await self.push("555 5.5.4 DSN parameters without DSN")
         return await super().smtp_RCPT(arg)
 
+    async def auth_XOAUTH2(self, _, args):
+        # RFC-less but documented by Google/Microsoft: base64("user=U\x01auth=Bearer T\x01\x01").
+        import base64
+        try:
+            raw = base64.b64decode(args[1], validate=True).decode()
+            fields = dict(f.split("=", 1) for f in raw.split("\x01") if f)
+            user, token = fields["user"], fields["auth"].split(" ", 1)[1]
+        except Exception:
+            await self.push("501 5.5.2 bad XOAUTH2 response")
+            return AuthResult(success=False, handled=True)
+        return self._authenticate("XOAUTH2", LoginPassword(user.encode(), token.encode()))
+
     async def smtp_DATA(self, arg):
         sink = self.sink_ref
         if sink.drop_in_data and self.envelope.rcpt_tos:

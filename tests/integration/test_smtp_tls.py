@@ -158,3 +158,20 @@ def test_untrusted_ca_file_missing_is_deferred(box, q, pki, tmp_path):
         reps, _ = run(box, q, s, "", pki, extra_env={"CAFILE": str(tmp_path / "nope.pem")})
         assert reps[0].status == "deferred" and "nope.pem" in reps[0].diag
         assert not s.messages
+
+
+@pytest.mark.parametrize("right", [True, False])
+def test_xoauth2_token_file(box, q, pki, tmp_path, right):
+    token = "ya29.a0AfH6SMBx-token-value"
+    tokfile = tmp_path / "token"
+    tokfile.write_text((token if right else "expired-token") + "\n")
+    os.chmod(tokfile, 0o600)
+    with SmtpSink(tls="starttls", cert=pki["good"][0], key=pki["good"][1], users={"me@gmail.test": token}) as s:
+        with open(box.env["CREDENTIALS"], "w") as f:
+            f.write(f"localhost me@gmail.test xoauth2 {tokfile}\n")
+        os.chmod(box.env["CREDENTIALS"], 0o600)
+        reps, log = run(box, q, s, "", pki)
+        assert s.logins == [("XOAUTH2", "me@gmail.test", right)], (s.logins, log)
+        assert reps[0].status == ("ok2" if right else "deferred"), (reps, log)
+    assert token not in log and "expired-token" not in log
+    assert base64.b64encode(f"user=me@gmail.test\x01auth=Bearer {token}\x01\x01".encode()).decode() not in log
