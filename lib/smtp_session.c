@@ -78,7 +78,11 @@ static int add_mx(const char *domain, const struct smarthost *sh, unsigned port,
 	char err[300];
 	int st = dns_lookup_mx(domain, mx, DNS_MX_MAX, &nmx, err, sizeof err);
 	if (st == DNS_NULLMX) {
-		fail(why, RANK_PERM, "5.1.10", NULL, "%s", err);
+		/* For a recipient domain it is final; for a smarthost it is a configuration error. */
+		if (sh)
+			fail(why, RANK_DNS, "4.4.3", NULL, "smarthost %s: %s", domain, err);
+		else
+			fail(why, RANK_PERM, "5.1.10", NULL, "%s", err);
 		return -1;
 	}
 	if (st == DNS_NXDOMAIN || st == DNS_TEMPFAIL) {
@@ -109,8 +113,6 @@ static size_t route(const struct smtp_config *cfg, const char *domain, struct ta
 			unsigned port = default_port(sh, cfg->mx_port);
 			if (sh->mx) {
 				add_mx(sh->host, sh, port, t, max, &n, why);
-				if (why->permanent) /* a smarthost with a null MX is a configuration error */
-					why->permanent = 0, why->enh[0] = '4', why->rank = RANK_DNS;
 				continue;
 			}
 			str_lcpy(t[n].name, sh->host, sizeof t[n].name);
