@@ -240,30 +240,33 @@ static const char *x509_error_name(unsigned err)
 	}
 }
 
-/* Validity trouble: expired, not yet valid, or a clock that was never set. */
+/* Validity trouble: expired, not yet valid, or a clock that was never set. A certificate that
+ * is not yet valid while the clock is before TLS_CLOCK_PLAUSIBLE means the clock is wrong (a
+ * board without RTC still in 1970), not the certificate: TLS_E_CLOCK, so the caller defers. */
 static void validity_reason(struct tls_conn *t, const br_x509_decoder_context *d, int ee_ok)
 {
 	char day[32], clock[32];
 	uint32_t today = (uint32_t)(t->now / 86400 + 719528);
 	uint32_t secs = (uint32_t)(t->now % 86400);
+	int unset = t->now < TLS_CLOCK_PLAUSIBLE;
 	show_day(today, clock, sizeof clock);
-	int early = ee_ok && (today < d->notbefore_days || (today == d->notbefore_days && secs < d->notbefore_seconds));
-	if (t->now < TLS_CLOCK_PLAUSIBLE) {
-		/* nothing real is "expired" in 1970: the clock is wrong, not the certificate */
-		if (ee_ok && early)
-			show_day(d->notbefore_days, day, sizeof day);
-		fail(t, TLS_E_CLOCK, "system clock is %s, certificate not yet valid%s%s%s: clock not set", clock,
-		     ee_ok && early ? " (valid from " : "", ee_ok && early ? day : "", ee_ok && early ? ")" : "");
-	} else if (!ee_ok) {
-		fail(t, TLS_E_CERT, "a certificate in the chain is expired or not yet valid (clock %s)", clock);
-	} else if (early) {
+	int early = today < d->notbefore_days || (today == d->notbefore_days && secs < d->notbefore_seconds);
+	int late = today > d->notafter_days || (today == d->notafter_days && secs > d->notafter_seconds);
+	if (ee_ok && early) {
 		show_day(d->notbefore_days, day, sizeof day);
-		fail(t, TLS_E_CERT, "certificate not yet valid: valid from %s, clock is %s", day, clock);
-	} else if (today > d->notafter_days || (today == d->notafter_days && secs > d->notafter_seconds)) {
+		if (unset)
+			fail(t, TLS_E_CLOCK, "system clock is %s, certificate not yet valid (valid from %s): clock not set",
+			     clock, day);
+		else
+			fail(t, TLS_E_CERT, "certificate not yet valid: valid from %s, clock is %s", day, clock);
+	} else if (ee_ok && late) {
 		show_day(d->notafter_days, day, sizeof day);
 		fail(t, TLS_E_CERT, "certificate expired on %s", day);
+	} else if (unset) {
+		/* an issuer not yet valid in the chain: the same clock trouble */
+		fail(t, TLS_E_CLOCK, "system clock is %s, a certificate in the chain is not yet valid: clock not set", clock);
 	} else {
-		fail(t, TLS_E_CERT, "a certificate in the chain is expired or not yet valid");
+		fail(t, TLS_E_CERT, "a certificate in the chain is expired or not yet valid (clock %s)", clock);
 	}
 }
 

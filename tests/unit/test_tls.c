@@ -260,6 +260,10 @@ TEST(tls_clock_not_set)
 	strftime(day, sizeof day, "%Y-%m-%d", gmtime(&t));
 	snprintf(want, sizeof want, "system clock is 1970-01-03, certificate not yet valid (valid from %s): clock not set", day);
 	CHECK_STR(reason, want);
+	/* an expired certificate with an unset clock is still expired, not "clock not set" */
+	p.now = TLS_CLOCK_PLAUSIBLE - 86400;
+	CHECK_INT(try_tls("expired", NULL, &p, reason, sizeof reason, NULL, 0), TLS_E_CERT);
+	CHECK_STR(reason, "certificate expired on 2020-02-01");
 	/* a clock that is set but wrong the other way is a certificate problem, not "clock not set" */
 	p.now = t + 200LL * 365 * 86400;
 	CHECK_INT(try_tls("server", NULL, &p, reason, sizeof reason, NULL, 0), TLS_E_CERT);
