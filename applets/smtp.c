@@ -147,6 +147,28 @@ static void report_fail(struct smtp_ta *ta, const struct ta_job *job, size_t fro
 		report_rcpt(ta, job, job->idx[i], &res, NULL, f->remote);
 }
 
+static void txn_fill(const struct smtp_ta *ta, struct smtp_txn *t, const struct spool_msg *m, const struct ta_job *job,
+                     size_t start, size_t n, struct smtp_txn_rcpt *rc, int fd)
+{
+	memset(t, 0, sizeof *t);
+	t->sender = m->sender ? m->sender : "";
+	t->size = m->size;
+	t->body8 = m->body8;
+	t->smtputf8 = m->smtputf8;
+	t->ret = m->ret;
+	t->envid = m->envid;
+	t->send_8bit_anyway = ta->send_8bit;
+	t->fd = fd;
+	t->rcpt = rc;
+	t->n = n;
+	for (size_t i = 0; i < n; i++) {
+		const struct spool_rcpt *r = &m->rcpt[job->idx[start + i]];
+		rc[i].addr = r->addr;
+		rc[i].notify = r->notify;
+		rc[i].orcpt = r->orcpt;
+	}
+}
+
 static int smtp_job(void *ctx, struct ta_job *job)
 {
 	struct smtp_ta *ta = ctx;
@@ -166,37 +188,29 @@ static int smtp_job(void *ctx, struct ta_job *job)
 	struct smtp_txn_rcpt *rc = calloc(max, sizeof *rc);
 	for (size_t start = 0; rc && start < job->n; start += max) {
 		size_t n = job->n - start < max ? job->n - start : max;
-		struct smtp_fail f;
-		if (smtp_session_get(&ta->sess, &ta->cfg, job->host, &f) < 0) {
-			report_fail(ta, job, start, &f);
-			break;
-		}
 		struct smtp_txn t;
-		memset(&t, 0, sizeof t);
-		t.sender = m->sender ? m->sender : "";
-		t.size = m->size;
-		t.body8 = m->body8;
-		t.smtputf8 = m->smtputf8;
-		t.ret = m->ret;
-		t.envid = m->envid;
-		t.send_8bit_anyway = ta->send_8bit;
-		t.fd = fd;
-		t.rcpt = rc;
-		t.n = n;
-		for (size_t i = 0; i < n; i++) {
-			const struct spool_rcpt *r = &m->rcpt[job->idx[start + i]];
-			rc[i].addr = r->addr;
-			rc[i].notify = r->notify;
-			rc[i].orcpt = r->orcpt;
-		}
-		int ok = lseek(fd, m->body_off, SEEK_SET) == m->body_off;
-		int tr = ok ? smtp_transaction(&ta->sess.conn, &t) : -1;
-		if (!ok)
-			for (size_t i = 0; i < n; i++) {
-				rc[i].res.code = 0;
-				str_lcpy(rc[i].res.enh, "4.3.0", sizeof rc[i].res.enh);
-				str_fmt(rc[i].res.text, sizeof rc[i].res.text, "cannot read the message file: %s", strerror(errno));
+		int tr = SMTP_TXN_STALE;
+		/* A stale cached connection costs one reconnect, never a deferral. */
+		for (int attempt = 0; attempt < 2 && tr == SMTP_TXN_STALE; attempt++) {
+			struct smtp_fail f;
+			if (smtp_session_get(&ta->sess, &ta->cfg, job->host, &f) < 0) {
+				report_fail(ta, job, start, &f);
+				goto done;
 			}
+			txn_fill(ta, &t, m, job, start, n, rc, fd);
+			int ok = lseek(fd, m->body_off, SEEK_SET) == m->body_off;
+			tr = ok ? smtp_transaction(&ta->sess.conn, &t) : -1;
+			if (!ok)
+				for (size_t i = 0; i < n; i++) {
+					rc[i].res.code = 0;
+					str_lcpy(rc[i].res.enh, "4.3.0", sizeof rc[i].res.enh);
+					str_fmt(rc[i].res.text, sizeof rc[i].res.text, "cannot read the message file: %s", strerror(errno));
+				}
+			if (tr == SMTP_TXN_STALE) {
+				log_msg(LOG_DEBUG, job->id, "cached connection to %s was closed: reconnecting", ta->sess.relay);
+				smtp_session_drop(&ta->sess);
+			}
+		}
 		ta->sess.messages++;
 		if (t.folded)
 			log_msg(LOG_INFO, job->id, "folded %llu lines longer than 998 bytes", t.folded);
@@ -205,6 +219,7 @@ static int smtp_job(void *ctx, struct ta_job *job)
 		if (tr < 0)
 			smtp_session_drop(&ta->sess);
 	}
+done:
 	if (!rc) {
 		struct smtp_fail f;
 		memset(&f, 0, sizeof f);

@@ -57,6 +57,7 @@ struct smtp_conn {
 	const char *logid;         /* message id for transcript lines, or NULL */
 	int verbose;
 	int open;
+	int rset_pending;          /* a reused connection: RSET goes first, pipelined */
 	char err[512];
 };
 
@@ -133,12 +134,17 @@ struct smtp_txn {
 	unsigned long long folded; /* lines folded on the way out */
 };
 
+#define SMTP_TXN_STALE (-2)
+
 /* Runs MAIL, RCPT..., DATA, the body and the end of data (pipelined in one write when the
  * server offers PIPELINING, and the end of data always in the same write as the last body
  * bytes). Each recipient's res gets its final outcome: the end-of-data reply when its RCPT was
  * accepted, else its RCPT (or MAIL, DATA) reply, or code 0 with the reason when the connection
  * failed first. Checks before MAIL: SIZE (5.3.4), 8-bit data without 8BITMIME (5.6.3), UTF-8
  * addresses without SMTPUTF8 (5.6.7) give every recipient a local permanent result and return 0.
- * Returns 0 when the connection is still usable afterwards, -1 when it is not. */
+ * Returns 0 when the connection is still usable afterwards, -1 when it is not.
+ * With c->rset_pending, RSET leads the pipelined group (one round trip saved per reused
+ * connection); when its reply does not come, nothing was done and SMTP_TXN_STALE is returned:
+ * the caller opens a new connection and runs the transaction again. */
 int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t);
 #endif

@@ -377,6 +377,11 @@ int smtp_session_get(struct smtp_session *s, const struct smtp_config *cfg, cons
 	memset(why, 0, sizeof *why);
 	if (s->conn.open) {
 		if (strcmp(s->key, key) == 0) {
+			/* With PIPELINING the RSET rides with the next MAIL (smtp_transaction). */
+			if (s->conn.caps.ext & SMTP_EXT_PIPELINING) {
+				s->conn.rset_pending = 1;
+				return 0;
+			}
 			if (smtp_rset(&s->conn) == 0)
 				return 0;
 			log_msg(LOG_DEBUG, s->conn.logid, "cached connection to %s unusable (%s): reconnecting", s->relay, s->conn.err);

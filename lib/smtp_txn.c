@@ -263,7 +263,7 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 			sendable++;
 		}
 	}
-	int ret = 0, mail_ok = 1;
+	int ret = 0, mail_ok = 1, pipelining_rset = pipelining;
 	if (!sendable)
 		goto out;
 	if (mail_line(c, t, line, sizeof line) < 0) {
@@ -271,6 +271,21 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 			if (!bad[i])
 				set_local(&t->rcpt[i].res, 553, "5.1.7", "the MAIL command would be too long");
 		goto out;
+	}
+	if (c->rset_pending) {
+		c->rset_pending = 0;
+		if (smtp_send(c, "RSET") < 0) {
+			ret = SMTP_TXN_STALE;
+			goto out;
+		}
+		if (!pipelining) {
+			if (smtp_flush(c, c->to.cmd) < 0 || smtp_read_reply(c, &r, c->to.cmd) < 0 || r.code != 250) {
+				ret = SMTP_TXN_STALE;
+				goto out;
+			}
+		}
+	} else {
+		pipelining_rset = 0;
 	}
 	/* MAIL */
 	if (smtp_send(c, line) < 0)
@@ -303,6 +318,11 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 	if (smtp_send(c, "DATA") < 0 || smtp_flush(c, pipelining ? c->to.cmd : c->to.data_init) < 0)
 		goto lost;
 	if (pipelining) {
+		if (pipelining_rset && (smtp_read_reply(c, &r, c->to.cmd) < 0 || r.code != 250)) {
+			/* A cached connection the server had given up: nothing happened on it. */
+			ret = SMTP_TXN_STALE;
+			goto out;
+		}
 		if (smtp_read_reply(c, &r, c->to.cmd) < 0)
 			goto lost;
 		set_reply(&t->mail, &r);

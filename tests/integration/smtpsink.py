@@ -133,6 +133,11 @@ class CountingSMTP(SMTP):
             return await self.push("555 5.5.4 DSN parameters without DSN")
         return await super().smtp_RCPT(arg)
 
+    async def smtp_RSET(self, arg):
+        # Bytes already waiting behind RSET: > 0 means it was pipelined with MAIL.
+        self.sink_ref.rsets.append(len(self._reader._buffer))
+        return await super().smtp_RSET(arg)
+
     async def auth_XOAUTH2(self, _, args):
         # RFC-less but documented by Google/Microsoft: base64("user=U\x01auth=Bearer T\x01\x01").
         import base64
@@ -154,7 +159,11 @@ class CountingSMTP(SMTP):
             sink.dropped += 1
             self.transport.close()
             return
-        return await super().smtp_DATA(arg)
+        r = await super().smtp_DATA(arg)
+        if sink.close_after_data:
+            # A server that hangs up at once after a message (an idle timeout of zero).
+            self.transport.close()
+        return r
 
 
 class SmtpSink:
@@ -171,6 +180,8 @@ class SmtpSink:
         self.greeting = None     # e.g. "421 4.3.2 busy": said instead of 220, then hang up
         self.drop_in_data = 0    # > 0: read that many body bytes after 354, then hang up
         self.dropped = 0
+        self.rsets = []          # per RSET: bytes pipelined behind it
+        self.close_after_data = False  # hang up after each message, without a word
         self.connections = 0
         self.logins = []         # (mechanism, user, success)
         self.users = users

@@ -493,3 +493,24 @@ def test_idle_zero_means_one_connection_per_job(box, q, sink):
         for mid in ids:
             assert ta.job(q, mid, "example.com")[0].status == "ok2"
     assert sink.connections == 2
+
+
+def test_cached_connection_closed_by_the_server_reconnects_without_deferring(box, q, sink):
+    sink.close_after_data = True
+    ids = [q.add("root@box.example", ["a@example.com"], MSG) for _ in range(3)]
+    with TA(box, args=["-v"], env=smarthost_env(sink)) as ta:
+        for mid in ids:
+            assert ta.job(q, mid, "example.com")[0].status == "ok2", ta.log
+    assert len(sink.messages) == 3 and sink.connections == 3
+    assert "reconnecting" in ta.log
+
+
+def test_reused_connection_sends_rset_pipelined_with_mail(box, q, sink):
+    ids = [q.add("root@box.example", ["a@example.com"], MSG) for _ in range(2)]
+    with TA(box, env=smarthost_env(sink)) as ta:
+        for mid in ids:
+            ta.job(q, mid, "example.com")
+    assert sink.connections == 1
+    # one RSET, before the second message, with MAIL, RCPT and DATA right behind it
+    assert len(sink.rsets) == 1
+    assert sink.rsets[0] >= len("MAIL FROM:<root@box.example>\r\nRCPT TO:<a@example.com>\r\nDATA\r\n")
