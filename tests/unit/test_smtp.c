@@ -410,3 +410,28 @@ TEST(smarthost_errors)
 	CHECK(smarthost_parse("a/b", h, 2, err, sizeof err) < 0);
 	CHECK(smarthost_parse("a pin=nothex", h, 2, err, sizeof err) < 0);
 }
+
+TEST(stale_cached_connection_is_reported_as_such)
+{
+	struct smtp_conn c;
+	struct script s;
+	struct smtp_txn t;
+	struct smtp_txn_rcpt rc[1];
+	conn_on(&c, &s, ""); /* the server closed the connection while it was idle */
+	c.caps.ext = SMTP_EXT_PIPELINING;
+	c.rset_pending = 1;
+	txn_setup(&t, rc, 1);
+	CHECK_INT(smtp_transaction(&c, &t), SMTP_TXN_STALE);
+	CHECK(str_starts(s.out, "RSET\r\nMAIL FROM:<s@y.test>\r\n"));
+	CHECK(!c.rset_pending);
+	close(t.fd);
+	/* a live one: RSET, then the transaction, in one write */
+	conn_on(&c, &s, "250 reset\r\n250 ok\r\n250 ok\r\n354 go\r\n250 done\r\n");
+	c.caps.ext = SMTP_EXT_PIPELINING;
+	c.rset_pending = 1;
+	txn_setup(&t, rc, 1);
+	CHECK_INT(smtp_transaction(&c, &t), 0);
+	CHECK_INT(rc[0].res.code, 250);
+	CHECK_INT(s.writes, 2);
+	close(t.fd);
+}
