@@ -5,4 +5,5 @@
 
 CHECKER(scheduler_check)
 CHECKER(aliases_check)
+CHECKER(smtp_check)
 CHECKER(creds_check)
