@@ -14,6 +14,7 @@ CONF(QUALIFYDOMAIN, CT_STR, "", "domain added to bare addresses (default: MYHOST
 CONF(ALLMAILFROM, CT_STR, "", "forced envelope sender for all mail, overrides -f")
 CONF(REWRITE_FROM, CT_STR, "", "From: address given to mail from local users")
 CONF(MAXRCPT_SUBMIT, CT_INT, "10000", "most recipients of one message")
+CONF(SUBMIT_GROUP, CT_STR, "spoolbox", "group a setgid submit writes the spool with (docs/spool.md 8)")
 
 /* --- scheduler --- */
 CONF(SCHEDULER_CONF, CT_PATH, "/etc/spoolbox/scheduler.conf", "scheduler clause file")
