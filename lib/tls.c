@@ -628,6 +628,8 @@ static void profile(struct tls_conn *t, const struct tls_anchors *anchors)
 	br_ssl_engine_context *eng = &cc->eng;
 	br_ssl_client_zero(cc);
 	br_ssl_engine_set_versions(eng, BR_TLS12, BR_TLS12);
+	/* a renegotiation request is answered with a warning alert: SMTP never needs one */
+	br_ssl_engine_add_flags(eng, BR_OPT_NO_RENEGOTIATION);
 	br_ssl_engine_set_suites(eng, suites, ARRAY_LEN(suites));
 	br_ssl_engine_set_hash(eng, br_sha256_ID, &br_sha256_vtable);
 	br_ssl_engine_set_hash(eng, br_sha384_ID, &br_sha384_vtable);
