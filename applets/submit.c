@@ -511,8 +511,8 @@ static int mode_mail(struct ctx *x, const struct opts *o)
 	} else {
 		log_queued(x, &e);
 	}
-	enq_free(&e);
 	current = NULL;
+	enq_free(&e);
 	return r;
 }
 
@@ -747,6 +747,49 @@ static int run_other(const char *applet, const struct opts *o)
 	/* no /proc: run it in this process */
 	int argc = o->conf ? 3 : 1;
 	return strcmp(applet, "mailq") == 0 ? mailq_main(argc, args) : newaliases_main(argc, args);
+}
+
+/* spoolbox --check: the values of submit's keys make sense (the file's syntax and types are
+ * checked before this runs). */
+static int check_report(const struct conf *c, enum conf_key k, conf_report_fn *report, void *ctx, const char *why)
+{
+	char text[300];
+	snprintf(text, sizeof text, "%s: %s", conf_name(k), why);
+	if (report)
+		report(ctx, c->origin[k] == CO_ENV ? "environment" : c->path[0] ? c->path : "spoolbox.conf",
+		       c->origin[k] == CO_FILE ? c->line[k] : 0, text);
+	return 1;
+}
+
+int submit_check(const struct conf *c, conf_report_fn *report, void *ctx)
+{
+	int errors = 0;
+	char why[160];
+	static const enum conf_key addrs[] = {CK_ALLMAILFROM, CK_REWRITE_FROM};
+	for (size_t i = 0; i < ARRAY_LEN(addrs); i++) {
+		const char *v = conf_str(c, addrs[i]);
+		struct addr a;
+		if (*v && (addr_parse_one(v, strlen(v), &a, why, sizeof why) < 0 || !a.domain[0]))
+			errors += check_report(c, addrs[i], report, ctx, "not an address with a domain");
+	}
+	static const enum conf_key domains[] = {CK_MYHOSTNAME, CK_QUALIFYDOMAIN};
+	for (size_t i = 0; i < ARRAY_LEN(domains); i++) {
+		const char *v = conf_str(c, domains[i]);
+		if (*v && addr_domain_check(v, strlen(v), why, sizeof why) < 0)
+			errors += check_report(c, domains[i], report, ctx, why);
+	}
+	const char *p = conf_str(c, CK_LOCALDOMAINS);
+	while (*p) {
+		while (*p == ',' || *p == ' ' || *p == '\t')
+			p++;
+		size_t n = strcspn(p, ", \t");
+		if (n && addr_domain_check(p, n, why, sizeof why) < 0)
+			errors += check_report(c, CK_LOCALDOMAINS, report, ctx, why);
+		p += n;
+	}
+	if (strlen(conf_str(c, CK_LOCALDOMAINS)) >= ROUTE_LOCALDOMAINS_MAX)
+		errors += check_report(c, CK_LOCALDOMAINS, report, ctx, "list too long");
+	return errors;
 }
 
 int submit_main(int argc, char **argv)

@@ -450,3 +450,15 @@ def test_L_sets_the_log_tag(box):
     p = sendmail(box, "-L", "backupjob", "-v", "root", input=MSG)
     assert p.returncode == 0
     assert p.stderr.startswith(b"backupjob[")
+
+
+def test_check_validates_submit_keys(box):
+    path = box.write_conf("ALLMAILFROM=not an address\nQUALIFYDOMAIN=bad..domain\nLOCALDOMAINS=a.org, b!.org\n")
+    p = box.run(None, "--check", "-C", path)
+    assert p.returncode == 78
+    err = p.stderr.decode()
+    assert f"{path}:1: error: ALLMAILFROM: not an address with a domain" in err
+    assert f"{path}:2: error: QUALIFYDOMAIN: empty label in domain" in err
+    assert f"{path}:3: error: LOCALDOMAINS: character not allowed in a domain name" in err
+    good = box.write_conf("ALLMAILFROM=router@example.net\nLOCALDOMAINS=a.org b.org\n")
+    assert box.run(None, "--check", "-C", good).returncode == 0
