@@ -379,15 +379,19 @@ static int setup(struct ctx *x, const struct opts *o)
 		return r;
 
 	const char *h = conf_str(&x->conf, CK_MYHOSTNAME);
-	struct utsname u;
-	if (!*h && uname(&u) == 0)
-		h = u.nodename;
-	str_lcpy(x->hostname, *h ? h : "localhost", sizeof x->hostname);
 	char why[128];
-	if (addr_domain_check(x->hostname, strlen(x->hostname), why, sizeof why) < 0) {
-		log_msg(LOG_ERR, NULL, "host name '%s' (MYHOSTNAME or uname) is not a domain name: %s", x->hostname, why);
-		return EX_CONFIG;
+	struct utsname u;
+	if (*h) {
+		if (addr_domain_check(h, strlen(h), why, sizeof why) < 0) {
+			log_msg(LOG_ERR, NULL, "MYHOSTNAME=%s is not a domain name: %s", h, why);
+			return EX_CONFIG;
+		}
+	} else if (uname(&u) == 0 && addr_domain_check(u.nodename, strlen(u.nodename), why, sizeof why) == 0) {
+		h = u.nodename;
+	} else {
+		h = "localhost"; /* an unset host name ("(none)" on many embedded systems) */
 	}
+	str_lcpy(x->hostname, h, sizeof x->hostname);
 	struct enq_conf *ec = &x->ec;
 	memset(ec, 0, sizeof *ec);
 	ec->sp = &x->sp;
@@ -552,8 +556,9 @@ static int bs_mail(void *vctx, const struct smtpd_mail *m, char *text, size_t si
 	for (const char *p = b->s->helo; *p && i < sizeof helo - 1; p++)
 		helo[i++] = (*p > ' ' && *p < 0x7f && *p != ';' && *p != '(' && *p != ')') ? *p : '?';
 	helo[i] = 0;
-	snprintf(b->e.received, sizeof b->e.received, "from %s (%s, uid %ld)\n\twith %s", helo[0] ? helo : "unknown",
-	         b->x->ec.user, b->x->ec.uid, b->s->esmtp ? "ESMTP" : "SMTP");
+	snprintf(b->e.received, sizeof b->e.received, "from %s (%s, uid %ld)", helo[0] ? helo : "unknown", b->x->ec.user,
+	         b->x->ec.uid);
+	b->e.with = b->s->esmtp ? "ESMTP" : "SMTP";
 	char from[ADDR_TEXT_MAX + 1] = "";
 	if (!m->null_sender)
 		addr_format(&m->from, NULL, from, sizeof from);

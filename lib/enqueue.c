@@ -284,7 +284,8 @@ static int start(struct enq *e)
 	hdr_date(time(NULL), date, sizeof date);
 	int bad = 0;
 	if (e->received[0])
-		bad |= buf_printf(&b, "Received: %s\n\tby %s (spoolbox) id %s; %s\n", e->received, c->hostname, e->w.id, date);
+		bad |= buf_printf(&b, "Received: %s\n\tby %s (spoolbox)%s%s id %s; %s\n", e->received, c->hostname,
+		                  e->with ? " with " : "", e->with ? e->with : "", e->w.id, date);
 	else
 		bad |= buf_printf(&b, "Received: from %s by %s (spoolbox) id %s; %s\n", c->user, c->hostname, e->w.id, date);
 	for (size_t i = 0; i < h.n; i++) {

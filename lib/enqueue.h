@@ -37,7 +37,8 @@ struct enq {
 	int t_mode;                /* -t: recipients from the header */
 	int body8_declared;        /* -B 8BITMIME or BODY=8BITMIME */
 	unsigned notify;           /* -N for recipients added from the header */
-	char received[512];        /* the "from ... with ..." part of our Received: line */
+	char received[300];        /* the "from" part of our Received: line ("" for a local user) */
+	const char *with;          /* its "with" protocol (SMTP, ESMTP) or NULL */
 	struct msgin in;
 	struct hdr_reader hr;
 	struct spool_writer w;

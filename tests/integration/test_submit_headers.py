@@ -275,3 +275,18 @@ def test_8bit_display_names_do_not_break_t(box):
     _, m, stored = queued(box)
     assert m.recipients == ["joerg@example.com", "root"]
     assert b"To: J\xf6rg <joerg@example.com>, root@box.example (M\xfcller)\n" in stored
+
+
+def test_host_name_from_uname_and_a_bad_myhostname(box):
+    import socket
+    env = dict(box.env)
+    del env["MYHOSTNAME"]
+    box.env = env
+    p = sendmail(box, "root", input=b"x\n")
+    assert p.returncode == 0, p.stderr
+    _, m, _ = queued(box)
+    name = socket.gethostname()
+    assert m.sender == f"root@{name}" or m.sender == "root@localhost"
+    p = sendmail(box, "root", input=b"x\n", env={"MYHOSTNAME": "(none)"})
+    assert p.returncode == 78
+    assert b"MYHOSTNAME=(none) is not a domain name" in p.stderr
