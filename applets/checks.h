@@ -4,3 +4,6 @@
  * is checked by --check before these run, and c is what it says. */
 
 CHECKER(submit_check)
+CHECKER(scheduler_check)
+CHECKER(aliases_check)
+CHECKER(creds_check)
