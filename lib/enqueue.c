@@ -3,6 +3,7 @@
 #include "log.h"
 #include "sysexits.h"
 #include <errno.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,10 +33,11 @@ static int fail(struct enq *e, int code, const char *fmt, ...)
 
 void enq_init(struct enq *e, const struct enq_conf *c, int dot_end, int t_mode)
 {
-	memset(e, 0, sizeof *e);
+	memset(e, 0, offsetof(struct enq, w));
 	e->c = c;
 	e->t_mode = t_mode;
 	e->w.fd = -1;
+	e->w.tmppath[0] = 0;
 	e->m.uid = c->uid;
 	str_lcpy(e->m.user, c->user, sizeof e->m.user);
 	msgin_init(&e->in, dot_end);
