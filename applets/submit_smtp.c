@@ -8,9 +8,14 @@
 #include "sysexits.h"
 #include "util.h"
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+
+#ifndef SUBMIT_SMTP_TIMEOUT_MS
+#define SUBMIT_SMTP_TIMEOUT_MS (300 * 1000)
+#endif
 
 struct bs {
 	struct submit_ctx *x;
@@ -137,7 +142,7 @@ int submit_smtp(struct submit_ctx *x)
 	}
 	smtpd_greet(&s);
 	char buf[16384];
-	int io_error = 0;
+	int io_error = 0, timed_out = 0;
 	for (;;) {
 		if (s.out.len) {
 			if (write_all(1, s.out.p, s.out.len) < 0) {
@@ -148,6 +153,19 @@ int submit_smtp(struct submit_ctx *x)
 		}
 		if (s.state == SMTPD_CLOSED)
 			break;
+		struct pollfd pfd = {0, POLLIN, 0};
+		int pr = poll(&pfd, 1, SUBMIT_SMTP_TIMEOUT_MS);
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr == 0) {
+			/* RFC 5321 4.5.3.2.7: a server waits 5 minutes for the next command */
+			static const char bye[] = "421 4.4.2 Timeout waiting for input, closing\r\n";
+			write_all(1, bye, sizeof bye - 1);
+			log_msg(LOG_ERR, NULL, "-bs: no input for %d seconds, session closed", SUBMIT_SMTP_TIMEOUT_MS / 1000);
+			smtpd_eof(&s);
+			timed_out = 1;
+			break;
+		}
 		ssize_t n = read(0, buf, sizeof buf);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -159,5 +177,5 @@ int submit_smtp(struct submit_ctx *x)
 	}
 	bs_reset(&b);
 	smtpd_free(&s);
-	return io_error ? EX_IOERR : 0;
+	return io_error ? EX_IOERR : timed_out ? EX_TEMPFAIL : 0;
 }
