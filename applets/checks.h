@@ -6,4 +6,5 @@
 CHECKER(submit_check)
 CHECKER(scheduler_check)
 CHECKER(aliases_check)
+CHECKER(smtp_check)
 CHECKER(creds_check)
