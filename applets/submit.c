@@ -11,6 +11,7 @@
  *        configuration; with -bp the exit code of mailq. */
 #include "addr.h"
 #include "common.h"
+#include "submit.h"
 #include "enqueue.h"
 #include "log.h"
 #include "smtpd.h"
@@ -100,6 +101,11 @@ static void priv_drop(void)
 /* The message being written, so that a signal can remove its temporary file. */
 static struct enq *volatile current;
 
+void submit_set_current(struct enq *e)
+{
+	current = e;
+}
+
 static void on_signal(int sig)
 {
 	struct enq *e = current;
@@ -128,7 +134,7 @@ static void catch_signals(void)
 }
 
 /* Once the commit starts, a signal waits until the end: the outcome is reported truthfully. */
-static void block_signals(int block)
+void submit_block_signals(int block)
 {
 	sigset_t s;
 	sigemptyset(&s);
@@ -317,16 +323,6 @@ static int env_overrides(void)
 	return 0;
 }
 
-/* Everything submit needs to know besides the options. */
-struct ctx {
-	struct conf conf;
-	struct spool sp;
-	struct enq_conf ec;
-	char hostname[256];
-	const char *ident;
-	int syslog;
-	int level;
-};
 
 static int has_word(const char *list, const char *w)
 {
@@ -356,7 +352,7 @@ static int check_conf_addr(const struct conf *c, enum conf_key k)
 	return 0;
 }
 
-static int setup(struct ctx *x, const struct opts *o)
+static int setup(struct submit_ctx *x, const struct opts *o)
 {
 	if (o->conf || env_overrides())
 		priv_drop(); /* a privileged submit never reads another configuration or spool */
@@ -379,15 +375,19 @@ static int setup(struct ctx *x, const struct opts *o)
 		return r;
 
 	const char *h = conf_str(&x->conf, CK_MYHOSTNAME);
-	struct utsname u;
-	if (!*h && uname(&u) == 0)
-		h = u.nodename;
-	str_lcpy(x->hostname, *h ? h : "localhost", sizeof x->hostname);
 	char why[128];
-	if (addr_domain_check(x->hostname, strlen(x->hostname), why, sizeof why) < 0) {
-		log_msg(LOG_ERR, NULL, "host name '%s' (MYHOSTNAME or uname) is not a domain name: %s", x->hostname, why);
-		return EX_CONFIG;
+	struct utsname u;
+	if (*h) {
+		if (addr_domain_check(h, strlen(h), why, sizeof why) < 0) {
+			log_msg(LOG_ERR, NULL, "MYHOSTNAME=%s is not a domain name: %s", h, why);
+			return EX_CONFIG;
+		}
+	} else if (uname(&u) == 0 && addr_domain_check(u.nodename, strlen(u.nodename), why, sizeof why) == 0) {
+		h = u.nodename;
+	} else {
+		h = "localhost"; /* an unset host name ("(none)" on many embedded systems) */
 	}
+	str_lcpy(x->hostname, h, sizeof x->hostname);
 	struct enq_conf *ec = &x->ec;
 	memset(ec, 0, sizeof *ec);
 	ec->sp = &x->sp;
@@ -416,7 +416,7 @@ static int setup(struct ctx *x, const struct opts *o)
 	return 0;
 }
 
-static int open_spool(struct ctx *x)
+int submit_open_spool(struct submit_ctx *x)
 {
 	const char *dir = conf_str(&x->conf, CK_SPOOL);
 	char in[SPOOL_PATH_MAX];
@@ -441,7 +441,7 @@ static int open_spool(struct ctx *x)
 /* The syslog socket is opened only for the one line each submission leaves there (opening it
  * costs more than the rest of a submission's system calls); errors always go to stderr, which
  * is where the caller looks. */
-static void log_line(struct ctx *x, int level, const char *id, int to_stderr, const char *text)
+static void log_line(struct submit_ctx *x, int level, const char *id, int to_stderr, const char *text)
 {
 	if (x->syslog) {
 		log_init(x->ident, LOG_TO_SYSLOG, LOG_INFO);
@@ -454,7 +454,7 @@ static void log_line(struct ctx *x, int level, const char *id, int to_stderr, co
 	log_init(x->ident, LOG_TO_STDERR, x->level);
 }
 
-static void log_queued(struct ctx *x, const struct enq *e)
+void submit_log_queued(struct submit_ctx *x, const struct enq *e)
 {
 	char text[700];
 	snprintf(text, sizeof text, "queued: from=<%s> nrcpt=%zu size=%lld uid=%ld", e->m.sender, e->m.nrcpt, e->size,
@@ -462,7 +462,7 @@ static void log_queued(struct ctx *x, const struct enq *e)
 	log_line(x, LOG_INFO, e->m.id, x->level >= LOG_INFO, text);
 }
 
-static void log_failed(struct ctx *x, const char *why)
+void submit_log_failed(struct submit_ctx *x, const char *why)
 {
 	log_line(x, LOG_ERR, NULL, 1, why && *why ? why : "message not queued");
 }
@@ -477,7 +477,7 @@ static void start_message(struct enq *e, const struct opts *o)
 }
 
 /* -bm: the message on stdin. */
-static int mode_mail(struct ctx *x, const struct opts *o)
+static int mode_mail(struct submit_ctx *x, const struct opts *o)
 {
 	struct enq e;
 	enq_init(&e, &x->ec, o->dot_end, o->t);
@@ -485,7 +485,7 @@ static int mode_mail(struct ctx *x, const struct opts *o)
 	int r = enq_sender(&e, o->from);
 	for (int i = 0; i < o->nrcpt && !r; i++)
 		r = enq_add_rcpts(&e, o->rcpt[i], "recipient");
-	if (!r && (r = open_spool(x)))
+	if (!r && (r = submit_open_spool(x)))
 		e.err = r;
 	current = &e;
 	char buf[65536];
@@ -503,173 +503,21 @@ static int mode_mail(struct ctx *x, const struct opts *o)
 		r = enq_feed(&e, buf, (size_t)n);
 	}
 	if (!r) {
-		block_signals(1);
+		submit_block_signals(1);
 		r = enq_finish(&e);
 	}
 	if (r) {
-		log_failed(x, e.why);
+		submit_log_failed(x, e.why);
 	} else {
-		log_queued(x, &e);
+		submit_log_queued(x, &e);
 	}
-	enq_free(&e);
 	current = NULL;
+	enq_free(&e);
 	return r;
 }
 
-/* -bs: an SMTP dialogue on stdin/stdout. */
-struct bs {
-	struct ctx *x;
-	const struct opts *o;
-	struct enq e;
-	int active;
-	const struct smtpd *s;
-};
-
-static void bs_reset(void *vctx)
-{
-	struct bs *b = vctx;
-	if (b->active) {
-		current = NULL;
-		enq_free(&b->e);
-		b->active = 0;
-	}
-}
-
-static int bs_mail(void *vctx, const struct smtpd_mail *m, char *text, size_t size)
-{
-	struct bs *b = vctx;
-	bs_reset(b);
-	enq_init(&b->e, &b->x->ec, 0, 0);
-	b->active = 1;
-	current = &b->e;
-	b->e.body8_declared = m->body8;
-	b->e.m.ret = m->ret;
-	b->e.m.smtputf8 = m->smtputf8;
-	if (m->envid[0])
-		b->e.m.envid = xstrdup(m->envid);
-	char helo[64];
-	size_t i = 0;
-	for (const char *p = b->s->helo; *p && i < sizeof helo - 1; p++)
-		helo[i++] = (*p > ' ' && *p < 0x7f && *p != ';' && *p != '(' && *p != ')') ? *p : '?';
-	helo[i] = 0;
-	snprintf(b->e.received, sizeof b->e.received, "from %s (%s, uid %ld)\n\twith %s", helo[0] ? helo : "unknown",
-	         b->x->ec.user, b->x->ec.uid, b->s->esmtp ? "ESMTP" : "SMTP");
-	char from[ADDR_TEXT_MAX + 1] = "";
-	if (!m->null_sender)
-		addr_format(&m->from, NULL, from, sizeof from);
-	if (enq_sender(&b->e, from)) {
-		snprintf(text, size, "5.1.7 %s", b->e.why);
-		bs_reset(b);
-		return 553;
-	}
-	return 250;
-}
-
-static int bs_rcpt(void *vctx, const struct smtpd_rcpt *r, char *text, size_t size)
-{
-	struct bs *b = vctx;
-	int code = enq_add_rcpt(&b->e, &r->to, r->notify, r->orcpt);
-	if (!code)
-		return 250;
-	snprintf(text, size, "%s %s", strstr(b->e.why, "too many") ? "4.5.3" : "5.1.3", b->e.why);
-	b->e.err = 0; /* a refused recipient does not spoil the transaction */
-	b->e.why[0] = 0;
-	return strstr(text, "4.5.3") ? 452 : 553;
-}
-
-static int bs_data_begin(void *vctx, char *text, size_t size)
-{
-	return 354;
-}
-
-static int bs_data(void *vctx, const char *p, size_t n)
-{
-	struct bs *b = vctx;
-	return enq_feed(&b->e, p, n) ? -1 : 0;
-}
-
-static int bs_data_end(void *vctx, char *text, size_t size)
-{
-	struct bs *b = vctx;
-	block_signals(1);
-	int r = enq_finish(&b->e);
-	block_signals(0);
-	int code = 250;
-	if (!r) {
-		snprintf(text, size, "2.0.0 Ok: queued as %s", b->e.m.id);
-		log_queued(b->x, &b->e);
-	} else {
-		log_failed(b->x, b->e.why);
-		code = r == EX_CANTCREAT ? 552 : r == EX_DATAERR ? 554 : 451;
-		snprintf(text, size, "%s %s", code == 552 ? "5.3.4" : code == 554 ? "5.6.0" : "4.3.0", b->e.why);
-	}
-	bs_reset(b);
-	return code;
-}
-
-static const struct smtpd_ops bs_ops = {bs_mail, bs_rcpt, bs_data_begin, bs_data, bs_data_end, bs_reset};
-
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-static int mode_smtp(struct ctx *x, const struct opts *o)
-{
-	int r = open_spool(x);
-	struct smtpd s;
-	struct bs b;
-	memset(&b, 0, sizeof b);
-	b.x = x;
-	b.o = o;
-	b.s = &s;
-	smtpd_init(&s, &bs_ops, &b, x->hostname, x->ec.sizelimit, x->ec.maxrcpt);
-	if (r) {
-		/* no usable spool: say so the SMTP way, then end */
-		char text[320];
-		snprintf(text, sizeof text, "421 4.3.0 %s mail queue unavailable\r\n", x->hostname);
-		write_all(1, text, strlen(text));
-		smtpd_free(&s);
-		return r;
-	}
-	smtpd_greet(&s);
-	char buf[16384];
-	int io_error = 0;
-	for (;;) {
-		if (s.out.len) {
-			if (write_all(1, s.out.p, s.out.len) < 0) {
-				io_error = 1;
-				break;
-			}
-			buf_reset(&s.out);
-		}
-		if (s.state == SMTPD_CLOSED)
-			break;
-		ssize_t n = read(0, buf, sizeof buf);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			smtpd_eof(&s);
-			break;
-		}
-		smtpd_feed(&s, buf, (size_t)n);
-	}
-	bs_reset(&b);
-	smtpd_free(&s);
-	return io_error ? EX_IOERR : 0;
-}
-
 /* -q / -qR DOMAIN: a trigger line for the scheduler (docs/spool.md 10). */
-static int mode_queue_run(struct ctx *x, const struct opts *o)
+static int mode_queue_run(struct submit_ctx *x, const struct opts *o)
 {
 	char line[300];
 	if (o->qr) {
@@ -682,7 +530,7 @@ static int mode_queue_run(struct ctx *x, const struct opts *o)
 	} else {
 		str_lcpy(line, "Q", sizeof line);
 	}
-	int r = open_spool(x);
+	int r = submit_open_spool(x);
 	if (r)
 		return r;
 	priv_set(1);
@@ -704,7 +552,7 @@ static int mode_queue_run(struct ctx *x, const struct opts *o)
 /* -bv: how each recipient would be routed. */
 static int verify_each(void *ctx, const struct addr *a)
 {
-	struct ctx *x = ctx;
+	struct submit_ctx *x = ctx;
 	struct route r;
 	char shown[ADDR_TEXT_MAX + 1];
 	addr_format(a, NULL, shown, sizeof shown);
@@ -716,7 +564,7 @@ static int verify_each(void *ctx, const struct addr *a)
 	return 0;
 }
 
-static int mode_verify(struct ctx *x, const struct opts *o)
+static int mode_verify(struct submit_ctx *x, const struct opts *o)
 {
 	int bad = 0;
 	for (int i = 0; i < o->nrcpt; i++) {
@@ -749,6 +597,49 @@ static int run_other(const char *applet, const struct opts *o)
 	return strcmp(applet, "mailq") == 0 ? mailq_main(argc, args) : newaliases_main(argc, args);
 }
 
+/* spoolbox --check: the values of submit's keys make sense (the file's syntax and types are
+ * checked before this runs). */
+static int check_report(const struct conf *c, enum conf_key k, conf_report_fn *report, void *ctx, const char *why)
+{
+	char text[300];
+	snprintf(text, sizeof text, "%s: %s", conf_name(k), why);
+	if (report)
+		report(ctx, c->origin[k] == CO_ENV ? "environment" : c->path[0] ? c->path : "spoolbox.conf",
+		       c->origin[k] == CO_FILE ? c->line[k] : 0, text);
+	return 1;
+}
+
+int submit_check(const struct conf *c, conf_report_fn *report, void *ctx)
+{
+	int errors = 0;
+	char why[160];
+	static const enum conf_key addrs[] = {CK_ALLMAILFROM, CK_REWRITE_FROM};
+	for (size_t i = 0; i < ARRAY_LEN(addrs); i++) {
+		const char *v = conf_str(c, addrs[i]);
+		struct addr a;
+		if (*v && (addr_parse_one(v, strlen(v), &a, why, sizeof why) < 0 || !a.domain[0]))
+			errors += check_report(c, addrs[i], report, ctx, "not an address with a domain");
+	}
+	static const enum conf_key domains[] = {CK_MYHOSTNAME, CK_QUALIFYDOMAIN};
+	for (size_t i = 0; i < ARRAY_LEN(domains); i++) {
+		const char *v = conf_str(c, domains[i]);
+		if (*v && addr_domain_check(v, strlen(v), why, sizeof why) < 0)
+			errors += check_report(c, domains[i], report, ctx, why);
+	}
+	const char *p = conf_str(c, CK_LOCALDOMAINS);
+	while (*p) {
+		while (*p == ',' || *p == ' ' || *p == '\t')
+			p++;
+		size_t n = strcspn(p, ", \t");
+		if (n && addr_domain_check(p, n, why, sizeof why) < 0)
+			errors += check_report(c, CK_LOCALDOMAINS, report, ctx, why);
+		p += n;
+	}
+	if (strlen(conf_str(c, CK_LOCALDOMAINS)) >= ROUTE_LOCALDOMAINS_MAX)
+		errors += check_report(c, CK_LOCALDOMAINS, report, ctx, "list too long");
+	return errors;
+}
+
 int submit_main(int argc, char **argv)
 {
 	priv.real = getgid();
@@ -770,7 +661,7 @@ int submit_main(int argc, char **argv)
 		free(o.rcpt);
 		return usage_error("no recipients given (name them, or use -t)%s", "");
 	}
-	struct ctx x;
+	struct submit_ctx x;
 	memset(&x, 0, sizeof x);
 	x.ident = o.tag ? o.tag : "submit";
 	log_init(x.ident, LOG_TO_STDERR, LOG_INFO);
@@ -778,7 +669,7 @@ int submit_main(int argc, char **argv)
 	r = setup(&x, &o);
 	if (!r) {
 		switch (o.mode) {
-		case 's': r = mode_smtp(&x, &o); break;
+		case 's': r = submit_smtp(&x); break;
 		case 'q': r = mode_queue_run(&x, &o); break;
 		case 'v': r = mode_verify(&x, &o); break;
 		default: r = mode_mail(&x, &o); break;

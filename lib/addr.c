@@ -81,13 +81,6 @@ static int skip_cfws(struct lex *L)
 	return 0;
 }
 
-static int utf8_check(struct lex *L, size_t a, size_t b)
-{
-	if (!addr_utf8_valid(L->s + a, b - a))
-		return fail(L, a, "invalid UTF-8");
-	return 0;
-}
-
 /* Reads the next token. Returns 0 or -1. */
 static int next(struct lex *L, struct token *t)
 {
@@ -102,16 +95,14 @@ static int next(struct lex *L, struct token *t)
 	}
 	unsigned char c = L->s[L->pos];
 	if (is_atext(c)) {
-		int hi = 0;
 		while (L->pos < L->n && is_atext(L->s[L->pos]))
-			hi |= L->s[L->pos++] & 0x80;
+			L->pos++;
 		t->type = T_ATOM;
 		t->end = L->pos;
-		return hi ? utf8_check(L, t->start, t->end) : 0;
+		return 0;
 	}
 	if (c == '"' || c == '[') {
 		unsigned char close = c == '"' ? '"' : ']';
-		int hi = 0;
 		L->pos++;
 		while (L->pos < L->n && L->s[L->pos] != close) {
 			unsigned char d = L->s[L->pos];
@@ -124,7 +115,6 @@ static int next(struct lex *L, struct token *t)
 				return fail(L, L->pos, c == '"' ? "control character in quoted string" : "control character in domain literal");
 			if (c == '[' && (d == '[' || is_wsp(d)))
 				return fail(L, L->pos, "bad character in domain literal");
-			hi |= d & 0x80;
 			L->pos++;
 		}
 		if (L->pos >= L->n)
@@ -132,7 +122,7 @@ static int next(struct lex *L, struct token *t)
 		L->pos++;
 		t->type = c == '"' ? T_QSTR : T_DLIT;
 		t->end = L->pos;
-		return hi ? utf8_check(L, t->start, t->end) : 0;
+		return 0;
 	}
 	if (strchr("()<>:;@\\,.", c) && c) {
 		if (c == ')')
@@ -270,6 +260,9 @@ static int parse_addr_spec(struct lex *L, struct addr *a)
 		return fail(L, a->start, "empty local part");
 	for (size_t i = 0; i < len; i++)
 		a->utf8 |= (unsigned char)a->local[i] >= 0x80;
+	/* 8-bit text is fine in display names and comments; an address must be UTF-8 (RFC 6532) */
+	if (a->utf8 && !addr_utf8_valid((const unsigned char *)a->local, len))
+		return fail(L, a->start, "invalid UTF-8 in the local part");
 	struct token at;
 	if (peek(L, &at) < 0)
 		return -1;

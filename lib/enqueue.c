@@ -4,6 +4,7 @@
 #include "sysexits.h"
 #include <errno.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,10 +34,11 @@ static int fail(struct enq *e, int code, const char *fmt, ...)
 
 void enq_init(struct enq *e, const struct enq_conf *c, int dot_end, int t_mode)
 {
-	memset(e, 0, sizeof *e);
+	memset(e, 0, offsetof(struct enq, w));
 	e->c = c;
 	e->t_mode = t_mode;
 	e->w.fd = -1;
+	e->w.tmppath[0] = 0;
 	e->m.uid = c->uid;
 	str_lcpy(e->m.user, c->user, sizeof e->m.user);
 	msgin_init(&e->in, dot_end);
@@ -293,7 +295,8 @@ static int start(struct enq *e)
 	hdr_date(time(NULL), date, sizeof date);
 	int bad = 0;
 	if (e->received[0])
-		bad |= buf_printf(&b, "Received: %s\n\tby %s (spoolbox) id %s; %s\n", e->received, c->hostname, e->w.id, date);
+		bad |= buf_printf(&b, "Received: %s\n\tby %s (spoolbox)%s%s id %s; %s\n", e->received, c->hostname,
+		                  e->with ? " with " : "", e->with ? e->with : "", e->w.id, date);
 	else
 		bad |= buf_printf(&b, "Received: from %s by %s (spoolbox) id %s; %s\n", c->user, c->hostname, e->w.id, date);
 	for (size_t i = 0; i < h.n; i++) {

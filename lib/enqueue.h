@@ -37,14 +37,17 @@ struct enq {
 	int t_mode;                /* -t: recipients from the header */
 	int body8_declared;        /* -B 8BITMIME or BODY=8BITMIME */
 	unsigned notify;           /* -N for recipients added from the header */
-	char received[512];        /* the "from ... with ..." part of our Received: line */
+	char received[300];        /* the "from" part of our Received: line ("" for a local user) */
+	const char *with;          /* its "with" protocol (SMTP, ESMTP) or NULL */
 	struct msgin in;
 	struct hdr_reader hr;
-	struct spool_writer w;
 	int writing;               /* w is open */
 	long long size;            /* normalised message bytes so far */
 	int err;                   /* the first error (sysexits code), 0 while all is well */
 	char why[600];
+	/* last, so that enq_init() need not touch its 16 KiB buffer (every page touched costs a
+	 * page fault, a noticeable part of a submission) */
+	struct spool_writer w;
 };
 
 /* Starts a message. dot_end: a "." line ends the input (stdin without -i). */

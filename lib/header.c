@@ -115,7 +115,7 @@ static int judge_line(struct hdr_reader *r)
 		r->block.p[r->block.len] = 0;
 		return 1;
 	}
-	if (first && n >= 5 && memcmp(line, "From ", 5) == 0) {
+	if (first && n >= 5 && memcmp(line, "From ", 5) == 0 && !field_name_len(line, n)) {
 		r->block.len = r->line_start;
 		r->block.p[r->block.len] = 0;
 		r->first = 1; /* the next line is the real first one */

@@ -58,7 +58,7 @@ def test_symfony_swiftmailer_step_by_step(box):
     assert m.sender == "app@example.org"
     assert routes(m) == [("smtp", "example.com", "customer@example.com")]
     assert split(stored)[1] == b".leading dot\nThanks\n"
-    assert header(stored, "Received")[0].startswith("from [127.0.0.1] (root, uid 0)\n\twith ESMTP\n\tby box.example")
+    assert header(stored, "Received")[0].startswith("from [127.0.0.1] (root, uid 0)\n\tby box.example (spoolbox) with ESMTP id " + mid + ";")
 
 
 def test_laravel_pipelined_with_i(box):

@@ -266,3 +266,27 @@ def test_invalid_utf8_is_refused(box):
     p = box.run(None, b"us\xc3er@x.org", input=b"x\n", argv0="/usr/sbin/sendmail")
     assert p.returncode == 65
     assert b"UTF-8" in p.stderr
+
+
+def test_8bit_display_names_do_not_break_t(box):
+    # raw Latin-1 from an old script: only the addresses themselves must be UTF-8
+    p = sendmail(box, "-t", input=b"To: J\xf6rg <joerg@example.com>, root (M\xfcller)\n\nx\n")
+    assert p.returncode == 0, p.stderr
+    _, m, stored = queued(box)
+    assert m.recipients == ["joerg@example.com", "root"]
+    assert b"To: J\xf6rg <joerg@example.com>, root@box.example (M\xfcller)\n" in stored
+
+
+def test_host_name_from_uname_and_a_bad_myhostname(box):
+    import socket
+    env = dict(box.env)
+    del env["MYHOSTNAME"]
+    box.env = env
+    p = sendmail(box, "root", input=b"x\n")
+    assert p.returncode == 0, p.stderr
+    _, m, _ = queued(box)
+    name = socket.gethostname()
+    assert m.sender == f"root@{name}" or m.sender == "root@localhost"
+    p = sendmail(box, "root", input=b"x\n", env={"MYHOSTNAME": "(none)"})
+    assert p.returncode == 78
+    assert b"MYHOSTNAME=(none) is not a domain name" in p.stderr

@@ -166,6 +166,12 @@ TEST(addr_utf8)
 	CHECK(addr_parse_one("bad\xc3(@x.org", 11, &a, err, sizeof err) < 0);
 	CHECK(addr_parse_one("o\xc0\xafx@x.org", 10, &a, err, sizeof err) < 0 && strstr(err, "UTF-8"));
 	CHECK(addr_parse_one("plain@x.org", 11, &a, err, sizeof err) == 0 && !a.utf8);
+	/* Latin-1 in a display name or comment is not an address error */
+	CHECK(addr_parse_one("J\xf6rg <j@x.org> (M\xfcller)", strlen("J\xf6rg <j@x.org> (M\xfcller)"), &a, err, sizeof err) == 0);
+	CHECK_STR(a.local, "j");
+	CHECK(addr_parse_one("\"J\xf6rg\" <j@x.org>", strlen("\"J\xf6rg\" <j@x.org>"), &a, err, sizeof err) == 0);
+	CHECK(addr_parse_one("j\xf6rg@x.org", strlen("j\xf6rg@x.org"), &a, err, sizeof err) < 0 && strstr(err, "UTF-8"));
+	CHECK(addr_parse_one("j@x\xf6.org", strlen("j@x\xf6.org"), &a, err, sizeof err) < 0 && strstr(err, "UTF-8"));
 }
 
 TEST(addr_smtp_paths)

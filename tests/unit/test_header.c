@@ -87,6 +87,10 @@ TEST(hdr_reader_splits_header_and_body)
 	CHECK(r.spill.len == 0);
 	hdr_reader_free(&r);
 	hdr_reader_init(&r, 4096);
+	read_all(&r, "From : obsolete@example.org\n\nb\n", 64); /* a field, not an mbox line */
+	CHECK_STR(r.block.p, "From : obsolete@example.org\n");
+	hdr_reader_free(&r);
+	hdr_reader_init(&r, 4096);
 	read_all(&r, " leading space\n", 64);
 	CHECK(r.block.len == 0);
 	CHECK_STR(r.spill.p, " leading space\n");
