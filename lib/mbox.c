@@ -91,6 +91,8 @@ static int dotlock_take(const char *lock, long long deadline, struct dl_result *
 		if (dotlock_stale(lock)) {
 			log_msg(LOG_NOTICE, NULL, "removing stale lock %s", lock);
 			if (unlink(lock) < 0 && errno != ENOENT) {
+				if (errno == EACCES || errno == EPERM) /* we could not lock here at all */
+					return 0;
 				dl_set_errno(r, errno, "unlink stale", lock);
 				return -1;
 			}
