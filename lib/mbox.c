@@ -1,6 +1,7 @@
 /* mbox delivery: dotlock and fcntl lock, From_ line, mboxrd body, fsync, truncate back on any
  * error (see mbox.h; the choices are explained in docs/local.md). */
 #include "mbox.h"
+#include "fileio.h"
 #include "log.h"
 #include "util.h"
 #include <errno.h>
@@ -66,6 +67,14 @@ static int dotlock_stale(const char *lock)
 	return 0;
 }
 
+static int fsync_parent(const char *path)
+{
+	char dir[4200];
+	if (fio_dirname(path, dir, sizeof dir) < 0)
+		return -1;
+	return fio_fsync_dir(dir);
+}
+
 /* Takes path.lock. Returns 1 held, 0 not possible here (the directory is not writable for this
  * user: the fcntl lock alone protects), -1 with r set. */
 static int dotlock_take(const char *lock, long long deadline, struct dl_result *r)
@@ -94,6 +103,8 @@ static int dotlock_take(const char *lock, long long deadline, struct dl_result *
 		if (dotlock_stale(lock)) {
 			log_msg(LOG_NOTICE, NULL, "removing stale lock %s", lock);
 			if (unlink(lock) < 0 && errno != ENOENT) {
+				if (errno == EACCES || errno == EPERM) /* we could not lock here at all */
+					return 0;
 				dl_set_errno(r, errno, "unlink stale", lock);
 				return -1;
 			}
@@ -126,12 +137,13 @@ static int fcntl_take(int fd, const char *path, long long deadline, struct dl_re
 }
 
 /* Opens the mailbox for appending without following a symlink, and checks it is ours. */
-static int open_mailbox(const char *path, const struct mbox_opts *o, struct dl_result *r)
+static int open_mailbox(const char *path, const struct mbox_opts *o, int *created, struct dl_result *r)
 {
 	int flags = O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
 	int fd = open(path, flags);
 	if (fd < 0 && errno == ENOENT && o->create) {
 		fd = open(path, flags | O_CREAT | O_EXCL, 0600);
+		*created = fd >= 0;
 		if (fd < 0 && errno == EEXIST)
 			fd = open(path, flags);
 		if (fd < 0 && (errno == EACCES || errno == EPERM)) {
@@ -178,7 +190,8 @@ void mbox_deliver(const char *path, const struct dl_msg *m, const struct mbox_op
 	int dot = dotlock_take(lock, deadline, r);
 	if (dot < 0)
 		return;
-	int fd = open_mailbox(path, o, r);
+	int created = 0;
+	int fd = open_mailbox(path, o, &created, r);
 	if (fd < 0)
 		goto out;
 	if (fcntl_take(fd, path, deadline, r) < 0)
@@ -212,6 +225,8 @@ void mbox_deliver(const char *path, const struct dl_msg *m, const struct mbox_op
 		e = errno;
 	else if (fsync(fd) < 0)
 		e = errno;
+	else if (created && fsync_parent(path) < 0) /* a new mailbox: its name must last too */
+		e = errno;
 	if (e) {
 		/* never leave half a message: cut back to where we started */
 		if (ftruncate(fd, old) < 0 || fsync(fd) < 0)
@@ -241,7 +256,7 @@ void mbox_create(const char *path, uid_t uid, gid_t gid, struct dl_result *r)
 		dl_set_errno(r, errno, "create", path);
 		return;
 	}
-	if (fchown(fd, uid, gid) < 0 || fsync(fd) < 0) {
+	if (fchown(fd, uid, gid) < 0 || fsync(fd) < 0 || fsync_parent(path) < 0) {
 		int e = errno;
 		close(fd);
 		unlink(path);

@@ -64,7 +64,7 @@ def end_to_end(binary, base):
     if p.returncode != 0:
         return "submit is not written yet"
     log = open(os.path.join(base, "e2e.log"), "wb")
-    sched = subprocess.Popen([binary, "scheduler"], env=env, stdout=log, stderr=log)
+    sched = subprocess.Popen([binary, "scheduler", "-i"], env=env, stdout=log, stderr=log)
     try:
         time.sleep(0.3)
         if sched.poll() is not None:
