@@ -78,7 +78,7 @@ def agent_alone(binary, base, sink):
 
 def scheduler_available(binary):
     p = subprocess.run([binary, "scheduler", "--help"], capture_output=True)
-    return p.returncode == 0 and b"not written yet" not in p.stdout + p.stderr
+    return p.returncode == 0 and b"not written yet" not in p.stdout + p.stderr and b"-i" in p.stdout
 
 
 def through_scheduler(binary, base, sink):
@@ -96,7 +96,8 @@ def through_scheduler(binary, base, sink):
     conns0, got0 = sink.connections, len(sink.messages)
     cpu0 = cpu_children()
     t0 = time.perf_counter()
-    s = subprocess.Popen([binary, "scheduler"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # -i: in the foreground (a daemon would escape terminate() below)
+    s = subprocess.Popen([binary, "scheduler", "-i"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = t0 + 120
     while len(sink.messages) - got0 < N and time.perf_counter() < deadline and s.poll() is None:
         time.sleep(0.005)
