@@ -318,11 +318,9 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 	if (smtp_send(c, "DATA") < 0 || smtp_flush(c, pipelining ? c->to.cmd : c->to.data_init) < 0)
 		goto lost;
 	if (pipelining) {
-		if (pipelining_rset && (smtp_read_reply(c, &r, c->to.cmd) < 0 || r.code != 250)) {
-			/* A cached connection the server had given up: nothing happened on it. */
-			ret = SMTP_TXN_STALE;
-			goto out;
-		}
+		if (pipelining_rset && (smtp_read_reply(c, &r, c->to.cmd) < 0 || r.code != 250))
+			goto lost; /* stale: see there */
+		pipelining_rset = 0;
 		if (smtp_read_reply(c, &r, c->to.cmd) < 0)
 			goto lost;
 		set_reply(&t->mail, &r);
@@ -408,6 +406,12 @@ lost_data:
 	ret = -1;
 	goto out;
 lost:
+	if (pipelining_rset) {
+		/* A cached connection the server had given up before answering the RSET that leads
+		 * the group: nothing happened on it, the caller reconnects. */
+		ret = SMTP_TXN_STALE;
+		goto out;
+	}
 	for (i = 0; i < t->n; i++)
 		if (!bad[i] && (t->rcpt[i].res.code == 0 || t->rcpt[i].res.code / 100 == 2))
 			set_lost(c, &t->rcpt[i].res, NULL);
