@@ -150,6 +150,22 @@ class CountingSMTP(SMTP):
             return AuthResult(success=False, handled=True)
         return self._authenticate("XOAUTH2", LoginPassword(user.encode(), token.encode()))
 
+    async def auth_CRAM__MD5(self, _, args):
+        # RFC 2195: the server sends a challenge, the client answers "user hex(HMAC-MD5)".
+        import hashlib
+        import hmac
+        challenge = b"<%d.%d@sink.test>" % (os.getpid(), self.sink_ref.connections)
+        resp = await self.challenge_auth(challenge)
+        try:
+            user, digest = resp.decode().split(" ", 1)
+        except Exception:
+            return AuthResult(success=False)
+        secret = (self.sink_ref.users or {}).get(user)
+        ok = secret is not None and hmac.compare_digest(
+            hmac.new(secret.encode(), challenge, hashlib.md5).hexdigest(), digest)
+        self.sink_ref.logins.append(("CRAM-MD5", user, ok))
+        return AuthResult(success=ok, handled=False, auth_data=LoginPassword(user.encode(), b""))
+
     async def smtp_DATA(self, arg):
         sink = self.sink_ref
         if sink.drop_in_data and self.envelope.rcpt_tos:
@@ -170,7 +186,7 @@ class SmtpSink:
     """The server. Keyword arguments not listed below go to aiosmtpd's SMTP()."""
 
     def __init__(self, host="127.0.0.1", port=0, tls=None, cert=None, key=None, users=None,
-                 auth_require_tls=True, pipelining=True, dsn=True, ehlo_drop=(), **smtp_kwargs):
+                 auth_require_tls=True, pipelining=True, dsn=True, ehlo_drop=(), cram_md5=False, **smtp_kwargs):
         self.host = host
         self.port = port
         self.messages = []
@@ -200,7 +216,8 @@ class SmtpSink:
         if users is not None:
             self.smtp_kwargs["authenticator"] = self._authenticate
             self.smtp_kwargs["auth_require_tls"] = auth_require_tls
-            self.smtp_kwargs.setdefault("auth_exclude_mechanism", ["CRAM-MD5"])
+            if not cram_md5:
+                self.smtp_kwargs.setdefault("auth_exclude_mechanism", ["CRAM-MD5"])
         self.controller = None
 
     def _authenticate(self, server, session, envelope, mechanism, auth_data):

@@ -514,3 +514,16 @@ def test_reused_connection_sends_rset_pipelined_with_mail(box, q, sink):
     # one RSET, before the second message, with MAIL, RCPT and DATA right behind it
     assert len(sink.rsets) == 1
     assert sink.rsets[0] >= len("MAIL FROM:<root@box.example>\r\nRCPT TO:<a@example.com>\r\nDATA\r\n")
+
+
+@pytest.mark.parametrize("right", [True, False])
+def test_auth_cram_md5_is_preferred_in_clear_text(box, q, right):
+    with SmtpSink(users={"alerts": "tanstaaftanstaaf"}, auth_require_tls=False, cram_md5=True) as s:
+        write_creds(box, "127.0.0.1 alerts %s\n" % ("tanstaaftanstaaf" if right else "nope"))
+        mid = q.add("root@box.example", ["a@example.com"], MSG)
+        env = {"SMARTHOST": f"[127.0.0.1]:{s.port} tls=none cleartext_auth"}
+        with TA(box, args=["-v"], env=env) as ta:
+            reps = ta.job(q, mid, "example.com")
+        assert s.logins == [("CRAM-MD5", "alerts", right)]
+        assert reps[0].status == ("ok2" if right else "deferred"), reps
+        assert "tanstaaf" not in ta.log
