@@ -527,3 +527,18 @@ def test_auth_cram_md5_is_preferred_in_clear_text(box, q, right):
         assert s.logins == [("CRAM-MD5", "alerts", right)]
         assert reps[0].status == ("ok2" if right else "deferred"), reps
         assert "tanstaaf" not in ta.log
+
+
+def test_ipv6_literal_smarthost(box, q):
+    try:
+        s = SmtpSink(host="::1").start()
+    except OSError as e:
+        pytest.skip(f"no IPv6 loopback here: {e}")
+    try:
+        mid = q.add("root@box.example", ["a@example.com"], MSG)
+        with TA(box, env={"SMARTHOST": f"[::1]:{s.port} tls=none"}) as ta:
+            reps = ta.job(q, mid, "example.com")
+        assert reps[0].status == "ok2" and reps[0].remote == "::1[::1]"
+        assert f"relay=::1[::1]:{s.port}" in ta.log
+    finally:
+        s.stop()
