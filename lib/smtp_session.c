@@ -341,7 +341,6 @@ again:
 					/* may: one retry in clear text on a new connection, never on this one */
 					log_msg(LOG_INFO, c->logid, "%s; retrying %s without TLS (tls=may)", why->text, remote);
 					smtp_close(c);
-					why->rank = 0;
 					cleartext_retry = 1;
 					goto again;
 				}
