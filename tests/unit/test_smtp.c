@@ -435,3 +435,23 @@ TEST(stale_cached_connection_is_reported_as_such)
 	CHECK_INT(s.writes, 2);
 	close(t.fd);
 }
+
+TEST(helo_fallback_and_refused_greeting)
+{
+	struct smtp_conn c;
+	struct script s;
+	struct smtp_reply r;
+	conn_on(&c, &s, "220 old.test\r\n502 what is EHLO\r\n250 old.test\r\n");
+	CHECK_INT(smtp_greet(&c, "me.test", &r), 0);
+	CHECK_STR(s.out, "EHLO me.test\r\nHELO me.test\r\n");
+	CHECK(!c.caps.esmtp && c.caps.ext == 0);
+	conn_on(&c, &s, "421 4.3.2 busy\r\n");
+	CHECK_INT(smtp_greet(&c, "me.test", &r), 1);
+	CHECK_INT(r.code, 421);
+	CHECK_STR(r.enh, "4.3.2");
+	CHECK_INT(s.olen, 0);
+	conn_on(&c, &s, "220 x\r\n421 closing\r\n");
+	CHECK_INT(smtp_greet(&c, "me.test", &r), 1);
+	conn_on(&c, &s, "220 x\r\n");
+	CHECK_INT(smtp_greet(&c, "me.test", &r), -1);
+}
