@@ -364,6 +364,8 @@ again:
 	}
 	str_lcpy(s->remote, remote, sizeof s->remote);
 	str_fmt(s->relay, sizeof s->relay, "%s:%u", remote, t->port);
+	if (s->tlsdesc[0])
+		log_msg(LOG_INFO, c->logid, "TLS connection to %s: %s", s->relay, s->tlsdesc);
 	return 0;
 bad:
 	smtp_close(c);

@@ -228,6 +228,7 @@ def test_connection_reuse_one_connection_for_many_messages(box, q, sink):
             assert ta.job(q, mid, "example.com")[0].status == "ok2"
     assert len(sink.messages) == 5
     assert sink.connections == 1
+    assert re.search(r"to=<a@example.com>, relay=127.0.0.1\[127.0.0.1\]:\d+, conn_use=5, delay=", ta.log), ta.log
 
 
 def test_idle_message_closes_the_connection(box, q, sink):

@@ -63,6 +63,7 @@ def test_starttls_verified(box, q, pki):
         assert reps[0].status == "ok2", (reps, log)
         assert s.messages[0].tls and s.messages[0].data == MSG.replace(b"\n", b"\r\n")
     assert "> STARTTLS" in log
+    assert "TLS connection to localhost[127.0.0.1]:%d: TLSv1.2" % s.port in log, log
     assert "secret body" not in log
 
 
