@@ -9,8 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#define BODY_IN 32768                          /* message bytes read per chunk */
-#define BODY_OUT (BODY_IN * SMTP_BODY_EXPAND)  /* worst case of their encoding */
+#define BODY_IN 16384    /* message bytes read per chunk */
+#define BODY_OUT 32768   /* wire bytes gathered per write */
+#define BODY_ROOM 4096   /* write out when less room than this is left */
+#define BODY_KEEP 512    /* wire bytes always held back for the final write */
 
 static void set_local(struct smtp_result *r, int code, const char *enh, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -171,18 +173,19 @@ static int send_body(struct smtp_conn *c, struct smtp_txn *t, char *why, size_t 
 		left -= r;
 		size_t pos = 0;
 		while (pos < (size_t)r) {
-			size_t used;
-			olen += smtp_body_encode(&e, in + pos, (size_t)r - pos, &used, out + olen, BODY_OUT - olen);
-			pos += used;
-			/* Keep the last chunk back until the file is done, so the end of data shares its
-			 * write (PERF-NOTES trap 1). */
-			if (olen > BODY_OUT - BODY_IN || (pos < (size_t)r && BODY_OUT - olen < SMTP_BODY_EXPAND)) {
-				if (write_raw(c, out, olen) < 0) {
+			if (BODY_OUT - olen < BODY_ROOM) {
+				/* Write all but the last BODY_KEEP bytes: whatever the sizes, the end of data
+				 * then leaves in one write with body bytes (PERF-NOTES trap 1). */
+				if (write_raw(c, out, olen - BODY_KEEP) < 0) {
 					ret = -1;
 					goto done;
 				}
-				olen = 0;
+				memmove(out, out + olen - BODY_KEEP, BODY_KEEP);
+				olen = BODY_KEEP;
 			}
+			size_t used;
+			olen += smtp_body_encode(&e, in + pos, (size_t)r - pos, &used, out + olen, BODY_OUT - olen);
+			pos += used;
 		}
 	}
 	olen += smtp_body_finish(&e, out + olen, SMTP_BODY_FINISH);
