@@ -543,3 +543,13 @@ def test_ipv6_literal_smarthost(box, q):
         assert f"relay=::1[::1]:{s.port}" in ta.log
     finally:
         s.stop()
+
+
+def test_by_hand_mode_one_job_per_host_on_one_connection(box, q, sink):
+    mid = q.add("root@box.example", ["a@one.example", "b@two.example", "c@one.example"], MSG)
+    p = box.run("smtp", "-m", mid, env=smarthost_env(sink))
+    assert p.returncode == 0, p.stderr
+    lines = [l for l in p.stdout.decode().splitlines() if "\t" in l]
+    assert len(lines) == 3 and all("\tok2 " in l for l in lines)
+    assert sorted(m.rcpt_tos for m in sink.messages) == [["a@one.example", "c@one.example"], ["b@two.example"]]
+    assert sink.connections == 1
