@@ -186,7 +186,8 @@ class SmtpSink:
     """The server. Keyword arguments not listed below go to aiosmtpd's SMTP()."""
 
     def __init__(self, host="127.0.0.1", port=0, tls=None, cert=None, key=None, users=None,
-                 auth_require_tls=True, pipelining=True, dsn=True, ehlo_drop=(), cram_md5=False, **smtp_kwargs):
+                 auth_require_tls=True, pipelining=True, dsn=True, ehlo_drop=(), cram_md5=False,
+                 client_ca=None, **smtp_kwargs):
         self.host = host
         self.port = port
         self.messages = []
@@ -211,6 +212,9 @@ class SmtpSink:
         if tls:
             self.ssl_context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             self.ssl_context.load_cert_chain(cert, key)
+            if client_ca:  # require a client certificate from this CA
+                self.ssl_context.verify_mode = ssl.CERT_REQUIRED
+                self.ssl_context.load_verify_locations(client_ca)
             if tls == "starttls":
                 self.smtp_kwargs["tls_context"] = self.ssl_context
         if users is not None:
@@ -294,7 +298,7 @@ class TestCA:
         if p.returncode != 0:
             raise RuntimeError("openssl %s: %s" % (args[0], p.stderr))
 
-    def issue(self, name, dns_names, start=None, end=None, days=365):
+    def issue(self, name, dns_names, start=None, end=None, days=365, eku="serverAuth"):
         """Issues a server certificate for dns_names; start/end as YYYYMMDDHHMMSSZ make it
         expired or not yet valid. Returns (cert_path, key_path)."""
         key = os.path.join(self.dir, name + ".key")
@@ -303,7 +307,7 @@ class TestCA:
         ext = os.path.join(self.dir, name + ".ext")
         conf = os.path.join(self.dir, name + ".cnf")
         with open(ext, "w") as f:
-            f.write("basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n"
+            f.write("basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=" + eku + "\n"
                     "subjectAltName=" + ",".join("DNS:" + d for d in dns_names) + "\n")
         with open(conf, "w") as f:
             f.write(f"""[ca]
