@@ -72,6 +72,10 @@ $(B)/libspool.a: $(LIB_OBJ)
 
 $(B)/spoolbox: $(APPLET_OBJ) $(B)/libspool.a
 	$(CC) $(LDFLAGS) -o $@ $(APPLET_OBJ) $(B)/libspool.a $(LIBS)
+ifneq ($(SANITIZE),1)
+	@# unwind tables from libc.a/libbearssl.a: a C program that never unwinds needs none
+	objcopy -R .eh_frame -R .comment $@ 2>/dev/null
+endif
 
 variant: $(B)/spoolbox
 

@@ -3,5 +3,7 @@
  * returns its error count, reporting each finding as file:line: reason. spoolbox.conf itself
  * is checked by --check before these run, and c is what it says. */
 
+CHECKER(scheduler_check)
+CHECKER(aliases_check)
 CHECKER(smtp_check)
 CHECKER(creds_check)

@@ -1,13 +1,307 @@
-/* scheduler: not written yet; registered so that its name, usage and install link exist.
+/* scheduler: the queue daemon (ZMailer scheduler(8), seed 000; docs/scheduler.md).
  *
- * exit: 69 (EX_UNAVAILABLE) until it is written. */
+ * Picks up new messages from the spool, groups their recipients into threads (channel/host) and
+ * rings (scheduler.conf clauses), runs transport agents (local, smtp, errormail, hold, or any
+ * program a clause names) over the #hungry protocol, records every result in the control file
+ * before acting on it, retries, expires, hands failures to the error channel, and removes what
+ * is done. Runs in the foreground with -i or -v (for procd, runit, s6, systemd), as a daemon
+ * otherwise; SPOOL/scheduler.pid is locked so two schedulers never share a spool.
+ *
+ * usage: see scheduler_usage below.
+ * config: SPOOL, SCHEDULER_CONF, QUEUELO, QUEUEHI, LOG (spoolbox.conf); scheduler.conf.
+ * exit: 0 after TERM/QUIT (or -1 with nothing left to do), 64 usage, 75 another scheduler holds
+ *       the spool (its pid is named) or the spool cannot be opened, 78 configuration errors,
+ *       71 system errors. */
 #include "common.h"
+#include "fileio.h"
+#include "log.h"
+#include "sched.h"
+#include "sysexits.h"
+#include "util.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
-const char scheduler_usage[] = "usage: scheduler [-C FILE] ...\n(not written yet)\n";
+const char scheduler_usage[] =
+    "usage: scheduler [-divFHnQSVW1] [-C FILE] [-f scheduler.conf] [-E newentsmax[,seconds]]\n"
+    "                 [-L logfile] [-l statisticslog] [-N transpmaxfno] [-P spool] [-p channel/host]\n"
+    "                 [-q rendezvous] [-R maxforkfreq] [-M 1|2] [-Z zenvfile]\n"
+    "\n"
+    "The queue daemon. Without -i or -v it detaches (a daemon); with them it stays in the\n"
+    "foreground for a supervisor.\n"
+    "  -i        run in the foreground          -v  foreground and verbose (debug logging)\n"
+    "  -d        run as a daemon (after -v: a verbose daemon)\n"
+    "  -1        one-shot: exit when nothing is due and no transport agent runs\n"
+    "            (-E with no value means the same)\n"
+    "  -C FILE   spoolbox.conf                  -f FILE  scheduler.conf (must exist)\n"
+    "  -P DIR    the spool (default: SPOOL)     -L FILE  log to FILE instead of stderr\n"
+    "  -l FILE   append the statistics log (spoolid dt1 dt2 state channel/host)\n"
+    "  -E N[,S]  pick up at most N new messages per scan\n"
+    "  -N N      file descriptors for transport agents (maxta 0 is this minus 20)\n"
+    "  -p PAT    only run threads whose channel/host matches the shell pattern PAT\n"
+    "  -F        freeze: scan the queue but start no transport agent\n"
+    "  -S        walk the whole queue at start and repair missing due-index entries\n"
+    "  -V        print the version and run in the foreground\n"
+    "  -H -n -Q -W -q -R -M -Z  accepted for ZMailer compatibility (no effect here)\n"
+    "signals: HUP reopen logs, TERM exit, QUIT stop TAs first, ALRM look for work,\n"
+    "         USR1 reload scheduler.conf, USR2 dump state to the log\n";
+
+struct opts {
+	struct sched_opts so;
+	const char *cfile, *spool, *conf_file;
+	int daemon, foreground, version;
+};
+
+static int need_arg(int argc, char **argv, int *i, const char *rest, const char **out)
+{
+	if (*rest) {
+		*out = rest;
+		return 0;
+	}
+	if (*i + 1 >= argc)
+		return -1;
+	*out = argv[++*i];
+	return 0;
+}
+
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (a[0] != '-' || !a[1]) {
+			fprintf(stderr, "scheduler: unexpected argument '%s'\n", a);
+			return -1;
+		}
+		if (!strcmp(a, "--"))
+			return i + 1 < argc ? -1 : 0;
+		for (const char *p = a + 1; *p; p++) {
+			const char *v = NULL;
+			char c = *p;
+			switch (c) {
+			case 'd': o->daemon = 1; break;
+			case 'i': o->foreground = 1; break;
+			case 'v': o->foreground = 1; o->so.verbose = 1; break;
+			case 'F': o->so.freeze = 1; break;
+			case 'S': o->so.full_scan = 1; break;
+			case 'V': o->version = 1; o->foreground = 1; break;
+			case '1': o->so.oneshot = 1; break;
+			case 'H': case 'n': case 'Q': case 'W': break;
+			case 'E':
+				/* the seed's -E takes newentsmax; with no value it is our one-shot (-1) */
+				if (!p[1] && (i + 1 >= argc || argv[i + 1][0] == '-')) {
+					o->so.oneshot = 1;
+					break;
+				}
+				need_arg(argc, argv, &i, p + 1, &v);
+				o->so.newents_max = strtol(v, NULL, 10);
+				if (o->so.newents_max < 1) {
+					fprintf(stderr, "scheduler: -E %s: not a count\n", v);
+					return -1;
+				}
+				p += strlen(p) - 1;
+				break;
+			case 'C': case 'f': case 'L': case 'l': case 'N': case 'P': case 'p': case 'q': case 'R': case 'M': case 'Z':
+				if (need_arg(argc, argv, &i, p + 1, &v) < 0) {
+					fprintf(stderr, "scheduler: -%c needs a value\n", c);
+					return -1;
+				}
+				if (c == 'C') o->cfile = v;
+				else if (c == 'f') o->conf_file = v;
+				else if (c == 'L') o->so.logfile = v;
+				else if (c == 'l') o->so.statslog = v;
+				else if (c == 'P') o->spool = v;
+				else if (c == 'p') o->so.only = strchr(v, '/') ? v : NULL;
+				else if (c == 'N') {
+					o->so.maxfno = strtol(v, NULL, 10);
+					if (o->so.maxfno < 1) {
+						fprintf(stderr, "scheduler: -N %s: not a count\n", v);
+						return -1;
+					}
+				}
+				if (c == 'p' && !o->so.only) {
+					fprintf(stderr, "scheduler: -p %s: expected channel/host\n", v);
+					return -1;
+				}
+				p += strlen(p) - 1;
+				break;
+			default:
+				fprintf(stderr, "scheduler: unknown option -%c\n", c);
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Children (transport agents) read spoolbox.conf without -C: what came from an explicit file, and
+ * the spool chosen with -P, reach them through the environment, which overrides their file. */
+static void export_conf(const struct conf *c, const char *spool)
+{
+	for (int k = 0; k < CK__COUNT; k++)
+		if (c->origin[k] == CO_FILE && c->val[k])
+			setenv(conf_name((enum conf_key)k), c->val[k], 1);
+	setenv("SPOOL", spool, 1);
+}
+
+/* Locks SPOOL/scheduler.pid. Returns the fd, or -1 (said why). *unclean: the file still named a
+ * pid, so the last scheduler did not stop cleanly. */
+static int lock_pidfile(const char *spool, int *unclean)
+{
+	char path[SPOOL_PATH_MAX];
+	if (str_fmt(path, sizeof path, "%s/scheduler.pid", spool) < 0) {
+		fprintf(stderr, "scheduler: spool path too long\n");
+		return -1;
+	}
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		log_msg(LOG_ERR, NULL, "open %s: %s", path, strerror(errno));
+		return -1;
+	}
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+	if (fcntl(fd, F_SETLK, &fl) < 0) {
+		struct flock q = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+		long other = fcntl(fd, F_GETLK, &q) == 0 && q.l_type != F_UNLCK ? (long)q.l_pid : -1;
+		log_msg(LOG_ERR, NULL, "another scheduler (pid %ld) is running on %s; not starting", other, spool);
+		close(fd);
+		return -1;
+	}
+	char buf[32];
+	ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+	*unclean = n > 0;
+	char line[32];
+	int len = snprintf(line, sizeof line, "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, line, (size_t)len, 0) != len)
+		log_msg(LOG_ERR, NULL, "write %s: %s", path, strerror(errno));
+	return fd;
+}
+
+/* -d: the parent waits until the daemon is ready (or has failed) and exits with its status. */
+static int daemonize(int *readyfd)
+{
+	int p[2];
+	if (pipe(p) < 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid > 0) {
+		close(p[1]);
+		char ch;
+		ssize_t n;
+		do
+			n = read(p[0], &ch, 1);
+		while (n < 0 && errno == EINTR);
+		if (n == 1)
+			_exit(0);
+		int st;
+		if (waitpid(pid, &st, 0) == pid && WIFEXITED(st))
+			_exit(WEXITSTATUS(st));
+		_exit(EX_OSERR);
+	}
+	close(p[0]);
+	fcntl(p[1], F_SETFD, FD_CLOEXEC);
+	setsid();
+	int null = open("/dev/null", O_RDWR);
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+		close(null);
+	}
+	*readyfd = p[1];
+	return 0;
+}
+
+static unsigned log_where(const struct conf *c, int to_file)
+{
+	unsigned w = 0;
+	const char *v = conf_str(c, CK_LOG);
+	if (strstr(v, "syslog"))
+		w |= LOG_TO_SYSLOG;
+	if (strstr(v, "stderr") || to_file)
+		w |= LOG_TO_STDERR;
+	return w ? w : LOG_TO_SYSLOG;
+}
+
+/* spoolbox --check: scheduler.conf (a missing file means the built-in one, which is valid). */
+int scheduler_check(const struct conf *c, conf_report_fn *report, void *ctx)
+{
+	struct schedconf sc;
+	schedconf_init(&sc);
+	int errors = schedconf_load(&sc, conf_str(c, CK_SCHEDULER_CONF), 1, report, ctx);
+	schedconf_free(&sc);
+	return errors;
+}
 
 int scheduler_main(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	return applet_unwritten("scheduler");
+	struct opts o;
+	memset(&o, 0, sizeof o);
+	o.so.readyfd = -1;
+	if (parse_opts(argc, argv, &o) < 0)
+		return applet_usage(scheduler_usage, 1);
+	if (o.version)
+		printf("spoolbox scheduler (tls=%s)\n", ENABLE_TLS ? "bearssl" : "no");
+	struct conf c;
+	int rc = applet_load_conf(&c, o.cfile);
+	if (rc)
+		return rc;
+	int fg = o.foreground && !o.daemon;
+	log_init("spoolbox/scheduler", log_where(&c, o.so.logfile != NULL), o.so.verbose ? LOG_DEBUG : LOG_INFO);
+	const char *spool = o.spool ? o.spool : conf_str(&c, CK_SPOOL);
+	o.so.conf_path = o.conf_file ? o.conf_file : conf_str(&c, CK_SCHEDULER_CONF);
+	o.so.conf_missing_ok = o.conf_file == NULL;
+	o.so.queuelo = (long)conf_num(&c, CK_QUEUELO);
+	o.so.queuehi = (long)conf_num(&c, CK_QUEUEHI);
+	o.so.logdir = getenv("LOGDIR") ? getenv("LOGDIR") : "/var/log/spoolbox";
+	/* configuration errors go to the terminal, before any detaching */
+	struct schedconf check;
+	struct conf_stderr_ctx ctx = {0, "error"};
+	schedconf_init(&check);
+	int errors = schedconf_load(&check, o.so.conf_path, o.so.conf_missing_ok, conf_report_stderr, &ctx);
+	schedconf_free(&check);
+	if (errors) {
+		conf_free(&c);
+		return EX_CONFIG;
+	}
+	export_conf(&c, spool);
+	if (fio_mkdirs(spool, 0755) < 0) {
+		conf_free(&c);
+		return EX_TEMPFAIL;
+	}
+	if (!fg && daemonize(&o.so.readyfd) < 0) {
+		log_msg(LOG_ERR, NULL, "cannot become a daemon: %s", strerror(errno));
+		conf_free(&c);
+		return EX_OSERR;
+	}
+	int unclean = 0;
+	int pidfd = lock_pidfile(spool, &unclean);
+	if (pidfd < 0) {
+		conf_free(&c);
+		return EX_TEMPFAIL;
+	}
+	if (unclean) {
+		log_msg(LOG_NOTICE, NULL, "the last scheduler did not stop cleanly: checking the whole queue");
+		o.so.full_scan = 1;
+	}
+	struct sched *s = malloc(sizeof *s);
+	if (!s) {
+		close(pidfd);
+		conf_free(&c);
+		return EX_OSERR;
+	}
+	rc = sched_init(s, &o.so, spool);
+	if (!rc)
+		rc = sched_run(s);
+	sched_free(s);
+	free(s);
+	if (ftruncate(pidfd, 0) < 0)
+		log_msg(LOG_ERR, NULL, "truncating scheduler.pid: %s", strerror(errno));
+	close(pidfd);
+	conf_free(&c);
+	return rc;
 }

@@ -31,6 +31,7 @@ CONF(MBOX_DIR, CT_PATH, "/var/mail", "directory of mbox files")
 CONF(FORWARD, CT_BOOL, "yes", "honour ~/.forward")
 CONF(DEFAULT_USER, CT_STR, "nobody", "user for |command and /file aliases of root-owned files")
 CONF(COMMAND_TIMEOUT, CT_INTERVAL, "10m", "time limit of a |command delivery")
+CONF(LOCK_TIMEOUT, CT_INTERVAL, "60s", "how long local waits for a locked mbox before deferring")
 
 /* --- smtp --- */
 CONF(SMARTHOST, CT_STR, "", "relay host list; empty = deliver by MX")

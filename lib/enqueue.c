@@ -3,6 +3,7 @@
 #include "log.h"
 #include "sysexits.h"
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -264,15 +265,23 @@ static int start(struct enq *e)
 		hdr_free(&h);
 		return rc;
 	}
+	/* Signals wait while the temporary file comes into being, so that a handler looking at
+	 * enq_tmppath() sees either no file or its whole name, never a file it cannot name. */
+	sigset_t all, old;
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
 	c->priv ? c->priv(1) : (void)0;
 	int r = spool_writer_begin(c->sp, &e->w, &e->m);
 	c->priv ? c->priv(0) : (void)0;
+	e->writing = r == 0;
+	int saved = errno;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	errno = saved;
 	if (r < 0) {
 		hdr_free(&h);
 		return fail(e, errno == EINVAL ? EX_DATAERR : EX_TEMPFAIL, "message not queued: cannot create it in %s/tmp: %s",
 		            c->sp->dir, errno == EINVAL ? "bad envelope" : strerror(errno));
 	}
-	e->writing = 1;
 	if (e->body8_declared)
 		e->w.body8 = 1;
 

@@ -1,0 +1,502 @@
+/* The scheduler's event loop: start-up (pick-up, due index, repair scan), the trigger FIFO and
+ * its lines, signals (HUP TERM QUIT ALRM USR1 USR2 CHLD), configuration reload, the state dump,
+ * the statistics log, and the one poll() whose timeout is always the earliest known due time. */
+#include "sched.h"
+#include "fileio.h"
+#include "log.h"
+#include "sysexits.h"
+#include "util.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#define BACKSTOP 60        /* seconds: incoming/ is looked at this often even without a trigger */
+#define QUIT_WAIT 30       /* seconds SIGQUIT waits for TAs to finish */
+
+static struct sched *sig_target;
+
+static void on_signal(int sig)
+{
+	struct sched *s = sig_target;
+	if (!s)
+		return;
+	switch (sig) {
+	case SIGTERM: case SIGINT: s->sig_term = 1; break;
+	case SIGQUIT: s->sig_quit = 1; break;
+	case SIGHUP: s->sig_hup = 1; break;
+	case SIGUSR1: s->sig_usr1 = 1; break;
+	case SIGUSR2: s->sig_usr2 = 1; break;
+	case SIGALRM: s->sig_alrm = 1; break;
+	case SIGCHLD: s->sig_chld = 1; break;
+	}
+}
+
+static const int handled[] = {SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM, SIGCHLD};
+
+static void log_report(void *ctx, const char *file, int line, const char *reason)
+{
+	(void)ctx;
+	if (line > 0)
+		log_msg(LOG_ERR, NULL, "%s:%d: %s", file, line, reason);
+	else
+		log_msg(LOG_ERR, NULL, "%s: %s", file, reason);
+}
+
+static int open_append(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+	if (fd < 0)
+		log_msg(LOG_ERR, NULL, "open %s: %s", path, strerror(errno));
+	return fd;
+}
+
+static void reopen_logs(struct sched *s)
+{
+	if (s->o.logfile) {
+		int fd = open_append(s->o.logfile);
+		if (fd >= 0) {
+			dup2(fd, 2); /* TAs write their complaints to stderr: the same file */
+			close(fd);
+			log_set_fd(2);
+		}
+	}
+	if (s->o.statslog) {
+		if (s->stats_fd >= 0)
+			close(s->stats_fd);
+		s->stats_fd = open_append(s->o.statslog);
+	}
+}
+
+void sched_stat(struct sched *s, const struct qmsg *m, const char *state, const struct thread *t)
+{
+	if (s->stats_fd < 0)
+		return;
+	long long made = spool_id_time(m->id);
+	long long dt1 = made >= 0 && m->arrival >= made ? m->arrival - made : 0;
+	char line[600];
+	int n = snprintf(line, sizeof line, "%s %lld %lld %s %s/%s\n", m->id, dt1, s->now - m->arrival, state,
+	                 t ? t->name : "-", t ? t->host : "-");
+	if (n > 0 && n < (int)sizeof line && write(s->stats_fd, line, (size_t)n) < 0)
+		log_msg(LOG_ERR, NULL, "statistics log: %s", strerror(errno));
+}
+
+void sched_dump(struct sched *s)
+{
+	log_msg(LOG_INFO, NULL, "state: %ld messages in memory (queuelo %ld, queuehi %ld), %ld threads, %d TAs; "
+	        "delivered %lu, failed %lu, deferred %lu, lost %lu, TAs started %lu; disk %s, next due %lld",
+	        s->count, s->o.queuelo, s->o.queuehi, s->nthreads, s->ntas, s->delivered, s->failed, s->deferred,
+	        s->lost, s->started, s->disk_more ? "has more due" : "read", s->disk_next);
+	static const char *const st[] = {"starting", "busy", "idle", "closing"};
+	for (struct ta *t = s->tas; t; t = t->next)
+		log_msg(LOG_INFO, NULL, "state: ta %s[%ld] %s, %u outstanding, thread %s/%s", t->argv0, (long)t->pid,
+		        st[t->state], t->nack, t->thr ? t->thr->name : "-", t->thr ? t->thr->host : "-");
+	for (unsigned h = 0; h <= s->tmask; h++)
+		for (struct thread *t = s->thash[h]; t; t = t->hnext)
+			log_msg(LOG_INFO, NULL, "state: thread %s%s/%s ring %d: %u ready, %d running, %d rcpt%s", t->is_error ? "(error) " : "",
+			        t->name, t->host, t->ring ? t->ring->clause : -1, t->nready, t->running, t->refs,
+			        t->blocked_until > s->now ? ", blocked" : "");
+}
+
+static void reload(struct sched *s)
+{
+	struct schedconf nc;
+	schedconf_init(&nc);
+	int errors = schedconf_load(&nc, s->o.conf_path, s->o.conf_missing_ok, log_report, NULL);
+	if (errors) {
+		log_msg(LOG_ERR, NULL, "reload: %d error%s in %s; keeping the previous configuration", errors,
+		        errors == 1 ? "" : "s", s->o.conf_path);
+		schedconf_free(&nc);
+		return;
+	}
+	struct schedconf old = s->conf;
+	s->conf = nc;
+	st_reresolve(s);
+	schedconf_free(&old);
+	/* idle TAs of the old rings would run old commands */
+	for (struct ta *t = s->tas; t; t = t->next)
+		if (t->state == TA_IDLE && t->ring->stale)
+			ta_close(t);
+	log_msg(LOG_INFO, NULL, "reload: %s read (%zu clauses)", s->conf.file, s->conf.n);
+}
+
+/* Trigger lines (docs/spool.md 10): new mail, Q (run everything), R<domain>. */
+static int read_trigger(struct sched *s)
+{
+	char buf[1024];
+	size_t n = spool_trigger_drain(s->trigger_fd, buf, sizeof buf);
+	int newmail = 0;
+	for (size_t pos = 0; pos < n;) {
+		const char *p = buf + pos;
+		const char *nl = memchr(p, '\n', n - pos);
+		size_t len = nl ? (size_t)(nl - p) : n - pos;
+		pos += len + 1;
+		if (len == 1 && p[0] == 'Q') {
+			log_msg(LOG_INFO, NULL, "trigger: run the whole queue");
+			sq_scan(s, 1, NULL);
+		} else if (len >= 2 && p[0] == 'R') {
+			char dom[256];
+			size_t dl = len - 1 < sizeof dom - 1 ? len - 1 : sizeof dom - 1;
+			memcpy(dom, p + 1, dl);
+			dom[dl] = 0;
+			log_msg(LOG_INFO, NULL, "trigger: run the queue for %s", dom);
+			sq_scan(s, 1, dom);
+		} else {
+			newmail = 1;
+		}
+	}
+	return newmail || n == 0;
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+struct idset {
+	char (*ids)[SPOOL_ID_MAX];
+	size_t n, cap;
+	struct sched *s;
+	long fixed;
+};
+
+static int collect_due(void *ctx, const char *id, long long t)
+{
+	struct idset *c = ctx;
+	(void)t;
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 1024;
+		void *p = realloc(c->ids, cap * sizeof *c->ids);
+		if (!p)
+			return 1;
+		c->ids = p;
+		c->cap = cap;
+	}
+	str_lcpy(c->ids[c->n++], id, SPOOL_ID_MAX);
+	return 0;
+}
+
+static int repair_one(void *ctx, const char *id, long long t)
+{
+	struct idset *c = ctx;
+	(void)t;
+	if (c->ids && bsearch(id, c->ids, c->n, sizeof *c->ids, cmp_id))
+		return 0;
+	if (spool_due_move(&c->s->sp, id, 0, c->s->now) == 0) {
+		log_msg(LOG_NOTICE, id, "queued message had no due index entry: given one");
+		c->fixed++;
+	}
+	return 0;
+}
+
+/* docs/spool.md 9.5: every control file gets a due link (after a crash between R1 and R2). */
+static void repair_scan(struct sched *s)
+{
+	struct idset c = {NULL, 0, 0, s, 0};
+	spool_due_each(&s->sp, LLONG_MAX / 4, collect_due, &c);
+	if (c.n)
+		qsort(c.ids, c.n, sizeof *c.ids, cmp_id);
+	spool_queue_each(&s->sp, repair_one, &c);
+	free(c.ids);
+	log_msg(LOG_INFO, NULL, "full queue scan: %zu indexed, %ld repaired", c.n, c.fixed);
+}
+
+int sched_init(struct sched *s, const struct sched_opts *o, const char *spooldir)
+{
+	memset(s, 0, sizeof *s);
+	s->o = *o;
+	s->trigger_fd = -1;
+	s->stats_fd = -1;
+	if (s->o.queuehi < 1)
+		s->o.queuehi = 1;
+	if (s->o.queuelo > s->o.queuehi)
+		s->o.queuelo = s->o.queuehi;
+	sclock_init(&s->clock);
+	const char *tc = getenv("SPOOLBOX_TEST_CLOCK");
+	if (tc && *tc && sclock_parse(&s->clock, tc) < 0)
+		log_msg(LOG_WARNING, NULL, "SPOOLBOX_TEST_CLOCK=%s: not +OFFSET[*SPEED]; real time used", tc);
+	s->now = sclock_now(&s->clock);
+	if (spool_open(&s->sp, spooldir, 1, -1) < 0)
+		return EX_TEMPFAIL;
+	schedconf_init(&s->conf);
+	if (schedconf_load(&s->conf, s->o.conf_path, s->o.conf_missing_ok, log_report, NULL))
+		return EX_CONFIG;
+	unsigned hs = 64;
+	while (hs < (unsigned)s->o.queuehi * 2 && hs < (1u << 16))
+		hs <<= 1;
+	s->hash = calloc(hs, sizeof *s->hash);
+	s->hmask = hs - 1;
+	s->thash = calloc(256, sizeof *s->thash);
+	s->tmask = 255;
+	if (!s->hash || !s->thash)
+		return EX_OSERR;
+	/* maxta 0: the descriptor limit, raised to its hard limit, minus about 20 (one socket per TA) */
+	struct rlimit rl;
+	long budget = 1024;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		rlim_t want = rl.rlim_max;
+		if (want == RLIM_INFINITY || want > 65536)
+			want = 65536;
+		if (s->o.maxfno > 0 && (rlim_t)s->o.maxfno < want)
+			want = (rlim_t)s->o.maxfno;
+		if (want > rl.rlim_cur) {
+			rl.rlim_cur = want;
+			setrlimit(RLIMIT_NOFILE, &rl);
+			getrlimit(RLIMIT_NOFILE, &rl);
+		}
+		budget = (long)rl.rlim_cur;
+		if (s->o.maxfno > 0 && s->o.maxfno < budget)
+			budget = s->o.maxfno;
+	}
+	s->maxta_fd = budget > 40 ? (int)(budget - 20) : 20;
+	s->trigger_fd = spool_trigger_open(&s->sp);
+	if (s->trigger_fd < 0)
+		return EX_TEMPFAIL;
+	reopen_logs(s);
+	return 0;
+}
+
+static int has_ready(struct sched *s)
+{
+	for (struct ring *r = s->rings; r; r = r->next)
+		for (struct thread *t = r->head; t; t = t->rnext)
+			if (t->nready && t->blocked_until <= s->now)
+				return 1;
+	return 0;
+}
+
+static int busy_tas(struct sched *s)
+{
+	int n = 0;
+	for (struct ta *t = s->tas; t; t = t->next)
+		n += t->state == TA_STARTING || t->state == TA_BUSY;
+	return n;
+}
+
+static long long min_t(long long a, long long b)
+{
+	if (!a)
+		return b;
+	if (!b)
+		return a;
+	return a < b ? a : b;
+}
+
+int sched_run(struct sched *s)
+{
+	sigset_t block, orig;
+	sigemptyset(&block);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sig_target = s;
+	for (size_t i = 0; i < ARRAY_LEN(handled); i++) {
+		sigaddset(&block, handled[i]);
+		sigaction(handled[i], &sa, NULL);
+	}
+	signal(SIGPIPE, SIG_IGN);
+	sigprocmask(SIG_BLOCK, &block, &orig);
+
+	s->now = sclock_now(&s->clock);
+	struct spool_clean_counts cc = {0, 0, 0};
+	if (spool_clean(&s->sp, s->now, SPOOL_TMP_MAX_AGE, &cc) == 0 && (cc.tmp || cc.orphan_msg || cc.stale_due))
+		log_msg(LOG_NOTICE, NULL, "start: removed %u old tmp/ files, %u message files without a control file, "
+		        "%u stale due entries", cc.tmp, cc.orphan_msg, cc.stale_due);
+	if (s->o.full_scan)
+		repair_scan(s);
+	sq_pickup(s);
+	sq_scan(s, 0, NULL);
+	sq_flush(s);
+	log_msg(LOG_INFO, NULL, "started: %ld messages due in memory, %s", s->count, s->conf.file);
+	if (s->o.readyfd >= 0) {
+		if (write(s->o.readyfd, "\n", 1) < 0) {
+			/* the parent went away; nothing to tell */
+		}
+		close(s->o.readyfd);
+		s->o.readyfd = -1;
+	}
+	struct pollfd *pfd = NULL;
+	size_t pcap = 0;
+	long long quit_deadline = 0, last_pickup = s->now;
+	int rc = 0;
+	for (;;) {
+		s->now = sclock_now(&s->clock);
+		if (s->sig_chld) {
+			s->sig_chld = 0;
+			ta_reap(s);
+		}
+		if (s->sig_term) {
+			log_msg(LOG_INFO, NULL, "SIGTERM: exiting; running transport agents finish on their own");
+			break;
+		}
+		if (s->sig_quit && !s->quitting) {
+			log_msg(LOG_INFO, NULL, "SIGQUIT: stopping the transport agents first");
+			s->quitting = 1;
+			quit_deadline = s->now + QUIT_WAIT;
+			ta_close_all(s, 1);
+		}
+		if (s->quitting && (!s->tas || s->now >= quit_deadline))
+			break;
+		if (s->sig_hup) {
+			s->sig_hup = 0;
+			reopen_logs(s);
+			log_msg(LOG_INFO, NULL, "SIGHUP: log files reopened");
+		}
+		if (s->sig_usr1) {
+			s->sig_usr1 = 0;
+			reload(s);
+		}
+		if (s->sig_usr2) {
+			s->sig_usr2 = 0;
+			sched_dump(s);
+		}
+		int pick = s->incoming_more;
+		if (s->sig_alrm) {
+			s->sig_alrm = 0;
+			pick = 1;
+			s->disk_next = s->now;
+		}
+		if (pfd && pfd[0].revents)
+			pick |= read_trigger(s);
+		if (pfd)
+			pfd[0].revents = 0;
+		if (s->now - last_pickup >= BACKSTOP)
+			pick = 1;
+		if (pick && !s->quitting) {
+			sq_pickup(s);
+			last_pickup = s->now;
+		}
+		sq_timer_pass(s);
+		if (!s->quitting && s->now != s->last_scan &&
+		    ((s->disk_more && s->count < s->o.queuelo) || (s->disk_next && s->now >= s->disk_next)))
+			sq_scan(s, 0, NULL);
+		sq_flush(s);
+		ta_expire_idle(s);
+		ta_dispatch(s);
+		sq_flush(s);
+		if (s->o.oneshot && !s->quitting && !s->incoming_more && !s->disk_more && !has_ready(s) && !busy_tas(s) &&
+		    (!s->disk_next || s->disk_next > s->now) && (!s->mem_wake || s->mem_wake > s->now)) {
+			log_msg(LOG_INFO, NULL, "one-shot: nothing is due and no transport agent runs: exiting");
+			s->quitting = 1;
+			quit_deadline = s->now + QUIT_WAIT;
+			ta_close_all(s, 1);
+			if (!s->tas)
+				break;
+		}
+		/* the timeout is the earliest thing known to come due */
+		long long wake = min_t(min_t(s->mem_wake, s->disk_next), ta_next_timer(s));
+		wake = min_t(wake, last_pickup + BACKSTOP);
+		if (s->quitting)
+			wake = min_t(wake, quit_deadline);
+		int timeout = s->incoming_more || (s->disk_more && s->count < s->o.queuelo) ? 0 :
+		              sclock_wait_ms(&s->clock, wake, BACKSTOP * 1000);
+		if (wake && wake <= s->now && timeout == 0 && !s->incoming_more)
+			timeout = 1000 / (int)(s->clock.speed > 1000 ? 1000 : s->clock.speed); /* same second: next tick */
+		size_t need = 1 + (size_t)s->ntas;
+		if (need > pcap) {
+			struct pollfd *np = realloc(pfd, need * 2 * sizeof *pfd);
+			if (!np) {
+				rc = EX_OSERR;
+				break;
+			}
+			pfd = np;
+			pcap = need * 2;
+		}
+		pfd[0] = (struct pollfd){s->trigger_fd, s->quitting ? 0 : POLLIN, 0};
+		size_t n = 1;
+		for (struct ta *t = s->tas; t; t = t->next)
+			pfd[n++] = (struct pollfd){t->fd, POLLIN, 0};
+		struct timespec ts, *tsp = NULL;
+		if (timeout >= 0) {
+			ts.tv_sec = timeout / 1000;
+			ts.tv_nsec = (long)(timeout % 1000) * 1000000;
+			tsp = &ts;
+		}
+		int r = ppoll(pfd, n, tsp, &orig);
+		if (r < 0 && errno != EINTR) {
+			log_msg(LOG_ERR, NULL, "poll: %s", strerror(errno));
+			rc = EX_OSERR;
+			break;
+		}
+		if (r <= 0) {
+			pfd[0].revents = 0;
+			continue;
+		}
+		s->now = sclock_now(&s->clock);
+		for (size_t i = 1; i < n; i++) {
+			if (!pfd[i].revents)
+				continue;
+			for (struct ta *t = s->tas; t; t = t->next)
+				if (t->fd == pfd[i].fd) {
+					ta_io(s, t);
+					break;
+				}
+		}
+		sq_flush(s);
+	}
+	free(pfd);
+	sq_flush(s);
+	sigprocmask(SIG_SETMASK, &orig, NULL);
+	return rc;
+}
+
+void sched_free(struct sched *s)
+{
+	while (s->tas) {
+		struct ta *t = s->tas;
+		s->tas = t->next;
+		close(t->fd);
+		free(t->acks);
+		free(t->key);
+		free(t->argv0);
+		free(t->rbuf);
+		free(t);
+	}
+	/* the messages' thread references go with them; then the threads themselves */
+	for (struct qmsg *m = s->head; m; m = m->next)
+		for (unsigned i = 0; i < m->nrcpt; i++)
+			m->r[i].thr = NULL;
+	while (s->head) {
+		struct qmsg *m = s->head;
+		s->head = m->next;
+		if (m->fd >= 0)
+			close(m->fd);
+		free(m);
+	}
+	if (s->thash)
+		for (unsigned h = 0; h <= s->tmask; h++)
+			while (s->thash[h]) {
+				struct thread *t = s->thash[h];
+				s->thash[h] = t->hnext;
+				while (t->head) {
+					struct job *j = t->head;
+					t->head = j->next;
+					free(j);
+				}
+				free(t);
+			}
+	while (s->rings) {
+		struct ring *r = s->rings;
+		s->rings = r->next;
+		free(r);
+	}
+	while (s->chans) {
+		struct chan *c = s->chans;
+		s->chans = c->next;
+		free(c);
+	}
+	free(s->hash);
+	free(s->thash);
+	schedconf_free(&s->conf);
+	if (s->trigger_fd >= 0)
+		close(s->trigger_fd);
+	if (s->stats_fd >= 0)
+		close(s->stats_fd);
+	sig_target = NULL;
+}

@@ -1,0 +1,884 @@
+/* The scheduler's in-memory queue: messages loaded from the due index (at most QUEUEHI), the
+ * per-recipient state, TA reports written to the control file (A record, then the status field)
+ * and made durable once per loop turn before anything acts on them, then settling: removal when
+ * every recipient is done, the error channel for failures, the due link moved for the rest. */
+#include "sched.h"
+#include "fileio.h"
+#include "log.h"
+#include "ta.h"
+#include "util.h"
+#include <errno.h>
+#include <fcntl.h>
+#include "glob.h"
+#include <sys/socket.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define TURN_FDS_MAX 64      /* control files kept open in one turn before an early sync */
+#define PICKUP_BATCH 128     /* messages picked up between two directory syncs */
+#define FOREIGN_RECHECK 2    /* seconds between looks at a TA of an earlier scheduler */
+#define BADLOAD_RETRY 3600   /* a control file that cannot be read is looked at again after this */
+
+static unsigned hash_id(const char *id)
+{
+	unsigned h = 2166136261u;
+	while (*id)
+		h = (h ^ (unsigned char)*id++) * 16777619u;
+	return h;
+}
+
+struct qmsg *sq_find(struct sched *s, const char *id)
+{
+	for (struct qmsg *m = s->hash[hash_id(id) & s->hmask]; m; m = m->hnext)
+		if (!strcmp(m->id, id))
+			return m;
+	return NULL;
+}
+
+static void msg_free(struct sched *s, struct qmsg *m)
+{
+	struct qmsg **pp = &s->hash[hash_id(m->id) & s->hmask];
+	while (*pp != m)
+		pp = &(*pp)->hnext;
+	*pp = m->hnext;
+	if (m->prev)
+		m->prev->next = m->next;
+	else
+		s->head = m->next;
+	if (m->next)
+		m->next->prev = m->prev;
+	for (unsigned i = 0; i < m->nrcpt; i++)
+		if (m->r[i].thr)
+			st_put(s, m->r[i].thr);
+	if (m->fd >= 0)
+		close(m->fd);
+	s->count--;
+	free(m);
+}
+
+static void ctl_path(struct sched *s, const struct qmsg *m, char *out, size_t size)
+{
+	if (spool_path_ctl(&s->sp, m->id, out, size) < 0)
+		str_lcpy(out, m->id, size);
+}
+
+void sq_touch(struct sched *s, struct qmsg *m)
+{
+	if (!m->in_turn) {
+		m->in_turn = 1;
+		m->dnext = s->turn;
+		s->turn = m;
+	}
+}
+
+/* Makes this turn's writes durable (fdatasync, unless PARAMmsgwriteasync) and closes the files. */
+static void turn_sync(struct sched *s)
+{
+	for (struct qmsg *m = s->turn; m; m = m->dnext) {
+		if (m->fd < 0)
+			continue;
+		if (m->dirty && !s->conf.msgwriteasync && fdatasync(m->fd) < 0)
+			log_msg(LOG_ERR, m->id, "fdatasync of the control file: %s", strerror(errno));
+		close(m->fd);
+		m->fd = -1;
+		m->dirty = 0;
+	}
+	s->turn_fds = 0;
+}
+
+static int msg_open(struct sched *s, struct qmsg *m)
+{
+	if (m->fd >= 0)
+		return m->fd;
+	if (s->turn_fds >= TURN_FDS_MAX)
+		turn_sync(s);
+	char path[SPOOL_PATH_MAX];
+	ctl_path(s, m, path, sizeof path);
+	m->fd = open(path, O_RDWR | O_CLOEXEC);
+	if (m->fd < 0) {
+		log_msg(LOG_ERR, m->id, "open %s: %s", path, strerror(errno));
+		return -1;
+	}
+	s->turn_fds++;
+	sq_touch(s, m);
+	return m->fd;
+}
+
+static int rcpt_by_off(const struct qmsg *m, long long off)
+{
+	unsigned lo = 0, hi = m->nrcpt;
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+		if (m->r[mid].off < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->nrcpt && m->r[lo].off == off ? (int)lo : -1;
+}
+
+/* One pwrite of recipient i's status field from its in-memory state. */
+static int write_status(struct sched *s, struct qmsg *m, unsigned i)
+{
+	int fd = msg_open(s, m);
+	if (fd < 0)
+		return -1;
+	struct spool_rcpt sr;
+	memset(&sr, 0, sizeof sr);
+	sr.tag = m->r[i].tag;
+	sr.pid = m->r[i].tag == RT_TRANSIT ? m->r[i].pid : 0;
+	sr.tries = m->r[i].tries;
+	sr.next = m->r[i].next;
+	sr.off = m->r[i].off;
+	char path[SPOOL_PATH_MAX];
+	ctl_path(s, m, path, sizeof path);
+	if (spool_rcpt_update(fd, &sr, path) < 0)
+		return -1;
+	m->dirty = 1;
+	return 0;
+}
+
+static int write_attempt(struct sched *s, struct qmsg *m, unsigned i, const char *code, const char *action,
+                         const char *enh, const char *remote, const char *text)
+{
+	int fd = msg_open(s, m);
+	if (fd < 0)
+		return -1;
+	struct spool_attempt a;
+	memset(&a, 0, sizeof a);
+	a.rcpt = (int)i;
+	a.time = s->now;
+	str_lcpy(a.code, code, sizeof a.code);
+	str_lcpy(a.action, action && *action ? action : "-", sizeof a.action);
+	str_lcpy(a.enh, enh && *enh ? enh : "-", sizeof a.enh);
+	a.remote = remote && *remote ? (char *)remote : NULL;
+	a.text = (char *)(text ? text : "");
+	char path[SPOOL_PATH_MAX];
+	ctl_path(s, m, path, sizeof path);
+	if (spool_attempt_append(fd, &a, path) < 0)
+		return -1;
+	m->dirty = 1;
+	return 0;
+}
+
+static void rcpt_done(struct sched *s, struct qrcpt *r)
+{
+	if (r->thr)
+		st_put(s, r->thr);
+	r->thr = NULL;
+}
+
+static const char *thr_desc(const struct thread *t, char *buf, size_t size)
+{
+	if (!t)
+		return "-";
+	snprintf(buf, size, "%s/%s", t->name, t->host);
+	return buf;
+}
+
+/* The error phase: a report from the error channel about a failed recipient. */
+static void error_result(struct sched *s, struct qmsg *m, unsigned i, enum sched_outcome oc, const char *message)
+{
+	struct qrcpt *r = &m->r[i];
+	r->flags &= ~(RF_ERRPHASE | RF_OURS);
+	r->pid = 0;
+	if (oc == SO_DELIVERED || oc == SO_FAILED) {
+		char word[SPOOL_ID_MAX + 1];
+		size_t n = 0;
+		while (message[n] && message[n] != ' ' && n < sizeof word - 1)
+			n++;
+		memcpy(word, message, n);
+		word[n] = 0;
+		if (oc == SO_DELIVERED && spool_id_valid(word)) {
+			char line[80];
+			snprintf(line, sizeof line, "B %lld %s", s->now, word);
+			int fd = msg_open(s, m);
+			char path[SPOOL_PATH_MAX];
+			ctl_path(s, m, path, sizeof path);
+			if (fd >= 0 && spool_record_append(fd, line, path) == 0)
+				m->dirty = 1;
+		}
+		r->tag = RT_REPORTED;
+		r->next = s->now;
+		if (write_status(s, m, i) < 0) {
+			r->tag = RT_FAILED;
+			r->next = s->now + 60;
+			return;
+		}
+		int is_id = oc == SO_DELIVERED && spool_id_valid(word);
+		log_msg(LOG_INFO, m->id, "rcpt %u: failure %s%s", i, is_id ? "reported as " : "handled: ", is_id ? word : message);
+		rcpt_done(s, r);
+	} else {
+		r->tag = RT_FAILED;
+		r->next = s->now + (r->thr ? r->thr->p.interval : 60);
+		write_status(s, m, i);
+		log_msg(LOG_NOTICE, m->id, "rcpt %u: the error channel could not report the failure (%s); again later", i, message);
+	}
+}
+
+/* Applies one result to recipient i: history record, then the status field, then memory. */
+static void apply_result(struct sched *s, struct qmsg *m, unsigned i, const char *status, const char *action,
+                         const char *enh, const char *remote, const char *text, const char *message,
+                         const char *final)
+{
+	struct qrcpt *r = &m->r[i];
+	struct thread *thr = r->thr;
+	enum sched_outcome oc = sched_outcome_of(status);
+	if (r->flags & RF_ERRPHASE) {
+		error_result(s, m, i, oc, message);
+		return;
+	}
+	struct sc_params def;
+	const struct sc_params *p = thr ? &thr->p : (sc_params_default(&def), &def);
+	char tb[300];
+	const char *where = thr_desc(thr, tb, sizeof tb);
+	char newtag;
+	long long next = s->now;
+	switch (oc) {
+	case SO_DELIVERED: newtag = RT_DELIVERED; break;
+	case SO_FAILED: newtag = RT_FAILED; break;
+	case SO_RETRYAT:
+		newtag = RT_DEFERRED;
+		next = sched_retryat(message, s->now);
+		if (next > s->now)
+			break;
+		if (next >= 0)
+			next = s->now + 1;
+		else
+			next = sched_retry_next(p, r->tries, m->id, s->now);
+		break;
+	default:
+		newtag = RT_DEFERRED;
+		next = sched_retry_next(p, r->tries, m->id, s->now);
+		break;
+	}
+	if (write_attempt(s, m, i, status, action, enh, remote, text) < 0) {
+		/* not recorded: act as if the attempt had not happened (at worst a second delivery) */
+		r->tag = RT_DEFERRED;
+		r->flags &= ~RF_OURS;
+		r->next = s->now + 60;
+		return;
+	}
+	m->attempted = 1;
+	int expired = 0;
+	if (newtag == RT_DEFERRED && sched_expired(p, m->arrival, s->now, 1)) {
+		char msg[SPOOL_TEXT_MAX + 1];
+		snprintf(msg, sizeof msg, "expired: undeliverable for %llds (expiry %llds); last: %s",
+		         s->now - m->arrival, p->expiry, text && *text ? text : status);
+		if (write_attempt(s, m, i, "error", "failed", "4.4.7", remote, msg) == 0) {
+			newtag = RT_FAILED;
+			next = s->now;
+			expired = 1;
+		}
+	}
+	r->tag = newtag;
+	r->pid = 0;
+	r->flags &= ~RF_OURS;
+	r->tries = r->tries < 9999 ? r->tries + 1 : 9999;
+	r->next = next;
+	write_status(s, m, i);
+	if (oc == SO_DEFERALL && thr && newtag == RT_DEFERRED)
+		st_block(s, thr, next);
+	const char *fin = final && *final ? final : "";
+	switch (newtag) {
+	case RT_DELIVERED:
+		s->delivered++;
+		log_msg(LOG_INFO, m->id, "rcpt %u %s %s: %s %s %s", i, fin, where, status, enh && *enh ? enh : "-", text);
+		sched_stat(s, m, "ok", thr);
+		rcpt_done(s, r);
+		break;
+	case RT_FAILED:
+		s->failed++;
+		log_msg(LOG_NOTICE, m->id, "rcpt %u %s %s: %s %s %s", i, fin, where, expired ? "expired" : status,
+		        expired ? "4.4.7" : (enh && *enh ? enh : "-"), text);
+		sched_stat(s, m, expired ? "expiry" : "error", thr);
+		break;
+	default:
+		s->deferred++;
+		log_msg(LOG_INFO, m->id, "rcpt %u %s %s: %s %s %s; next attempt in %llds", i, fin, where, status,
+		        enh && *enh ? enh : "-", text, next - s->now);
+		break;
+	}
+	sq_touch(s, m);
+}
+
+void sq_report(struct sched *s, struct ta *t, const char *line, size_t len)
+{
+	struct ta_report_line *rl = malloc(sizeof *rl);
+	if (!rl)
+		return;
+	if (ta_report_parse(line, len, rl) < 0) {
+		log_msg(LOG_INFO, NULL, "%s[%ld]: %.*s", t->argv0, (long)t->pid, (int)(len > 512 ? 512 : len), line);
+		free(rl);
+		return;
+	}
+	struct qmsg *m = sq_find(s, rl->id);
+	int i = m ? rcpt_by_off(m, rl->offset) : -1;
+	if (i < 0 || m->r[i].tag != RT_TRANSIT || m->r[i].pid != t->pid || !(m->r[i].flags & RF_OURS)) {
+		log_msg(LOG_WARNING, rl->id, "%s[%ld] reported on %s/%lld, which it was not given; ignored", t->argv0,
+		        (long)t->pid, rl->id, rl->offset);
+		free(rl);
+		return;
+	}
+	apply_result(s, m, (unsigned)i, rl->status, rl->action, rl->enh, rl->remote,
+	             rl->diag[0] ? rl->diag : rl->message, rl->message, rl->final);
+	free(rl);
+}
+
+/* A recipient that was T and has no result: "lost", then back to Q (or F in the error phase). */
+static void lose(struct sched *s, struct qmsg *m, unsigned i, const char *why)
+{
+	s->lost++;
+	struct qrcpt *r = &m->r[i];
+	if (r->flags & RF_ERRPHASE) {
+		error_result(s, m, i, SO_UNKNOWN, why);
+		return;
+	}
+	apply_result(s, m, i, "lost", "delayed", "4.0.0", NULL, why, why, NULL);
+}
+
+void sq_job_done(struct sched *s, struct ta *t, struct qmsg *m, uint16_t seq)
+{
+	char why[160];
+	snprintf(why, sizeof why, "transport agent %s[%ld] ended the job without a report", t->argv0, (long)t->pid);
+	for (unsigned i = 0; i < m->nrcpt; i++) {
+		struct qrcpt *r = &m->r[i];
+		if (r->tag == RT_TRANSIT && (r->flags & RF_OURS) && r->pid == t->pid && r->jobseq == seq)
+			lose(s, m, i, why);
+	}
+	m->jobs--;
+	sq_touch(s, m);
+}
+
+int sq_handout(struct sched *s, struct ta *t, struct job *j)
+{
+	struct qmsg *m = j->m;
+	struct thread *thr = t->thr;
+	unsigned n = 0;
+	for (unsigned i = 0; i < m->nrcpt; i++) {
+		const struct qrcpt *r = &m->r[i];
+		if (r->thr != thr)
+			continue;
+		/* one job at a time per message and thread: a TA reads every T recipient of its pid */
+		if (r->tag == RT_TRANSIT && (r->flags & RF_OURS))
+			return 0;
+		if (r->flags & RF_QUEUED)
+			n++;
+	}
+	if (n == 0) {
+		m->jobs--;
+		sq_touch(s, m);
+		return -1;
+	}
+	uint16_t seq = ++t->seq;
+	n = 0;
+	for (unsigned i = 0; i < m->nrcpt; i++) {
+		struct qrcpt *r = &m->r[i];
+		if (r->thr != thr || !(r->flags & RF_QUEUED))
+			continue;
+		char old = r->tag;
+		long long oldnext = r->next;
+		r->flags &= ~RF_QUEUED;
+		r->tag = RT_TRANSIT;
+		r->pid = t->pid;
+		r->next = s->now;
+		r->jobseq = seq;
+		if (write_status(s, m, i) < 0) {
+			r->tag = old;
+			r->next = oldnext > s->now + 60 ? oldnext : s->now + 60;
+			continue;
+		}
+		r->flags |= RF_OURS | (thr->is_error ? RF_ERRPHASE : 0);
+		n++;
+	}
+	if (n == 0) {
+		m->jobs--;
+		sq_touch(s, m);
+		return -1;
+	}
+	char line[SPOOL_ID_MAX + 300];
+	int len = snprintf(line, sizeof line, "%s\t%s\n", m->id, thr->host);
+	/* the ack is queued even when the write fails: closing the TA then loses these properly */
+	if (t->nack == t->ackcap) {
+		unsigned cap = t->ackcap ? t->ackcap * 2 : 8;
+		struct ta_ack *a = malloc(cap * sizeof *a);
+		if (!a)
+			return -2;
+		for (unsigned k = 0; k < t->nack; k++)
+			a[k] = t->acks[(t->ackhead + k) % t->ackcap];
+		free(t->acks);
+		t->acks = a;
+		t->ackhead = 0;
+		t->ackcap = cap;
+	}
+	t->acks[(t->ackhead + t->nack++) % t->ackcap] = (struct ta_ack){m, seq};
+	if (len < 0 || (size_t)len >= sizeof line || send(t->fd, line, (size_t)len, MSG_DONTWAIT | MSG_NOSIGNAL) != len) {
+		log_msg(LOG_ERR, m->id, "writing the job to %s[%ld]: %s", t->argv0, (long)t->pid, strerror(errno));
+		return -2;
+	}
+	log_msg(LOG_DEBUG, m->id, "%u rcpt to %s[%ld] for %s/%s", n, t->argv0, (long)t->pid, thr->name, thr->host);
+	return 1;
+}
+
+/* Queues recipient i into its thread's ready list (joining the message's job there, if it is the
+ * newest one), or, when no clause with a command matches its channel, records that as a
+ * deferral so the message does not wait silently. */
+static void enqueue(struct sched *s, struct qmsg *m, unsigned i)
+{
+	struct qrcpt *r = &m->r[i];
+	struct thread *thr = r->thr;
+	if (!thr->ring) {
+		char why[400];
+		snprintf(why, sizeof why, "no scheduler.conf clause with a command matches %s/%s", thr->name, thr->host);
+		apply_result(s, m, i, "deferred", "delayed", "4.3.5", NULL, why, why, NULL);
+		return;
+	}
+	r->flags |= RF_QUEUED;
+	if (!(thr->tail && thr->tail->m == m))
+		st_enqueue(s, thr, m);
+}
+
+static int only_ok(struct sched *s, const struct thread *t)
+{
+	if (!s->o.only)
+		return 1;
+	char buf[300];
+	snprintf(buf, sizeof buf, "%s/%s", t->name, t->host);
+	return glob_match(s->o.only, buf);
+}
+
+void sq_activate(struct sched *s, struct qmsg *m)
+{
+	long long now = s->now, wake = 0;
+	unsigned transit = 0, waiting = 0;
+#define WAKE(t) do { if (!wake || (t) < wake) wake = (t); } while (0)
+	for (unsigned i = 0; i < m->nrcpt; i++) {
+		struct qrcpt *r = &m->r[i];
+		if (r->tag == RT_TRANSIT) {
+			transit++;
+			if (!(r->flags & RF_OURS))
+				WAKE(now + FOREIGN_RECHECK);
+			continue;
+		}
+		if (r->tag != RT_NEW && r->tag != RT_DEFERRED)
+			continue;
+		waiting++;
+		if (r->flags & RF_QUEUED)
+			continue;
+		if (r->thr->blocked_until > now) {
+			WAKE(r->thr->blocked_until);
+			continue;
+		}
+		if (r->next > now) {
+			WAKE(r->next);
+			continue;
+		}
+		if (s->o.freeze || !only_ok(s, r->thr)) {
+			WAKE(now + 3600);
+			continue;
+		}
+		enqueue(s, m, i);
+		if (r->tag == RT_DEFERRED && r->next > now)
+			WAKE(r->next);
+	}
+	/* every delivery is over: the failures go to the error channel */
+	if (!transit && !waiting) {
+		for (unsigned i = 0; i < m->nrcpt; i++) {
+			struct qrcpt *r = &m->r[i];
+			if (r->tag != RT_FAILED || (r->flags & RF_QUEUED))
+				continue;
+			if (!r->thr->is_error) {
+				struct thread *et = st_get(s, "error", r->thr->host, 1);
+				if (!et)
+					continue;
+				st_put(s, r->thr);
+				r->thr = et;
+			}
+			if (r->thr->blocked_until > now) {
+				WAKE(r->thr->blocked_until);
+				continue;
+			}
+			if (r->next > now) {
+				WAKE(r->next);
+				continue;
+			}
+			if (s->o.freeze) {
+				WAKE(now + 3600);
+				continue;
+			}
+			enqueue(s, m, i);
+		}
+	}
+#undef WAKE
+	m->wake = wake;
+	if (wake && (!s->mem_wake || wake < s->mem_wake))
+		s->mem_wake = wake;
+}
+
+/* After results (or a load): remove, hand on, or put back on disk. */
+static void settle(struct sched *s, struct qmsg *m)
+{
+	unsigned done = 0, transit = 0;
+	for (unsigned i = 0; i < m->nrcpt; i++) {
+		char tag = m->r[i].tag;
+		done += tag == RT_DELIVERED || tag == RT_REPORTED;
+		transit += tag == RT_TRANSIT;
+	}
+	if (done == m->nrcpt) {
+		if (m->jobs)
+			return; /* an ack still points here */
+		log_msg(LOG_INFO, m->id, "all %u recipients done: removed", m->nrcpt);
+		spool_remove(&s->sp, m->id, m->due);
+		msg_free(s, m);
+		return;
+	}
+	sq_activate(s, m);
+	if (m->jobs || transit)
+		return;
+	/* nothing ready now: the due link moves to the earliest next attempt */
+	long long due = m->wake;
+	if (!due)
+		return;
+	if (due != m->due && spool_due_move(&s->sp, m->id, m->due, due) == 0)
+		m->due = due;
+	if (s->count > s->o.queuelo && m->fd < 0 && !m->in_turn) {
+		if (!s->disk_next || m->due < s->disk_next)
+			s->disk_next = m->due;
+		msg_free(s, m);
+	}
+}
+
+void sq_flush(struct sched *s)
+{
+	for (int rounds = 0; s->turn && rounds < 8; rounds++) {
+		turn_sync(s);
+		struct qmsg *list = s->turn;
+		s->turn = NULL;
+		while (list) {
+			struct qmsg *m = list;
+			list = m->dnext;
+			m->in_turn = 0;
+			settle(s, m);
+		}
+	}
+	turn_sync(s);
+}
+
+/* 1 when pid is alive and looks like a transport agent (argv names a command of ours). */
+static int pid_is_ta(struct sched *s, long pid)
+{
+	if (pid <= 0 || (kill((pid_t)pid, 0) < 0 && errno != EPERM))
+		return 0;
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 1; /* no /proc: assume it is one, and wait */
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n > 0) {
+		buf[n] = 0;
+		const char *rp = strrchr(buf, ')');
+		if (rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X'))
+			return 0;
+	}
+	snprintf(path, sizeof path, "/proc/%ld/cmdline", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	/* argv[0] and argv[1] (an interpreter's script) against every command's program */
+	const char *a[2] = {buf, buf + strlen(buf) + 1};
+	for (int k = 0; k < 2; k++) {
+		if (a[k] >= buf + n)
+			break;
+		const char *base = strrchr(a[k], '/');
+		base = base ? base + 1 : a[k];
+		static const char *const applets[] = {"local", "smtp", "errormail", "hold"};
+		for (size_t i = 0; i < ARRAY_LEN(applets); i++)
+			if (!strcmp(base, applets[i]))
+				return 1;
+		for (size_t i = 0; i < s->conf.n; i++) {
+			const char *c = s->conf.cl[i].command;
+			if (!c)
+				continue;
+			char cb[SC_VALUE_MAX * 2];
+			char *argv[SC_ARGV_MAX + 1], *env[SC_ARGV_MAX + 1];
+			if (sc_command_split(c, "-", "-", "-", cb, sizeof cb, argv, env) > 0) {
+				const char *cbase = strrchr(argv[0], '/');
+				if (!strcmp(cbase ? cbase + 1 : argv[0], base))
+					return 1;
+			}
+		}
+	}
+	return 0;
+}
+
+void sq_timer_pass(struct sched *s)
+{
+	if (!s->mem_wake || s->now < s->mem_wake)
+		return;
+	s->mem_wake = 0;
+	for (struct qmsg *m = s->head, *nx; m; m = nx) {
+		nx = m->next;
+		if (!m->wake || m->wake > s->now) {
+			if (m->wake && (!s->mem_wake || m->wake < s->mem_wake))
+				s->mem_wake = m->wake;
+			continue;
+		}
+		m->wake = 0;
+		for (unsigned i = 0; i < m->nrcpt; i++) {
+			struct qrcpt *r = &m->r[i];
+			if (r->tag == RT_TRANSIT && !(r->flags & RF_OURS) && !pid_is_ta(s, r->pid)) {
+				char why[120];
+				snprintf(why, sizeof why, "transport agent [%ld] of an earlier scheduler ended without a report", r->pid);
+				lose(s, m, i, why);
+			}
+		}
+		sq_touch(s, m);
+	}
+}
+
+/* The last attempt record of recipient i says it failed for good. */
+static int last_failed(const struct spool_msg *sm, unsigned i)
+{
+	for (size_t k = sm->natt; k-- > 0;)
+		if (sm->att[k].rcpt == (int)i)
+			return !strcmp(sm->att[k].code, "error") || !strcmp(sm->att[k].code, "error2");
+	return 0;
+}
+
+int sq_load(struct sched *s, const char *id, long long due)
+{
+	struct spool_msg sm;
+	int fd = -1;
+	char err[256];
+	memset(&sm, 0, sizeof sm);
+	if (spool_ctl_load(&s->sp, id, 0, &sm, &fd, err, sizeof err) < 0) {
+		log_msg(LOG_ERR, id, "cannot load the control file: %s; looked at again in %ds", err, BADLOAD_RETRY);
+		if (due > 0)
+			spool_due_move(&s->sp, id, due, s->now + BADLOAD_RETRY);
+		if (!s->disk_next || s->now + BADLOAD_RETRY < s->disk_next)
+			s->disk_next = s->now + BADLOAD_RETRY;
+		return -1;
+	}
+	if (sm.nrcpt == 0 || sm.nrcpt > SPOOL_RCPT_MAX) {
+		log_msg(LOG_ERR, id, "control file with %zu recipients; left alone", sm.nrcpt);
+		spool_msg_free(&sm);
+		close(fd);
+		return -1;
+	}
+	struct qmsg *m = calloc(1, sizeof *m + sm.nrcpt * sizeof m->r[0]);
+	if (!m) {
+		spool_msg_free(&sm);
+		close(fd);
+		return -1;
+	}
+	str_lcpy(m->id, id, sizeof m->id);
+	m->nrcpt = (unsigned)sm.nrcpt;
+	m->arrival = sm.arrival;
+	m->due = due;
+	m->fd = -1;
+	unsigned h = hash_id(id) & s->hmask;
+	m->hnext = s->hash[h];
+	s->hash[h] = m;
+	m->next = s->head;
+	if (s->head)
+		s->head->prev = m;
+	s->head = m;
+	s->count++;
+	for (unsigned i = 0; i < m->nrcpt; i++) {
+		const struct spool_rcpt *sr = &sm.rcpt[i];
+		struct qrcpt *r = &m->r[i];
+		r->off = (uint32_t)sr->off;
+		r->tag = sr->tag;
+		r->tries = (uint16_t)(sr->tries > 9999 ? 9999 : sr->tries);
+		r->next = sr->next;
+		r->pid = sr->pid;
+		if (r->tag == RT_DELIVERED || r->tag == RT_REPORTED)
+			continue;
+		r->thr = st_get(s, sr->channel, sr->host, 0);
+		if (!r->thr) {
+			r->tag = RT_REPORTED; /* out of memory: leave it to a later run */
+			continue;
+		}
+		if (r->tag == RT_TRANSIT && !pid_is_ta(s, r->pid)) {
+			/* the TA of an earlier scheduler is gone: at least once, so back to the queue */
+			if (last_failed(&sm, i)) {
+				r->tag = RT_FAILED;
+				r->next = s->now;
+				write_status(s, m, i);
+			} else {
+				char why[120];
+				snprintf(why, sizeof why, "transport agent [%ld] of an earlier scheduler ended without a report", r->pid);
+				s->lost++;
+				write_attempt(s, m, i, "lost", "delayed", "4.0.0", NULL, why);
+				r->tag = RT_DEFERRED;
+				r->next = s->now;
+				r->tries = r->tries < 9999 ? r->tries + 1 : 9999;
+				write_status(s, m, i);
+				log_msg(LOG_NOTICE, m->id, "rcpt %u: %s", i, why);
+			}
+		} else if ((r->tag == RT_NEW || r->tag == RT_DEFERRED) &&
+		           sched_expired(&r->thr->p, m->arrival, s->now, 0)) {
+			char why[160];
+			snprintf(why, sizeof why, "expired: undeliverable for %llds (expiry %llds + expiry2 %llds)",
+			         s->now - m->arrival, r->thr->p.expiry, r->thr->p.expiry2);
+			if (write_attempt(s, m, i, "error", "failed", "4.4.7", NULL, why) == 0) {
+				r->tag = RT_FAILED;
+				r->next = s->now;
+				write_status(s, m, i);
+				sched_stat(s, m, "expiry", r->thr);
+				log_msg(LOG_NOTICE, m->id, "rcpt %u %s/%s: %s", i, r->thr->name, r->thr->host, why);
+			}
+		}
+	}
+	spool_msg_free(&sm);
+	close(fd);
+	sq_touch(s, m);
+	return 0;
+}
+
+struct pick {
+	char (*ids)[SPOOL_ID_MAX];
+	long long *arrival;
+	unsigned n, cap;
+};
+
+static int pick_one(void *ctx, const char *id, long long t)
+{
+	struct pick *p = ctx;
+	(void)t;
+	if (!spool_id_valid(id))
+		return 0;
+	str_lcpy(p->ids[p->n], id, SPOOL_ID_MAX);
+	return ++p->n >= p->cap;
+}
+
+int sq_pickup(struct sched *s)
+{
+	struct pick p = {0};
+	p.cap = PICKUP_BATCH;
+	if (s->o.newents_max > 0 && s->o.newents_max < (long)p.cap)
+		p.cap = (unsigned)s->o.newents_max;
+	p.ids = malloc(p.cap * sizeof *p.ids);
+	p.arrival = malloc(p.cap * sizeof *p.arrival);
+	if (!p.ids || !p.arrival) {
+		free(p.ids);
+		free(p.arrival);
+		return -1;
+	}
+	spool_incoming_each(&s->sp, pick_one, &p);
+	unsigned ok = 0;
+	for (unsigned i = 0; i < p.n; i++) {
+		if (spool_pickup_prepare(&s->sp, p.ids[i], &p.arrival[i]) < 0)
+			p.ids[i][0] = 0;
+	}
+	spool_sync_dirty(&s->sp);
+	for (unsigned i = 0; i < p.n; i++)
+		if (p.ids[i][0] && spool_pickup_finish(&s->sp, p.ids[i]) < 0)
+			p.ids[i][0] = 0;
+	spool_sync_dirty(&s->sp);
+	for (unsigned i = 0; i < p.n; i++) {
+		if (!p.ids[i][0])
+			continue;
+		ok++;
+		log_msg(LOG_INFO, p.ids[i], "picked up");
+		if (s->count < s->o.queuehi && !sq_find(s, p.ids[i])) {
+			sq_load(s, p.ids[i], p.arrival[i]);
+		} else {
+			s->disk_more = 1;
+		}
+	}
+	s->incoming_more = p.n == p.cap && ok > 0;
+	free(p.ids);
+	free(p.arrival);
+	return (int)ok;
+}
+
+static int domain_match(const char *host, const char *domain)
+{
+	size_t h = strlen(host), d = strlen(domain);
+	if (h == d)
+		return str_caseeq(host, domain);
+	return h > d && host[h - d - 1] == '.' && str_caseeq(host + h - d, domain);
+}
+
+void sq_run_all(struct sched *s, const char *domain)
+{
+	for (struct qmsg *m = s->head; m; m = m->next) {
+		int hit = 0;
+		for (unsigned i = 0; i < m->nrcpt; i++) {
+			struct qrcpt *r = &m->r[i];
+			if ((r->tag != RT_NEW && r->tag != RT_DEFERRED) || (domain && !domain_match(r->thr->host, domain)))
+				continue;
+			r->next = s->now;
+			r->thr->blocked_until = 0;
+			hit = 1;
+		}
+		if (hit)
+			sq_touch(s, m);
+	}
+}
+
+struct scan {
+	struct sched *s;
+	int all;
+	const char *domain;
+	long loaded;
+};
+
+static int scan_one(void *ctx, const char *id, long long t)
+{
+	struct scan *c = ctx;
+	struct sched *s = c->s;
+	if (!c->all && t > s->now) {
+		if (!s->disk_next || t < s->disk_next)
+			s->disk_next = t;
+		return 0;
+	}
+	if (!spool_id_valid(id) || sq_find(s, id))
+		return 0;
+	if (s->count >= s->o.queuehi) {
+		s->disk_more = 1;
+		return 1;
+	}
+	if (sq_load(s, id, t) == 0)
+		c->loaded++;
+	return 0;
+}
+
+int sq_scan(struct sched *s, int all, const char *domain)
+{
+	struct scan c = {s, all, domain, 0};
+	s->last_scan = s->now;
+	s->disk_more = 0;
+	s->disk_next = 0;
+	spool_due_each(&s->sp, all ? LLONG_MAX / 4 : s->now, scan_one, &c);
+	if (!all) {
+		long long nb = spool_due_next_bucket(&s->sp, s->now);
+		if (nb > 0 && (!s->disk_next || nb < s->disk_next))
+			s->disk_next = nb;
+	}
+	if (all) {
+		sq_run_all(s, domain);
+		s->disk_next = s->now + 1; /* and the normal view again */
+	}
+	if (c.loaded)
+		log_msg(LOG_DEBUG, NULL, "due index: %ld messages loaded, %ld in memory", c.loaded, s->count);
+	return (int)c.loaded;
+}
+
+void sq_free_all(struct sched *s)
+{
+	while (s->head)
+		msg_free(s, s->head);
+}

@@ -1,0 +1,515 @@
+/* Transport-agent processes: started from a clause's command (our own binary under the applet's
+ * name, or an absolute path), one socket each as stdin and stdout, the seed's #hungry protocol,
+ * overfeed, the idle pool with idlemax, and the maxta/maxchannel/maxring/maxthr limits. */
+#include "sched.h"
+#include "log.h"
+#include "util.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define TA_RBUF 8192   /* a report line is at most ~3 KiB (docs/spool.md limits) */
+#define KEY_MAX (SC_VALUE_MAX * 2 + 160)
+
+static int thread_key(struct sched *s, const struct thread *t, char *key, size_t size, char *argvbuf, size_t asize,
+                      char **argv, char **env)
+{
+	if (!t->p.command || sc_command_split(t->p.command, t->name, t->host, s->o.logdir, argvbuf, asize, argv, env) < 0)
+		return -1;
+	size_t n = 0;
+	key[0] = 0;
+	for (int k = 0; env[k]; k++)
+		n += (size_t)snprintf(key + n, n < size ? size - n : 0, "%s ", env[k]);
+	for (int k = 0; argv[k]; k++)
+		n += (size_t)snprintf(key + n, n < size ? size - n : 0, "%s ", argv[k]);
+	n += (size_t)snprintf(key + n, n < size ? size - n : 0, "u=%s g=%s", t->p.user ? t->p.user : "",
+	                      t->p.group ? t->p.group : "");
+	return n < size ? 0 : -1;
+}
+
+/* In the child: the TA's user and group, when we are root and the clause names them. */
+static int drop_to(const char *user, const char *group)
+{
+	if (getuid() != 0)
+		return 0;
+	gid_t gid = 0;
+	uid_t uid = 0;
+	int have_gid = 0;
+	if (group) {
+		struct group *g = getgrnam(group);
+		char *end;
+		long v = strtol(group, &end, 10);
+		if (g)
+			gid = g->gr_gid;
+		else if (!*end && end != group)
+			gid = (gid_t)v;
+		else
+			return -1;
+		have_gid = 1;
+	}
+	if (user) {
+		struct passwd *pw = getpwnam(user);
+		char *end;
+		long v = strtol(user, &end, 10);
+		if (pw) {
+			uid = pw->pw_uid;
+			if (!have_gid) {
+				gid = pw->pw_gid;
+				have_gid = 1;
+			}
+		} else if (!*end && end != user) {
+			uid = (uid_t)v;
+		} else {
+			return -1;
+		}
+	}
+	if (have_gid && (setgroups(1, &gid) < 0 || setgid(gid) < 0))
+		return -1;
+	if (user && uid != 0 && setuid(uid) < 0)
+		return -1;
+	return 0;
+}
+
+static struct ta *ta_spawn(struct sched *s, struct thread *thr)
+{
+	char key[KEY_MAX], abuf[SC_VALUE_MAX * 2 + 512];
+	char *argv[SC_ARGV_MAX + 1], *env[SC_ARGV_MAX + 1];
+	if (thread_key(s, thr, key, sizeof key, abuf, sizeof abuf, argv, env) < 0) {
+		log_msg(LOG_ERR, NULL, "%s/%s: the command does not expand: %s", thr->name, thr->host,
+		        thr->p.command ? thr->p.command : "(none)");
+		return NULL;
+	}
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+		log_msg(LOG_ERR, NULL, "socketpair for %s: %s", argv[0], strerror(errno));
+		return NULL;
+	}
+	struct ta *t = calloc(1, sizeof *t);
+	char *rbuf = malloc(TA_RBUF);
+	if (!t || !rbuf) {
+		free(t);
+		free(rbuf);
+		close(sv[0]);
+		close(sv[1]);
+		return NULL;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		log_msg(LOG_ERR, NULL, "fork for %s: %s", argv[0], strerror(errno));
+		free(t);
+		free(rbuf);
+		close(sv[0]);
+		close(sv[1]);
+		return NULL;
+	}
+	if (pid == 0) {
+		sigset_t all;
+		sigemptyset(&all);
+		static const int sigs[] = {SIGTERM, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM, SIGCHLD, SIGINT, SIGPIPE};
+		for (size_t i = 0; i < ARRAY_LEN(sigs); i++)
+			signal(sigs[i], SIG_DFL);
+		sigprocmask(SIG_SETMASK, &all, NULL);
+		if (dup2(sv[1], 0) < 0 || dup2(sv[1], 1) < 0)
+			_exit(127);
+		for (int k = 0; env[k]; k++)
+			putenv(env[k]);
+		if (drop_to(thr->p.user, thr->p.group) < 0) {
+			dprintf(2, "spoolbox/scheduler: TA %s: cannot become user %s group %s\n", argv[0],
+			        thr->p.user ? thr->p.user : "-", thr->p.group ? thr->p.group : "-");
+			_exit(127);
+		}
+		if (argv[0][0] == '/')
+			execv(argv[0], argv);
+		else if (strchr(argv[0], '/'))
+			errno = EINVAL;
+		else
+			execv("/proc/self/exe", argv);
+		dprintf(2, "spoolbox/scheduler: TA %s: exec: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(sv[1]);
+	fcntl(sv[0], F_SETFL, fcntl(sv[0], F_GETFL) | O_NONBLOCK);
+	const char *base = strrchr(argv[0], '/');
+	t->pid = pid;
+	t->fd = sv[0];
+	t->state = TA_STARTING;
+	t->ring = thr->ring;
+	t->key = xstrdup(key);
+	t->argv0 = xstrdup(base ? base + 1 : argv[0]);
+	t->since = s->now;
+	t->idlemax = sched_idlemax(&thr->p);
+	t->rbuf = rbuf;
+	t->acks = malloc(8 * sizeof *t->acks);
+	t->ackcap = t->acks ? 8 : 0;
+	if (t->acks)
+		t->acks[t->nack++] = (struct ta_ack){NULL, 0}; /* its first #hungry */
+	t->next = s->tas;
+	s->tas = t;
+	s->ntas++;
+	t->ring->tas++;
+	s->started++;
+	log_msg(LOG_DEBUG, NULL, "started %s[%ld] for %s/%s", t->argv0, (long)pid, thr->name, thr->host);
+	return t;
+}
+
+static void attach(struct ta *t, struct thread *thr)
+{
+	t->thr = thr;
+	thr->running++;
+	thr->chan->running++;
+	thr->refs++;
+}
+
+static void detach(struct sched *s, struct ta *t)
+{
+	struct thread *thr = t->thr;
+	if (!thr)
+		return;
+	t->thr = NULL;
+	thr->running--;
+	thr->chan->running--;
+	st_put(s, thr);
+}
+
+/* Ends a TA: its outstanding jobs lose their recipients (back to the queue), it leaves every
+ * count, and its process is reaped by SIGCHLD. */
+static void ta_gone(struct sched *s, struct ta *t, const char *why)
+{
+	struct thread *thr = t->thr;
+	int never_started = t->state == TA_STARTING;
+	if (never_started || (why && t->nack > 0))
+		log_msg(never_started ? LOG_ERR : LOG_WARNING, NULL, "%s[%ld] %s%s", t->argv0, (long)t->pid,
+		        never_started ? "could not be started: " : "", why ? why : "ended");
+	while (t->nack) {
+		struct ta_ack a = t->acks[t->ackhead];
+		t->ackhead = (t->ackhead + 1) % t->ackcap;
+		t->nack--;
+		if (a.m)
+			sq_job_done(s, t, a.m, a.seq);
+	}
+	if (never_started && thr) {
+		long long retry = s->now + (thr->p.interval > 0 ? thr->p.interval : 60);
+		log_msg(LOG_ERR, NULL, "%s/%s: its work stays queued; the transport agent is tried again in %llds",
+		        thr->name, thr->host, retry - s->now);
+		st_block(s, thr, retry);
+	}
+	detach(s, t);
+	struct ta **pp = &s->tas;
+	while (*pp != t)
+		pp = &(*pp)->next;
+	*pp = t->next;
+	s->ntas--;
+	t->ring->tas--;
+	close(t->fd);
+	free(t->acks);
+	free(t->key);
+	free(t->argv0);
+	free(t->rbuf);
+	free(t);
+}
+
+void ta_close(struct ta *t)
+{
+	if (t->state == TA_CLOSING)
+		return;
+	shutdown(t->fd, SHUT_WR);
+	t->state = TA_CLOSING;
+}
+
+static void send_idle(struct sched *s, struct ta *t)
+{
+	detach(s, t);
+	if (t->nack == t->ackcap) {
+		ta_close(t);
+		return;
+	}
+	if (send(t->fd, "#idle\n", 6, MSG_DONTWAIT | MSG_NOSIGNAL) != 6) {
+		ta_close(t);
+		return;
+	}
+	t->acks[(t->ackhead + t->nack++) % t->ackcap] = (struct ta_ack){NULL, 0};
+	t->state = TA_IDLE;
+	t->since = s->now;
+}
+
+/* Gives a TA of thread thr jobs up to overfeed. */
+static void feed(struct sched *s, struct ta *t)
+{
+	struct thread *thr = t->thr;
+	int limit = thr->p.overfeed > 0 ? thr->p.overfeed : 1;
+	unsigned tries = thr->nready;
+	while (thr->nready && tries-- > 0 && (int)t->nack < limit && t->state == TA_BUSY) {
+		struct job *j = st_pop(thr);
+		int r = sq_handout(s, t, j);
+		if (r == 0) {
+			st_push_back(thr, j); /* an earlier job of this message is still out */
+			continue;
+		}
+		free(j);
+		if (r == -2) {
+			ta_close(t);
+			return;
+		}
+	}
+}
+
+static int count_ring_tas(const struct ring *r)
+{
+	return r ? r->tas : 0;
+}
+
+/* An idle TA (or one to be closed to make room) for thread thr. */
+static struct ta *find_idle(struct sched *s, struct thread *thr, const char *key)
+{
+	for (struct ta *t = s->tas; t; t = t->next)
+		if (t->state == TA_IDLE && t->ring == thr->ring && !strcmp(t->key, key))
+			return t;
+	return NULL;
+}
+
+static int close_oldest_idle(struct sched *s)
+{
+	struct ta *old = NULL;
+	for (struct ta *t = s->tas; t; t = t->next)
+		if (t->state == TA_IDLE && (!old || t->since < old->since))
+			old = t;
+	if (!old)
+		return 0;
+	ta_close(old);
+	return 1;
+}
+
+static int ta_live(const struct sched *s)
+{
+	int n = 0;
+	for (const struct ta *t = s->tas; t; t = t->next)
+		n++;
+	return n;
+}
+
+/* More TAs for a thread with ready jobs, within the limits. */
+static void staff(struct sched *s, struct thread *thr)
+{
+	char key[KEY_MAX], abuf[SC_VALUE_MAX * 2 + 512];
+	char *argv[SC_ARGV_MAX + 1], *env[SC_ARGV_MAX + 1];
+	if (thread_key(s, thr, key, sizeof key, abuf, sizeof abuf, argv, env) < 0) {
+		log_msg(LOG_ERR, NULL, "%s/%s: the command does not expand", thr->name, thr->host);
+		st_block(s, thr, s->now + (thr->p.interval > 0 ? thr->p.interval : 60));
+		return;
+	}
+	int maxthr = thr->p.maxthr > 0 ? thr->p.maxthr : 1;
+	while (thr->nready && thr->running < maxthr && thr->blocked_until <= s->now) {
+		if (thr->chan->running >= sched_maxchannel(&thr->p, s->maxta_fd))
+			return;
+		struct ta *t = find_idle(s, thr, key);
+		if (t) {
+			attach(t, thr);
+			t->state = TA_BUSY;
+			feed(s, t);
+			continue;
+		}
+		if (!sched_may_start(&thr->p, s->maxta_fd, ta_live(s), count_ring_tas(thr->ring), thr->chan->running,
+		                     thr->running)) {
+			if (ta_live(s) >= sched_maxta(&thr->p, s->maxta_fd))
+				close_oldest_idle(s);
+			return;
+		}
+		t = ta_spawn(s, thr);
+		if (!t) {
+			st_block(s, thr, s->now + (thr->p.interval > 0 ? thr->p.interval : 60));
+			return;
+		}
+		attach(t, thr);
+	}
+}
+
+/* A TA with nothing outstanding: another thread of its ring with the same command, or idle. */
+static void reassign(struct sched *s, struct ta *t)
+{
+	struct thread *cur = t->thr;
+	if (cur && cur->nready && cur->blocked_until <= s->now) {
+		feed(s, t);
+		return;
+	}
+	detach(s, t);
+	struct ring *r = t->ring;
+	char key[KEY_MAX], abuf[SC_VALUE_MAX * 2 + 512];
+	char *argv[SC_ARGV_MAX + 1], *env[SC_ARGV_MAX + 1];
+	for (struct thread *thr = r->stale ? NULL : r->head; thr; thr = thr->rnext) {
+		if (!thr->nready || thr->blocked_until > s->now || thr->running >= (thr->p.maxthr > 0 ? thr->p.maxthr : 1) ||
+		    thr->chan->running >= sched_maxchannel(&thr->p, s->maxta_fd))
+			continue;
+		if (thread_key(s, thr, key, sizeof key, abuf, sizeof abuf, argv, env) < 0 || strcmp(key, t->key))
+			continue;
+		attach(t, thr);
+		feed(s, t);
+		return;
+	}
+	if (r->stale || s->quitting)
+		ta_close(t);
+	else
+		send_idle(s, t);
+}
+
+void ta_dispatch(struct sched *s)
+{
+	if (s->quitting)
+		return;
+	/* TAs that have answered everything they were given */
+	for (struct ta *t = s->tas, *nx; t; t = nx) {
+		nx = t->next;
+		if (t->state == TA_BUSY && t->nack == 0)
+			reassign(s, t);
+		else if (t->state == TA_BUSY && t->thr)
+			feed(s, t);
+	}
+	if (s->o.freeze)
+		return;
+	for (struct ring *r = s->rings; r; r = r->next) {
+		if (r->stale)
+			continue;
+		/* one round over the ring's threads with ready jobs */
+		struct thread *last = r->tail;
+		while (r->head) {
+			struct thread *thr = r->head;
+			r->head = thr->rnext;
+			if (!r->head)
+				r->tail = NULL;
+			thr->on_ring = 0;
+			if (thr->nready && thr->blocked_until > s->now)
+				st_block(s, thr, thr->blocked_until);
+			if (thr->nready) {
+				for (struct ta *t = s->tas; t; t = t->next)
+					if (t->thr == thr && t->state == TA_BUSY)
+						feed(s, t);
+				if (thr->nready)
+					staff(s, thr);
+			}
+			if (thr->nready) {
+				thr->on_ring = 1;
+				thr->rnext = NULL;
+				if (r->tail)
+					r->tail->rnext = thr;
+				else
+					r->head = thr;
+				r->tail = thr;
+			} else if (!thr->refs && !thr->running) {
+				thr->refs = 1;
+				st_put(s, thr);
+			}
+			if (thr == last)
+				break;
+		}
+	}
+}
+
+static void ta_line(struct sched *s, struct ta *t, char *line, size_t len)
+{
+	if (len == 7 && !memcmp(line, "#hungry", 7)) {
+		if (!t->nack) {
+			log_msg(LOG_WARNING, NULL, "%s[%ld]: #hungry with nothing outstanding", t->argv0, (long)t->pid);
+			return;
+		}
+		struct ta_ack a = t->acks[t->ackhead];
+		t->ackhead = (t->ackhead + 1) % t->ackcap;
+		t->nack--;
+		if (a.m)
+			sq_job_done(s, t, a.m, a.seq);
+		else if (t->state == TA_STARTING)
+			t->state = TA_BUSY;
+		return;
+	}
+	sq_report(s, t, line, len);
+}
+
+void ta_io(struct sched *s, struct ta *t)
+{
+	for (;;) {
+		ssize_t n = read(t->fd, t->rbuf + t->rlen, TA_RBUF - t->rlen);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		if (n <= 0) {
+			ta_gone(s, t, n < 0 ? strerror(errno) : "exited");
+			return;
+		}
+		t->rlen += (size_t)n;
+		size_t start = 0;
+		for (size_t i = 0; i < t->rlen; i++) {
+			if (t->rbuf[i] != '\n')
+				continue;
+			size_t len = i - start;
+			if (len && t->rbuf[start + len - 1] == '\r')
+				len--;
+			t->rbuf[start + len] = 0;
+			ta_line(s, t, t->rbuf + start, len);
+			start = i + 1;
+		}
+		if (start == 0 && t->rlen == TA_RBUF) {
+			log_msg(LOG_WARNING, NULL, "%s[%ld]: line longer than %d bytes dropped", t->argv0, (long)t->pid, TA_RBUF);
+			t->rlen = 0;
+		} else {
+			memmove(t->rbuf, t->rbuf + start, t->rlen - start);
+			t->rlen -= start;
+		}
+		if ((size_t)n < TA_RBUF / 2)
+			return;
+	}
+}
+
+void ta_close_all(struct sched *s, int graceful)
+{
+	for (struct ta *t = s->tas; t; t = t->next) {
+		if (!graceful && t->state != TA_IDLE)
+			continue;
+		ta_close(t);
+	}
+}
+
+void ta_kill_all(struct sched *s)
+{
+	while (s->tas)
+		ta_gone(s, s->tas, NULL);
+}
+
+void ta_expire_idle(struct sched *s)
+{
+	for (struct ta *t = s->tas; t; t = t->next)
+		if (t->state == TA_IDLE && t->since + t->idlemax <= s->now) {
+			log_msg(LOG_DEBUG, NULL, "%s[%ld] idle for %llds: ended", t->argv0, (long)t->pid, s->now - t->since);
+			ta_close(t);
+		}
+}
+
+long long ta_next_timer(struct sched *s)
+{
+	long long next = 0;
+	for (struct ta *t = s->tas; t; t = t->next)
+		if (t->state == TA_IDLE && (!next || t->since + t->idlemax < next))
+			next = t->since + t->idlemax;
+	return next;
+}
+
+void ta_reap(struct sched *s)
+{
+	int st;
+	pid_t pid;
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+			continue;
+		if (WIFEXITED(st))
+			log_msg(LOG_NOTICE, NULL, "transport agent [%ld] exited with status %d", (long)pid, WEXITSTATUS(st));
+		else if (WIFSIGNALED(st))
+			log_msg(LOG_NOTICE, NULL, "transport agent [%ld] killed by signal %d", (long)pid, WTERMSIG(st));
+	}
+	(void)s;
+}

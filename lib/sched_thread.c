@@ -1,0 +1,185 @@
+/* Threads (recipients grouped by channel/host), rings (threads whose scheduler.conf clause is the
+ * same) and channels: the units the limits maxthr, maxring and maxchannel count. A thread holds
+ * its resolved clause parameters and a FIFO of ready jobs; a ring holds its threads that have
+ * ready jobs, served round robin so that one busy host does not starve the others. */
+#include "sched.h"
+#include "log.h"
+#include "util.h"
+#include <stdlib.h>
+#include <string.h>
+
+static unsigned hash_thr(const char *chan, const char *host, int is_error)
+{
+	unsigned h = 2166136261u + (unsigned)is_error;
+	for (const char *p = chan; *p; p++)
+		h = (h ^ (unsigned char)*p) * 16777619u;
+	h = (h ^ '/') * 16777619u;
+	for (const char *p = host; *p; p++)
+		h = (h ^ (unsigned char)*p) * 16777619u;
+	return h;
+}
+
+static struct ring *ring_get(struct sched *s, int clause)
+{
+	if (clause < 0)
+		return NULL;
+	for (struct ring *r = s->rings; r; r = r->next)
+		if (r->clause == clause && !r->stale)
+			return r;
+	struct ring *r = calloc(1, sizeof *r);
+	if (!r)
+		return NULL;
+	r->clause = clause;
+	r->next = s->rings;
+	s->rings = r;
+	return r;
+}
+
+static struct chan *chan_get(struct sched *s, const char *name)
+{
+	for (struct chan *c = s->chans; c; c = c->next)
+		if (!strcmp(c->name, name))
+			return c;
+	struct chan *c = calloc(1, sizeof *c);
+	if (!c)
+		return NULL;
+	str_lcpy(c->name, name, sizeof c->name);
+	c->next = s->chans;
+	s->chans = c;
+	return c;
+}
+
+struct thread *st_get(struct sched *s, const char *channel, const char *host, int is_error)
+{
+	unsigned h = hash_thr(channel, host, is_error) & s->tmask;
+	for (struct thread *t = s->thash[h]; t; t = t->hnext)
+		if (t->is_error == is_error && !strcmp(t->name, channel) && !strcmp(t->host, host)) {
+			t->refs++;
+			return t;
+		}
+	size_t cl = strlen(channel), hl = strlen(host);
+	struct thread *t = calloc(1, sizeof *t + cl + hl + 2);
+	struct chan *c = chan_get(s, channel);
+	if (!t || !c) {
+		free(t);
+		log_msg(LOG_ERR, NULL, "out of memory for thread %s/%s", channel, host);
+		return NULL;
+	}
+	memcpy(t->name, channel, cl + 1);
+	t->host = t->name + cl + 1;
+	memcpy(t->host, host, hl + 1);
+	t->is_error = is_error;
+	t->chan = c;
+	t->ring = ring_get(s, schedconf_resolve(&s->conf, channel, host, &t->p));
+	if (!t->ring)
+		log_msg(LOG_WARNING, NULL, "%s/%s: no scheduler.conf clause with a command matches", channel, host);
+	t->refs = 1;
+	t->hnext = s->thash[h];
+	s->thash[h] = t;
+	s->nthreads++;
+	return t;
+}
+
+void st_put(struct sched *s, struct thread *t)
+{
+	if (--t->refs > 0 || t->running || t->nready || t->on_ring)
+		return;
+	unsigned h = hash_thr(t->name, t->host, t->is_error) & s->tmask;
+	struct thread **pp = &s->thash[h];
+	while (*pp && *pp != t)
+		pp = &(*pp)->hnext;
+	if (*pp)
+		*pp = t->hnext;
+	s->nthreads--;
+	free(t);
+}
+
+void st_enqueue(struct sched *s, struct thread *t, struct qmsg *m)
+{
+	struct job *j = malloc(sizeof *j);
+	if (!j)
+		return;
+	j->next = NULL;
+	j->m = m;
+	m->jobs++;
+	if (t->tail)
+		t->tail->next = j;
+	else
+		t->head = j;
+	t->tail = j;
+	t->nready++;
+	if (!t->on_ring && t->ring) {
+		t->on_ring = 1;
+		t->rnext = NULL;
+		if (t->ring->tail)
+			t->ring->tail->rnext = t;
+		else
+			t->ring->head = t;
+		t->ring->tail = t;
+	}
+	(void)s;
+}
+
+void st_reresolve(struct sched *s)
+{
+	for (struct ring *r = s->rings; r; r = r->next) {
+		r->stale = 1;
+		r->head = r->tail = NULL;
+	}
+	for (unsigned h = 0; h <= s->tmask; h++)
+		for (struct thread *t = s->thash[h]; t; t = t->hnext) {
+			t->ring = ring_get(s, schedconf_resolve(&s->conf, t->is_error ? "error" : t->name, t->host, &t->p));
+			t->on_ring = 0;
+			if (t->nready && t->ring) {
+				t->on_ring = 1;
+				t->rnext = NULL;
+				if (t->ring->tail)
+					t->ring->tail->rnext = t;
+				else
+					t->ring->head = t;
+				t->ring->tail = t;
+			}
+		}
+}
+
+void st_block(struct sched *s, struct thread *t, long long until)
+{
+	t->blocked_until = until;
+	/* its ready jobs go back to their messages, which then wait (on disk, if memory is short) */
+	while (t->head) {
+		struct job *j = t->head;
+		t->head = j->next;
+		struct qmsg *m = j->m;
+		for (unsigned i = 0; i < m->nrcpt; i++)
+			if (m->r[i].thr == t)
+				m->r[i].flags &= ~RF_QUEUED;
+		m->jobs--;
+		sq_touch(s, m);
+		free(j);
+	}
+	t->tail = NULL;
+	t->nready = 0;
+}
+
+struct job *st_pop(struct thread *t)
+{
+	struct job *j = t->head;
+	if (j) {
+		t->head = j->next;
+		if (!t->head)
+			t->tail = NULL;
+		t->nready--;
+	}
+	return j;
+}
+
+void st_push_back(struct thread *t, struct job *j)
+{
+	j->next = NULL;
+	if (t->tail)
+		t->tail->next = j;
+	else
+		t->head = j;
+	t->tail = j;
+	t->nready++;
+}

@@ -1,0 +1,680 @@
+/* scheduler.conf parser, clause resolution and command expansion (see schedconf.h). */
+#include "schedconf.h"
+#include "fileio.h"
+#include "util.h"
+#include <errno.h>
+#include "glob.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Seed 000's example configuration, with our applets as the commands. group=daemon is left out:
+ * a minimal image may have no such group, and a TA that cannot start delivers nothing. */
+const char schedconf_builtin[] =
+    "# Default values\n"
+    "*/*\n"
+    "\tinterval=1m expiry=3d retries=\"1 1 2 3 5 8 13 21 34\"\n"
+    "\tmaxring=0 maxta=0 skew=5 user=root\n"
+    "# Boilerplate parameters for local delivery and service channels\n"
+    "local/*\n"
+    "\tinterval=10s expiry=3h maxchannel=2 command=local\n"
+    "error\n"
+    "\tinterval=5m maxchannel=10 command=errormail\n"
+    "hold/*\n"
+    "\tinterval=5m maxchannel=1 command=hold\n"
+    "smtp\n"
+    "\tmaxchannel=10 maxring=5 command=smtp\n";
+
+static const unsigned default_retries[] = {1, 1, 2, 3, 5, 8, 13, 21, 34};
+
+enum vtype { VT_INTERVAL, VT_INT, VT_RETRIES, VT_NAME, VT_COMMAND, VT_KEYWORD };
+
+static const struct {
+	const char *name;
+	unsigned char var, type;
+} vars[] = {
+	{"interval", SV_INTERVAL, VT_INTERVAL}, {"idlemax", SV_IDLEMAX, VT_INTERVAL},
+	{"expiry", SV_EXPIRY, VT_INTERVAL},     {"expiry2", SV_EXPIRY2, VT_INTERVAL},
+	{"retries", SV_RETRIES, VT_RETRIES},    {"maxta", SV_MAXTA, VT_INT},
+	{"maxchannel", SV_MAXCHANNEL, VT_INT},  {"maxring", SV_MAXRING, VT_INT},
+	{"maxthr", SV_MAXTHR, VT_INT},          {"overfeed", SV_OVERFEED, VT_INT},
+	{"skew", SV_SKEW, VT_INT},              {"user", SV_USER, VT_NAME},
+	{"group", SV_GROUP, VT_NAME},           {"command", SV_COMMAND, VT_COMMAND},
+	{"queueonly", SV_QUEUEONLY, VT_KEYWORD},
+};
+
+void sc_params_default(struct sc_params *p)
+{
+	memset(p, 0, sizeof *p);
+	p->interval = 60;
+	p->expiry = 3 * 86400;
+	p->retries = default_retries;
+	p->nretries = ARRAY_LEN(default_retries);
+	p->maxthr = 1;
+	p->overfeed = 150;
+	p->skew = 5;
+}
+
+void schedconf_init(struct schedconf *c)
+{
+	memset(c, 0, sizeof *c);
+}
+
+void schedconf_free(struct schedconf *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		struct sc_clause *k = &c->cl[i];
+		free(k->chan_pat);
+		free(k->retries);
+		free(k->user);
+		free(k->group);
+		free(k->command);
+	}
+	free(c->cl);
+	free(c->mailqpath);
+	free(c->authfile);
+	schedconf_init(c);
+}
+
+struct parser {
+	struct schedconf *c;
+	const char *file;
+	int line;
+	int errors;
+	conf_report_fn *report;
+	void *ctx;
+};
+
+static void bad(struct parser *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void bad(struct parser *ps, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	ps->errors++;
+	if (ps->report)
+		ps->report(ps->ctx, ps->file, ps->line, msg);
+}
+
+static int is_space(char ch)
+{
+	return ch == ' ' || ch == '\t';
+}
+
+static int is_name(char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '-';
+}
+
+static int parse_count(const char *s, long long max, long long *out)
+{
+	long long n = 0;
+	if (!*s)
+		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		n = n * 10 + (*s - '0');
+		if (n > max)
+			return -1;
+	}
+	*out = n;
+	return 0;
+}
+
+static int parse_retries(struct parser *ps, const char *v, unsigned **out, unsigned *count)
+{
+	unsigned tmp[SC_RETRIES_MAX];
+	unsigned n = 0;
+	const char *p = v;
+	while (*p) {
+		while (is_space(*p))
+			p++;
+		if (!*p)
+			break;
+		char word[16];
+		size_t len = 0;
+		while (p[len] && !is_space(p[len]))
+			len++;
+		long long x;
+		if (len >= sizeof word) {
+			bad(ps, "retries: '%.*s' is not a number from 0 to %d", (int)(len > 40 ? 40 : len), p, SC_RETRY_MAX);
+			return -1;
+		}
+		memcpy(word, p, len);
+		word[len] = 0;
+		if (parse_count(word, SC_RETRY_MAX, &x) < 0) {
+			bad(ps, "retries: '%s' is not a number from 0 to %d", word, SC_RETRY_MAX);
+			return -1;
+		}
+		if (n == SC_RETRIES_MAX) {
+			bad(ps, "retries: more than %d elements", SC_RETRIES_MAX);
+			return -1;
+		}
+		tmp[n++] = (unsigned)x;
+		p += len;
+	}
+	if (!n) {
+		bad(ps, "retries: empty sequence");
+		return -1;
+	}
+	*out = malloc(n * sizeof **out);
+	if (!*out) {
+		bad(ps, "out of memory");
+		return -1;
+	}
+	memcpy(*out, tmp, n * sizeof **out);
+	*count = n;
+	return 0;
+}
+
+static int check_command(struct parser *ps, const char *v)
+{
+	char buf[SC_VALUE_MAX * 2];
+	char *argv[SC_ARGV_MAX + 1], *env[SC_ARGV_MAX + 1];
+	if (sc_command_split(v, "channel", "host", "/log", buf, sizeof buf, argv, env) < 0) {
+		bad(ps, "command: no program, more than %d words, or a bad NAME=value setting", SC_ARGV_MAX);
+		return -1;
+	}
+	return 0;
+}
+
+static void assign(struct parser *ps, struct sc_clause *k, const char *name, const char *val)
+{
+	size_t i;
+	for (i = 0; i < ARRAY_LEN(vars); i++)
+		if (strcmp(vars[i].name, name) == 0)
+			break;
+	if (i == ARRAY_LEN(vars)) {
+		bad(ps, "unknown variable '%s'", name);
+		return;
+	}
+	unsigned bit = 1u << vars[i].var;
+	if (k->p.set & bit) {
+		bad(ps, "%s: set twice in the clause of line %d", name, k->line);
+		return;
+	}
+	if (vars[i].type == VT_KEYWORD) {
+		long long b = 1;
+		if (val && parse_bool(val, &b) < 0) {
+			bad(ps, "%s: a keyword takes no value (or yes/no)", name);
+			return;
+		}
+		k->p.queueonly = (int)b;
+		k->p.set |= bit;
+		k->nset++;
+		return;
+	}
+	if (!val || !*val) {
+		bad(ps, "%s: missing value", name);
+		return;
+	}
+	long long x;
+	switch (vars[i].type) {
+	case VT_INTERVAL:
+		if (parse_interval(val, &x) < 0 || x > 100LL * 365 * 86400) {
+			bad(ps, "%s: '%s' is not an interval (like 1h5m20s, 10s or 3d)", name, val);
+			return;
+		}
+		if (vars[i].var == SV_INTERVAL) k->p.interval = x;
+		else if (vars[i].var == SV_IDLEMAX) k->p.idlemax = x;
+		else if (vars[i].var == SV_EXPIRY) k->p.expiry = x;
+		else k->p.expiry2 = x;
+		break;
+	case VT_INT:
+		if (parse_count(val, 1000000, &x) < 0) {
+			bad(ps, "%s: '%s' is not a number from 0 to 1000000", name, val);
+			return;
+		}
+		switch (vars[i].var) {
+		case SV_MAXTA: k->p.maxta = (int)x; break;
+		case SV_MAXCHANNEL: k->p.maxchannel = (int)x; break;
+		case SV_MAXRING: k->p.maxring = (int)x; break;
+		case SV_MAXTHR:
+			if (x < 1) {
+				bad(ps, "maxthr: must be at least 1");
+				return;
+			}
+			k->p.maxthr = (int)x;
+			break;
+		case SV_OVERFEED:
+			if (x < 1) {
+				bad(ps, "overfeed: must be at least 1");
+				return;
+			}
+			k->p.overfeed = (int)x;
+			break;
+		default: k->p.skew = (int)x; break;
+		}
+		break;
+	case VT_RETRIES:
+		if (parse_retries(ps, val, &k->retries, &k->p.nretries) < 0)
+			return;
+		k->p.retries = k->retries;
+		break;
+	case VT_NAME:
+		for (const char *p = val; *p; p++)
+			if (!is_name(*p) && *p != '.') {
+				bad(ps, "%s: '%s' is not a user or group name or number", name, val);
+				return;
+			}
+		if (strlen(val) > 64) {
+			bad(ps, "%s: name longer than 64 bytes", name);
+			return;
+		}
+		if (vars[i].var == SV_USER)
+			k->p.user = k->user = xstrdup(val);
+		else
+			k->p.group = k->group = xstrdup(val);
+		break;
+	case VT_COMMAND:
+		if (check_command(ps, val) < 0)
+			return;
+		k->p.command = k->command = xstrdup(val);
+		break;
+	}
+	k->p.set |= bit;
+	k->nset++;
+}
+
+/* Reads one value (word or "quoted string") at *pp into out. Returns 0 or -1 (reported). */
+static int read_value(struct parser *ps, const char **pp, char *out, size_t size)
+{
+	const char *p = *pp;
+	size_t n = 0;
+	if (*p == '"') {
+		p++;
+		while (*p && *p != '"') {
+			char ch = *p++;
+			if (ch == '\\' && (*p == '"' || *p == '\\'))
+				ch = *p++;
+			if (n + 1 >= size) {
+				bad(ps, "value longer than %zu bytes", size - 1);
+				return -1;
+			}
+			out[n++] = ch;
+		}
+		if (*p != '"') {
+			bad(ps, "unterminated quoted value");
+			return -1;
+		}
+		p++;
+		if (*p && !is_space(*p)) {
+			bad(ps, "no space after the quoted value");
+			return -1;
+		}
+	} else {
+		while (*p && !is_space(*p)) {
+			if (*p == '"') {
+				bad(ps, "stray '\"' in a value");
+				return -1;
+			}
+			if (n + 1 >= size) {
+				bad(ps, "value longer than %zu bytes", size - 1);
+				return -1;
+			}
+			out[n++] = *p++;
+		}
+	}
+	out[n] = 0;
+	*pp = p;
+	return 0;
+}
+
+/* The assignments and keywords of one line (after the pattern, or an indented line). */
+static void assignments(struct parser *ps, struct sc_clause *k, const char *p)
+{
+	char name[32], val[SC_VALUE_MAX + 1];
+	for (;;) {
+		while (is_space(*p))
+			p++;
+		if (!*p || *p == '#')
+			return;
+		size_t n = 0;
+		while (is_name(p[n]))
+			n++;
+		if (!n) {
+			bad(ps, "unexpected '%c' (expected name=value or a keyword)", *p);
+			return;
+		}
+		if (n >= sizeof name) {
+			bad(ps, "unknown variable '%.*s'", 40, p);
+			return;
+		}
+		memcpy(name, p, n);
+		name[n] = 0;
+		p += n;
+		const char *q = p;
+		while (is_space(*q))
+			q++;
+		if (*q == '=') {
+			q++;
+			while (is_space(*q))
+				q++;
+			p = q;
+			if (read_value(ps, &p, val, sizeof val) < 0)
+				return;
+			assign(ps, k, name, val);
+		} else {
+			if (*p && !is_space(*p)) {
+				bad(ps, "unexpected '%c' after '%s'", *p, name);
+				return;
+			}
+			assign(ps, k, name, NULL);
+		}
+	}
+}
+
+static void param_line(struct parser *ps, const char *p)
+{
+	char name[32], val[SC_VALUE_MAX + 1];
+	size_t n = 0;
+	while (is_name(p[n]))
+		n++;
+	if (!n || n >= sizeof name) {
+		bad(ps, "PARAM line without a parameter name");
+		return;
+	}
+	memcpy(name, p, n);
+	name[n] = 0;
+	p += n;
+	while (is_space(*p))
+		p++;
+	if (*p != '=') {
+		bad(ps, "PARAM%s: expected '='", name);
+		return;
+	}
+	p++;
+	while (is_space(*p))
+		p++;
+	if (read_value(ps, &p, val, sizeof val) < 0)
+		return;
+	while (is_space(*p))
+		p++;
+	if (*p && *p != '#') {
+		bad(ps, "PARAM%s: unexpected text after the value", name);
+		return;
+	}
+	struct schedconf *c = ps->c;
+	long long x;
+	if (!strcmp(name, "mailqpath") || !strcmp(name, "authfile")) {
+		char **slot = name[0] == 'm' ? &c->mailqpath : &c->authfile;
+		if (!*val) {
+			bad(ps, "PARAM%s: empty value", name);
+			return;
+		}
+		if (*slot) {
+			bad(ps, "PARAM%s: set twice", name);
+			return;
+		}
+		*slot = xstrdup(val);
+	} else if (!strcmp(name, "global-report-interval")) {
+		if (parse_interval(val, &x) < 0) {
+			bad(ps, "PARAM%s: '%s' is not an interval", name, val);
+			return;
+		}
+		c->report_interval = x;
+	} else if (!strcmp(name, "msgwriteasync") || !strcmp(name, "store-error-on-error")) {
+		if (parse_count(val, 1000000, &x) < 0) {
+			bad(ps, "PARAM%s: '%s' is not a number", name, val);
+			return;
+		}
+		if (name[0] == 'm')
+			c->msgwriteasync = x;
+		else
+			c->store_error_on_error = x;
+	} else {
+		bad(ps, "unknown parameter PARAM%s", name);
+	}
+}
+
+static struct sc_clause *new_clause(struct parser *ps, const char *pat, size_t n)
+{
+	struct schedconf *c = ps->c;
+	if (c->n == SC_CLAUSE_MAX) {
+		bad(ps, "more than %d clauses", SC_CLAUSE_MAX);
+		return NULL;
+	}
+	if (n > SC_PATTERN_MAX) {
+		bad(ps, "pattern longer than %d bytes", SC_PATTERN_MAX);
+		return NULL;
+	}
+	struct sc_clause *cl = realloc(c->cl, (c->n + 1) * sizeof *cl);
+	if (!cl) {
+		bad(ps, "out of memory");
+		return NULL;
+	}
+	c->cl = cl;
+	struct sc_clause *k = &cl[c->n++];
+	memset(k, 0, sizeof *k);
+	k->line = ps->line;
+	const char *slash = memchr(pat, '/', n);
+	/* "chan" becomes "chan" + "*"; "chan/host" is split at the first slash */
+	char *s = xmalloc(n + 3);
+	size_t cn = slash ? (size_t)(slash - pat) : n;
+	memcpy(s, pat, cn);
+	s[cn] = 0;
+	k->chan_pat = s;
+	k->host_pat = s + cn + 1;
+	if (slash) {
+		memcpy(k->host_pat, slash + 1, n - cn - 1);
+		k->host_pat[n - cn - 1] = 0;
+	} else {
+		strcpy(k->host_pat, "*");
+	}
+	if (!*k->chan_pat || !*k->host_pat)
+		bad(ps, "pattern '%.*s': empty channel or host part", (int)n, pat);
+	return k;
+}
+
+int schedconf_parse(struct schedconf *c, const char *file, const char *text, size_t len,
+                    conf_report_fn *report, void *ctx)
+{
+	struct parser ps = {c, file, 0, 0, report, ctx};
+	str_lcpy(c->file, file, sizeof c->file);
+	if (len > SC_FILE_MAX) {
+		bad(&ps, "file larger than %d bytes", SC_FILE_MAX);
+		return ps.errors;
+	}
+	struct sc_clause *cur = NULL;
+	char line[SC_LINE_MAX + 1];
+	size_t pos = 0;
+	while (pos < len) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
+		ps.line++;
+		const char *src = text + pos;
+		pos += n + (nl ? 1 : 0);
+		if (n && src[n - 1] == '\r')
+			n--;
+		if (n > SC_LINE_MAX) {
+			bad(&ps, "line longer than %d bytes", SC_LINE_MAX);
+			continue;
+		}
+		memcpy(line, src, n);
+		line[n] = 0;
+		size_t i;
+		for (i = 0; i < n; i++)
+			if (((unsigned char)line[i] < 0x20 && line[i] != '\t') || line[i] == 0x7f)
+				break;
+		if (i < n) {
+			bad(&ps, "control character (0x%02x) in the line", (unsigned char)line[i]);
+			continue;
+		}
+		const char *p = line;
+		while (is_space(*p))
+			p++;
+		if (!*p || *p == '#')
+			continue;
+		if (p != line) {
+			if (!cur)
+				bad(&ps, "indented line before the first clause pattern");
+			else
+				assignments(&ps, cur, p);
+			continue;
+		}
+		if (str_starts(line, "PARAM")) {
+			param_line(&ps, line + 5);
+			continue;
+		}
+		size_t pl = 0;
+		while (line[pl] && !is_space(line[pl]))
+			pl++;
+		if (memchr(line, '=', pl)) {
+			bad(&ps, "'%.*s' in column 1: a pattern cannot hold '=' (assignments must be indented "
+			         "or follow the pattern)", (int)(pl > 60 ? 60 : pl), line);
+			cur = NULL;
+			continue;
+		}
+		cur = new_clause(&ps, line, pl);
+		if (cur)
+			assignments(&ps, cur, line + pl);
+	}
+	/* an empty clause takes the contents of the next non-empty one */
+	int next = -1;
+	for (size_t i = c->n; i-- > 0;) {
+		if (c->cl[i].nset) {
+			next = (int)i;
+			c->cl[i].body = (int)i;
+		} else if (next >= 0) {
+			c->cl[i].body = next;
+		} else {
+			ps.line = c->cl[i].line;
+			bad(&ps, "clause '%s/%s' is empty and no non-empty clause follows it", c->cl[i].chan_pat, c->cl[i].host_pat);
+			c->cl[i].body = (int)i;
+		}
+	}
+	return ps.errors;
+}
+
+int schedconf_load(struct schedconf *c, const char *path, int missing_ok, conf_report_fn *report, void *ctx)
+{
+	char *text;
+	size_t len;
+	if (fio_slurp(path, SC_FILE_MAX, &text, &len) < 0) {
+		if (errno == ENOENT && missing_ok)
+			return schedconf_parse(c, "(built-in scheduler.conf)", schedconf_builtin,
+			                       sizeof schedconf_builtin - 1, report, ctx);
+		char msg[300];
+		snprintf(msg, sizeof msg, "cannot read: %s", errno == EFBIG ? "larger than 256 KiB" : strerror(errno));
+		if (report)
+			report(ctx, path, 0, msg);
+		return 1;
+	}
+	int errors = schedconf_parse(c, path, text, len, report, ctx);
+	free(text);
+	return errors;
+}
+
+static void merge(struct sc_params *out, const struct sc_params *in)
+{
+	unsigned s = in->set;
+	if (s & (1u << SV_INTERVAL)) out->interval = in->interval;
+	if (s & (1u << SV_IDLEMAX)) out->idlemax = in->idlemax;
+	if (s & (1u << SV_EXPIRY)) out->expiry = in->expiry;
+	if (s & (1u << SV_EXPIRY2)) out->expiry2 = in->expiry2;
+	if (s & (1u << SV_RETRIES)) {
+		out->retries = in->retries;
+		out->nretries = in->nretries;
+	}
+	if (s & (1u << SV_MAXTA)) out->maxta = in->maxta;
+	if (s & (1u << SV_MAXCHANNEL)) out->maxchannel = in->maxchannel;
+	if (s & (1u << SV_MAXRING)) out->maxring = in->maxring;
+	if (s & (1u << SV_MAXTHR)) out->maxthr = in->maxthr;
+	if (s & (1u << SV_OVERFEED)) out->overfeed = in->overfeed;
+	if (s & (1u << SV_SKEW)) out->skew = in->skew;
+	if (s & (1u << SV_USER)) out->user = in->user;
+	if (s & (1u << SV_GROUP)) out->group = in->group;
+	if (s & (1u << SV_COMMAND)) out->command = in->command;
+	if (s & (1u << SV_QUEUEONLY)) out->queueonly = in->queueonly;
+	out->set |= s;
+}
+
+int schedconf_resolve(const struct schedconf *c, const char *channel, const char *host, struct sc_params *out)
+{
+	sc_params_default(out);
+	for (size_t i = 0; i < c->n; i++) {
+		const struct sc_clause *k = &c->cl[i];
+		if (!glob_match(k->chan_pat, channel) || !glob_match(k->host_pat, host))
+			continue;
+		const struct sc_clause *b = &c->cl[k->body];
+		merge(out, &b->p);
+		if (b->p.command)
+			return k->body;
+	}
+	return -1;
+}
+
+static int env_word(const char *w)
+{
+	if (!((*w >= 'A' && *w <= 'Z') || (*w >= 'a' && *w <= 'z') || *w == '_'))
+		return 0;
+	while (*w && *w != '=') {
+		if (!((*w >= 'A' && *w <= 'Z') || (*w >= 'a' && *w <= 'z') || (*w >= '0' && *w <= '9') || *w == '_'))
+			return 0;
+		w++;
+	}
+	return *w == '=';
+}
+
+int sc_command_split(const char *command, const char *channel, const char *host, const char *logdir,
+                     char *buf, size_t size, char *argv[SC_ARGV_MAX + 1], char *env[SC_ARGV_MAX + 1])
+{
+	static const struct {
+		const char *name;
+		int which;
+	} subst[] = {{"${channel}", 0}, {"$channel", 0}, {"${host}", 1}, {"$host", 1}, {"${LOGDIR}", 2}, {"$LOGDIR", 2}};
+	/* a host that looks like an option must not become one in the TA's argv */
+	if (host[0] == '-' && host[1])
+		return -1;
+	size_t n = 0;
+	for (const char *p = command; *p;) {
+		const char *rep = NULL;
+		size_t skip = 0;
+		if (*p == '$')
+			for (size_t i = 0; i < ARRAY_LEN(subst); i++)
+				if (str_starts(p, subst[i].name)) {
+					rep = subst[i].which == 0 ? channel : subst[i].which == 1 ? host : logdir;
+					skip = strlen(subst[i].name);
+					break;
+				}
+		if (rep) {
+			size_t l = strlen(rep);
+			if (n + l + 1 >= size)
+				return -1;
+			memcpy(buf + n, rep, l);
+			n += l;
+			p += skip;
+		} else {
+			if (n + 2 >= size)
+				return -1;
+			buf[n++] = *p++;
+		}
+	}
+	buf[n] = 0;
+	int argc = 0, envc = 0;
+	char *p = buf;
+	for (;;) {
+		while (*p == ' ' || *p == '\t')
+			*p++ = 0;
+		if (!*p)
+			break;
+		char *w = p;
+		while (*p && *p != ' ' && *p != '\t')
+			p++;
+		if (argc == 0 && env_word(w)) {
+			if (envc == SC_ARGV_MAX)
+				return -1;
+			env[envc++] = w;
+		} else {
+			if (argc == SC_ARGV_MAX)
+				return -1;
+			argv[argc++] = w;
+		}
+	}
+	argv[argc] = NULL;
+	env[envc] = NULL;
+	return argc ? argc : -1;
+}

@@ -1,0 +1,99 @@
+/* scheduler.conf: ZMailer's clause file exactly as seed 000 describes it (scheduler(8), section
+ * CONFIGURATION FILE), plus its PARAM lines.
+ *
+ *   - A clause starts with a shell-style pattern in column 1, matched (fnmatch) against
+ *     "channel/host"; a pattern without a slash means "channel" + "/" + "*".
+ *   - Assignments (name=value, value a word or a double-quoted string) and keywords follow on
+ *     the pattern line or on indented lines; '#' starts a comment (a line, or a word).
+ *   - A clause with no assignments takes the contents of the next non-empty clause.
+ *   - Matching runs through the clauses in order, each matching clause's settings overriding the
+ *     earlier ones, and stops at the first matching clause that has a command. That clause (its
+ *     contents) is the recipient's ring.
+ *   - "PARAMname = value" lines in column 1 set scheduler-wide parameters.
+ *
+ * Every finding is reported as (file, line, reason) through the conf.h callback; the parser never
+ * prints, exits or crashes, and enforces the size limits below. */
+#ifndef SPOOLBOX_SCHEDCONF_H
+#define SPOOLBOX_SCHEDCONF_H
+#include "conf.h"
+#include <stddef.h>
+
+#define SC_FILE_MAX (256 << 10)  /* largest scheduler.conf */
+#define SC_LINE_MAX 4096         /* longest line */
+#define SC_CLAUSE_MAX 1024       /* most clauses */
+#define SC_PATTERN_MAX 255       /* longest pattern */
+#define SC_VALUE_MAX 1024        /* longest value (a command) */
+#define SC_RETRIES_MAX 64        /* longest retries sequence */
+#define SC_RETRY_MAX 100000      /* largest retries element */
+#define SC_ARGV_MAX 32           /* most words in a command, environment settings included */
+
+/* The variables of a clause; bit (1u << SV_x) in sc_params.set says it was given. */
+enum sc_var {
+	SV_INTERVAL, SV_IDLEMAX, SV_EXPIRY, SV_EXPIRY2, SV_RETRIES, SV_MAXTA, SV_MAXCHANNEL,
+	SV_MAXRING, SV_MAXTHR, SV_OVERFEED, SV_SKEW, SV_USER, SV_GROUP, SV_COMMAND, SV_QUEUEONLY,
+	SV__COUNT
+};
+
+struct sc_params {
+	unsigned set;                /* which variables were given (merged: by any matched clause) */
+	long long interval;          /* 1m */
+	long long idlemax;           /* 0 = 3 x interval */
+	long long expiry;            /* 3d */
+	long long expiry2;           /* 0 = never expire without an attempt in this run */
+	const unsigned *retries;     /* "1 1 2 3 5 8 13 21 34"; points into the schedconf */
+	unsigned nretries;
+	int maxta, maxchannel, maxring; /* 0 = from maxta, which 0 makes the fd limit - 20 */
+	int maxthr;                  /* 1 */
+	int overfeed;                /* 150 */
+	int skew;                    /* 5, accepted and unused (as the seed says) */
+	const char *user, *group;    /* NULL = the scheduler's own */
+	const char *command;         /* NULL = no command (matching goes on) */
+	int queueonly;
+};
+
+struct sc_clause {
+	char *chan_pat, *host_pat;   /* one allocation */
+	int line;
+	int body;                    /* index of the clause whose contents apply */
+	int nset;                    /* assignments written in this clause */
+	struct sc_params p;
+	unsigned *retries;           /* owned storage behind p.retries */
+	char *user, *group, *command;
+};
+
+struct schedconf {
+	struct sc_clause *cl;
+	size_t n;
+	char *mailqpath;             /* PARAMmailqpath, NULL = default */
+	char *authfile;              /* PARAMauthfile */
+	long long report_interval;   /* PARAMglobal-report-interval, 0 = off */
+	long long msgwriteasync;     /* PARAMmsgwriteasync */
+	long long store_error_on_error; /* PARAMstore-error-on-error */
+	char file[256];              /* where it came from, for messages */
+};
+
+/* The built-in configuration: seed 000's example with our applets as commands. */
+extern const char schedconf_builtin[];
+
+void schedconf_init(struct schedconf *c);
+void schedconf_free(struct schedconf *c);
+/* Parses text into c (which must be fresh from schedconf_init). Returns the error count. */
+int schedconf_parse(struct schedconf *c, const char *file, const char *text, size_t len,
+                    conf_report_fn *report, void *ctx);
+/* Reads path (a missing file means the built-in configuration when missing_ok) and parses it.
+ * Returns the error count; an unreadable file is one error. */
+int schedconf_load(struct schedconf *c, const char *path, int missing_ok, conf_report_fn *report, void *ctx);
+
+/* The seed's defaults. */
+void sc_params_default(struct sc_params *p);
+/* Resolves channel/host: *out gets the defaults overridden by every matching clause up to and
+ * including the first with a command. Returns that clause's body index (the ring), or -1 when no
+ * matching clause has a command. */
+int schedconf_resolve(const struct schedconf *c, const char *channel, const char *host, struct sc_params *out);
+
+/* Splits a command into argv after substituting $channel, $host, ${LOGDIR}/$LOGDIR, with the
+ * leading NAME=value words moved to env[]. buf (size bytes) holds the strings. Returns the argv
+ * count (>= 1), or -1 when the expansion does not fit or no program word is left. */
+int sc_command_split(const char *command, const char *channel, const char *host, const char *logdir,
+                     char *buf, size_t size, char *argv[SC_ARGV_MAX + 1], char *env[SC_ARGV_MAX + 1]);
+#endif

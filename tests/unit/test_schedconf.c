@@ -1,0 +1,257 @@
+/* Unit tests of the scheduler.conf parser: every construct of seed 000, the seed's complete
+ * example file, resolution order, empty clauses, PARAM lines, errors with their line numbers,
+ * and command expansion. */
+#include "schedconf.h"
+#include "unit.h"
+#include <stdlib.h>
+
+struct rep {
+	int n;
+	char last[512];
+	int last_line;
+};
+
+static void collect(void *ctx, const char *file, int line, const char *reason)
+{
+	struct rep *r = ctx;
+	if (r->n++)
+		return; /* keep the first finding */
+	r->last_line = line;
+	snprintf(r->last, sizeof r->last, "%s:%d: %s", file, line, reason);
+}
+
+static int parse(struct schedconf *c, const char *text, struct rep *r)
+{
+	memset(r, 0, sizeof *r);
+	schedconf_init(c);
+	return schedconf_parse(c, "t.conf", text, strlen(text), collect, r);
+}
+
+/* The complete example of seed 000, verbatim. */
+static const char seed_example[] =
+    "# Default values\n"
+    "*/*\n"
+    "        interval=1m expiry=3d retries=\"1 1 2 3 5 8 13 21 34\"\n"
+    "        maxring=0 maxta=0 skew=5 user=root group=daemon\n"
+    "# Boilerplate parameters for local delivery and service channels\n"
+    "local/*\n"
+    "        interval=10s expiry=3h maxchannel=2 command=mailbox\n"
+    "error\n"
+    "        interval=5m maxchannel=10 command=errormail\n"
+    "hold/*\n"
+    "        interval=5m maxchannel=1 command=hold\n"
+    "# Miscellaneous channels supported by router configuration\n"
+    "smtp/*.toronto.edu\n"
+    "smtp/*.utoronto.ca\n"
+    "        maxchannel=10 maxring=2\n"
+    "        command=\"smtp -srl $LOGDIR/smtp\"\n"
+    "smtp\n"
+    "        maxchannel=10 maxring=5\n"
+    "        command=\"smtp -esrl $LOGDIR/smtp\"\n"
+    "uucp/*\n"
+    "        maxchannel=5 command=\"sm -c $channel uucp\"\n";
+
+TEST(schedconf_seed_example)
+{
+	struct schedconf c;
+	struct rep r;
+	CHECK_INT(parse(&c, seed_example, &r), 0);
+	CHECK_INT(c.n, 8);
+	struct sc_params p;
+	/* local: the defaults of the first clause, then its own values */
+	int ring = schedconf_resolve(&c, "local", "-", &p);
+	CHECK_INT(ring, 1);
+	CHECK_INT(p.interval, 10);
+	CHECK_INT(p.expiry, 3 * 3600);
+	CHECK_INT(p.maxchannel, 2);
+	CHECK_STR(p.command, "mailbox");
+	CHECK_STR(p.user, "root");
+	CHECK_STR(p.group, "daemon");
+	CHECK_INT(p.nretries, 9);
+	CHECK_INT(p.retries[8], 34);
+	/* "error" has an implicit host wildcard */
+	CHECK_INT(schedconf_resolve(&c, "error", "anything.example", &p), 2);
+	CHECK_STR(p.command, "errormail");
+	CHECK_INT(p.interval, 300);
+	/* the empty toronto.edu clause takes the next one's contents: one ring for both */
+	CHECK_INT(schedconf_resolve(&c, "smtp", "cs.toronto.edu", &p), 5);
+	CHECK_INT(p.maxring, 2);
+	CHECK_STR(p.command, "smtp -srl $LOGDIR/smtp");
+	CHECK_INT(schedconf_resolve(&c, "smtp", "ecf.utoronto.ca", &p), 5);
+	CHECK_INT(c.cl[4].body, 5);
+	CHECK_INT(c.cl[5].body, 5);
+	/* any other smtp host: the smtp clause */
+	CHECK_INT(schedconf_resolve(&c, "smtp", "funet.fi", &p), 6);
+	CHECK_INT(p.maxring, 5);
+	CHECK_INT(p.interval, 60);
+	CHECK_INT(p.expiry, 3 * 86400);
+	CHECK_INT(schedconf_resolve(&c, "uucp", "host", &p), 7);
+	CHECK_STR(p.command, "sm -c $channel uucp");
+	/* a channel no clause with a command matches */
+	CHECK_INT(schedconf_resolve(&c, "usenet", "-", &p), -1);
+	CHECK(p.command == NULL);
+	CHECK_INT(p.interval, 60);
+	schedconf_free(&c);
+}
+
+TEST(schedconf_builtin_is_valid)
+{
+	struct schedconf c;
+	struct rep r;
+	CHECK_INT(parse(&c, schedconf_builtin, &r), 0);
+	struct sc_params p;
+	CHECK(schedconf_resolve(&c, "local", "-", &p) >= 0);
+	CHECK_STR(p.command, "local");
+	CHECK(schedconf_resolve(&c, "smtp", "example.com", &p) >= 0);
+	CHECK_STR(p.command, "smtp");
+	CHECK(schedconf_resolve(&c, "hold", "x", &p) >= 0);
+	CHECK_STR(p.command, "hold");
+	CHECK(schedconf_resolve(&c, "error", "-", &p) >= 0);
+	CHECK_STR(p.command, "errormail");
+	schedconf_free(&c);
+}
+
+TEST(schedconf_compact_and_spread_forms)
+{
+	struct schedconf c;
+	struct rep r;
+	CHECK_INT(parse(&c, "a/* interval=5s maxthr=3 queueonly command=\"X=1 Y=2 prog -a $host\" # comment\n"
+	                    "b\n\tinterval=7s\n\t# comment\n\n\tqueueonly\n\tcommand=prog2\n", &r), 0);
+	struct sc_params p;
+	CHECK_INT(schedconf_resolve(&c, "a", "h", &p), 0);
+	CHECK_INT(p.interval, 5);
+	CHECK_INT(p.maxthr, 3);
+	CHECK_INT(p.queueonly, 1);
+	CHECK_INT(schedconf_resolve(&c, "b", "h", &p), 1);
+	CHECK_INT(p.interval, 7);
+	CHECK_INT(p.queueonly, 1);
+	CHECK_INT(p.overfeed, 150);
+	CHECK_INT(p.maxthr, 1);
+	schedconf_free(&c);
+}
+
+TEST(schedconf_matching_continues_until_command)
+{
+	struct schedconf c;
+	struct rep r;
+	CHECK_INT(parse(&c, "*/* interval=1h\nsmtp/slow.example interval=2h idlemax=9s\n"
+	                    "smtp/*.example expiry=1d\nsmtp command=smtp\nsmtp/never command=x\n", &r), 0);
+	struct sc_params p;
+	CHECK_INT(schedconf_resolve(&c, "smtp", "slow.example", &p), 3);
+	CHECK_INT(p.interval, 7200);
+	CHECK_INT(p.idlemax, 9);
+	CHECK_INT(p.expiry, 86400);
+	CHECK_INT(schedconf_resolve(&c, "smtp", "never", &p), 3);
+	CHECK_INT(p.interval, 3600);
+	CHECK_INT(p.expiry, 3 * 86400);
+	schedconf_free(&c);
+}
+
+TEST(schedconf_shell_patterns)
+{
+	struct schedconf c;
+	struct rep r;
+	CHECK_INT(parse(&c, "smtp/[ab]?.example command=one\nsm*/* command=two\n", &r), 0);
+	struct sc_params p;
+	CHECK_INT(schedconf_resolve(&c, "smtp", "a1.example", &p), 0);
+	CHECK_INT(schedconf_resolve(&c, "smtp", "c1.example", &p), 1);
+	CHECK_INT(schedconf_resolve(&c, "smtpx", "a1.example", &p), 1);
+	CHECK_INT(schedconf_resolve(&c, "local", "a1.example", &p), -1);
+	schedconf_free(&c);
+}
+
+TEST(schedconf_params)
+{
+	struct schedconf c;
+	struct rep r;
+	CHECK_INT(parse(&c, "PARAMmailqpath = \"UNIX:/run/mailq\"\nPARAMauthfile=\"/etc/auth\"\n"
+	                    "PARAMglobal-report-interval = 15m\nPARAMmsgwriteasync = 1\n"
+	                    "PARAMstore-error-on-error = 1\n*/* command=x\n", &r), 0);
+	CHECK_STR(c.mailqpath, "UNIX:/run/mailq");
+	CHECK_STR(c.authfile, "/etc/auth");
+	CHECK_INT(c.report_interval, 900);
+	CHECK_INT(c.msgwriteasync, 1);
+	CHECK_INT(c.store_error_on_error, 1);
+	schedconf_free(&c);
+}
+
+TEST(schedconf_errors_name_the_line)
+{
+	static const struct {
+		const char *text;
+		int line;
+		const char *reason;
+	} cases[] = {
+		{"*/*\n\tbogus=1\n", 2, "unknown variable 'bogus'"},
+		{"\tinterval=1m\n", 1, "indented line before the first clause pattern"},
+		{"a interval=xx command=c\n", 1, "interval: 'xx' is not an interval"},
+		{"a retries=\"1 x\" command=c\n", 1, "retries: 'x' is not a number"},
+		{"a retries=\"\" command=c\n", 1, "missing value"},
+		{"a\n\tinterval=1m\n\tinterval=2m\n", 3, "set twice"},
+		{"a command=\"unterminated\n", 1, "unterminated quoted value"},
+		{"a command=\"X=1\"\n", 1, "command: no program"},
+		{"x\ny\n", 2, "is empty and no non-empty clause follows"},
+		{"PARAMbogus = 1\n", 1, "unknown parameter PARAMbogus"},
+		{"PARAMglobal-report-interval = soon\n", 1, "not an interval"},
+		{"interval=1m\n", 1, "a pattern cannot hold '='"},
+		{"a maxthr=0 command=c\n", 1, "maxthr: must be at least 1"},
+		{"a maxta=-1 command=c\n", 1, "not a number"},
+		{"a user=\"ro ot\" command=c\n", 1, "not a user or group name"},
+		{"a/* interval=1m\x01\n", 1, "control character"},
+		{"a queueonly=maybe command=c\n", 1, "a keyword takes no value"},
+		{"a/ command=c\n", 1, "empty channel or host part"},
+		{"*/* @\n", 1, "unexpected '@'"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct schedconf c;
+		struct rep r;
+		int n = parse(&c, cases[i].text, &r);
+		if (n < 1 || r.last_line != cases[i].line || !strstr(r.last, cases[i].reason))
+			unit_fail(__FILE__, __LINE__, "case %zu: %d errors, last \"%s\"", i, n, r.last);
+		CHECK(strncmp(r.last, "t.conf:", 7) == 0);
+		schedconf_free(&c);
+	}
+}
+
+TEST(schedconf_limits)
+{
+	struct schedconf c;
+	struct rep r;
+	char *big = malloc(SC_LINE_MAX + 16);
+	memset(big, 'a', SC_LINE_MAX + 10);
+	strcpy(big + SC_LINE_MAX + 10, "\n");
+	CHECK_INT(parse(&c, big, &r), 1);
+	CHECK(strstr(r.last, "line longer than"));
+	schedconf_free(&c);
+	free(big);
+	/* retries longer than the limit */
+	char text[1024] = "a command=c retries=\"";
+	for (int i = 0; i <= SC_RETRIES_MAX; i++)
+		strcat(text, "1 ");
+	strcat(text, "\"\n");
+	CHECK_INT(parse(&c, text, &r), 1);
+	CHECK(strstr(r.last, "more than 64"));
+	schedconf_free(&c);
+}
+
+TEST(schedconf_command_split)
+{
+	char buf[512];
+	char *argv[SC_ARGV_MAX + 1], *env[SC_ARGV_MAX + 1];
+	int n = sc_command_split("MALLOC_DEBUG_=1 OTHER=var smtp -srl ${LOGDIR}/smtp $host $channel",
+	                         "smtp", "example.com", "/var/log", buf, sizeof buf, argv, env);
+	CHECK_INT(n, 5);
+	CHECK_STR(env[0], "MALLOC_DEBUG_=1");
+	CHECK_STR(env[1], "OTHER=var");
+	CHECK(env[2] == NULL);
+	CHECK_STR(argv[0], "smtp");
+	CHECK_STR(argv[2], "/var/log/smtp");
+	CHECK_STR(argv[3], "example.com");
+	CHECK_STR(argv[4], "smtp");
+	CHECK(argv[5] == NULL);
+	/* an option-like host is refused; the "-" host is fine */
+	CHECK_INT(sc_command_split("smtp $host", "smtp", "-x", "/l", buf, sizeof buf, argv, env), -1);
+	CHECK_INT(sc_command_split("local $host", "local", "-", "/l", buf, sizeof buf, argv, env), 2);
+	CHECK_INT(sc_command_split("A=1", "c", "h", "/l", buf, sizeof buf, argv, env), -1);
+	CHECK_INT(sc_command_split("x $host", "c", "h", "/l", buf, 4, argv, env), -1);
+}
