@@ -553,3 +553,45 @@ def test_by_hand_mode_one_job_per_host_on_one_connection(box, q, sink):
     assert len(lines) == 3 and all("\tok2 " in l for l in lines)
     assert sorted(m.rcpt_tos for m in sink.messages) == [["a@one.example", "c@one.example"], ["b@two.example"]]
     assert sink.connections == 1
+
+
+def test_syslog_facility_mail_one_line_per_recipient(box, q, sink, tmp_path):
+    """The real syslog path: a private mount namespace puts our socket at /dev/log."""
+    import shutil
+    import socket as sk
+    import subprocess
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        pytest.skip("needs root and unshare(1) to give the agent a private /dev/log")
+    path = str(tmp_path / "log")
+    rx = sk.socket(sk.AF_UNIX, sk.SOCK_DGRAM)
+    rx.bind(path)
+    rx.settimeout(5)
+    sink.rcpt_replies["b@example.com"] = "550 5.1.1 no such user"
+    mid = q.add("root@box.example", ["a@example.com", "b@example.com"], MSG)
+    env = smarthost_env(sink)
+    env["LOG"] = "syslog"
+    script = ('mount -t tmpfs none /dev && : > /dev/log && mount --bind "$1" /dev/log && '
+              'exec "$2" smtp -m "$3"')
+    from conftest import BINARY
+    p = subprocess.run(["unshare", "-m", "sh", "-c", script, "sh", path, BINARY, mid], capture_output=True,
+                       env=box.environ(env), timeout=30)
+    if p.returncode != 0 and b"mount" in p.stderr:
+        pytest.skip(f"cannot make a private /dev/log here: {p.stderr.decode(errors='replace')}")
+    assert p.returncode == 0, p.stderr
+    lines = []
+    try:
+        while True:
+            lines.append(rx.recv(4096).decode())
+            if sum("to=<" in l for l in lines) >= 2:
+                break
+    except sk.timeout:
+        pass
+    rx.close()
+    mine = [l for l in lines if "to=<" in l]
+    assert len(mine) == 2, lines
+    # <22> is facility mail (2) * 8 + info (6)
+    assert all(l.startswith("<22>") for l in mine), mine
+    assert any(re.search(r"spoolbox/smtp\[\d+\]: %s: to=<a@example.com>, relay=127.0.0.1\[127.0.0.1\]:%d, "
+                         r"delay=[\d.]+, dsn=2.0.0, status=sent \(250 2.0.0 OK queued\)" % (mid, sink.port), l)
+               for l in mine), mine
+    assert any("to=<b@example.com>" in l and "dsn=5.1.1, status=bounced (550 5.1.1 no such user)" in l for l in mine)
