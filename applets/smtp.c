@@ -277,8 +277,8 @@ static int load(struct smtp_ta *ta, const struct conf *c, conf_report_fn *rep, v
 	}
 	cfg->mx_port = (unsigned)port;
 	ta->maxrcpt = (long)conf_num(c, CK_SMTP_MAXRCPT);
-	if (ta->maxrcpt < 1) {
-		rep(ctx, c->path[0] ? c->path : "environment", c->line[CK_SMTP_MAXRCPT], "SMTP_MAXRCPT: want at least 1");
+	if (ta->maxrcpt < 1 || ta->maxrcpt > SPOOL_RCPT_MAX) {
+		rep(ctx, c->path[0] ? c->path : "environment", c->line[CK_SMTP_MAXRCPT], "SMTP_MAXRCPT: want 1-10000");
 		errors++;
 	}
 	ta->idle = (long)conf_num(c, CK_SMTP_IDLE);
