@@ -137,6 +137,15 @@ def test_552_size_refused_before_data(box, q):
         assert not s.messages
 
 
+def test_552_from_the_server_at_the_end_of_data(box, q, sink):
+    sink.data_replies = ["552 5.3.4 message size exceeds fixed maximum"]
+    mid = q.add("root@box.example", ["a@example.com"], MSG)
+    with TA(box, env=smarthost_env(sink)) as ta:
+        reps = ta.job(q, mid, "example.com")
+    assert reps[0].status == "error" and reps[0].enh == "5.3.4"
+    assert "552 5.3.4 message size exceeds fixed maximum" == reps[0].diag
+
+
 def test_connection_dropped_mid_data_is_deferred_never_delivered(box, q, sink):
     sink.drop_in_data = 50
     mid = q.add("root@box.example", ["a@example.com", "b@example.com"], MSG + b"body " * 20000 + b"\n")
