@@ -203,6 +203,10 @@ ssize_t auth_step(struct auth *a, const char *challenge, char *out, size_t size)
 	/* a lenient server may end the text with spaces */
 	while (cl && (challenge[cl - 1] == ' ' || challenge[cl - 1] == '\r' || challenge[cl - 1] == '\n'))
 		cl--;
+	if (cl > BASE64_ENCLEN(sizeof ch)) {
+		str_fmt(a->err, sizeof a->err, "%s: the server's challenge is too long", auth_mech_name(a->mech));
+		return -1;
+	}
 	ssize_t n = base64_decode(ch, sizeof ch, challenge, cl);
 	if (n < 0) {
 		str_fmt(a->err, sizeof a->err, "%s: the server's challenge is not valid base64", auth_mech_name(a->mech));

@@ -2,7 +2,7 @@
  * (an x509 class wrapping BearSSL's x509_minimal), the engine pump, and the io hooks.
  * The contract, policies, pin and clock rules are in tls.h; the design notes in docs/tls.md.
  *
- * Memory: one malloc'd struct tls_conn per connection (about 24 KiB: the 16.7 KiB half-duplex
+ * Memory: one malloc'd struct tls_conn per connection (about 25 KiB: the 16.7 KiB half-duplex
  * record buffer, the engine and the X.509 contexts), plus the server certificate while the
  * handshake runs. The buffer is half-duplex (BR_SSL_BUFSIZE_MONO): SMTP, even pipelined, writes
  * a batch and flushes it before reading the replies, so the engine never has to send and
@@ -628,6 +628,8 @@ static void profile(struct tls_conn *t, const struct tls_anchors *anchors)
 	br_ssl_engine_context *eng = &cc->eng;
 	br_ssl_client_zero(cc);
 	br_ssl_engine_set_versions(eng, BR_TLS12, BR_TLS12);
+	/* a renegotiation request is answered with a warning alert: SMTP never needs one */
+	br_ssl_engine_add_flags(eng, BR_OPT_NO_RENEGOTIATION);
 	br_ssl_engine_set_suites(eng, suites, ARRAY_LEN(suites));
 	br_ssl_engine_set_hash(eng, br_sha256_ID, &br_sha256_vtable);
 	br_ssl_engine_set_hash(eng, br_sha384_ID, &br_sha384_vtable);

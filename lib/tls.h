@@ -89,8 +89,10 @@ int tls_pins_parse(const char *s, unsigned char out[][32], int max);
 
 /* Trust anchors: an opaque, immutable set shared by all connections of the process.
  * tls_anchors_load reads cafile, or when cafile is NULL or "" the first existing file of
- * TLS_SYSTEM_BUNDLES. Every CERTIFICATE block becomes an anchor (other PEM blocks are skipped);
- * a file with no anchor, or any undecodable certificate, is an error. Returns NULL on error
+ * TLS_SYSTEM_BUNDLES. Every CERTIFICATE block becomes an anchor (CA certificates anchor chains,
+ * others are trusted directly, e.g. a private relay's self-signed certificate); other PEM
+ * blocks are skipped, and so are certificates BearSSL cannot use (one warning is logged).
+ * A PEM syntax error, or a file without any usable anchor, is an error. Returns NULL on error
  * with the reason (file name included) in err. */
 struct tls_anchors;
 struct tls_anchors *tls_anchors_load(const char *cafile, char *err, size_t errsize);

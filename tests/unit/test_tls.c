@@ -287,6 +287,28 @@ TEST(tls_untrusted_ca)
 	CHECK_INT(try_tls("expired", NULL, &p, reason, sizeof reason, desc, sizeof desc), TLS_OK);
 }
 
+TEST(tls_self_signed_relay_as_anchor)
+{
+	SKIP_WITHOUT_TLS();
+	char reason[TLS_REASON_MAX], desc[128], path[128];
+	/* CAFILE holding just the relay's own certificate, with or without CA:TRUE */
+	static const char *const kinds[] = {"selfca", "selfee"};
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof path, "%s/%s.pem", fx, kinds[i]);
+		struct tls_anchors *own = tls_anchors_load(path, reason, sizeof reason);
+		CHECK(own != NULL);
+		struct tls_params p = {.policy = TLS_VERIFY, .server_name = "relay.test", .anchors = own};
+		CHECK_INT(try_tls(kinds[i], NULL, &p, reason, sizeof reason, desc, sizeof desc), TLS_OK);
+		CHECK(strstr(desc, " verified") != NULL);
+		p.server_name = "other.test";
+		CHECK_INT(try_tls(kinds[i], NULL, &p, reason, sizeof reason, NULL, 0), TLS_E_CERT);
+		/* the other relay's certificate is not trusted by this one */
+		p.server_name = "relay.test";
+		CHECK_INT(try_tls(kinds[1 - i], NULL, &p, reason, sizeof reason, NULL, 0), TLS_E_CERT);
+		tls_anchors_free(own);
+	}
+}
+
 TEST(tls_sni_sent)
 {
 	SKIP_WITHOUT_TLS();

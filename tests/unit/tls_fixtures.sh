@@ -53,5 +53,12 @@ leaf cnonly    ca cnonly.test "" "$now" $later
 leaf cnsan     ca good.test "DNS:other.test" "$now" $later
 leaf client    ca client.test "DNS:client.test" "$now" $later
 leaf sni       ca sni.test "DNS:sni.test" "$now" $later
+# a private relay's self-signed certificates: openssl's default (CA:TRUE) and a non-CA one
+ec selfca.key
+openssl req -x509 -new -key selfca.key -subj /CN=relay.test -addext subjectAltName=DNS:relay.test \
+	-days 30 -out selfca.pem 2>/dev/null
+ec selfee.key
+openssl req -x509 -new -key selfee.key -subj /CN=relay.test -addext subjectAltName=DNS:relay.test \
+	-addext basicConstraints=critical,CA:FALSE -days 30 -out selfee.pem 2>/dev/null
 cat server.pem ca.pem > server-chain.pem
 chmod 600 *.key
