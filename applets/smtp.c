@@ -131,8 +131,12 @@ static void report_rcpt(struct smtp_ta *ta, const struct ta_job *job, size_t idx
 		enh[0] = '4';
 	}
 	ta_report(job, idx, status, action, enh, res->text, remote && *remote ? remote : NULL);
-	log_msg(LOG_INFO, job->id, "to=<%s>, relay=%s, delay=%.2f, dsn=%s, status=%s (%s)", job->msg.rcpt[idx].addr,
-	        relay && *relay ? relay : "none", since(job->msg.arrival), enh, word, res->text);
+	/* Postfix's conn_use=N: the Nth transaction on a cached connection. */
+	char use[32] = "";
+	if (relay && *relay && ta->sess.messages > 1)
+		str_fmt(use, sizeof use, ", conn_use=%u", ta->sess.messages);
+	log_msg(LOG_INFO, job->id, "to=<%s>, relay=%s%s, delay=%.2f, dsn=%s, status=%s (%s)", job->msg.rcpt[idx].addr,
+	        relay && *relay ? relay : "none", use, since(job->msg.arrival), enh, word, res->text);
 }
 
 static void report_fail(struct smtp_ta *ta, const struct ta_job *job, size_t from, const struct smtp_fail *f)
@@ -273,8 +277,8 @@ static int load(struct smtp_ta *ta, const struct conf *c, conf_report_fn *rep, v
 	}
 	cfg->mx_port = (unsigned)port;
 	ta->maxrcpt = (long)conf_num(c, CK_SMTP_MAXRCPT);
-	if (ta->maxrcpt < 1) {
-		rep(ctx, c->path[0] ? c->path : "environment", c->line[CK_SMTP_MAXRCPT], "SMTP_MAXRCPT: want at least 1");
+	if (ta->maxrcpt < 1 || ta->maxrcpt > SPOOL_RCPT_MAX) {
+		rep(ctx, c->path[0] ? c->path : "environment", c->line[CK_SMTP_MAXRCPT], "SMTP_MAXRCPT: want 1-10000");
 		errors++;
 	}
 	ta->idle = (long)conf_num(c, CK_SMTP_IDLE);

@@ -341,7 +341,6 @@ again:
 					/* may: one retry in clear text on a new connection, never on this one */
 					log_msg(LOG_INFO, c->logid, "%s; retrying %s without TLS (tls=may)", why->text, remote);
 					smtp_close(c);
-					why->rank = 0;
 					cleartext_retry = 1;
 					goto again;
 				}
@@ -365,6 +364,8 @@ again:
 	}
 	str_lcpy(s->remote, remote, sizeof s->remote);
 	str_fmt(s->relay, sizeof s->relay, "%s:%u", remote, t->port);
+	if (s->tlsdesc[0])
+		log_msg(LOG_INFO, c->logid, "TLS connection to %s: %s", s->relay, s->tlsdesc);
 	return 0;
 bad:
 	smtp_close(c);

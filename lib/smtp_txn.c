@@ -9,8 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#define BODY_IN 32768                          /* message bytes read per chunk */
-#define BODY_OUT (BODY_IN * SMTP_BODY_EXPAND)  /* worst case of their encoding */
+#define BODY_IN 16384    /* message bytes read per chunk */
+#define BODY_OUT 32768   /* wire bytes gathered per write */
+#define BODY_ROOM 4096   /* write out when less room than this is left */
+#define BODY_KEEP 512    /* wire bytes always held back for the final write */
 
 static void set_local(struct smtp_result *r, int code, const char *enh, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -171,18 +173,19 @@ static int send_body(struct smtp_conn *c, struct smtp_txn *t, char *why, size_t 
 		left -= r;
 		size_t pos = 0;
 		while (pos < (size_t)r) {
-			size_t used;
-			olen += smtp_body_encode(&e, in + pos, (size_t)r - pos, &used, out + olen, BODY_OUT - olen);
-			pos += used;
-			/* Keep the last chunk back until the file is done, so the end of data shares its
-			 * write (PERF-NOTES trap 1). */
-			if (olen > BODY_OUT - BODY_IN || (pos < (size_t)r && BODY_OUT - olen < SMTP_BODY_EXPAND)) {
-				if (write_raw(c, out, olen) < 0) {
+			if (BODY_OUT - olen < BODY_ROOM) {
+				/* Write all but the last BODY_KEEP bytes: whatever the sizes, the end of data
+				 * then leaves in one write with body bytes (PERF-NOTES trap 1). */
+				if (write_raw(c, out, olen - BODY_KEEP) < 0) {
 					ret = -1;
 					goto done;
 				}
-				olen = 0;
+				memmove(out, out + olen - BODY_KEEP, BODY_KEEP);
+				olen = BODY_KEEP;
 			}
+			size_t used;
+			olen += smtp_body_encode(&e, in + pos, (size_t)r - pos, &used, out + olen, BODY_OUT - olen);
+			pos += used;
 		}
 	}
 	olen += smtp_body_finish(&e, out + olen, SMTP_BODY_FINISH);
@@ -318,11 +321,9 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 	if (smtp_send(c, "DATA") < 0 || smtp_flush(c, pipelining ? c->to.cmd : c->to.data_init) < 0)
 		goto lost;
 	if (pipelining) {
-		if (pipelining_rset && (smtp_read_reply(c, &r, c->to.cmd) < 0 || r.code != 250)) {
-			/* A cached connection the server had given up: nothing happened on it. */
-			ret = SMTP_TXN_STALE;
-			goto out;
-		}
+		if (pipelining_rset && (smtp_read_reply(c, &r, c->to.cmd) < 0 || r.code != 250))
+			goto lost; /* stale: see there */
+		pipelining_rset = 0;
 		if (smtp_read_reply(c, &r, c->to.cmd) < 0)
 			goto lost;
 		set_reply(&t->mail, &r);
@@ -408,6 +409,12 @@ lost_data:
 	ret = -1;
 	goto out;
 lost:
+	if (pipelining_rset) {
+		/* A cached connection the server had given up before answering the RSET that leads
+		 * the group: nothing happened on it, the caller reconnects. */
+		ret = SMTP_TXN_STALE;
+		goto out;
+	}
 	for (i = 0; i < t->n; i++)
 		if (!bad[i] && (t->rcpt[i].res.code == 0 || t->rcpt[i].res.code / 100 == 2))
 			set_lost(c, &t->rcpt[i].res, NULL);

@@ -150,6 +150,22 @@ class CountingSMTP(SMTP):
             return AuthResult(success=False, handled=True)
         return self._authenticate("XOAUTH2", LoginPassword(user.encode(), token.encode()))
 
+    async def auth_CRAM__MD5(self, _, args):
+        # RFC 2195: the server sends a challenge, the client answers "user hex(HMAC-MD5)".
+        import hashlib
+        import hmac
+        challenge = b"<%d.%d@sink.test>" % (os.getpid(), self.sink_ref.connections)
+        resp = await self.challenge_auth(challenge)
+        try:
+            user, digest = resp.decode().split(" ", 1)
+        except Exception:
+            return AuthResult(success=False)
+        secret = (self.sink_ref.users or {}).get(user)
+        ok = secret is not None and hmac.compare_digest(
+            hmac.new(secret.encode(), challenge, hashlib.md5).hexdigest(), digest)
+        self.sink_ref.logins.append(("CRAM-MD5", user, ok))
+        return AuthResult(success=ok, handled=False, auth_data=LoginPassword(user.encode(), b""))
+
     async def smtp_DATA(self, arg):
         sink = self.sink_ref
         if sink.drop_in_data and self.envelope.rcpt_tos:
@@ -170,7 +186,8 @@ class SmtpSink:
     """The server. Keyword arguments not listed below go to aiosmtpd's SMTP()."""
 
     def __init__(self, host="127.0.0.1", port=0, tls=None, cert=None, key=None, users=None,
-                 auth_require_tls=True, pipelining=True, dsn=True, ehlo_drop=(), **smtp_kwargs):
+                 auth_require_tls=True, pipelining=True, dsn=True, ehlo_drop=(), cram_md5=False,
+                 client_ca=None, **smtp_kwargs):
         self.host = host
         self.port = port
         self.messages = []
@@ -195,12 +212,16 @@ class SmtpSink:
         if tls:
             self.ssl_context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             self.ssl_context.load_cert_chain(cert, key)
+            if client_ca:  # require a client certificate from this CA
+                self.ssl_context.verify_mode = ssl.CERT_REQUIRED
+                self.ssl_context.load_verify_locations(client_ca)
             if tls == "starttls":
                 self.smtp_kwargs["tls_context"] = self.ssl_context
         if users is not None:
             self.smtp_kwargs["authenticator"] = self._authenticate
             self.smtp_kwargs["auth_require_tls"] = auth_require_tls
-            self.smtp_kwargs.setdefault("auth_exclude_mechanism", ["CRAM-MD5"])
+            if not cram_md5:
+                self.smtp_kwargs.setdefault("auth_exclude_mechanism", ["CRAM-MD5"])
         self.controller = None
 
     def _authenticate(self, server, session, envelope, mechanism, auth_data):
@@ -277,7 +298,7 @@ class TestCA:
         if p.returncode != 0:
             raise RuntimeError("openssl %s: %s" % (args[0], p.stderr))
 
-    def issue(self, name, dns_names, start=None, end=None, days=365):
+    def issue(self, name, dns_names, start=None, end=None, days=365, eku="serverAuth"):
         """Issues a server certificate for dns_names; start/end as YYYYMMDDHHMMSSZ make it
         expired or not yet valid. Returns (cert_path, key_path)."""
         key = os.path.join(self.dir, name + ".key")
@@ -286,7 +307,7 @@ class TestCA:
         ext = os.path.join(self.dir, name + ".ext")
         conf = os.path.join(self.dir, name + ".cnf")
         with open(ext, "w") as f:
-            f.write("basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n"
+            f.write("basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=" + eku + "\n"
                     "subjectAltName=" + ",".join("DNS:" + d for d in dns_names) + "\n")
         with open(conf, "w") as f:
             f.write(f"""[ca]

@@ -137,6 +137,15 @@ def test_552_size_refused_before_data(box, q):
         assert not s.messages
 
 
+def test_552_from_the_server_at_the_end_of_data(box, q, sink):
+    sink.data_replies = ["552 5.3.4 message size exceeds fixed maximum"]
+    mid = q.add("root@box.example", ["a@example.com"], MSG)
+    with TA(box, env=smarthost_env(sink)) as ta:
+        reps = ta.job(q, mid, "example.com")
+    assert reps[0].status == "error" and reps[0].enh == "5.3.4"
+    assert "552 5.3.4 message size exceeds fixed maximum" == reps[0].diag
+
+
 def test_connection_dropped_mid_data_is_deferred_never_delivered(box, q, sink):
     sink.drop_in_data = 50
     mid = q.add("root@box.example", ["a@example.com", "b@example.com"], MSG + b"body " * 20000 + b"\n")
@@ -228,6 +237,7 @@ def test_connection_reuse_one_connection_for_many_messages(box, q, sink):
             assert ta.job(q, mid, "example.com")[0].status == "ok2"
     assert len(sink.messages) == 5
     assert sink.connections == 1
+    assert re.search(r"to=<a@example.com>, relay=127.0.0.1\[127.0.0.1\]:\d+, conn_use=5, delay=", ta.log), ta.log
 
 
 def test_idle_message_closes_the_connection(box, q, sink):
@@ -514,3 +524,83 @@ def test_reused_connection_sends_rset_pipelined_with_mail(box, q, sink):
     # one RSET, before the second message, with MAIL, RCPT and DATA right behind it
     assert len(sink.rsets) == 1
     assert sink.rsets[0] >= len("MAIL FROM:<root@box.example>\r\nRCPT TO:<a@example.com>\r\nDATA\r\n")
+
+
+@pytest.mark.parametrize("right", [True, False])
+def test_auth_cram_md5_is_preferred_in_clear_text(box, q, right):
+    with SmtpSink(users={"alerts": "tanstaaftanstaaf"}, auth_require_tls=False, cram_md5=True) as s:
+        write_creds(box, "127.0.0.1 alerts %s\n" % ("tanstaaftanstaaf" if right else "nope"))
+        mid = q.add("root@box.example", ["a@example.com"], MSG)
+        env = {"SMARTHOST": f"[127.0.0.1]:{s.port} tls=none cleartext_auth"}
+        with TA(box, args=["-v"], env=env) as ta:
+            reps = ta.job(q, mid, "example.com")
+        assert s.logins == [("CRAM-MD5", "alerts", right)]
+        assert reps[0].status == ("ok2" if right else "deferred"), reps
+        assert "tanstaaf" not in ta.log
+
+
+def test_ipv6_literal_smarthost(box, q):
+    try:
+        s = SmtpSink(host="::1").start()
+    except OSError as e:
+        pytest.skip(f"no IPv6 loopback here: {e}")
+    try:
+        mid = q.add("root@box.example", ["a@example.com"], MSG)
+        with TA(box, env={"SMARTHOST": f"[::1]:{s.port} tls=none"}) as ta:
+            reps = ta.job(q, mid, "example.com")
+        assert reps[0].status == "ok2" and reps[0].remote == "::1[::1]"
+        assert f"relay=::1[::1]:{s.port}" in ta.log
+    finally:
+        s.stop()
+
+
+def test_by_hand_mode_one_job_per_host_on_one_connection(box, q, sink):
+    mid = q.add("root@box.example", ["a@one.example", "b@two.example", "c@one.example"], MSG)
+    p = box.run("smtp", "-m", mid, env=smarthost_env(sink))
+    assert p.returncode == 0, p.stderr
+    lines = [l for l in p.stdout.decode().splitlines() if "\t" in l]
+    assert len(lines) == 3 and all("\tok2 " in l for l in lines)
+    assert sorted(m.rcpt_tos for m in sink.messages) == [["a@one.example", "c@one.example"], ["b@two.example"]]
+    assert sink.connections == 1
+
+
+def test_syslog_facility_mail_one_line_per_recipient(box, q, sink, tmp_path):
+    """The real syslog path: a private mount namespace puts our socket at /dev/log."""
+    import shutil
+    import socket as sk
+    import subprocess
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        pytest.skip("needs root and unshare(1) to give the agent a private /dev/log")
+    path = str(tmp_path / "log")
+    rx = sk.socket(sk.AF_UNIX, sk.SOCK_DGRAM)
+    rx.bind(path)
+    rx.settimeout(5)
+    sink.rcpt_replies["b@example.com"] = "550 5.1.1 no such user"
+    mid = q.add("root@box.example", ["a@example.com", "b@example.com"], MSG)
+    env = smarthost_env(sink)
+    env["LOG"] = "syslog"
+    script = ('mount -t tmpfs none /dev && : > /dev/log && mount --bind "$1" /dev/log && '
+              'exec "$2" smtp -m "$3"')
+    from conftest import BINARY
+    p = subprocess.run(["unshare", "-m", "sh", "-c", script, "sh", path, BINARY, mid], capture_output=True,
+                       env=box.environ(env), timeout=30)
+    if p.returncode != 0 and b"mount" in p.stderr:
+        pytest.skip(f"cannot make a private /dev/log here: {p.stderr.decode(errors='replace')}")
+    assert p.returncode == 0, p.stderr
+    lines = []
+    try:
+        while True:
+            lines.append(rx.recv(4096).decode())
+            if sum("to=<" in l for l in lines) >= 2:
+                break
+    except sk.timeout:
+        pass
+    rx.close()
+    mine = [l for l in lines if "to=<" in l]
+    assert len(mine) == 2, lines
+    # <22> is facility mail (2) * 8 + info (6)
+    assert all(l.startswith("<22>") for l in mine), mine
+    assert any(re.search(r"spoolbox/smtp\[\d+\]: %s: to=<a@example.com>, relay=127.0.0.1\[127.0.0.1\]:%d, "
+                         r"delay=[\d.]+, dsn=2.0.0, status=sent \(250 2.0.0 OK queued\)" % (mid, sink.port), l)
+               for l in mine), mine
+    assert any("to=<b@example.com>" in l and "dsn=5.1.1, status=bounced (550 5.1.1 no such user)" in l for l in mine)

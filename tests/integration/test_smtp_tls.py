@@ -63,6 +63,7 @@ def test_starttls_verified(box, q, pki):
         assert reps[0].status == "ok2", (reps, log)
         assert s.messages[0].tls and s.messages[0].data == MSG.replace(b"\n", b"\r\n")
     assert "> STARTTLS" in log
+    assert "TLS connection to localhost[127.0.0.1]:%d: TLSv1.2" % s.port in log, log
     assert "secret body" not in log
 
 
@@ -175,3 +176,14 @@ def test_xoauth2_token_file(box, q, pki, tmp_path, right):
         assert reps[0].status == ("ok2" if right else "deferred"), (reps, log)
     assert token not in log and "expired-token" not in log
     assert base64.b64encode(f"user=me@gmail.test\x01auth=Bearer {token}\x01\x01".encode()).decode() not in log
+
+
+def test_client_certificate(box, q, pki, tmp_path):
+    ca = TestCA(tmp_path / "clients", name="client CA")
+    cert, key = ca.issue("box", ["box.example"], eku="clientAuth")
+    with SmtpSink(tls="starttls", cert=pki["good"][0], key=pki["good"][1], client_ca=ca.cert) as s:
+        reps, log = run(box, q, s, "", pki)
+        assert reps[0].status == "deferred" and not s.messages, reps  # no certificate: refused
+        reps, log = run(box, q, s, f"cert={cert} key={key}", pki)
+        assert reps[0].status == "ok2", (reps, log)
+        assert len(s.messages) == 1

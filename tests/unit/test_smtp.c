@@ -8,6 +8,7 @@
 #include "unit.h"
 #include "util.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -45,9 +46,10 @@ TEST(enhanced_code_parse)
 struct script {
 	const char *in;     /* what the "server" says */
 	size_t pos;
-	char out[65536];    /* what the client sent */
+	char out[300000];   /* what the client sent */
 	size_t olen;
 	int writes;
+	size_t last_len;       /* size of the last low-level write */
 	int fail_write_after; /* > 0: writes after this many bytes fail with EPIPE */
 };
 
@@ -79,6 +81,7 @@ static ssize_t s_write(void *ctx, const void *p, size_t n, int t)
 	s->olen += n;
 	s->out[s->olen] = 0;
 	s->writes++;
+	s->last_len = n;
 	return (ssize_t)n;
 }
 
@@ -434,4 +437,56 @@ TEST(stale_cached_connection_is_reported_as_such)
 	CHECK_INT(rc[0].res.code, 250);
 	CHECK_INT(s.writes, 2);
 	close(t.fd);
+}
+
+TEST(helo_fallback_and_refused_greeting)
+{
+	struct smtp_conn c;
+	struct script s;
+	struct smtp_reply r;
+	conn_on(&c, &s, "220 old.test\r\n502 what is EHLO\r\n250 old.test\r\n");
+	CHECK_INT(smtp_greet(&c, "me.test", &r), 0);
+	CHECK_STR(s.out, "EHLO me.test\r\nHELO me.test\r\n");
+	CHECK(!c.caps.esmtp && c.caps.ext == 0);
+	conn_on(&c, &s, "421 4.3.2 busy\r\n");
+	CHECK_INT(smtp_greet(&c, "me.test", &r), 1);
+	CHECK_INT(r.code, 421);
+	CHECK_STR(r.enh, "4.3.2");
+	CHECK_INT(s.olen, 0);
+	conn_on(&c, &s, "220 x\r\n421 closing\r\n");
+	CHECK_INT(smtp_greet(&c, "me.test", &r), 1);
+	conn_on(&c, &s, "220 x\r\n");
+	CHECK_INT(smtp_greet(&c, "me.test", &r), -1);
+}
+
+TEST(end_of_data_shares_the_last_write_with_body_bytes)
+{
+	/* Every size around the buffer boundaries: the final write always carries body bytes and
+	 * the end of data together (PERF-NOTES trap 1). */
+	static const size_t sizes[] = {1, 511, 512, 513, 28671, 28672, 28673, 32768, 65536, 100000, 131071};
+	static char body[131072];
+	for (size_t i = 0; i < sizeof body; i++)
+		body[i] = (i % 73 == 72) ? '\n' : 'a' + (char)(i % 26);
+	char path[512];
+	snprintf(path, sizeof path, "%s/msg", unit_tmpdir());
+	for (size_t k = 0; k < ARRAY_LEN(sizes); k++) {
+		FILE *f = fopen(path, "wb");
+		fwrite(body, 1, sizes[k], f);
+		fclose(f);
+		struct smtp_conn c;
+		static struct script s;
+		struct smtp_txn t;
+		struct smtp_txn_rcpt rc[1];
+		conn_on(&c, &s, "250 ok\r\n250 ok\r\n354 go\r\n250 ok\r\n");
+		c.caps.ext = SMTP_EXT_PIPELINING;
+		txn_setup(&t, rc, 1);
+		close(t.fd);
+		t.fd = open(path, O_RDONLY);
+		t.size = (long long)sizes[k];
+		CHECK_INT(smtp_transaction(&c, &t), 0);
+		CHECK_INT(rc[0].res.code, 250);
+		CHECK(s.last_len > 5);
+		CHECK(s.olen >= 5 && memcmp(s.out + s.olen - 5, "\r\n.\r\n", 5) == 0);
+		close(t.fd);
+	}
 }
