@@ -71,7 +71,11 @@ $(B)/libspool.a: $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 $(B)/spoolbox: $(APPLET_OBJ) $(B)/libspool.a
-	$(CC) $(LDFLAGS) -o $@ $(APPLET_OBJ) $(B)/libspool.a $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(APPLET_OBJ) -Wl,--start-group $(B)/libspool.a $(LIBS) -Wl,--end-group
+ifneq ($(SANITIZE),1)
+	@# unwind tables from libc.a/libbearssl.a: a C program that never unwinds needs none
+	objcopy -R .eh_frame -R .comment $@ 2>/dev/null
+endif
 
 variant: $(B)/spoolbox
 

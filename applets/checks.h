@@ -3,4 +3,8 @@
  * returns its error count, reporting each finding as file:line: reason. spoolbox.conf itself
  * is checked by --check before these run, and c is what it says. */
 
+CHECKER(submit_check)
 CHECKER(scheduler_check)
+CHECKER(aliases_check)
+CHECKER(smtp_check)
+CHECKER(creds_check)

@@ -8,8 +8,10 @@ int applet_load_conf(struct conf *c, const char *path)
 {
 	struct conf_stderr_ctx ctx = {0, "error"};
 	conf_init(c);
-	if (conf_load(c, path, conf_report_stderr, &ctx) > 0)
+	if (conf_load(c, path, conf_report_stderr, &ctx) > 0) {
+		conf_free(c);
 		return EX_CONFIG;
+	}
 	return 0;
 }
 

@@ -1,13 +1,637 @@
-/* local: not written yet; registered so that its name, usage and install link exist.
+/* local: the local transport agent. Speaks the scheduler's transport-agent protocol
+ * (docs/spool.md 11) on stdin/stdout, expands each recipient through ROOT, the aliases file,
+ * ~/.forward and :include: files, and delivers into mbox or Maildir with the recipient's
+ * privileges, to |commands and /files with the privileges of whoever wrote them, and hands
+ * remote targets back to submit. docs/local.md holds the decisions (mboxrd, locking, alias
+ * semantics, privileges); lib/aliases.h, lib/deliver.h, lib/mbox.h, lib/maildir.h the parts.
  *
- * exit: 69 (EX_UNAVAILABLE) until it is written. */
+ * usage: local [-C FILE] [-v] [-m ID | -x NAME]
+ * config: ALIASES ROOT MAILBOX_STYLE MAILDIR MBOX_DIR FORWARD DEFAULT_USER COMMAND_TIMEOUT
+ *         LOCK_TIMEOUT MYHOSTNAME LOCALDOMAINS SPOOL LOG
+ * exit:  0 at the scheduler's EOF (or -m done); 64 usage; 66 -m: no such message;
+ *        75 the spool cannot be opened; 78 configuration error;
+ *        -x: 0 every target is deliverable, 67 a permanent failure, 75 a temporary one. */
+#include "aliases.h"
 #include "common.h"
+#include "deliver.h"
+#include "fileio.h"
+#include "log.h"
+#include "maildir.h"
+#include "mbox.h"
+#include "spool.h"
+#include "sysexits.h"
+#include "ta.h"
+#include "util.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
-const char local_usage[] = "usage: local [-C FILE] ...\n(not written yet)\n";
+const char local_usage[] =
+    "usage: local [-C FILE] [-v] [-m ID | -x NAME]\n"
+    "The local transport agent: started by the scheduler, it reads jobs on stdin and\n"
+    "delivers into mbox or Maildir, through /etc/aliases and ~/.forward.\n"
+    "  -C FILE  configuration file (default /etc/spoolbox/spoolbox.conf)\n"
+    "  -m ID    deliver the local recipients of queued message ID now and print the\n"
+    "           report lines (debugging; the control file is not changed)\n"
+    "  -x NAME  print what NAME expands to (aliases, .forward), deliver nothing\n"
+    "  -v       log on stderr, with debugging detail\n";
+
+#define DT_MAX 64 /* Delivered-To: headers kept for the loop check; more is a loop in itself */
+
+struct local {
+	struct conf conf;
+	const char *conf_path;
+	struct spool sp;
+	char host[256];
+	char self[1024];          /* this binary, for re-entering the queue through submit */
+	int maildir;              /* MAILBOX_STYLE=maildir */
+	long lock_timeout, cmd_timeout;
+	/* the aliases file, re-read when it changes */
+	struct aliases al;
+	struct stat al_st;
+	int al_loaded;
+	struct dl_user al_user;
+	struct expand_cfg xc;
+	/* the Delivered-To: values of the message being delivered */
+	char *dt[DT_MAX];
+	size_t ndt;
+	int dt_overflow;
+};
+
+/* ---- configuration ---- */
+
+static int user_by_uid(uid_t uid, struct dl_user *u)
+{
+	struct passwd *pw = getpwuid(uid);
+	if (!pw || str_lcpy(u->name, pw->pw_name, sizeof u->name) >= sizeof u->name)
+		return -1;
+	u->uid = pw->pw_uid;
+	u->gid = pw->pw_gid;
+	str_lcpy(u->home, pw->pw_dir ? pw->pw_dir : "/", sizeof u->home);
+	return 0;
+}
+
+/* Re-reads the aliases file when it changed, and decides whose privileges its |command and
+ * /file targets get: its owner's, or DEFAULT_USER when root owns it. */
+static void aliases_refresh(struct local *L)
+{
+	const char *path = conf_str(&L->conf, CK_ALIASES);
+	struct stat st;
+	memset(&st, 0, sizeof st);
+	if (stat(path, &st) < 0 && errno != ENOENT)
+		log_msg(LOG_WARNING, NULL, "stat %s: %s", path, strerror(errno));
+	if (L->al_loaded && st.st_ino == L->al_st.st_ino && st.st_dev == L->al_st.st_dev &&
+	    st.st_size == L->al_st.st_size && st.st_mtime == L->al_st.st_mtime && st.st_ctime == L->al_st.st_ctime)
+		return;
+	if (L->al_loaded)
+		aliases_free(&L->al);
+	aliases_load(&L->al, path, NULL, NULL);
+	if (L->al.errors)
+		log_msg(LOG_ERR, NULL, "aliases file has errors, local delivery deferred: %s", L->al.first_error);
+	L->al_st = st;
+	L->al_loaded = 1;
+	L->xc.aliases = &L->al;
+	L->xc.aliases_unsafe = st.st_ino && (st.st_mode & 022);
+	L->xc.alias_user = NULL;
+	int ok;
+	if (st.st_ino && st.st_uid != 0)
+		ok = user_by_uid(st.st_uid, &L->al_user) == 0;
+	else
+		ok = dl_getpw_system(NULL, conf_str(&L->conf, CK_DEFAULT_USER), &L->al_user) == 0;
+	if (ok)
+		L->xc.alias_user = &L->al_user;
+	else
+		log_msg(LOG_WARNING, NULL, "no user for |command and /file aliases (DEFAULT_USER=%s)",
+		        conf_str(&L->conf, CK_DEFAULT_USER));
+}
+
+static int local_setup(struct local *L)
+{
+	const char *h = conf_str(&L->conf, CK_MYHOSTNAME);
+	struct utsname un;
+	if (!*h && uname(&un) == 0)
+		h = un.nodename;
+	str_lcpy(L->host, *h ? h : "localhost", sizeof L->host);
+	const char *style = conf_str(&L->conf, CK_MAILBOX_STYLE);
+	if (strcmp(style, "maildir") == 0)
+		L->maildir = 1;
+	else if (strcmp(style, "mbox") != 0) {
+		fprintf(stderr, "local: MAILBOX_STYLE must be maildir or mbox, not '%s'\n", style);
+		return EX_CONFIG;
+	}
+	L->lock_timeout = (long)conf_num(&L->conf, CK_LOCK_TIMEOUT);
+	L->cmd_timeout = (long)conf_num(&L->conf, CK_COMMAND_TIMEOUT);
+	ssize_t n = readlink("/proc/self/exe", L->self, sizeof L->self - 1);
+	if (n > 0)
+		L->self[n] = 0;
+	else
+		str_lcpy(L->self, "/usr/sbin/sendmail", sizeof L->self);
+	L->xc.aliases_path = conf_str(&L->conf, CK_ALIASES);
+	L->xc.root = conf_str(&L->conf, CK_ROOT);
+	L->xc.forward = conf_num(&L->conf, CK_FORWARD) != 0;
+	L->xc.myhostname = L->host;
+	L->xc.localdomains = conf_str(&L->conf, CK_LOCALDOMAINS);
+	aliases_refresh(L);
+	return 0;
+}
+
+/* ---- the message's Delivered-To: headers ---- */
+
+static void dt_clear(struct local *L)
+{
+	for (size_t i = 0; i < L->ndt; i++)
+		free(L->dt[i]);
+	L->ndt = 0;
+	L->dt_overflow = 0;
+}
+
+static void dt_line(struct local *L, char *line, size_t n)
+{
+	if (n < 13 || !str_ncaseeq(line, "delivered-to:", 13))
+		return;
+	char *v = line + 13;
+	while (*v == ' ' || *v == '\t')
+		v++;
+	size_t k = strlen(v);
+	while (k && (v[k - 1] == ' ' || v[k - 1] == '\t' || v[k - 1] == '\r'))
+		v[--k] = 0;
+	if (L->ndt >= DT_MAX) {
+		L->dt_overflow = 1;
+		return;
+	}
+	L->dt[L->ndt] = strdup(v);
+	if (L->dt[L->ndt])
+		L->ndt++;
+}
+
+/* Reads the header section (up to the first empty line) and keeps the Delivered-To: values. */
+static void dt_scan(struct local *L, int fd, off_t off, long long size)
+{
+	char buf[8192], line[1024];
+	size_t ln = 0;
+	int cut = 0;
+	long long left = size;
+	while (left > 0) {
+		ssize_t got = pread(fd, buf, left > (long long)sizeof buf ? sizeof buf : (size_t)left, off);
+		if (got <= 0)
+			return;
+		off += got;
+		left -= got;
+		for (ssize_t i = 0; i < got; i++) {
+			char c = buf[i];
+			if (c != '\n') {
+				if (ln < sizeof line - 1)
+					line[ln++] = c;
+				else
+					cut = 1;
+				continue;
+			}
+			if (ln == 0)
+				return; /* end of the header */
+			line[ln] = 0;
+			if (!cut)
+				dt_line(L, line, ln);
+			ln = 0;
+			cut = 0;
+		}
+	}
+}
+
+static int dt_seen(const struct local *L, const char *rcpt)
+{
+	for (size_t i = 0; i < L->ndt; i++)
+		if (str_caseeq(L->dt[i], rcpt))
+			return 1;
+	return 0;
+}
+
+/* ---- one delivery target ---- */
+
+struct child_arg {
+	const char *path;
+	const char *host;
+	const struct dl_msg *m;
+	struct mbox_opts o;
+};
+
+static void child_mbox(void *arg, struct dl_result *r)
+{
+	struct child_arg *a = arg;
+	mbox_deliver(a->path, a->m, &a->o, r);
+}
+
+static void child_maildir(void *arg, struct dl_result *r)
+{
+	struct child_arg *a = arg;
+	maildir_deliver(a->path, a->host, a->m, r);
+}
+
+/* MAILDIR: "~/x" is under the home directory, "%u" is the user name, a relative path is
+ * relative to the home directory. */
+static int maildir_path(const struct local *L, const struct dl_user *u, char *out, size_t size)
+{
+	const char *t = conf_str(&L->conf, CK_MAILDIR);
+	struct buf b;
+	buf_init(&b, size - 1);
+	int bad = 0;
+	if (t[0] == '~' && (t[1] == '/' || t[1] == 0))
+		bad |= buf_adds(&b, u->home), t++;
+	else if (t[0] != '/')
+		bad |= buf_adds(&b, u->home) | buf_addc(&b, '/');
+	for (; *t; t++) {
+		if (t[0] == '%' && t[1] == 'u') {
+			bad |= buf_adds(&b, u->name);
+			t++;
+		} else {
+			bad |= buf_addc(&b, *t);
+		}
+	}
+	if (!bad)
+		str_lcpy(out, b.p ? b.p : "", size);
+	buf_free(&b);
+	return bad ? -1 : 0;
+}
+
+/* The mbox directory's group, when it is the Debian layout (group-writable, e.g. 2775
+ * root:mail): deliveries get it as a supplementary group to make .lock files, as the mail
+ * readers' setgid helpers do. */
+static long mbox_dir_group(const struct local *L)
+{
+	struct stat st;
+	if (stat(conf_str(&L->conf, CK_MBOX_DIR), &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & S_IWGRP) &&
+	    !(st.st_mode & S_IWOTH) && st.st_gid != 0)
+		return (long)st.st_gid;
+	return -1;
+}
+
+static void deliver_mailbox(struct local *L, const struct dl_target *t, const struct dl_msg *m, struct dl_result *r)
+{
+	char path[4200];
+	struct child_arg a = {path, L->host, m, {L->lock_timeout, 1}};
+	if (L->maildir) {
+		if (maildir_path(L, &t->user, path, sizeof path) < 0) {
+			dl_set(r, DL_FAIL, "5.3.5", "Maildir path of %s too long", t->user.name);
+			return;
+		}
+		dl_run_as(&t->user, -1, child_maildir, &a, r);
+		return;
+	}
+	const char *dir = conf_str(&L->conf, CK_MBOX_DIR);
+	if (str_fmt(path, sizeof path, "%s/%s", dir, t->user.name) < 0) {
+		dl_set(r, DL_FAIL, "5.3.5", "mailbox path of %s too long", t->user.name);
+		return;
+	}
+	struct stat st;
+	if (stat(dir, &st) < 0 && errno == ENOENT && fio_mkdirs(dir, 0755) < 0) {
+		dl_set_errno(r, errno, "mkdir", dir);
+		return;
+	}
+	long g = mbox_dir_group(L);
+	dl_run_as(&t->user, g, child_mbox, &a, r);
+	if (r->status == DL_CREATE) {
+		/* the user may not create files in MBOX_DIR: root makes the empty mailbox (owned
+		 * by the user, mode 0600), the user's process does the rest */
+		mbox_create(path, t->user.uid, g >= 0 ? (gid_t)g : t->user.gid, r);
+		if (r->status == DL_OK)
+			dl_run_as(&t->user, g, child_mbox, &a, r);
+		if (r->status == DL_CREATE)
+			r->status = DL_DEFER;
+	}
+}
+
+static void deliver_command(struct local *L, const struct dl_target *t, const struct dl_msg *m, struct dl_result *r)
+{
+	char e_home[1100], e_user[80], e_logname[90], e_sender[1100], e_rcpt[1100], e_local[1100], e_host[300];
+	const char *at = strrchr(m->rcpt, '@');
+	size_t ll = at ? (size_t)(at - m->rcpt) : strlen(m->rcpt);
+	snprintf(e_home, sizeof e_home, "HOME=%s", t->user.home);
+	snprintf(e_user, sizeof e_user, "USER=%s", t->user.name);
+	snprintf(e_logname, sizeof e_logname, "LOGNAME=%s", t->user.name);
+	snprintf(e_sender, sizeof e_sender, "SENDER=%s", m->sender);
+	snprintf(e_rcpt, sizeof e_rcpt, "RECIPIENT=%s", m->rcpt);
+	snprintf(e_local, sizeof e_local, "LOCAL=%.*s", (int)(ll > 1000 ? 1000 : ll), m->rcpt);
+	snprintf(e_host, sizeof e_host, "HOST=%s", at ? at + 1 : L->host);
+	/* values from addresses: only harmless characters reach the command's environment */
+	char *vals[] = {e_home, e_user, e_logname, e_sender, e_rcpt, e_local, e_host};
+	for (size_t i = 0; i < ARRAY_LEN(vals); i++)
+		dl_env_clean(strchr(vals[i], '=') + 1);
+	char *env[] = {"PATH=/usr/bin:/bin", "SHELL=/bin/sh", e_home, e_user, e_logname, e_sender, e_rcpt, e_local, e_host, NULL};
+	dl_command(t->text, &t->user, env, m, L->cmd_timeout, r);
+}
+
+static void deliver_target(struct local *L, const struct dl_target *t, const struct dl_msg *m, struct dl_result *r)
+{
+	char path[4200];
+	struct child_arg a = {t->text, L->host, m, {L->lock_timeout, 1}};
+	memset(r, 0, sizeof *r);
+	switch (t->kind) {
+	case DK_ERROR:
+		dl_set(r, t->status == 'd' ? DL_DEFER : DL_FAIL, t->enh, "%s", t->text);
+		return;
+	case DK_MAILBOX:
+		deliver_mailbox(L, t, m, r);
+		return;
+	case DK_FILE:
+		dl_run_as(&t->user, -1, child_mbox, &a, r);
+		if (r->status == DL_CREATE) {
+			r->status = DL_DEFER;
+			str_lcpy(path, r->text, sizeof path);
+			snprintf(r->text, sizeof r->text, "%.300s (as %s)", path, t->user.name);
+		}
+		return;
+	case DK_MAILDIR:
+		dl_run_as(&t->user, -1, child_maildir, &a, r);
+		return;
+	case DK_COMMAND:
+		deliver_command(L, t, m, r);
+		return;
+	case DK_REMOTE:
+		break;
+	}
+	dl_set(r, DL_DEFER, "4.3.0", "internal error: unexpected target kind");
+}
+
+/* Re-enters the queue: `sendmail -f SENDER -i -- ADDR...` (this binary's submit applet) with
+ * Delivered-To: prepended, so a loop through a remote host comes back recognisable. */
+static void resubmit(struct local *L, const char *sender, const char **addr, size_t n, const struct dl_msg *m,
+                     struct dl_result *r)
+{
+	const char **argv = calloc(n + 10, sizeof *argv);
+	int p[2];
+	if (!argv || pipe2(p, O_CLOEXEC) < 0) {
+		free(argv);
+		dl_set(r, DL_DEFER, "4.3.0", "cannot run submit: %s", strerror(errno ? errno : ENOMEM));
+		return;
+	}
+	size_t k = 0;
+	argv[k++] = "sendmail";
+	if (L->conf_path)
+		argv[k++] = "-C", argv[k++] = L->conf_path;
+	argv[k++] = "-f";
+	argv[k++] = *sender ? sender : "<>";
+	argv[k++] = "-i";
+	argv[k++] = "--";
+	for (size_t i = 0; i < n; i++)
+		argv[k++] = addr[i];
+	argv[k] = NULL;
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		/* its stdout must not reach the scheduler's pipe */
+		if (dup2(p[0], 0) < 0 || dup2(2, 1) < 0)
+			_exit(EX_OSERR);
+		signal(SIGPIPE, SIG_DFL);
+		execv(L->self, (char *const *)argv);
+		_exit(EX_TEMPFAIL);
+	}
+	free(argv);
+	close(p[0]);
+	if (pid < 0) {
+		close(p[1]);
+		dl_set_errno(r, errno, "fork", "for submit");
+		return;
+	}
+	int rd_fail = 0;
+	int w = dl_copy(m, dl_write_fd, &p[1], DL_NO_RETURN_PATH, &rd_fail);
+	int e = errno;
+	close(p[1]);
+	int st;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	int code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	if (w < 0 && code == 0)
+		code = EX_TEMPFAIL;
+	if (code == 0)
+		dl_set(r, DL_OK, "2.0.0", "queued again for %s%s", addr[0], n > 1 ? " and others" : "");
+	else if (code == EX_DATAERR || code == EX_NOUSER || code == EX_NOHOST)
+		dl_set(r, DL_FAIL, "5.1.3", "submit refused %s: exit %d", addr[0], code);
+	else
+		dl_set(r, DL_DEFER, "4.3.0", "submit for %s failed: %s", addr[0],
+		       w < 0 ? strerror(e) : code < 0 ? "killed" : "temporary failure");
+}
+
+/* ---- one recipient ---- */
+
+static const char *kind_name(enum dl_kind k)
+{
+	static const char *const n[] = {"mailbox", "file", "maildir", "command", "remote", "error"};
+	return n[k];
+}
+
+static void deliver_rcpt(struct local *L, struct ta_job *job, size_t idx, int fd)
+{
+	const struct spool_rcpt *rc = &job->msg.rcpt[idx];
+	char rcpt[SPOOL_ADDR_MAX + 300];
+	if (strchr(rc->addr, '@'))
+		str_lcpy(rcpt, rc->addr, sizeof rcpt);
+	else
+		snprintf(rcpt, sizeof rcpt, "%s@%s", rc->addr, L->host);
+	if (L->dt_overflow || dt_seen(L, rcpt)) {
+		log_msg(LOG_NOTICE, job->id, "to=<%s> mail loop: Delivered-To already present", rcpt);
+		ta_report(job, idx, TA_ERROR, "failed", "5.4.6",
+		          L->dt_overflow ? "mail forwarding loop: too many Delivered-To: headers"
+		                         : "mail forwarding loop: this message was already delivered to this recipient",
+		          NULL);
+		return;
+	}
+	if (L->al.errors) {
+		char text[700];
+		snprintf(text, sizeof text, "aliases file has errors, fix it (spoolbox --check): %s", L->al.first_error);
+		ta_report(job, idx, TA_DEFERRED, "delayed", "4.3.5", text, NULL);
+		return;
+	}
+	struct expansion x;
+	if (expand_recipient(&L->xc, rc->addr, &x) < 0) {
+		ta_report(job, idx, TA_DEFERRED, "delayed", "4.3.0", "out of memory expanding the recipient", NULL);
+		return;
+	}
+	struct dl_msg m = {fd, job->msg.body_off, job->msg.size, job->msg.sender ? job->msg.sender : "", rcpt, time(NULL)};
+	struct dl_result *res = calloc(x.n, sizeof *res);
+	const char **addrs = calloc(x.n, sizeof *addrs);
+	if (!res || !addrs) {
+		free(res);
+		free(addrs);
+		expansion_free(&x);
+		ta_report(job, idx, TA_DEFERRED, "delayed", "4.3.0", "out of memory", NULL);
+		return;
+	}
+	for (size_t i = 0; i < x.n; i++)
+		if (x.t[i].kind != DK_REMOTE)
+			deliver_target(L, &x.t[i], &m, &res[i]);
+	/* remote targets: one submit per envelope sender (the original, or owner-NAME) */
+	for (size_t i = 0; i < x.n; i++) {
+		if (x.t[i].kind != DK_REMOTE || res[i].status)
+			continue;
+		const char *snd = x.t[i].sender ? x.t[i].sender : m.sender;
+		size_t n = 0;
+		for (size_t k = i; k < x.n; k++) {
+			const char *sk = x.t[k].sender ? x.t[k].sender : m.sender;
+			if (x.t[k].kind == DK_REMOTE && !res[k].status && strcmp(sk, snd) == 0)
+				addrs[n++] = x.t[k].text;
+		}
+		struct dl_result r;
+		resubmit(L, snd, addrs, n, &m, &r);
+		for (size_t k = i; k < x.n; k++) {
+			const char *sk = x.t[k].sender ? x.t[k].sender : m.sender;
+			if (x.t[k].kind == DK_REMOTE && !res[k].status && strcmp(sk, snd) == 0)
+				res[k] = r;
+		}
+	}
+	size_t nok = 0, ndef = 0, nfail = 0, fdef = 0, ffail = 0;
+	for (size_t i = 0; i < x.n; i++) {
+		log_msg(res[i].status == DL_OK ? LOG_INFO : LOG_NOTICE, job->id, "to=<%s> %s %s: %s %s %s", rcpt,
+		        kind_name(x.t[i].kind), x.t[i].kind == DK_ERROR ? "-" : x.t[i].text,
+		        res[i].status == DL_OK ? "delivered" : res[i].status == DL_FAIL ? "failed" : "deferred", res[i].enh,
+		        res[i].text);
+		if (res[i].status == DL_OK)
+			nok++;
+		else if (res[i].status == DL_FAIL && !nfail++)
+			ffail = i;
+		else if (res[i].status != DL_FAIL && !ndef++)
+			fdef = i;
+	}
+	char text[SPOOL_TEXT_MAX + 1];
+	/* One temporary failure defers the recipient (targets already done get it again at the
+	 * next attempt); all targets failing fails it; otherwise it is delivered, with any failed
+	 * targets named in the report. */
+	if (ndef) {
+		if (x.n > 1)
+			str_fmt(text, sizeof text, "%s %.200s: %s", kind_name(x.t[fdef].kind),
+			         x.t[fdef].kind == DK_ERROR ? rcpt : x.t[fdef].text, res[fdef].text);
+		else
+			str_lcpy(text, res[fdef].text, sizeof text);
+		ta_report(job, idx, TA_DEFERRED, "delayed", res[fdef].enh, text, NULL);
+	} else if (!nok) {
+		if (x.n > 1)
+			str_fmt(text, sizeof text, "%s %.200s: %s", kind_name(x.t[ffail].kind),
+			         x.t[ffail].kind == DK_ERROR ? rcpt : x.t[ffail].text, res[ffail].text);
+		else
+			str_lcpy(text, res[ffail].text, sizeof text);
+		ta_report(job, idx, TA_ERROR, "failed", res[ffail].enh, text, NULL);
+	} else {
+		const char *action = x.n > 1 ? "expanded" : x.t[0].kind == DK_REMOTE ? "relayed" : "delivered";
+		if (x.n == 1)
+			str_lcpy(text, res[0].text, sizeof text);
+		else if (nfail)
+			str_fmt(text, sizeof text, "delivered to %zu of %zu targets; failed: %.200s: %s", nok, x.n,
+			         x.t[ffail].kind == DK_ERROR ? "-" : x.t[ffail].text, res[ffail].text);
+		else
+			str_fmt(text, sizeof text, "delivered to %zu targets", nok);
+		ta_report(job, idx, TA_OK, action, "2.0.0", text, NULL);
+	}
+	free(res);
+	free(addrs);
+	expansion_free(&x);
+}
+
+static int local_job(void *ctx, struct ta_job *job)
+{
+	struct local *L = ctx;
+	aliases_refresh(L);
+	int fd = spool_msg_open(job->sp, job->id, job->msg.body_off);
+	if (fd < 0) {
+		for (size_t i = 0; i < job->n; i++)
+			ta_report(job, job->idx[i], TA_DEFERRED, "delayed", "4.3.0", "cannot open the message file", NULL);
+		return -1;
+	}
+	dt_scan(L, fd, job->msg.body_off, job->msg.size);
+	for (size_t i = 0; i < job->n; i++)
+		deliver_rcpt(L, job, job->idx[i], fd);
+	dt_clear(L);
+	close(fd);
+	return 0;
+}
+
+/* -x NAME: what would happen, without delivering. */
+static int show_expansion(struct local *L, const char *name)
+{
+	if (L->al.errors)
+		fprintf(stderr, "local: aliases file has errors (delivery would be deferred): %s\n", L->al.first_error);
+	struct expansion x;
+	if (expand_recipient(&L->xc, name, &x) < 0)
+		return EX_OSERR;
+	int rc = L->al.errors ? EX_TEMPFAIL : 0;
+	for (size_t i = 0; i < x.n; i++) {
+		const struct dl_target *t = &x.t[i];
+		if (t->kind == DK_ERROR) {
+			printf("error %s %s\n", t->enh, t->text);
+			if (t->status == 'd')
+				rc = EX_TEMPFAIL;
+			else if (!rc)
+				rc = EX_NOUSER;
+		} else if (t->kind == DK_REMOTE) {
+			printf("remote %s%s%s\n", t->text, t->sender ? " sender " : "", t->sender ? t->sender : "");
+		} else {
+			printf("%s %s user %s\n", kind_name(t->kind), t->text, t->user.name);
+		}
+	}
+	expansion_free(&x);
+	return rc;
+}
+
+static void log_setup(const struct conf *c, int verbose)
+{
+	const char *where = conf_str(c, CK_LOG);
+	unsigned w = 0;
+	if (strstr(where, "syslog"))
+		w |= LOG_TO_SYSLOG;
+	if (strstr(where, "stderr") || verbose)
+		w |= LOG_TO_STDERR;
+	log_init("spoolbox/local", w, verbose ? LOG_DEBUG : LOG_INFO);
+}
 
 int local_main(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	return applet_unwritten("local");
+	const char *debug_id = NULL, *xname = NULL;
+	int verbose = 0, c;
+	struct local *L = calloc(1, sizeof *L);
+	if (!L)
+		return EX_OSERR;
+	while ((c = getopt(argc, argv, "C:m:x:v")) != -1) {
+		switch (c) {
+		case 'C': L->conf_path = optarg; break;
+		case 'm': debug_id = optarg; break;
+		case 'x': xname = optarg; break;
+		case 'v': verbose = 1; break;
+		default: free(L); return applet_usage(local_usage, 1);
+		}
+	}
+	if (optind != argc || (debug_id && xname)) {
+		free(L);
+		return applet_usage(local_usage, 1);
+	}
+	int rc = applet_load_conf(&L->conf, L->conf_path);
+	if (rc) {
+		free(L);
+		return rc;
+	}
+	log_setup(&L->conf, verbose);
+	signal(SIGPIPE, SIG_IGN); /* a |command that stops reading is judged by its exit code */
+	signal(SIGCHLD, SIG_DFL); /* an ignored SIGCHLD inherited from a parent breaks waitpid() */
+	rc = local_setup(L);
+	if (!rc && xname) {
+		rc = show_expansion(L, xname);
+	} else if (!rc) {
+		if (spool_open(&L->sp, conf_str(&L->conf, CK_SPOOL), 0, -1) < 0) {
+			fprintf(stderr, "local: cannot open the spool %s\n", conf_str(&L->conf, CK_SPOOL));
+			rc = EX_TEMPFAIL;
+		} else {
+			struct ta_ops ops = {local_job, NULL};
+			rc = ta_main_loop(&L->sp, "local", &ops, L, debug_id);
+		}
+	}
+	if (L->al_loaded)
+		aliases_free(&L->al);
+	conf_free(&L->conf);
+	free(L);
+	return rc;
 }

@@ -152,8 +152,20 @@ static int check(int argc, char **argv)
 	return 0;
 }
 
+/* A binary installed setgid for submit (docs/spool.md 8): every other applet and option
+ * drops the group at once. */
+static void drop_group_unless(const struct applet *a)
+{
+	gid_t g = getgid();
+	if ((!a || a->main != submit_main) && getegid() != g && setresgid(g, g, g) < 0) {
+		fprintf(stderr, "spoolbox: cannot drop the setgid group: %s\n", strerror(errno));
+		exit(EX_OSERR);
+	}
+}
+
 static int run(const struct applet *a, int argc, char **argv)
 {
+	drop_group_unless(a);
 	if (applet_wants_help(argc, argv))
 		return applet_usage(a->usage, 0);
 	return a->main(argc, argv);
@@ -166,6 +178,8 @@ int main(int argc, char **argv)
 	const struct applet *a = find_applet(base);
 	if (a)
 		return run(a, argc, argv);
+	if (argc < 2 || argv[1][0] == '-')
+		drop_group_unless(NULL);
 	if (argc < 2)
 		return applet_usage(spoolbox_usage, 1);
 	const char *cmd = argv[1];

@@ -1,13 +1,395 @@
-/* smtp: not written yet; registered so that its name, usage and install link exist.
+/* smtp: the SMTP client transport agent (RFC 5321; docs/smtp.md, docs/man/smtp.8).
  *
- * exit: 69 (EX_UNAVAILABLE) until it is written. */
+ * The scheduler starts it with stdin/stdout on the transport-agent protocol (docs/spool.md 11):
+ * for each job "ID\tHOST" it delivers the message's recipients marked for it to HOST's mail
+ * servers (or the SMARTHOST list) and writes one report line per recipient. Between jobs the
+ * connection stays open for SMTP_IDLE seconds and is reused for the next job to the same
+ * destination; "#idle" from the scheduler closes it.
+ *
+ * usage: smtp [-C FILE] [-v] [-m ID]
+ *   -m ID   deliver the smtp recipients of message ID now, print the report lines, change
+ *           nothing in the spool (debugging; the scheduler records nothing)
+ *   -v      log the SMTP dialogue (AUTH lines hidden)
+ * config: SMARTHOST, CREDENTIALS, CAFILE, SMTP_TLS, HELO_NAME, SMTP_MAXRCPT, SMTP_IDLE,
+ *         SMTP_PORT, SMTP_*_TIMEOUT, SMTP_CLEARTEXT_AUTH, SMTP_8BIT_FALLBACK
+ * exit:   0 at the end of the protocol; 64 usage; 66 -m on a message that cannot be read;
+ *         78 configuration error. */
 #include "common.h"
+#include "log.h"
+#include "smarthost.h"
+#include "smtp_session.h"
+#include "spool.h"
+#include "sysexits.h"
+#include "ta.h"
+#include "util.h"
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
 
-const char smtp_usage[] = "usage: smtp [-C FILE] ...\n(not written yet)\n";
+const char smtp_usage[] =
+    "usage: smtp [-C FILE] [-v] [-m ID]\n"
+    "SMTP transport agent: run by the scheduler, speaks its protocol on stdin/stdout.\n"
+    "  -C FILE  read FILE instead of " DEFAULT_CONF_PATH "\n"
+    "  -m ID    deliver message ID's smtp recipients now and print the reports (changes nothing)\n"
+    "  -v       log the SMTP dialogue (passwords and tokens are never shown)\n";
+
+struct smtp_ta {
+	struct smtp_config cfg;
+	struct smtp_session sess;
+	long maxrcpt;
+	long idle;                  /* seconds a connection is kept between jobs */
+	int send_8bit;
+	char helo[256];
+};
+
+/* The idle timer: SIGALRM after SMTP_IDLE seconds without a job. The handler may only do
+ * async-signal-safe things: it says goodbye on a plain connection and shuts the socket down,
+ * and the next job sees the flag and forgets the connection. */
+static volatile sig_atomic_t idle_fd = -1, idle_plain, idle_expired;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	int fd = idle_fd;
+	if (fd < 0)
+		return;
+	if (idle_plain) {
+		ssize_t w = write(fd, "QUIT\r\n", 6);
+		(void)w;
+	}
+	shutdown(fd, SHUT_RDWR);
+	idle_expired = 1;
+}
+
+static void idle_arm(struct smtp_ta *ta)
+{
+	idle_fd = -1;
+	if (ta->sess.conn.open && ta->idle <= 0)
+		smtp_session_end(&ta->sess); /* SMTP_IDLE=0: no caching */
+	if (!ta->sess.conn.open)
+		return;
+	idle_expired = 0;
+	idle_fd = ta->sess.conn.io.fd;
+	idle_plain = !tls_active(&ta->sess.conn.io);
+	alarm((unsigned)ta->idle);
+}
+
+static void idle_disarm(struct smtp_ta *ta)
+{
+	alarm(0);
+	idle_fd = -1;
+	if (idle_expired && ta->sess.conn.open) {
+		log_msg(LOG_DEBUG, NULL, "closed the idle connection to %s", ta->sess.relay);
+		smtp_session_drop(&ta->sess);
+	}
+	idle_expired = 0;
+}
+
+static double since(long long arrival)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	double d = (double)(ts.tv_sec - arrival) + ts.tv_nsec / 1e9;
+	return d < 0 ? 0 : d;
+}
+
+/* One recipient's report line and log line. */
+static void report_rcpt(struct smtp_ta *ta, const struct ta_job *job, size_t idx, const struct smtp_result *res,
+                   const char *relay, const char *remote)
+{
+	const char *status, *action, *word;
+	char enh[16];
+	str_lcpy(enh, res->enh, sizeof enh);
+	int cls = res->code / 100;
+	if (cls == 2) {
+		/* A next hop that speaks DSN got NOTIFY/ORCPT and takes over success notices: ok2
+		 * ("delivered", nothing more from us); without DSN it is "relayed" (RFC 3464 2.3.3). */
+		int dsn = (ta->sess.conn.caps.ext & SMTP_EXT_DSN) != 0;
+		status = dsn ? "ok2" : TA_OK;
+		action = dsn ? "delivered" : "relayed";
+		word = "sent";
+		if (!enh[0])
+			str_lcpy(enh, "2.0.0", sizeof enh);
+	} else if (cls == 5) {
+		status = TA_ERROR;
+		action = "failed";
+		word = "bounced";
+		if (!enh[0])
+			str_lcpy(enh, "5.0.0", sizeof enh);
+	} else {
+		status = TA_DEFERRED;
+		action = "delayed";
+		word = "deferred";
+		if (!enh[0])
+			str_lcpy(enh, cls == 4 ? "4.0.0" : "4.4.2", sizeof enh);
+		enh[0] = '4';
+	}
+	ta_report(job, idx, status, action, enh, res->text, remote && *remote ? remote : NULL);
+	/* Postfix's conn_use=N: the Nth transaction on a cached connection. */
+	char use[32] = "";
+	if (relay && *relay && ta->sess.messages > 1)
+		str_fmt(use, sizeof use, ", conn_use=%u", ta->sess.messages);
+	log_msg(LOG_INFO, job->id, "to=<%s>, relay=%s%s, delay=%.2f, dsn=%s, status=%s (%s)", job->msg.rcpt[idx].addr,
+	        relay && *relay ? relay : "none", use, since(job->msg.arrival), enh, word, res->text);
+}
+
+static void report_fail(struct smtp_ta *ta, const struct ta_job *job, size_t from, const struct smtp_fail *f)
+{
+	struct smtp_result res;
+	memset(&res, 0, sizeof res);
+	res.code = f->permanent ? 550 : 450;
+	res.local = 1;
+	str_lcpy(res.enh, f->enh, sizeof res.enh);
+	str_lcpy(res.text, f->text, sizeof res.text);
+	for (size_t i = from; i < job->n; i++)
+		report_rcpt(ta, job, job->idx[i], &res, NULL, f->remote);
+}
+
+static void txn_fill(const struct smtp_ta *ta, struct smtp_txn *t, const struct spool_msg *m, const struct ta_job *job,
+                     size_t start, size_t n, struct smtp_txn_rcpt *rc, int fd)
+{
+	memset(t, 0, sizeof *t);
+	t->sender = m->sender ? m->sender : "";
+	t->size = m->size;
+	t->body8 = m->body8;
+	t->smtputf8 = m->smtputf8;
+	t->ret = m->ret;
+	t->envid = m->envid;
+	t->send_8bit_anyway = ta->send_8bit;
+	t->fd = fd;
+	t->rcpt = rc;
+	t->n = n;
+	for (size_t i = 0; i < n; i++) {
+		const struct spool_rcpt *r = &m->rcpt[job->idx[start + i]];
+		rc[i].addr = r->addr;
+		rc[i].notify = r->notify;
+		rc[i].orcpt = r->orcpt;
+	}
+}
+
+static int smtp_job(void *ctx, struct ta_job *job)
+{
+	struct smtp_ta *ta = ctx;
+	const struct spool_msg *m = &job->msg;
+	idle_disarm(ta);
+	ta->sess.conn.logid = job->id;
+	int fd = spool_msg_open(job->sp, job->id, m->body_off);
+	if (fd < 0) {
+		struct smtp_fail f;
+		memset(&f, 0, sizeof f);
+		str_lcpy(f.enh, "4.3.0", sizeof f.enh);
+		str_fmt(f.text, sizeof f.text, "cannot open the message file of %s", job->id);
+		report_fail(ta, job, 0, &f);
+		return 0;
+	}
+	size_t max = ta->maxrcpt > 0 ? (size_t)ta->maxrcpt : 1;
+	struct smtp_txn_rcpt *rc = calloc(max, sizeof *rc);
+	for (size_t start = 0; rc && start < job->n; start += max) {
+		size_t n = job->n - start < max ? job->n - start : max;
+		struct smtp_txn t;
+		int tr = SMTP_TXN_STALE;
+		/* A stale cached connection costs one reconnect, never a deferral. */
+		for (int attempt = 0; attempt < 2 && tr == SMTP_TXN_STALE; attempt++) {
+			struct smtp_fail f;
+			if (smtp_session_get(&ta->sess, &ta->cfg, job->host, &f) < 0) {
+				report_fail(ta, job, start, &f);
+				goto done;
+			}
+			txn_fill(ta, &t, m, job, start, n, rc, fd);
+			int ok = lseek(fd, m->body_off, SEEK_SET) == m->body_off;
+			tr = ok ? smtp_transaction(&ta->sess.conn, &t) : -1;
+			if (!ok)
+				for (size_t i = 0; i < n; i++) {
+					rc[i].res.code = 0;
+					str_lcpy(rc[i].res.enh, "4.3.0", sizeof rc[i].res.enh);
+					str_fmt(rc[i].res.text, sizeof rc[i].res.text, "cannot read the message file: %s", strerror(errno));
+				}
+			if (tr == SMTP_TXN_STALE) {
+				log_msg(LOG_DEBUG, job->id, "cached connection to %s was closed: reconnecting", ta->sess.relay);
+				smtp_session_drop(&ta->sess);
+			}
+		}
+		ta->sess.messages++;
+		if (t.folded)
+			log_msg(LOG_INFO, job->id, "folded %llu lines longer than 998 bytes", t.folded);
+		for (size_t i = 0; i < n; i++)
+			report_rcpt(ta, job, job->idx[start + i], &rc[i].res, ta->sess.relay, ta->sess.remote);
+		if (tr < 0)
+			smtp_session_drop(&ta->sess);
+	}
+done:
+	if (!rc) {
+		struct smtp_fail f;
+		memset(&f, 0, sizeof f);
+		str_lcpy(f.enh, "4.3.0", sizeof f.enh);
+		str_lcpy(f.text, "out of memory", sizeof f.text);
+		report_fail(ta, job, 0, &f);
+	}
+	free(rc);
+	close(fd);
+	ta->sess.conn.logid = NULL;
+	ta->sess.last_used = smtp_now();
+	idle_arm(ta);
+	return 0;
+}
+
+static void smtp_idle(void *ctx)
+{
+	struct smtp_ta *ta = ctx;
+	idle_disarm(ta);
+	if (ta->sess.conn.open)
+		smtp_session_end(&ta->sess);
+}
+
+/* Reads the smtp keys; reports problems through report (for --check too). Returns errors. */
+static int load(struct smtp_ta *ta, const struct conf *c, conf_report_fn *rep, void *ctx)
+{
+	int errors = 0;
+	char err[300];
+	struct smtp_config *cfg = &ta->cfg;
+	int n = smarthost_parse(conf_str(c, CK_SMARTHOST), cfg->smarthost, SMARTHOST_MAX, err, sizeof err);
+	if (n < 0) {
+		rep(ctx, c->path[0] ? c->path : "environment", c->line[CK_SMARTHOST], err);
+		errors++;
+		n = 0;
+	}
+	cfg->nsmarthost = n;
+	if (tls_policy_parse(conf_str(c, CK_SMTP_TLS), &cfg->mx_policy) < 0) {
+		rep(ctx, c->path[0] ? c->path : "environment", c->line[CK_SMTP_TLS], "SMTP_TLS: want none, may, encrypt or verify");
+		errors++;
+	}
+	const char *eb = conf_str(c, CK_SMTP_8BIT_FALLBACK);
+	if (strcmp(eb, "bounce") && strcmp(eb, "send")) {
+		rep(ctx, c->path[0] ? c->path : "environment", c->line[CK_SMTP_8BIT_FALLBACK], "SMTP_8BIT_FALLBACK: want bounce or send");
+		errors++;
+	}
+	ta->send_8bit = strcmp(eb, "send") == 0;
+	long long port = conf_num(c, CK_SMTP_PORT);
+	if (port < 1 || port > 65535) {
+		rep(ctx, c->path[0] ? c->path : "environment", c->line[CK_SMTP_PORT], "SMTP_PORT: want 1-65535");
+		errors++;
+	}
+	cfg->mx_port = (unsigned)port;
+	ta->maxrcpt = (long)conf_num(c, CK_SMTP_MAXRCPT);
+	if (ta->maxrcpt < 1 || ta->maxrcpt > SPOOL_RCPT_MAX) {
+		rep(ctx, c->path[0] ? c->path : "environment", c->line[CK_SMTP_MAXRCPT], "SMTP_MAXRCPT: want 1-10000");
+		errors++;
+	}
+	ta->idle = (long)conf_num(c, CK_SMTP_IDLE);
+	const char *helo = conf_str(c, CK_HELO_NAME);
+	if (!*helo)
+		helo = conf_str(c, CK_MYHOSTNAME);
+	struct utsname u;
+	if (!*helo && uname(&u) == 0)
+		helo = u.nodename;
+	str_lcpy(ta->helo, *helo ? helo : "localhost", sizeof ta->helo);
+	for (const char *p = ta->helo; *p; p++)
+		if ((unsigned char)*p <= ' ' || *p == 0x7f) {
+			rep(ctx, c->path[0] ? c->path : "environment", c->line[CK_HELO_NAME], "HELO_NAME: no blanks or control characters");
+			errors++;
+			break;
+		}
+	cfg->helo_name = ta->helo;
+	cfg->cafile = conf_str(c, CK_CAFILE);
+	cfg->credentials = conf_str(c, CK_CREDENTIALS);
+	cfg->cleartext_auth = conf_num(c, CK_SMTP_CLEARTEXT_AUTH) != 0;
+	struct {
+		int *ms;
+		enum conf_key k;
+	} tos[] = {
+	    {&cfg->to.connect, CK_SMTP_CONNECT_TIMEOUT}, {&cfg->to.greeting, CK_SMTP_HELO_TIMEOUT},
+	    {&cfg->to.helo, CK_SMTP_HELO_TIMEOUT},       {&cfg->to.cmd, CK_SMTP_CMD_TIMEOUT},
+	    {&cfg->to.data_init, CK_SMTP_DATA_INIT_TIMEOUT}, {&cfg->to.data_block, CK_SMTP_DATA_BLOCK_TIMEOUT},
+	    {&cfg->to.data_done, CK_SMTP_DATA_DONE_TIMEOUT},
+	};
+	for (size_t i = 0; i < ARRAY_LEN(tos); i++) {
+		long long s = conf_num(c, tos[i].k);
+		*tos[i].ms = s > 86400 ? 86400000 : (int)s * 1000;
+	}
+	return errors;
+}
+
+int smtp_check(const struct conf *c, conf_report_fn *report, void *ctx)
+{
+	struct smtp_ta *ta = calloc(1, sizeof *ta);
+	if (!ta)
+		return 1;
+	int e = load(ta, c, report, ctx);
+	free(ta);
+	return e;
+}
+
+static unsigned log_where(const char *list)
+{
+	unsigned w = 0;
+	if (strstr(list, "syslog"))
+		w |= LOG_TO_SYSLOG;
+	if (strstr(list, "stderr"))
+		w |= LOG_TO_STDERR;
+	return w ? w : LOG_TO_SYSLOG;
+}
 
 int smtp_main(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	return applet_unwritten("smtp");
+	const char *conf_path = NULL, *debug_id = NULL;
+	int verbose = 0;
+	if (applet_wants_help(argc, argv))
+		return applet_usage(smtp_usage, 0);
+	int opt;
+	while ((opt = getopt(argc, argv, "C:m:v")) != -1) {
+		switch (opt) {
+		case 'C': conf_path = optarg; break;
+		case 'm': debug_id = optarg; break;
+		case 'v': verbose = 1; break;
+		default: return applet_usage(smtp_usage, 1);
+		}
+	}
+	if (optind != argc)
+		return applet_usage(smtp_usage, 1);
+	struct conf c;
+	if (applet_load_conf(&c, conf_path))
+		return EX_CONFIG;
+	log_init("spoolbox/smtp", log_where(conf_str(&c, CK_LOG)), verbose ? LOG_DEBUG : LOG_INFO);
+	struct smtp_ta *ta = calloc(1, sizeof *ta);
+	if (!ta) {
+		conf_free(&c);
+		return EX_OSERR;
+	}
+	struct conf_stderr_ctx rc = {0, "error"};
+	if (load(ta, &c, conf_report_stderr, &rc)) {
+		conf_free(&c);
+		free(ta);
+		return EX_CONFIG;
+	}
+	ta->cfg.verbose = verbose;
+	smtp_session_init(&ta->sess);
+	struct spool sp;
+	int code = EX_OK;
+	if (spool_open(&sp, conf_str(&c, CK_SPOOL), 0, -1) < 0) {
+		code = EX_TEMPFAIL;
+	} else {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_alarm;
+		sa.sa_flags = SA_RESTART;
+		sigaction(SIGALRM, &sa, NULL);
+		signal(SIGPIPE, SIG_IGN);
+		idle_fd = -1;
+		idle_expired = 0;
+		struct ta_ops ops = {smtp_job, smtp_idle};
+		code = ta_main_loop(&sp, "smtp", &ops, ta, debug_id);
+		alarm(0);
+		idle_fd = -1;
+		smtp_session_end(&ta->sess);
+	}
+	smtp_session_free(&ta->sess);
+	conf_free(&c);
+	free(ta);
+	return code;
 }

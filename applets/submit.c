@@ -1,13 +1,681 @@
-/* submit: not written yet; registered so that its name, usage and install link exist.
+/* submit (also sendmail): take a message from a local program and queue it durably.
  *
- * exit: 69 (EX_UNAVAILABLE) until it is written. */
+ * The sendmail command line as real callers use it (cron, mailx, mutt, git send-email, PHP,
+ * sudo, mailutils, Symfony/SwiftMailer/Laravel with -bs, pine with -bs -odb -oem). Every rule
+ * (headers, rewriting, routing, 8-bit data, NUL and CR, sizes, permissions) is in
+ * docs/submit.md; the queue it writes is docs/spool.md. Nothing here resolves a name in DNS.
+ *
+ * usage: sendmail [options] [recipient ...]
+ * exit:  0 queued (durable and visible); 64 usage; 65 bad address or message; 73 message larger
+ *        than SIZELIMIT; 75 temporary failure (spool full or unwritable, signal); 78 bad
+ *        configuration; with -bp the exit code of mailq. */
+#include "addr.h"
 #include "common.h"
+#include "submit.h"
+#include "enqueue.h"
+#include "log.h"
+#include "smtpd.h"
+#include "spool.h"
+#include "sysexits.h"
+#include "util.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
 
-const char submit_usage[] = "usage: submit [-C FILE] ...\n(not written yet)\n";
+_Static_assert((int)SMTPD_NOTIFY_SUCCESS == (int)NOTIFY_SUCCESS && (int)SMTPD_NOTIFY_FAILURE == (int)NOTIFY_FAILURE &&
+                   (int)SMTPD_NOTIFY_DELAY == (int)NOTIFY_DELAY && (int)SMTPD_NOTIFY_NEVER == (int)NOTIFY_NEVER,
+               "smtpd.h and spool.h disagree on NOTIFY bits");
+
+const char submit_usage[] =
+    "usage: sendmail [options] [recipient ...]\n"
+    "\n"
+    "Reads a message on standard input and queues it for the recipients given, durably.\n"
+    "\n"
+    "  -t            also take recipients from To:, Cc:, Bcc: (Resent-* when present);\n"
+    "                Bcc: is removed from the stored message\n"
+    "  -i, -oi       a line with a single '.' does not end the message\n"
+    "  -f ADDR       envelope sender (-f '' or -f '<>': the null sender); -r is the same\n"
+    "  -F NAME       full name for the From: line submit adds\n"
+    "  -N DSN        NOTIFY: never, or success,failure,delay\n"
+    "  -R full|hdrs  DSN RET       -V ENVID  DSN envelope id\n"
+    "  -B 7BIT|8BITMIME            body type\n"
+    "  -bm           deliver mail (the default)\n"
+    "  -bs           SMTP dialogue on standard input and output\n"
+    "  -bp           list the queue (runs mailq)\n"
+    "  -bv           show how each recipient would be routed; queue nothing\n"
+    "  -q, -qR DOM   ask the scheduler to run the queue now (all, or one domain)\n"
+    "  -C FILE       configuration file (drops a setgid privilege)\n"
+    "  -v            verbose\n"
+    "Accepted for compatibility: -o options (-oem -oep -oee -oeq -oew -odi -odb -odq -om\n"
+    "-oQ -oX -oL ...), -O, -G, -U, -L TAG, -X FILE, -h N, -d X, -e X, -A X, -M X, -p X, -Q X,\n"
+    "-c, -I, -m, -n, -s.\n";
+
+struct opts {
+	const char *conf;
+	int dot_end;
+	int t;
+	const char *from; /* NULL: not given */
+	const char *fullname;
+	unsigned notify;
+	char ret;
+	const char *envid;
+	int body8;
+	char mode;        /* m s p q v i */
+	const char *qr;   /* -qR domain */
+	int verbose;
+	const char *tag;
+	char **rcpt;
+	int nrcpt;
+};
+
+/* The setgid privilege (docs/spool.md 8): held only around the spool steps. */
+static struct {
+	int active;
+	gid_t real, group;
+} priv;
+
+static void priv_set(int raise)
+{
+	if (priv.active && setresgid((gid_t)-1, raise ? priv.group : priv.real, (gid_t)-1) < 0)
+		log_msg(LOG_WARNING, NULL, "setresgid: %s", strerror(errno));
+}
+
+static void priv_drop(void)
+{
+	if (getegid() != getgid() || priv.active) {
+		gid_t g = getgid();
+		if (setresgid(g, g, g) < 0)
+			log_msg(LOG_WARNING, NULL, "dropping the submit group: %s", strerror(errno));
+	}
+	priv.active = 0;
+}
+
+/* The message being written, so that a signal can remove its temporary file. */
+static struct enq *volatile current;
+
+void submit_set_current(struct enq *e)
+{
+	current = e;
+}
+
+static void on_signal(int sig)
+{
+	struct enq *e = current;
+	if (e) {
+		const char *t = enq_tmppath(e);
+		if (*t)
+			unlink(t);
+	}
+	static const char msg[] = "submit: interrupted by a signal; message not queued\n";
+	ssize_t w = write(2, msg, sizeof msg - 1);
+	(void)w;
+	_exit(EX_TEMPFAIL);
+}
+
+static void catch_signals(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+}
+
+/* Once the commit starts, a signal waits until the end: the outcome is reported truthfully. */
+void submit_block_signals(int block)
+{
+	sigset_t s;
+	sigemptyset(&s);
+	sigaddset(&s, SIGTERM);
+	sigaddset(&s, SIGINT);
+	sigaddset(&s, SIGHUP);
+	sigprocmask(block ? SIG_BLOCK : SIG_UNBLOCK, &s, NULL);
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "sendmail: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n");
+	return applet_usage(submit_usage, 1);
+}
+
+static int parse_notify(const char *s, unsigned *out)
+{
+	unsigned bits = 0;
+	char tmp[64];
+	if (str_lcpy(tmp, s, sizeof tmp) >= sizeof tmp)
+		return -1;
+	for (char *save = NULL, *w = strtok_r(tmp, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		if (str_caseeq(w, "never"))
+			bits |= NOTIFY_NEVER;
+		else if (str_caseeq(w, "success"))
+			bits |= NOTIFY_SUCCESS;
+		else if (str_caseeq(w, "failure"))
+			bits |= NOTIFY_FAILURE;
+		else if (str_caseeq(w, "delay"))
+			bits |= NOTIFY_DELAY;
+		else
+			return -1;
+	}
+	if (!bits || ((bits & NOTIFY_NEVER) && bits != NOTIFY_NEVER))
+		return -1;
+	*out = bits;
+	return 0;
+}
+
+/* sendmail's option letters: these take an argument (attached or the next word) ... */
+#define WITH_ARG "ABbCdeFfhLMNOopQqRrVX"
+/* ... and these do not. Anything else is a usage error. */
+#define NO_ARG "cGIimnstUv"
+
+static int option(struct opts *o, char c, const char *arg)
+{
+	switch (c) {
+	case 'b':
+		if (strlen(arg) != 1 || !strchr("mspvi", arg[0])) {
+			if (arg[0] == 'd' || arg[0] == 'D')
+				return usage_error("-b%s: submit runs no daemon; start the scheduler applet instead", arg);
+			return usage_error("-b%s is not supported", arg);
+		}
+		o->mode = arg[0];
+		return 0;
+	case 'B':
+		if (str_caseeq(arg, "8BITMIME"))
+			o->body8 = 1;
+		else if (str_caseeq(arg, "7BIT"))
+			o->body8 = 0;
+		else
+			return usage_error("-B %s: the body type is 7BIT or 8BITMIME", arg);
+		return 0;
+	case 'C':
+		o->conf = arg;
+		return 0;
+	case 'F':
+		o->fullname = arg;
+		return 0;
+	case 'f':
+	case 'r':
+		o->from = arg;
+		return 0;
+	case 'N':
+		if (parse_notify(arg, &o->notify) < 0)
+			return usage_error("-N %s: give never, or a list of success, failure, delay", arg);
+		return 0;
+	case 'R':
+		if (str_caseeq(arg, "full"))
+			o->ret = 'F';
+		else if (str_caseeq(arg, "hdrs"))
+			o->ret = 'H';
+		else
+			return usage_error("-R %s: give full or hdrs", arg);
+		return 0;
+	case 'V':
+		if (!*arg || strlen(arg) > SMTPD_ENVID_MAX)
+			return usage_error("-V %s: the envelope id is 1 to 100 characters", arg);
+		for (const char *p = arg; *p; p++)
+			if (*p < '!' || *p > '~')
+				return usage_error("-V %s: the envelope id must be printable ASCII without spaces", arg);
+		o->envid = arg;
+		return 0;
+	case 'o':
+		/* -oi is the one that changes anything: the error (-oe*) and delivery (-od*) modes
+		 * are how sendmail reports and schedules, and submit always reports by exit code and
+		 * always queues and wakes the scheduler */
+		if (arg[0] == 'i' && (arg[1] == 0 || str_caseeq(arg + 1, "=true") || str_caseeq(arg + 1, "true")))
+			o->dot_end = 0;
+		return 0;
+	case 'q':
+		o->mode = 'q';
+		if (arg[0] == 'R')
+			o->qr = arg + 1;
+		return 0;
+	case 'L':
+		o->tag = arg;
+		return 0;
+	case 'i':
+		o->dot_end = 0;
+		return 0;
+	case 't':
+		o->t = 1;
+		return 0;
+	case 'v':
+		o->verbose = 1;
+		return 0;
+	default:
+		return 0; /* accepted for compatibility, no effect (docs/submit.md) */
+	}
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->dot_end = 1;
+	o->mode = 'm';
+	o->rcpt = xcalloc((size_t)argc + 1, sizeof *o->rcpt);
+	int only_rcpts = 0;
+	for (int i = 1; i < argc; i++) {
+		char *a = argv[i];
+		if (only_rcpts || a[0] != '-' || a[1] == 0) {
+			o->rcpt[o->nrcpt++] = a;
+			continue;
+		}
+		if (strcmp(a, "--") == 0) {
+			only_rcpts = 1;
+			continue;
+		}
+		for (char *p = a + 1; *p; p++) {
+			char c = *p;
+			if (strchr(NO_ARG, c)) {
+				int r = option(o, c, "");
+				if (r)
+					return r;
+				continue;
+			}
+			if (!strchr(WITH_ARG, c)) {
+				char s[2] = {c, 0};
+				return usage_error("unknown option -%s", s);
+			}
+			const char *arg = p + 1;
+			if (c == 'q') {
+				/* -q takes only an attached argument, except -qR DOMAIN */
+				if (strcmp(arg, "R") == 0) {
+					if (i + 1 >= argc)
+						return usage_error("-qR needs a domain%s", "");
+					char *d = argv[++i];
+					o->mode = 'q';
+					o->qr = d;
+					break;
+				}
+			} else if (!*arg) {
+				if (i + 1 >= argc) {
+					char s[2] = {c, 0};
+					return usage_error("option -%s needs an argument", s);
+				}
+				arg = argv[++i];
+			}
+			int r = option(o, c, arg);
+			if (r)
+				return r;
+			break;
+		}
+	}
+	return 0;
+}
+
+static int env_overrides(void)
+{
+	for (int k = 0; k < CK__COUNT; k++)
+		if (getenv(conf_name((enum conf_key)k)))
+			return 1;
+	return 0;
+}
+
+
+static int has_word(const char *list, const char *w)
+{
+	size_t n = strlen(w);
+	for (const char *p = list; *p;) {
+		while (*p == ',' || *p == ' ')
+			p++;
+		size_t k = strcspn(p, ", ");
+		if (k == n && strncmp(p, w, n) == 0)
+			return 1;
+		p += k;
+	}
+	return 0;
+}
+
+static int check_conf_addr(const struct conf *c, enum conf_key k)
+{
+	const char *v = conf_str(c, k);
+	struct addr a;
+	char err[160];
+	if (!*v)
+		return 0;
+	if (addr_parse_one(v, strlen(v), &a, err, sizeof err) < 0 || !a.domain[0]) {
+		log_msg(LOG_ERR, NULL, "%s=%s: not an address with a domain%s%s", conf_name(k), v, err[0] ? ": " : "", err);
+		return EX_CONFIG;
+	}
+	return 0;
+}
+
+static int setup(struct submit_ctx *x, const struct opts *o)
+{
+	if (o->conf || env_overrides())
+		priv_drop(); /* a privileged submit never reads another configuration or spool */
+	int r = applet_load_conf(&x->conf, o->conf);
+	if (r)
+		return r;
+	const char *logs = conf_str(&x->conf, CK_LOG);
+	x->syslog = has_word(logs, "syslog");
+	x->level = o->verbose ? LOG_DEBUG : has_word(logs, "stderr") ? LOG_INFO : LOG_WARNING;
+	log_init(x->ident, LOG_TO_STDERR, x->level);
+	if (priv.active) {
+		struct group *g = getgrnam(conf_str(&x->conf, CK_SUBMIT_GROUP));
+		if (!g || g->gr_gid != priv.group) {
+			log_msg(LOG_WARNING, NULL, "running setgid to gid %ld, which is not SUBMIT_GROUP=%s: privilege dropped",
+			        (long)priv.group, conf_str(&x->conf, CK_SUBMIT_GROUP));
+			priv_drop();
+		}
+	}
+	if ((r = check_conf_addr(&x->conf, CK_ALLMAILFROM)) || (r = check_conf_addr(&x->conf, CK_REWRITE_FROM)))
+		return r;
+
+	const char *h = conf_str(&x->conf, CK_MYHOSTNAME);
+	char why[128];
+	struct utsname u;
+	if (*h) {
+		if (addr_domain_check(h, strlen(h), why, sizeof why) < 0) {
+			log_msg(LOG_ERR, NULL, "MYHOSTNAME=%s is not a domain name: %s", h, why);
+			return EX_CONFIG;
+		}
+	} else if (uname(&u) == 0 && addr_domain_check(u.nodename, strlen(u.nodename), why, sizeof why) == 0) {
+		h = u.nodename;
+	} else {
+		h = "localhost"; /* an unset host name ("(none)" on many embedded systems) */
+	}
+	str_lcpy(x->hostname, h, sizeof x->hostname);
+	struct enq_conf *ec = &x->ec;
+	memset(ec, 0, sizeof *ec);
+	ec->sp = &x->sp;
+	ec->hostname = x->hostname;
+	ec->qualify = *conf_str(&x->conf, CK_QUALIFYDOMAIN) ? conf_str(&x->conf, CK_QUALIFYDOMAIN) : x->hostname;
+	ec->allmailfrom = conf_str(&x->conf, CK_ALLMAILFROM);
+	ec->rewrite_from = conf_str(&x->conf, CK_REWRITE_FROM);
+	ec->sizelimit = conf_num(&x->conf, CK_SIZELIMIT);
+	long long mr = conf_num(&x->conf, CK_MAXRCPT_SUBMIT);
+	ec->maxrcpt = mr <= 0 || mr > SPOOL_RCPT_MAX ? SPOOL_RCPT_MAX : (unsigned)mr;
+	if (route_conf_init(&ec->rc, conf_str(&x->conf, CK_LOCALDOMAINS), x->hostname) < 0) {
+		log_msg(LOG_ERR, NULL, "LOCALDOMAINS: list too long");
+		return EX_CONFIG;
+	}
+	ec->uid = (long)getuid();
+	struct passwd *pw = getpwuid(getuid());
+	if (pw && pw->pw_name[0] && !addr_local_needs_quotes(pw->pw_name))
+		str_lcpy(ec->user, pw->pw_name, sizeof ec->user);
+	else
+		snprintf(ec->user, sizeof ec->user, "uid%ld", ec->uid);
+	if (o->fullname)
+		str_lcpy(ec->fullname, o->fullname, sizeof ec->fullname);
+	else if (pw && pw->pw_gecos)
+		snprintf(ec->fullname, sizeof ec->fullname, "%.*s", (int)strcspn(pw->pw_gecos, ","), pw->pw_gecos);
+	ec->priv = priv_set;
+	return 0;
+}
+
+int submit_open_spool(struct submit_ctx *x)
+{
+	const char *dir = conf_str(&x->conf, CK_SPOOL);
+	char in[SPOOL_PATH_MAX];
+	struct stat st;
+	int r;
+	priv_set(1);
+	if (getuid() == 0 && str_fmt(in, sizeof in, "%s/incoming", dir) == 0 && stat(in, &st) < 0 && errno == ENOENT) {
+		/* first use on a fresh system, before the scheduler ever ran */
+		struct group *g = getgrnam(conf_str(&x->conf, CK_SUBMIT_GROUP));
+		r = spool_open(&x->sp, dir, 1, g ? (long)g->gr_gid : -1);
+	} else {
+		r = spool_open(&x->sp, dir, 0, -1);
+	}
+	priv_set(0);
+	if (r < 0) {
+		log_msg(LOG_ERR, NULL, "message not queued: spool %s cannot be used", dir);
+		return EX_TEMPFAIL;
+	}
+	return 0;
+}
+
+/* The syslog socket is opened only for the one line each submission leaves there (opening it
+ * costs more than the rest of a submission's system calls); errors always go to stderr, which
+ * is where the caller looks. */
+static void log_line(struct submit_ctx *x, int level, const char *id, int to_stderr, const char *text)
+{
+	if (x->syslog) {
+		log_init(x->ident, LOG_TO_SYSLOG, LOG_INFO);
+		log_msg(level, id, "%s", text);
+	}
+	if (to_stderr) {
+		log_init(x->ident, LOG_TO_STDERR, LOG_DEBUG);
+		log_msg(level, id, "%s", text);
+	}
+	log_init(x->ident, LOG_TO_STDERR, x->level);
+}
+
+void submit_log_queued(struct submit_ctx *x, const struct enq *e)
+{
+	char text[700];
+	snprintf(text, sizeof text, "queued: from=<%s> nrcpt=%zu size=%lld uid=%ld", e->m.sender, e->m.nrcpt, e->size,
+	         e->c->uid);
+	log_line(x, LOG_INFO, e->m.id, x->level >= LOG_INFO, text);
+}
+
+void submit_log_failed(struct submit_ctx *x, const char *why)
+{
+	log_line(x, LOG_ERR, NULL, 1, why && *why ? why : "message not queued");
+}
+
+static void start_message(struct enq *e, const struct opts *o)
+{
+	e->notify = o->notify;
+	e->body8_declared = o->body8;
+	e->m.ret = o->ret;
+	if (o->envid)
+		e->m.envid = xstrdup(o->envid);
+}
+
+/* -bm: the message on stdin. */
+static int mode_mail(struct submit_ctx *x, const struct opts *o)
+{
+	struct enq e;
+	enq_init(&e, &x->ec, o->dot_end, o->t);
+	start_message(&e, o);
+	int r = enq_sender(&e, o->from);
+	for (int i = 0; i < o->nrcpt && !r; i++)
+		r = enq_add_rcpts(&e, o->rcpt[i], "recipient");
+	if (!r && (r = submit_open_spool(x)))
+		e.err = r;
+	current = &e;
+	char buf[65536];
+	while (!r && !enq_input_done(&e)) {
+		ssize_t n = read(0, buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			snprintf(e.why, sizeof e.why, "reading the message from standard input: %s", strerror(errno));
+			r = e.err = EX_IOERR;
+			break;
+		}
+		if (n == 0)
+			break;
+		r = enq_feed(&e, buf, (size_t)n);
+	}
+	if (!r) {
+		submit_block_signals(1);
+		r = enq_finish(&e);
+	}
+	if (r) {
+		submit_log_failed(x, e.why);
+	} else {
+		submit_log_queued(x, &e);
+	}
+	current = NULL;
+	enq_free(&e);
+	return r;
+}
+
+/* -q / -qR DOMAIN: a trigger line for the scheduler (docs/spool.md 10). */
+static int mode_queue_run(struct submit_ctx *x, const struct opts *o)
+{
+	char line[300];
+	if (o->qr) {
+		char why[128];
+		if (addr_domain_check(o->qr, strlen(o->qr), why, sizeof why) < 0) {
+			log_msg(LOG_ERR, NULL, "-qR %s: %s", o->qr, why);
+			return EX_USAGE;
+		}
+		snprintf(line, sizeof line, "R%s", o->qr);
+	} else {
+		str_lcpy(line, "Q", sizeof line);
+	}
+	int r = submit_open_spool(x);
+	if (r)
+		return r;
+	priv_set(1);
+	r = spool_trigger_send(&x->sp, line);
+	int e = errno;
+	priv_set(0);
+	if (r < 0) {
+		if (e == ENXIO)
+			log_msg(LOG_ERR, NULL, "no scheduler is running; the queue is run when it starts");
+		else
+			log_msg(LOG_ERR, NULL, "cannot wake the scheduler through %s/trigger: %s", x->sp.dir, strerror(e));
+		return EX_TEMPFAIL;
+	}
+	log_msg(LOG_DEBUG, NULL, "asked the scheduler to run %s%s", o->qr ? "the queue for " : "the whole queue",
+	        o->qr ? o->qr : "");
+	return 0;
+}
+
+/* -bv: how each recipient would be routed. */
+static int verify_each(void *ctx, const struct addr *a)
+{
+	struct submit_ctx *x = ctx;
+	struct route r;
+	char shown[ADDR_TEXT_MAX + 1];
+	addr_format(a, NULL, shown, sizeof shown);
+	if (route_addr(&x->ec.rc, a, &r) < 0) {
+		printf("%s: address too long\n", shown);
+		return 1;
+	}
+	printf("%s: channel %s host %s user %s\n", shown, r.channel, r.host, r.user);
+	return 0;
+}
+
+static int mode_verify(struct submit_ctx *x, const struct opts *o)
+{
+	int bad = 0;
+	for (int i = 0; i < o->nrcpt; i++) {
+		char err[160];
+		int n = addr_parse_list(o->rcpt[i], strlen(o->rcpt[i]), verify_each, x, err, sizeof err);
+		if (n < 0) {
+			printf("%s: %s\n", o->rcpt[i], err);
+			bad = 1;
+		} else if (n == 0) {
+			printf("%s: no address in it\n", o->rcpt[i]);
+			bad = 1;
+		}
+	}
+	return bad ? EX_DATAERR : 0;
+}
+
+/* -bp, -bi: another applet of this binary, without the submit group. */
+static int run_other(const char *applet, const struct opts *o)
+{
+	priv_drop();
+	char *args[4] = {(char *)applet, NULL, NULL, NULL};
+	if (o->conf) {
+		args[1] = "-C";
+		args[2] = (char *)o->conf;
+	}
+	fflush(NULL);
+	execv("/proc/self/exe", args);
+	/* no /proc: run it in this process */
+	int argc = o->conf ? 3 : 1;
+	return strcmp(applet, "mailq") == 0 ? mailq_main(argc, args) : newaliases_main(argc, args);
+}
+
+/* spoolbox --check: the values of submit's keys make sense (the file's syntax and types are
+ * checked before this runs). */
+static int check_report(const struct conf *c, enum conf_key k, conf_report_fn *report, void *ctx, const char *why)
+{
+	char text[300];
+	snprintf(text, sizeof text, "%s: %s", conf_name(k), why);
+	if (report)
+		report(ctx, c->origin[k] == CO_ENV ? "environment" : c->path[0] ? c->path : "spoolbox.conf",
+		       c->origin[k] == CO_FILE ? c->line[k] : 0, text);
+	return 1;
+}
+
+int submit_check(const struct conf *c, conf_report_fn *report, void *ctx)
+{
+	int errors = 0;
+	char why[160];
+	static const enum conf_key addrs[] = {CK_ALLMAILFROM, CK_REWRITE_FROM};
+	for (size_t i = 0; i < ARRAY_LEN(addrs); i++) {
+		const char *v = conf_str(c, addrs[i]);
+		struct addr a;
+		if (*v && (addr_parse_one(v, strlen(v), &a, why, sizeof why) < 0 || !a.domain[0]))
+			errors += check_report(c, addrs[i], report, ctx, "not an address with a domain");
+	}
+	static const enum conf_key domains[] = {CK_MYHOSTNAME, CK_QUALIFYDOMAIN};
+	for (size_t i = 0; i < ARRAY_LEN(domains); i++) {
+		const char *v = conf_str(c, domains[i]);
+		if (*v && addr_domain_check(v, strlen(v), why, sizeof why) < 0)
+			errors += check_report(c, domains[i], report, ctx, why);
+	}
+	const char *p = conf_str(c, CK_LOCALDOMAINS);
+	while (*p) {
+		while (*p == ',' || *p == ' ' || *p == '\t')
+			p++;
+		size_t n = strcspn(p, ", \t");
+		if (n && addr_domain_check(p, n, why, sizeof why) < 0)
+			errors += check_report(c, CK_LOCALDOMAINS, report, ctx, why);
+		p += n;
+	}
+	if (strlen(conf_str(c, CK_LOCALDOMAINS)) >= ROUTE_LOCALDOMAINS_MAX)
+		errors += check_report(c, CK_LOCALDOMAINS, report, ctx, "list too long");
+	return errors;
+}
 
 int submit_main(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	return applet_unwritten("submit");
+	priv.real = getgid();
+	priv.group = getegid();
+	priv.active = priv.real != priv.group;
+	priv_set(0);
+	struct opts o;
+	int r = parse_args(argc, argv, &o);
+	if (r) {
+		free(o.rcpt);
+		return r;
+	}
+	if (o.mode == 'p' || o.mode == 'i') {
+		r = run_other(o.mode == 'p' ? "mailq" : "newaliases", &o);
+		free(o.rcpt);
+		return r;
+	}
+	if ((o.mode == 'm' || o.mode == 'v') && !o.t && o.nrcpt == 0) {
+		free(o.rcpt);
+		return usage_error("no recipients given (name them, or use -t)%s", "");
+	}
+	struct submit_ctx x;
+	memset(&x, 0, sizeof x);
+	x.ident = o.tag ? o.tag : "submit";
+	log_init(x.ident, LOG_TO_STDERR, LOG_INFO);
+	catch_signals();
+	r = setup(&x, &o);
+	if (!r) {
+		switch (o.mode) {
+		case 's': r = submit_smtp(&x); break;
+		case 'q': r = mode_queue_run(&x, &o); break;
+		case 'v': r = mode_verify(&x, &o); break;
+		default: r = mode_mail(&x, &o); break;
+		}
+	}
+	conf_free(&x.conf);
+	free(o.rcpt);
+	return r;
 }

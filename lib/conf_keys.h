@@ -14,6 +14,7 @@ CONF(QUALIFYDOMAIN, CT_STR, "", "domain added to bare addresses (default: MYHOST
 CONF(ALLMAILFROM, CT_STR, "", "forced envelope sender for all mail, overrides -f")
 CONF(REWRITE_FROM, CT_STR, "", "From: address given to mail from local users")
 CONF(MAXRCPT_SUBMIT, CT_INT, "10000", "most recipients of one message")
+CONF(SUBMIT_GROUP, CT_STR, "spoolbox", "group a setgid submit writes the spool with (docs/spool.md 8)")
 
 /* --- scheduler --- */
 CONF(SCHEDULER_CONF, CT_PATH, "/etc/spoolbox/scheduler.conf", "scheduler clause file")
@@ -30,6 +31,7 @@ CONF(MBOX_DIR, CT_PATH, "/var/mail", "directory of mbox files")
 CONF(FORWARD, CT_BOOL, "yes", "honour ~/.forward")
 CONF(DEFAULT_USER, CT_STR, "nobody", "user for |command and /file aliases of root-owned files")
 CONF(COMMAND_TIMEOUT, CT_INTERVAL, "10m", "time limit of a |command delivery")
+CONF(LOCK_TIMEOUT, CT_INTERVAL, "60s", "how long local waits for a locked mbox before deferring")
 
 /* --- smtp --- */
 CONF(SMARTHOST, CT_STR, "", "relay host list; empty = deliver by MX")
@@ -40,3 +42,11 @@ CONF(HELO_NAME, CT_STR, "", "name given in EHLO (default: MYHOSTNAME)")
 CONF(SMTP_MAXRCPT, CT_INT, "100", "most recipients in one SMTP transaction")
 CONF(SMTP_IDLE, CT_INTERVAL, "5s", "how long an idle connection is kept for reuse")
 CONF(SMTP_PORT, CT_INT, "25", "port for MX delivery")
+CONF(SMTP_CONNECT_TIMEOUT, CT_INTERVAL, "30s", "time limit of a TCP connect")
+CONF(SMTP_HELO_TIMEOUT, CT_INTERVAL, "5m", "time limit for the greeting, EHLO, STARTTLS and the TLS handshake")
+CONF(SMTP_CMD_TIMEOUT, CT_INTERVAL, "5m", "time limit for the reply to MAIL, RCPT, RSET, AUTH")
+CONF(SMTP_DATA_INIT_TIMEOUT, CT_INTERVAL, "2m", "time limit for the 354 reply to DATA")
+CONF(SMTP_DATA_BLOCK_TIMEOUT, CT_INTERVAL, "3m", "time limit of each write of the message body")
+CONF(SMTP_DATA_DONE_TIMEOUT, CT_INTERVAL, "10m", "time limit for the reply to the end of data")
+CONF(SMTP_CLEARTEXT_AUTH, CT_BOOL, "no", "allow AUTH without TLS (every host; per smarthost: cleartext_auth)")
+CONF(SMTP_8BIT_FALLBACK, CT_STR, "bounce", "8-bit message, server without 8BITMIME: bounce (RFC 6152) or send")

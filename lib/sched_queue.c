@@ -9,7 +9,7 @@
 #include "util.h"
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
+#include "glob.h"
 #include <sys/socket.h>
 #include <limits.h>
 #include <signal.h>
@@ -448,7 +448,7 @@ static int only_ok(struct sched *s, const struct thread *t)
 		return 1;
 	char buf[300];
 	snprintf(buf, sizeof buf, "%s/%s", t->name, t->host);
-	return fnmatch(s->o.only, buf, 0) == 0;
+	return glob_match(s->o.only, buf);
 }
 
 void sq_activate(struct sched *s, struct qmsg *m)

@@ -3,7 +3,7 @@
 #include "fileio.h"
 #include "util.h"
 #include <errno.h>
-#include <fnmatch.h>
+#include "glob.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -597,7 +597,7 @@ int schedconf_resolve(const struct schedconf *c, const char *channel, const char
 	sc_params_default(out);
 	for (size_t i = 0; i < c->n; i++) {
 		const struct sc_clause *k = &c->cl[i];
-		if (fnmatch(k->chan_pat, channel, 0) != 0 || fnmatch(k->host_pat, host, 0) != 0)
+		if (!glob_match(k->chan_pat, channel) || !glob_match(k->host_pat, host))
 			continue;
 		const struct sc_clause *b = &c->cl[k->body];
 		merge(out, &b->p);

@@ -1,0 +1,181 @@
+/* submit -bs: the SMTP dialogue on stdin/stdout (docs/submit.md 6). lib/smtpd.c speaks the
+ * protocol; this file connects its callbacks to the enqueue pipeline and moves the bytes: it
+ * reads what is there, feeds it, and writes the replies once all of it is processed, which is
+ * what PIPELINING needs. Every accepted message is durable before its 250. */
+#include "submit.h"
+#include "log.h"
+#include "smtpd.h"
+#include "sysexits.h"
+#include "util.h"
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef SUBMIT_SMTP_TIMEOUT_MS
+#define SUBMIT_SMTP_TIMEOUT_MS (300 * 1000)
+#endif
+
+struct bs {
+	struct submit_ctx *x;
+	struct enq e;
+	int active;
+	const struct smtpd *s;
+};
+
+static void bs_reset(void *vctx)
+{
+	struct bs *b = vctx;
+	if (b->active) {
+		submit_set_current(NULL);
+		enq_free(&b->e);
+		b->active = 0;
+	}
+}
+
+static int bs_mail(void *vctx, const struct smtpd_mail *m, char *text, size_t size)
+{
+	struct bs *b = vctx;
+	bs_reset(b);
+	enq_init(&b->e, &b->x->ec, 0, 0);
+	b->active = 1;
+	submit_set_current(&b->e);
+	b->e.body8_declared = m->body8;
+	b->e.m.ret = m->ret;
+	b->e.m.smtputf8 = m->smtputf8;
+	if (m->envid[0])
+		b->e.m.envid = xstrdup(m->envid);
+	char helo[64];
+	size_t i = 0;
+	for (const char *p = b->s->helo; *p && i < sizeof helo - 1; p++)
+		helo[i++] = (*p > ' ' && *p < 0x7f && *p != ';' && *p != '(' && *p != ')') ? *p : '?';
+	helo[i] = 0;
+	snprintf(b->e.received, sizeof b->e.received, "from %s (%s, uid %ld)", helo[0] ? helo : "unknown", b->x->ec.user,
+	         b->x->ec.uid);
+	b->e.with = b->s->esmtp ? "ESMTP" : "SMTP";
+	char from[ADDR_TEXT_MAX + 1] = "";
+	if (!m->null_sender)
+		addr_format(&m->from, NULL, from, sizeof from);
+	if (enq_sender(&b->e, from)) {
+		snprintf(text, size, "5.1.7 %s", b->e.why);
+		bs_reset(b);
+		return 553;
+	}
+	return 250;
+}
+
+static int bs_rcpt(void *vctx, const struct smtpd_rcpt *r, char *text, size_t size)
+{
+	struct bs *b = vctx;
+	int code = enq_add_rcpt(&b->e, &r->to, r->notify, r->orcpt);
+	if (!code)
+		return 250;
+	snprintf(text, size, "%s %s", strstr(b->e.why, "too many") ? "4.5.3" : "5.1.3", b->e.why);
+	b->e.err = 0; /* a refused recipient does not spoil the transaction */
+	b->e.why[0] = 0;
+	return strstr(text, "4.5.3") ? 452 : 553;
+}
+
+static int bs_data_begin(void *vctx, char *text, size_t size)
+{
+	return 354;
+}
+
+static int bs_data(void *vctx, const char *p, size_t n)
+{
+	struct bs *b = vctx;
+	return enq_feed(&b->e, p, n) ? -1 : 0;
+}
+
+static int bs_data_end(void *vctx, char *text, size_t size)
+{
+	struct bs *b = vctx;
+	submit_block_signals(1);
+	int r = enq_finish(&b->e);
+	submit_block_signals(0);
+	int code = 250;
+	if (!r) {
+		snprintf(text, size, "2.0.0 Ok: queued as %s", b->e.m.id);
+		submit_log_queued(b->x, &b->e);
+	} else {
+		submit_log_failed(b->x, b->e.why);
+		code = r == EX_CANTCREAT ? 552 : r == EX_DATAERR ? 554 : 451;
+		snprintf(text, size, "%s %s", code == 552 ? "5.3.4" : code == 554 ? "5.6.0" : "4.3.0", b->e.why);
+	}
+	bs_reset(b);
+	return code;
+}
+
+static const struct smtpd_ops bs_ops = {bs_mail, bs_rcpt, bs_data_begin, bs_data, bs_data_end, bs_reset};
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int submit_smtp(struct submit_ctx *x)
+{
+	int r = submit_open_spool(x);
+	struct smtpd s;
+	struct bs b;
+	memset(&b, 0, sizeof b);
+	b.x = x;
+	b.s = &s;
+	smtpd_init(&s, &bs_ops, &b, x->hostname, x->ec.sizelimit, x->ec.maxrcpt);
+	if (r) {
+		/* no usable spool: say so the SMTP way, then end */
+		char text[320];
+		snprintf(text, sizeof text, "421 4.3.0 %s mail queue unavailable\r\n", x->hostname);
+		write_all(1, text, strlen(text));
+		smtpd_free(&s);
+		return r;
+	}
+	smtpd_greet(&s);
+	char buf[16384];
+	int io_error = 0, timed_out = 0;
+	for (;;) {
+		if (s.out.len) {
+			if (write_all(1, s.out.p, s.out.len) < 0) {
+				io_error = 1;
+				break;
+			}
+			buf_reset(&s.out);
+		}
+		if (s.state == SMTPD_CLOSED)
+			break;
+		struct pollfd pfd = {0, POLLIN, 0};
+		int pr = poll(&pfd, 1, SUBMIT_SMTP_TIMEOUT_MS);
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr == 0) {
+			/* RFC 5321 4.5.3.2.7: a server waits 5 minutes for the next command */
+			static const char bye[] = "421 4.4.2 Timeout waiting for input, closing\r\n";
+			write_all(1, bye, sizeof bye - 1);
+			log_msg(LOG_ERR, NULL, "-bs: no input for %d seconds, session closed", SUBMIT_SMTP_TIMEOUT_MS / 1000);
+			smtpd_eof(&s);
+			timed_out = 1;
+			break;
+		}
+		ssize_t n = read(0, buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			smtpd_eof(&s);
+			break;
+		}
+		smtpd_feed(&s, buf, (size_t)n);
+	}
+	bs_reset(&b);
+	smtpd_free(&s);
+	return io_error ? EX_IOERR : timed_out ? EX_TEMPFAIL : 0;
+}

@@ -1,0 +1,491 @@
+/* Expansion of one local recipient into delivery targets: ROOT, the aliases file, ~/.forward,
+ * :include: files, owner-NAME, the catch-all "*", +detail, loop detection and the privileges
+ * every |command and /file target runs with (see aliases.h and docs/local.md). */
+#include "aliases.h"
+#include "log.h"
+#include "util.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct xs {
+	const struct expand_cfg *cfg;
+	struct expansion *out;
+	char *stack[EXPAND_DEPTH_MAX + 1]; /* "a:name", "f:user", "i:path" being expanded */
+	int depth;
+	int oom, full;
+};
+
+/* Where a target list came from: it decides the privileges of its |command and /file targets
+ * and what a reference to itself means. */
+struct src {
+	struct xs *s;
+	const struct dl_user *priv; /* NULL: commands and files refused with `refuse` */
+	const char *refuse;
+	const char *self;           /* lower-case alias name or .forward owner, or NULL */
+	const char *owner;          /* envelope sender for remote targets, or NULL */
+	const struct dl_user *fwd;  /* set inside a user's .forward (and its includes) */
+};
+
+int dl_getpw_system(void *ctx, const char *name, struct dl_user *u)
+{
+	(void)ctx;
+	errno = 0;
+	struct passwd *pw = getpwnam(name);
+	if (!pw)
+		return errno && errno != ENOENT && errno != ESRCH ? -1 : 1;
+	if (str_lcpy(u->name, pw->pw_name, sizeof u->name) >= sizeof u->name ||
+	    str_lcpy(u->home, pw->pw_dir ? pw->pw_dir : "/", sizeof u->home) >= sizeof u->home)
+		return -1;
+	u->uid = pw->pw_uid;
+	u->gid = pw->pw_gid;
+	return 0;
+}
+
+static int user_lookup(struct xs *s, const char *name, struct dl_user *u)
+{
+	dl_getpw_fn *fn = s->cfg->getpw ? s->cfg->getpw : dl_getpw_system;
+	if (!*name || strlen(name) >= sizeof u->name)
+		return 1;
+	return fn(s->cfg->getpw_ctx, name, u);
+}
+
+static void add(struct xs *s, enum dl_kind kind, const char *text, size_t len, const struct dl_user *u,
+                const char *sender, char status, const char *enh)
+{
+	struct expansion *x = s->out;
+	if (s->oom || s->full)
+		return;
+	for (size_t i = 0; i < x->n; i++) /* the same delivery twice is done once */
+		if (x->t[i].kind == kind && strlen(x->t[i].text) == len && memcmp(x->t[i].text, text, len) == 0 &&
+		    (!u || x->t[i].user.uid == u->uid))
+			return;
+	if (x->n >= EXPAND_TARGETS_MAX) {
+		s->full = 1;
+		kind = DK_ERROR, text = "too many delivery targets", len = strlen(text);
+		status = 'f', enh = "5.3.4", u = NULL, sender = NULL;
+	}
+	if (x->n == x->cap) {
+		size_t cap = x->cap ? x->cap * 2 : 4;
+		struct dl_target *nt = realloc(x->t, cap * sizeof *nt);
+		if (!nt) {
+			s->oom = 1;
+			return;
+		}
+		x->t = nt;
+		x->cap = cap;
+	}
+	struct dl_target *t = &x->t[x->n];
+	memset(t, 0, sizeof *t);
+	t->kind = kind;
+	t->text = malloc(len + 1);
+	t->sender = sender ? strdup(sender) : NULL;
+	if (!t->text || (sender && !t->sender)) {
+		free(t->text);
+		free(t->sender);
+		s->oom = 1;
+		return;
+	}
+	memcpy(t->text, text, len);
+	t->text[len] = 0;
+	if (u)
+		t->user = *u;
+	t->status = status;
+	if (enh)
+		str_lcpy(t->enh, enh, sizeof t->enh);
+	x->n++;
+}
+
+static void add_error(struct xs *s, char status, const char *enh, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void add_error(struct xs *s, char status, const char *enh, const char *fmt, ...)
+{
+	char text[600];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof text, fmt, ap);
+	va_end(ap);
+	add(s, DK_ERROR, text, strlen(text), NULL, NULL, status, enh);
+}
+
+static int push(struct xs *s, char kind, const char *name)
+{
+	size_t n = strlen(name);
+	char *k = malloc(n + 3);
+	if (!k) {
+		s->oom = 1;
+		return -1;
+	}
+	k[0] = kind, k[1] = ':';
+	memcpy(k + 2, name, n + 1);
+	for (int i = 0; i < s->depth; i++)
+		if (strcmp(s->stack[i], k) == 0) {
+			char chain[400] = "";
+			for (int j = i; j < s->depth; j++) {
+				strncat(chain, s->stack[j] + 2, sizeof chain - strlen(chain) - 1);
+				strncat(chain, " -> ", sizeof chain - strlen(chain) - 1);
+			}
+			strncat(chain, name, sizeof chain - strlen(chain) - 1);
+			add_error(s, 'f', "5.4.6", "alias loop: %s", chain);
+			free(k);
+			return -1;
+		}
+	if (s->depth >= EXPAND_DEPTH_MAX) {
+		add_error(s, 'f', "5.4.6", "aliases nested more than %d deep at '%s'", EXPAND_DEPTH_MAX, name);
+		free(k);
+		return -1;
+	}
+	s->stack[s->depth++] = k;
+	return 0;
+}
+
+static void pop(struct xs *s)
+{
+	free(s->stack[--s->depth]);
+}
+
+int expand_domain_is_local(const struct expand_cfg *cfg, const char *domain)
+{
+	if (str_caseeq(domain, "localhost") || str_caseeq(domain, "localhost.localdomain"))
+		return 1;
+	if (cfg->myhostname && *cfg->myhostname && str_caseeq(domain, cfg->myhostname))
+		return 1;
+	const char *p = cfg->localdomains;
+	size_t dl = strlen(domain);
+	while (p && *p) {
+		p += strspn(p, ", \t");
+		size_t n = strcspn(p, ", \t");
+		if (n && n == dl && str_ncaseeq(p, domain, n))
+			return 1;
+		p += n;
+	}
+	return 0;
+}
+
+/* Reads a .forward or :include: file if it is safe. Returns 0 with the text, 1 when it is to be
+ * ignored (missing, or unsafe: logged), -1 on an error worth a retry (reason in err). */
+static int read_safe(const char *path, const struct dl_user *owner, int need_world_read, struct stat *st,
+                     char **text, size_t *len, char *err, size_t errlen)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return 1;
+		if (errno == ELOOP || errno == EACCES) {
+			log_msg(LOG_WARNING, NULL, "ignoring %s: %s", path, errno == ELOOP ? "is a symlink" : strerror(errno));
+			return 1;
+		}
+		str_fmt(err, errlen, "cannot open %s: %s", path, strerror(errno));
+		return -1;
+	}
+	const char *why = NULL;
+	if (fstat(fd, st) < 0)
+		why = "cannot stat";
+	else if (!S_ISREG(st->st_mode))
+		why = "not a regular file";
+	else if (st->st_nlink != 1)
+		why = "has more than one hard link";
+	else if (st->st_mode & 022)
+		why = "group or world writable";
+	else if (owner && st->st_uid != owner->uid && !(st->st_uid == 0 && (!need_world_read || (st->st_mode & 04))))
+		why = "owned by another user";
+	else if (st->st_size > (off_t)ALIASES_INCLUDE_MAX)
+		why = "larger than 1 MiB";
+	if (why) {
+		close(fd);
+		log_msg(LOG_WARNING, NULL, "ignoring %s: %s", path, why);
+		if (st->st_size > (off_t)ALIASES_INCLUDE_MAX && S_ISREG(st->st_mode)) {
+			str_fmt(err, errlen, "%s is %s", path, why);
+			return -1;
+		}
+		return 1;
+	}
+	size_t n = (size_t)st->st_size;
+	char *p = malloc(n + 1);
+	ssize_t got = p ? read(fd, p, n) : -1;
+	int e = errno;
+	close(fd);
+	if (got < 0 || (size_t)got != n) {
+		free(p);
+		str_fmt(err, errlen, "cannot read %s: %s", path, got < 0 ? strerror(e) : "short read");
+		return -1;
+	}
+	p[n] = 0;
+	*text = p;
+	*len = n;
+	return 0;
+}
+
+static void expand_local(struct xs *s, const char *name, const char *owner, int top);
+static void walk(struct src *src, const char *text, size_t len, int lines, const char *what);
+
+static void mailbox(struct xs *s, const struct dl_user *u)
+{
+	add(s, DK_MAILBOX, u->name, strlen(u->name), u, NULL, 0, NULL);
+}
+
+/* A user's mailbox, through ~/.forward when allowed. */
+static void user_delivery(struct xs *s, const struct dl_user *u, int forward, const char *owner)
+{
+	if (!forward || !s->cfg->forward) {
+		mailbox(s, u);
+		return;
+	}
+	char path[1200];
+	if (str_fmt(path, sizeof path, "%s/.forward", strcmp(u->home, "/") ? u->home : "") < 0) {
+		mailbox(s, u);
+		return;
+	}
+	struct stat st;
+	char *text = NULL, err[400];
+	size_t len;
+	int r = read_safe(path, u, 0, &st, &text, &len, err, sizeof err);
+	if (r < 0) {
+		add_error(s, 'd', "4.3.0", "%s", err);
+		return;
+	}
+	if (r > 0) {
+		mailbox(s, u);
+		return;
+	}
+	size_t before = s->out->n;
+	if (push(s, 'f', u->name) == 0) {
+		struct src src = {s, u, NULL, u->name, owner, u};
+		walk(&src, text, len, 1, path);
+		pop(s);
+		s->out->aliased = 1;
+	}
+	if (s->out->n == before) /* an empty .forward: the mailbox */
+		mailbox(s, u);
+	free(text);
+}
+
+/* A local name that is not (or no longer) an alias: a user, with +detail and catch-all. */
+static void local_user(struct xs *s, const char *name, const char *owner, int top, int forward)
+{
+	struct dl_user u;
+	int r = user_lookup(s, name, &u);
+	if (r < 0) {
+		add_error(s, 'd', "4.3.0", "user lookup of '%s' failed", name);
+		return;
+	}
+	if (r == 0) {
+		user_delivery(s, &u, forward, owner);
+		return;
+	}
+	const char *plus = strchr(name, '+');
+	if (plus && plus != name) {
+		char base[ALIASES_NAME_MAX + 1];
+		size_t n = (size_t)(plus - name);
+		if (n < sizeof base) {
+			memcpy(base, name, n);
+			base[n] = 0;
+			if (forward)
+				expand_local(s, base, owner, top);
+			else
+				local_user(s, base, owner, 0, 0);
+			return;
+		}
+	}
+	const char *all = top && forward && s->cfg->aliases ? aliases_lookup(s->cfg->aliases, "*") : NULL;
+	if (all && push(s, 'a', "*") == 0) {
+		struct src src = {s, s->cfg->alias_user, NULL, NULL, owner, NULL};
+		if (s->cfg->aliases_unsafe)
+			src.priv = NULL, src.refuse = "the aliases file is group or world writable";
+		walk(&src, all, strlen(all), 0, "*");
+		pop(s);
+		s->out->aliased = 1;
+		return;
+	}
+	add_error(s, 'f', "5.1.1", "unknown user: %s", name);
+}
+
+static void lower_copy(char *dst, const char *src, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		dst[i] = src[i] >= 'A' && src[i] <= 'Z' ? (char)(src[i] - 'A' + 'a') : src[i];
+	dst[n] = 0;
+}
+
+/* A local part (no domain): ROOT, an alias, or a user. */
+static void expand_local(struct xs *s, const char *name, const char *owner, int top)
+{
+	char lname[ALIASES_NAME_MAX + 1];
+	size_t n = strlen(name);
+	if (n == 0) {
+		add_error(s, 'f', "5.1.3", "empty local part");
+		return;
+	}
+	if (n > ALIASES_NAME_MAX) {
+		add_error(s, 'f', "5.1.3", "local part longer than %d bytes", ALIASES_NAME_MAX);
+		return;
+	}
+	lower_copy(lname, name, n);
+	const char *rhs = NULL, *what = s->cfg->aliases_path;
+	if (strcmp(lname, "root") == 0 && s->cfg->root && *s->cfg->root)
+		rhs = s->cfg->root, what = "ROOT";
+	else if (s->cfg->aliases)
+		rhs = aliases_lookup(s->cfg->aliases, lname);
+	if (!rhs) {
+		local_user(s, lname, owner, top, 1);
+		return;
+	}
+	if (push(s, 'a', lname) < 0)
+		return;
+	char ownbuf[ALIASES_NAME_MAX + 300];
+	if (s->cfg->aliases && str_fmt(ownbuf, sizeof ownbuf, "owner-%s", lname) == 0 &&
+	    aliases_lookup(s->cfg->aliases, ownbuf) &&
+	    str_fmt(ownbuf, sizeof ownbuf, "owner-%s@%s", lname, s->cfg->myhostname ? s->cfg->myhostname : "localhost") == 0)
+		owner = ownbuf;
+	struct src src = {s, s->cfg->alias_user, NULL, lname, owner, NULL};
+	if (!src.priv)
+		src.refuse = "no user to run it as (DEFAULT_USER)";
+	if (s->cfg->aliases_unsafe)
+		src.priv = NULL, src.refuse = "the aliases file is group or world writable";
+	walk(&src, rhs, strlen(rhs), 0, what);
+	pop(s);
+	s->out->aliased = 1;
+}
+
+static int on_target(void *ctx, enum alias_tkind kind, const char *text, size_t len)
+{
+	struct src *src = ctx;
+	struct xs *s = src->s;
+	if (s->oom || s->full)
+		return 1;
+	char buf[ALIASES_TARGET_MAX + 1];
+	memcpy(buf, text, len);
+	buf[len] = 0;
+	switch (kind) {
+	case AT_COMMAND:
+	case AT_FILE:
+		if (!src->priv) {
+			add_error(s, 'd', "4.3.5", "%s '%.100s' refused: %s", kind == AT_COMMAND ? "|command" : "file",
+			          buf, src->refuse ? src->refuse : "no privileges");
+			return 0;
+		}
+		if (kind == AT_COMMAND)
+			add(s, DK_COMMAND, buf, len, src->priv, NULL, 0, NULL);
+		else
+			add(s, buf[len - 1] == '/' ? DK_MAILDIR : DK_FILE, buf, len, src->priv, NULL, 0, NULL);
+		return 0;
+	case AT_INCLUDE: {
+		if (push(s, 'i', buf) < 0)
+			return 0;
+		struct stat st;
+		char *inc = NULL, err[400];
+		size_t ilen;
+		/* From a .forward the file must be the user's own or readable by everyone: root
+		 * reads it, and must not read what the user could not. */
+		int r = read_safe(buf, src->fwd ? src->fwd : NULL, src->fwd != NULL, &st, &inc, &ilen, err, sizeof err);
+		if (r < 0) {
+			add_error(s, 'd', "4.3.0", "%s", err);
+		} else if (r > 0) {
+			add_error(s, 'd', "4.3.0", ":include: file %s missing or unsafe (see the log)", buf);
+		} else {
+			struct src sub = *src;
+			struct dl_user owner_user;
+			if (!src->fwd && st.st_uid != 0) {
+				/* an include file owned by a user runs its commands as that user */
+				struct passwd *pw = s->cfg->getpw ? NULL : getpwuid(st.st_uid);
+				if (pw && str_lcpy(owner_user.name, pw->pw_name, sizeof owner_user.name) < sizeof owner_user.name) {
+					owner_user.uid = pw->pw_uid;
+					owner_user.gid = pw->pw_gid;
+					str_lcpy(owner_user.home, pw->pw_dir ? pw->pw_dir : "/", sizeof owner_user.home);
+					sub.priv = &owner_user;
+				} else {
+					sub.priv = NULL;
+					sub.refuse = "include file owner has no passwd entry";
+				}
+				if (s->cfg->aliases_unsafe)
+					sub.priv = NULL, sub.refuse = "the aliases file is group or world writable";
+			}
+			walk(&sub, inc, ilen, 1, buf);
+			free(inc);
+			s->out->aliased = 1;
+		}
+		pop(s);
+		return 0;
+	}
+	case AT_NOALIAS: {
+		struct dl_user u;
+		int r = user_lookup(s, buf, &u);
+		if (r == 0)
+			mailbox(s, &u);
+		else
+			add_error(s, r < 0 ? 'd' : 'f', r < 0 ? "4.3.0" : "5.1.1", "%s: %s", r < 0 ? "user lookup failed" : "unknown user", buf);
+		return 0;
+	}
+	case AT_ADDR: {
+		char *at = strrchr(buf, '@');
+		if (at && !expand_domain_is_local(s->cfg, at + 1)) {
+			add(s, DK_REMOTE, buf, len, NULL, src->owner, 0, NULL);
+			return 0;
+		}
+		if (at)
+			*at = 0;
+		char lname[ALIASES_NAME_MAX + 1];
+		size_t n = strlen(buf);
+		if (n <= ALIASES_NAME_MAX && src->self) {
+			lower_copy(lname, buf, n);
+			if (strcmp(lname, src->self) == 0) { /* "root: root, admin@x": root's own mailbox */
+				local_user(s, lname, src->owner, 0, 0);
+				return 0;
+			}
+		}
+		expand_local(s, buf, src->owner, 0);
+		return 0;
+	}
+	}
+	return 0;
+}
+
+static void walk(struct src *src, const char *text, size_t len, int lines, const char *what)
+{
+	char err[300];
+	if (aliases_targets(text, len, lines, on_target, src, err, sizeof err) < 0)
+		add_error(src->s, 'd', "4.3.5", "%s: %s", what, err);
+}
+
+int expand_recipient(const struct expand_cfg *cfg, const char *rcpt, struct expansion *out)
+{
+	memset(out, 0, sizeof *out);
+	struct xs s = {.cfg = cfg, .out = out};
+	char local[ALIASES_NAME_MAX + 2];
+	const char *at = strrchr(rcpt, '@');
+	size_t n = at ? (size_t)(at - rcpt) : strlen(rcpt);
+	if (n > ALIASES_NAME_MAX) {
+		add_error(&s, 'f', "5.1.3", "local part longer than %d bytes", ALIASES_NAME_MAX);
+	} else {
+		memcpy(local, rcpt, n);
+		local[n] = 0;
+		if (memchr(local, '/', n))
+			add_error(&s, 'f', "5.1.1", "unknown user: %s", local);
+		else
+			expand_local(&s, local, NULL, 1);
+	}
+	while (s.depth)
+		pop(&s);
+	if (s.oom) {
+		expansion_free(out);
+		return -1;
+	}
+	if (out->n == 0) /* an alias whose every target was a duplicate cannot happen; be safe */
+		add_error(&s, 'f', "5.1.1", "no delivery target");
+	return s.oom ? -1 : 0;
+}
+
+void expansion_free(struct expansion *x)
+{
+	for (size_t i = 0; i < x->n; i++) {
+		free(x->t[i].text);
+		free(x->t[i].sender);
+	}
+	free(x->t);
+	memset(x, 0, sizeof *x);
+}

@@ -1,0 +1,348 @@
+/* The AUTH credentials file: checked reading, the line parser, host matching, token files and
+ * the `spoolbox --check` checker. The format and its rules are in creds.h. */
+#include "creds.h"
+#include "secfile.h"
+#include "util.h"
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXFIELDS 5 /* one more than any valid line, to say "too many fields" */
+
+static void report_at(conf_report_fn *report, void *ctx, const char *file, int line, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+static void report_at(conf_report_fn *report, void *ctx, const char *file, int line, const char *fmt, ...)
+{
+	char reason[300];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof reason, fmt, ap);
+	va_end(ap);
+	if (report)
+		report(ctx, file, line, reason);
+}
+
+struct fields {
+	char v[MAXFIELDS][CREDS_FIELD_MAX];
+	int quoted[MAXFIELDS];
+	int n;
+};
+
+/* Splits one line (no LF) into fields. Returns 0, or -1 with the reason in why (no secret). */
+static int split(const char *s, size_t len, struct fields *f, const char **why)
+{
+	size_t i = 0;
+	f->n = 0;
+	for (;;) {
+		while (i < len && (s[i] == ' ' || s[i] == '\t'))
+			i++;
+		if (i == len || s[i] == '#')
+			return 0;
+		if (f->n == MAXFIELDS) {
+			*why = "too many fields (quote a password that holds spaces)";
+			return -1;
+		}
+		char *out = f->v[f->n];
+		size_t o = 0;
+		f->quoted[f->n] = s[i] == '"';
+		if (s[i] == '"') {
+			for (i++;; i++) {
+				if (i == len) {
+					*why = "unterminated quoted field";
+					return -1;
+				}
+				char c = s[i];
+				if (c == '"')
+					break;
+				if (c == '\\') {
+					if (i + 1 == len || (s[i + 1] != '"' && s[i + 1] != '\\')) {
+						*why = "bad escape in a quoted field (only \\\" and \\\\ exist)";
+						return -1;
+					}
+					c = s[++i];
+				}
+				if (o + 1 >= CREDS_FIELD_MAX) {
+					*why = "field too long";
+					return -1;
+				}
+				out[o++] = c;
+			}
+			i++;
+			if (i < len && s[i] != ' ' && s[i] != '\t') {
+				*why = "text right after a closing quote";
+				return -1;
+			}
+		} else {
+			for (; i < len && s[i] != ' ' && s[i] != '\t'; i++) {
+				if (s[i] == '"') {
+					*why = "a quote inside an unquoted field";
+					return -1;
+				}
+				if (o + 1 >= CREDS_FIELD_MAX) {
+					*why = "field too long";
+					return -1;
+				}
+				out[o++] = s[i];
+			}
+		}
+		out[o] = 0;
+		f->n++;
+	}
+}
+
+/* HOST or HOST:PORT or [literal] or [literal]:PORT or "*". Splits off the port (0 = none).
+ * Returns 0, or -1 when malformed. */
+static int split_host(char *h, int *port)
+{
+	char *colon = NULL;
+	*port = 0;
+	if (h[0] == '[') {
+		char *rb = strchr(h, ']');
+		if (!rb || rb == h + 1)
+			return -1;
+		if (rb[1] == ':')
+			colon = rb + 1;
+		else if (rb[1])
+			return -1;
+	} else {
+		colon = strrchr(h, ':');
+		if (colon && strchr(h, ':') != colon)
+			return -1; /* a bare IPv6 address: write it as [IPv6:...] */
+	}
+	if (colon) {
+		long p = 0;
+		const char *d = colon + 1;
+		if (!*d)
+			return -1;
+		for (; *d; d++) {
+			if (*d < '0' || *d > '9' || (p = p * 10 + (*d - '0')) > 65535)
+				return -1;
+		}
+		if (p == 0)
+			return -1;
+		*port = (int)p;
+		*colon = 0;
+	}
+	if (!h[0])
+		return -1;
+	for (const char *c = h; *c; c++)
+		if ((unsigned char)*c <= ' ' || (unsigned char)*c >= 0x7f)
+			return -1;
+	return 0;
+}
+
+/* Host names compare without case and without one trailing dot. */
+static int host_eq(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la && a[la - 1] == '.')
+		la--;
+	if (lb && b[lb - 1] == '.')
+		lb--;
+	return la == lb && str_ncaseeq(a, b, la);
+}
+
+/* How well an entry fits: 0 no match, 1 "*", 2 "*:port", 3 host, 4 host:port. */
+static int rank(const char *ehost, int eport, const char *host, int port)
+{
+	if (eport && eport != port)
+		return 0;
+	if (strcmp(ehost, "*") == 0)
+		return eport ? 2 : 1;
+	if (!host_eq(ehost, host))
+		return 0;
+	return eport ? 4 : 3;
+}
+
+int creds_parse(const char *file, const char *text, size_t len, const char *host, int port,
+                struct creds *out, conf_report_fn *report, void *ctx)
+{
+	struct fields f; /* reused line by line, wiped at the end */
+	int errors = 0, best = 0, lineno = 0;
+	size_t pos = 0;
+	while (pos < len) {
+		const char *s = text + pos;
+		const char *nl = memchr(s, '\n', len - pos);
+		size_t ll = nl ? (size_t)(nl - s) : len - pos;
+		pos += ll + (nl != NULL);
+		lineno++;
+		if (ll && s[ll - 1] == '\r')
+			ll--;
+		if (ll > CREDS_LINE_MAX) {
+			report_at(report, ctx, file, lineno, "line longer than %d bytes", CREDS_LINE_MAX);
+			errors++;
+			continue;
+		}
+		if (memchr(s, 0, ll)) {
+			report_at(report, ctx, file, lineno, "NUL byte in the line");
+			errors++;
+			continue;
+		}
+		const char *why = NULL;
+		if (split(s, ll, &f, &why) < 0) {
+			report_at(report, ctx, file, lineno, "%s", why);
+			errors++;
+			continue;
+		}
+		if (f.n == 0)
+			continue;
+		int token = 0;
+		if (f.n == 4 && !f.quoted[2] && str_caseeq(f.v[2], "xoauth2")) {
+			token = 1;
+			if (f.v[3][0] != '/') {
+				report_at(report, ctx, file, lineno, "the token file must be an absolute path");
+				errors++;
+				continue;
+			}
+		} else if (f.n == 4 || f.n > 4) {
+			report_at(report, ctx, file, lineno, "%d fields: expected HOST USER PASSWORD or HOST USER xoauth2 TOKENFILE (quote a password that holds spaces)", f.n);
+			errors++;
+			continue;
+		} else if (f.n < 3) {
+			report_at(report, ctx, file, lineno, "%d field%s: expected HOST USER PASSWORD", f.n, f.n == 1 ? "" : "s");
+			errors++;
+			continue;
+		}
+		char *ehost = f.v[0];
+		int eport;
+		if (split_host(ehost, &eport) < 0) {
+			report_at(report, ctx, file, lineno, "bad HOST field (HOST, HOST:PORT, [ADDRESS][:PORT] or *)");
+			errors++;
+			continue;
+		}
+		if (!f.v[1][0] || !f.v[2][0]) {
+			report_at(report, ctx, file, lineno, "empty %s", f.v[1][0] ? "password" : "user name");
+			errors++;
+			continue;
+		}
+		int r = host ? rank(ehost, eport, host, port) : 0;
+		if (r > best && out) {
+			best = r;
+			str_lcpy(out->host, ehost, sizeof out->host);
+			str_lcpy(out->user, f.v[1], sizeof out->user);
+			str_lcpy(out->secret, token ? f.v[3] : f.v[2], sizeof out->secret);
+			out->is_token_file = token;
+			out->line = lineno;
+		}
+	}
+	explicit_bzero(&f, sizeof f);
+	if (errors) {
+		if (out)
+			creds_wipe(out);
+		return -1;
+	}
+	return best > 0;
+}
+
+int creds_lookup(const char *path, const char *host, int port, struct creds *out,
+                 conf_report_fn *report, void *ctx)
+{
+	char *text;
+	size_t len;
+	char why[160];
+	if (!path || !path[0])
+		return 0;
+	if (secfile_read(path, CREDS_FILE_MAX, &text, &len, why, sizeof why) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		report_at(report, ctx, path, 0, "%s", why);
+		return -1;
+	}
+	int r = creds_parse(path, text, len, host, port, out, report, ctx);
+	secfile_free(text, len);
+	return r;
+}
+
+/* The token in path into out: 0, or -1 with the reason in why (never the token). */
+static int read_token(const char *path, char *out, size_t size, char *why, size_t whysize)
+{
+	char *text;
+	size_t len;
+	if (size)
+		out[0] = 0;
+	if (secfile_read(path, CREDS_TOKEN_MAX, &text, &len, why, whysize) < 0)
+		return -1;
+	size_t a = 0, b = len;
+	while (a < b && (text[a] == ' ' || text[a] == '\t' || text[a] == '\r' || text[a] == '\n'))
+		a++;
+	while (b > a && (text[b - 1] == ' ' || text[b - 1] == '\t' || text[b - 1] == '\r' || text[b - 1] == '\n'))
+		b--;
+	const char *bad = NULL;
+	if (a == b)
+		bad = "is empty";
+	for (size_t i = a; i < b && !bad; i++)
+		if ((unsigned char)text[i] <= ' ' || (unsigned char)text[i] >= 0x7f)
+			bad = "holds more than one printable word";
+	if (!bad && b - a >= size)
+		bad = "holds a token too long";
+	if (bad) {
+		str_lcpy(why, bad, whysize);
+		secfile_free(text, len);
+		return -1;
+	}
+	memcpy(out, text + a, b - a);
+	out[b - a] = 0;
+	secfile_free(text, len);
+	return (int)(b - a);
+}
+
+int creds_read_token(const char *path, char *out, size_t size, conf_report_fn *report, void *ctx)
+{
+	char why[160];
+	int r = read_token(path, out, size, why, sizeof why);
+	if (r < 0)
+		report_at(report, ctx, path, 0, "token file %s", why);
+	return r;
+}
+
+void creds_wipe(struct creds *c)
+{
+	explicit_bzero(c, sizeof *c);
+}
+
+/* --check: the file and every token file it names; a missing credentials file is fine. */
+int creds_check(const struct conf *c, conf_report_fn *report, void *ctx)
+{
+	const char *path = conf_str(c, CK_CREDENTIALS);
+	char *text;
+	size_t len;
+	char why[160];
+	if (!path || !path[0])
+		return 0;
+	if (secfile_read(path, CREDS_FILE_MAX, &text, &len, why, sizeof why) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		report_at(report, ctx, path, 0, "%s", why);
+		return 1;
+	}
+	int errors = 0;
+	if (creds_parse(path, text, len, NULL, 0, NULL, report, ctx) < 0)
+		errors++;
+	/* the token files, each reported at the line that names it */
+	size_t pos = 0;
+	int lineno = 0;
+	struct fields f;
+	while (!errors && pos < len) {
+		const char *s = text + pos;
+		const char *nl = memchr(s, '\n', len - pos);
+		size_t ll = nl ? (size_t)(nl - s) : len - pos;
+		pos += ll + (nl != NULL);
+		lineno++;
+		const char *w;
+		if (ll && s[ll - 1] == '\r')
+			ll--;
+		if (split(s, ll, &f, &w) < 0 || f.n != 4)
+			continue;
+		char tok[CREDS_TOKEN_MAX + 1];
+		if (read_token(f.v[3], tok, sizeof tok, why, sizeof why) < 0) {
+			report_at(report, ctx, path, lineno, "token file %.200s %s", f.v[3], why);
+			errors++;
+		}
+		explicit_bzero(tok, sizeof tok);
+	}
+	explicit_bzero(&f, sizeof f);
+	secfile_free(text, len);
+	return errors;
+}

@@ -1,0 +1,79 @@
+/* What every local delivery shares: the message being delivered (a spool message file read
+ * with pread, so forked children share the descriptor safely), the result of one delivery,
+ * copying the message with the Return-Path/Delivered-To headers (optionally mboxrd-quoted),
+ * running a delivery in a child with a user's privileges, and |command deliveries.
+ *
+ * Contract: nothing here reports success before the data is fsync'd (files) or the command
+ * exited 0. Errors are returned as a struct dl_result with a status, an enhanced status code
+ * and a text naming the path and the errno text; nothing exits the caller's process. */
+#ifndef SPOOLBOX_DELIVER_H
+#define SPOOLBOX_DELIVER_H
+#include "aliases.h"
+#include <stddef.h>
+#include <sys/types.h>
+#include <time.h>
+
+#define DL_COPY_BUF 65536 /* copy buffer of one delivery */
+
+struct dl_msg {
+	int fd;               /* the message file (read with pread only) */
+	off_t off;            /* first header byte */
+	long long size;       /* message bytes */
+	const char *sender;   /* envelope sender; "" is the null sender */
+	const char *rcpt;     /* the recipient, for Delivered-To: */
+	time_t now;
+};
+
+/* DL_CREATE is internal to mbox delivery: the user may not create the mailbox, root must
+ * create it empty first (the way dma's dma-mbox-create does). */
+enum { DL_OK = 'o', DL_DEFER = 'd', DL_FAIL = 'f', DL_CREATE = 'c' };
+
+struct dl_result {
+	char status;          /* DL_OK, DL_DEFER, DL_FAIL */
+	char enh[8];          /* "2.0.0", "4.3.1", ... */
+	char text[400];
+};
+
+void dl_set(struct dl_result *r, char status, const char *enh, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Sets a deferral for a failed system call on path: ENOSPC → 4.3.1, EDQUOT → 4.2.2, anything
+ * else 4.3.0; the text is "op path: strerror". */
+void dl_set_errno(struct dl_result *r, int err, const char *op, const char *path);
+
+/* Where dl_copy writes: returns 0, or -1 with errno. */
+typedef int dl_write_fn(void *ctx, const void *p, size_t n);
+/* Writes every byte to the descriptor *(int *)ctx, retrying short writes and EINTR. */
+dl_write_fn dl_write_fd;
+
+enum {
+	DL_MBOXRD = 1,        /* quote ">*From " lines with one more '>'; end with a blank line */
+	DL_NO_RETURN_PATH = 2 /* only Delivered-To: (a message re-entering the queue) */
+};
+/* Writes Return-Path:, Delivered-To: and the message through w, as flags say. Returns 0, or
+ * -1 with errno: *rd_fail tells whether reading the message file failed (else the write did). */
+int dl_copy(const struct dl_msg *m, dl_write_fn *w, void *ctx, int flags, int *rd_fail);
+
+/* Drops to the user's privileges (groups, gid, uid), adding extra_gid to the groups when it is
+ * not -1. Refuses uid 0 targets only by the caller's decision. Returns 0, -1 with errno. When
+ * the process is not root, succeeds only when u is already the current user. */
+int dl_become(const struct dl_user *u, long extra_gid);
+
+/* Runs fn(arg, r) in a child process with u's privileges and returns the child's result in r.
+ * The child never returns into the caller (it _exits). A child that dies without a result
+ * gives a deferral (4.3.0). */
+typedef void dl_child_fn(void *arg, struct dl_result *r);
+void dl_run_as(const struct dl_user *u, long extra_gid, dl_child_fn *fn, void *arg, struct dl_result *r);
+
+/* Runs `/bin/sh -c cmd` as u with env (NULL-terminated) in u's home directory, the message on
+ * its stdin, at most timeout seconds. Exit 0 → ok; 75 (EX_TEMPFAIL), a signal or the time
+ * limit → deferred; any other code → failed with the code mapped as sendmail maps sysexits.
+ * The first line the command printed is added to the text. */
+void dl_command(const char *cmd, const struct dl_user *u, char *const env[], const struct dl_msg *m,
+                long timeout, struct dl_result *r);
+
+/* A value that is safe in a command's environment: bytes outside [A-Za-z0-9!#%+,-./:=@_^~]
+ * become '_' (Postfix's command_expansion_filter). */
+void dl_env_clean(char *s);
+
+/* Closes every descriptor from `from` up (before exec). */
+void dl_close_from(int from);
+#endif

@@ -1,0 +1,236 @@
+/* |command deliveries: /bin/sh -c with the command written in an aliases or .forward file,
+ * the user's privileges, a clean environment, the message on stdin, a time limit, and the
+ * exit code mapped as sendmail maps sysexits (deliver.h). */
+#include "deliver.h"
+#include "log.h"
+#include "sysexits.h"
+#include "util.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CMD_OUTPUT_KEEP 300 /* bytes of the command's output kept for the report */
+
+struct cmdio {
+	int in;              /* the command's stdin (non-blocking), -1 once it stopped reading */
+	int out;             /* its stdout+stderr (non-blocking), -1 at EOF */
+	long long deadline;  /* monotonic ms */
+	char keep[CMD_OUTPUT_KEEP + 1];
+	size_t klen;
+	int timed_out;
+};
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void drain(struct cmdio *c)
+{
+	char buf[4096];
+	for (;;) {
+		ssize_t n = read(c->out, buf, sizeof buf);
+		if (n > 0) {
+			size_t k = (size_t)n;
+			if (k > CMD_OUTPUT_KEEP - c->klen)
+				k = CMD_OUTPUT_KEEP - c->klen;
+			memcpy(c->keep + c->klen, buf, k);
+			c->klen += k;
+			continue;
+		}
+		if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+			close(c->out);
+			c->out = -1;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		return;
+	}
+}
+
+/* Waits until the command's stdin is writable (or its output readable), draining the output so
+ * a chatty command cannot block on a full pipe while we block on its stdin. */
+static int wait_io(struct cmdio *c, int want_in)
+{
+	long long left = c->deadline - now_ms();
+	if (left <= 0) {
+		c->timed_out = 1;
+		errno = ETIMEDOUT;
+		return -1;
+	}
+	struct pollfd pf[2] = {{want_in ? c->in : -1, POLLOUT, 0}, {c->out, POLLIN, 0}};
+	int r = poll(pf, 2, left > 1000000 ? 1000000 : (int)left);
+	if (r < 0 && errno != EINTR)
+		return -1;
+	if (c->out >= 0 && (pf[1].revents & (POLLIN | POLLHUP | POLLERR)))
+		drain(c);
+	return 0;
+}
+
+static int cmd_write(void *ctx, const void *p, size_t n)
+{
+	struct cmdio *c = ctx;
+	const char *s = p;
+	while (n && c->in >= 0) {
+		ssize_t w = write(c->in, s, n);
+		if (w > 0) {
+			s += w;
+			n -= (size_t)w;
+			continue;
+		}
+		if (w < 0 && errno == EPIPE) { /* the command stopped reading: its exit code decides */
+			close(c->in);
+			c->in = -1;
+			return 0;
+		}
+		if (w < 0 && errno != EAGAIN && errno != EINTR)
+			return -1;
+		if (wait_io(c, 1) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* sendmail's mapping of a program mailer's exit code (and Postfix's enhanced codes). */
+static void map_exit(int code, struct dl_result *r, const char *out)
+{
+	static const struct {
+		int code;
+		const char *enh, *text;
+	} map[] = {
+	    {EX_USAGE, "5.3.0", "command line usage error"}, {EX_DATAERR, "5.6.0", "data format error"},
+	    {EX_NOINPUT, "5.3.0", "cannot open input"},        {EX_NOUSER, "5.1.1", "user unknown"},
+	    {EX_NOHOST, "5.1.2", "host name unknown"},         {EX_UNAVAILABLE, "5.3.0", "service unavailable"},
+	    {EX_SOFTWARE, "5.3.0", "internal software error"}, {EX_OSERR, "5.3.0", "system error"},
+	    {EX_OSFILE, "5.3.0", "critical OS file missing"},  {EX_CANTCREAT, "5.2.0", "cannot create output file"},
+	    {EX_IOERR, "5.3.0", "input/output error"},         {EX_PROTOCOL, "5.5.0", "remote protocol error"},
+	    {EX_NOPERM, "5.7.0", "permission denied"},         {EX_CONFIG, "5.3.5", "configuration error"},
+	};
+	const char *enh = "5.3.0", *text = "unknown error";
+	for (size_t i = 0; i < ARRAY_LEN(map); i++)
+		if (map[i].code == code)
+			enh = map[i].enh, text = map[i].text;
+	if (code == 127)
+		text = "command not found";
+	dl_set(r, DL_FAIL, enh, "command exited %d (%s)%s%s", code, text, *out ? ": " : "", out);
+}
+
+void dl_command(const char *cmd, const struct dl_user *u, char *const env[], const struct dl_msg *m,
+                long timeout, struct dl_result *r)
+{
+	int in[2], out[2];
+	if (pipe2(in, O_CLOEXEC) < 0) {
+		dl_set_errno(r, errno, "pipe", "for |command");
+		return;
+	}
+	if (pipe2(out, O_CLOEXEC) < 0) {
+		dl_set_errno(r, errno, "pipe", "for |command");
+		close(in[0]);
+		close(in[1]);
+		return;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		dl_set_errno(r, errno, "fork", "for |command");
+		close(in[0]), close(in[1]), close(out[0]), close(out[1]);
+		return;
+	}
+	if (pid == 0) {
+		if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || dup2(out[1], 2) < 0)
+			_exit(EX_TEMPFAIL);
+		dl_close_from(3);
+		setsid(); /* its own process group: the time limit kills the whole group */
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGPIPE, SIG_DFL);
+		if (dl_become(u, -1) < 0) {
+			dprintf(2, "cannot switch to user %s: %s\n", u->name, strerror(errno));
+			_exit(EX_TEMPFAIL);
+		}
+		if (chdir(u->home) < 0 && chdir("/") < 0)
+			_exit(EX_TEMPFAIL);
+		char *const argv[] = {"sh", "-c", (char *)cmd, NULL};
+		execve("/bin/sh", argv, env);
+		dprintf(2, "cannot run /bin/sh: %s\n", strerror(errno));
+		_exit(EX_TEMPFAIL);
+	}
+	close(in[0]);
+	close(out[1]);
+	struct cmdio c = {in[1], out[0], now_ms() + (timeout > 0 ? timeout : 600) * 1000LL, "", 0, 0};
+	fcntl(c.in, F_SETFL, O_NONBLOCK);
+	fcntl(c.out, F_SETFL, O_NONBLOCK);
+	int rd_fail = 0;
+	int wr = dl_copy(m, cmd_write, &c, 0, &rd_fail);
+	int wr_errno = errno;
+	if (c.in >= 0)
+		close(c.in);
+	c.in = -1;
+	int st = 0, done = 0;
+	while (!c.timed_out && !rd_fail) {
+		pid_t w = waitpid(pid, &st, WNOHANG);
+		if (w == pid) {
+			done = 1;
+			break;
+		}
+		if (c.out >= 0) {
+			if (wait_io(&c, 0) < 0 && !c.timed_out)
+				break;
+		} else {
+			if (now_ms() >= c.deadline)
+				c.timed_out = 1;
+			else
+				usleep(5000);
+		}
+	}
+	if (!done) {
+		kill(-pid, SIGKILL);
+		kill(pid, SIGKILL);
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+	}
+	if (c.out >= 0) {
+		drain(&c);
+		if (c.out >= 0)
+			close(c.out);
+	}
+	/* the first line of what the command said */
+	c.keep[c.klen] = 0;
+	char *nl = strchr(c.keep, '\n');
+	if (nl)
+		*nl = 0;
+	if (rd_fail) {
+		dl_set_errno(r, wr_errno, "read", "message file");
+		return;
+	}
+	if (c.timed_out && !done) {
+		dl_set(r, DL_DEFER, "4.3.0", "command timed out after %lds%s%s", timeout, *c.keep ? ": " : "", c.keep);
+		return;
+	}
+	if (WIFSIGNALED(st)) {
+		dl_set(r, DL_DEFER, "4.3.0", "command killed by signal %d%s%s", WTERMSIG(st), *c.keep ? ": " : "", c.keep);
+		return;
+	}
+	int code = WEXITSTATUS(st);
+	if (code == 0) {
+		if (wr < 0) { /* it exited 0, yet we could not hand it the message */
+			dl_set(r, DL_DEFER, "4.3.0", "writing to command: %s", strerror(wr_errno));
+			return;
+		}
+		dl_set(r, DL_OK, "2.0.0", "delivered to command");
+		return;
+	}
+	if (code == EX_TEMPFAIL) {
+		dl_set(r, DL_DEFER, "4.3.0", "command exited 75 (temporary failure)%s%s", *c.keep ? ": " : "", c.keep);
+		return;
+	}
+	map_exit(code, r, c.keep);
+}

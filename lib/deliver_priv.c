@@ -1,0 +1,103 @@
+/* Running a delivery with a user's privileges: a forked child drops to the user's groups, gid
+ * and uid before it touches any mailbox, and passes its result back over a pipe (deliver.h). */
+#include "deliver.h"
+#include "log.h"
+#include "util.h"
+#include <errno.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define DL_GROUPS_MAX 256
+
+int dl_become(const struct dl_user *u, long extra_gid)
+{
+	if (geteuid() != 0) {
+		if (u->uid == geteuid())
+			return 0;
+		errno = EPERM;
+		return -1;
+	}
+	gid_t groups[DL_GROUPS_MAX];
+	int n = 0;
+	if (initgroups(u->name, u->gid) == 0) {
+		n = getgroups(DL_GROUPS_MAX - 1, groups);
+		if (n < 0)
+			n = 0;
+	} else {
+		groups[n++] = u->gid; /* no group database: the primary group only */
+	}
+	if (extra_gid >= 0)
+		groups[n++] = (gid_t)extra_gid;
+	if (setgroups((size_t)n, groups) < 0 || setgid(u->gid) < 0 || setuid(u->uid) < 0)
+		return -1;
+	/* paranoia: a uid change that can be undone did not happen */
+	if (u->uid != 0 && (setuid(0) == 0 || geteuid() != u->uid || getegid() != u->gid)) {
+		errno = EPERM;
+		return -1;
+	}
+	return 0;
+}
+
+void dl_run_as(const struct dl_user *u, long extra_gid, dl_child_fn *fn, void *arg, struct dl_result *r)
+{
+	int p[2];
+	if (pipe(p) < 0) {
+		dl_set_errno(r, errno, "pipe", "for the delivery process");
+		return;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		close(p[0]);
+		close(p[1]);
+		dl_set_errno(r, e, "fork", "of the delivery process");
+		return;
+	}
+	if (pid == 0) {
+		close(p[0]);
+		/* A signal must not cut a mailbox write in half: the delivery is bounded (lock
+		 * timeout, then one write and fsync), so it finishes and cleans up before it exits.
+		 * An over-large file gives EFBIG (and a truncation), not a silent death. */
+		sigset_t all;
+		sigfillset(&all);
+		sigprocmask(SIG_BLOCK, &all, NULL);
+		signal(SIGXFSZ, SIG_IGN);
+		struct dl_result res;
+		memset(&res, 0, sizeof res);
+		if (dl_become(u, extra_gid) < 0)
+			dl_set(&res, DL_DEFER, "4.3.0", "cannot switch to user %s (uid %ld): %s", u->name, (long)u->uid, strerror(errno));
+		else
+			fn(arg, &res);
+		ssize_t w = write(p[1], &res, sizeof res);
+		_exit(w == (ssize_t)sizeof res ? 0 : 1);
+	}
+	close(p[1]);
+	memset(r, 0, sizeof *r);
+	size_t got = 0;
+	while (got < sizeof *r) {
+		ssize_t n = read(p[0], (char *)r + got, sizeof *r - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(p[0]);
+	int st;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (got != sizeof *r || (r->status != DL_OK && r->status != DL_DEFER && r->status != DL_FAIL && r->status != DL_CREATE)) {
+		if (WIFSIGNALED(st))
+			dl_set(r, DL_DEFER, "4.3.0", "delivery process for %s killed by signal %d", u->name, WTERMSIG(st));
+		else
+			dl_set(r, DL_DEFER, "4.3.0", "delivery process for %s exited %d without a result", u->name,
+			       WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+		return;
+	}
+	r->enh[sizeof r->enh - 1] = 0;
+	r->text[sizeof r->text - 1] = 0;
+}

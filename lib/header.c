@@ -1,0 +1,331 @@
+/* Header input and rewriting for submit (see header.h). */
+#include "header.h"
+#include "addr.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void msgin_init(struct msgin *m, int dot_end)
+{
+	memset(m, 0, sizeof *m);
+	m->dot_end = dot_end;
+	m->bol = 1;
+}
+
+/* Second stage: LF-only text; finds the "." line. */
+static size_t emit(struct msgin *m, char c, char *out)
+{
+	size_t k = 0;
+	if (m->done)
+		return 0;
+	if (m->pending_dot) {
+		m->pending_dot = 0;
+		if (c == '\n') {
+			m->done = 1;
+			return 0;
+		}
+		out[k++] = '.';
+	} else if (m->bol && m->dot_end && c == '.') {
+		m->pending_dot = 1;
+		m->bol = 0;
+		return 0;
+	}
+	if (c == 0)
+		m->nul_bytes++;
+	out[k++] = c;
+	m->bol = c == '\n';
+	return k;
+}
+
+size_t msgin_feed(struct msgin *m, const char *in, size_t n, char *out)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < n && !m->done; i++) {
+		char c = in[i];
+		if (m->pending_cr) {
+			m->pending_cr = 0;
+			o += emit(m, '\n', out + o);
+			if (c == '\n')
+				continue;
+			m->saw_bare_cr = 1;
+		}
+		if (c == '\r') {
+			m->pending_cr = 1;
+			continue;
+		}
+		o += emit(m, c, out + o);
+	}
+	return o;
+}
+
+size_t msgin_eof(struct msgin *m, char *out)
+{
+	size_t o = 0;
+	if (m->pending_cr) {
+		m->pending_cr = 0;
+		m->saw_bare_cr = 1;
+		o += emit(m, '\n', out);
+	}
+	if (m->pending_dot) {
+		/* "." as the very last line without its LF still ends the input, as in sendmail */
+		m->pending_dot = 0;
+		m->done = 1;
+	}
+	return o;
+}
+
+void hdr_reader_init(struct hdr_reader *r, size_t max)
+{
+	buf_init(&r->block, max);
+	buf_init(&r->spill, max + 1);
+	r->line_start = 0;
+	r->body = 0;
+	r->first = 1;
+}
+
+void hdr_reader_free(struct hdr_reader *r)
+{
+	buf_free(&r->block);
+	buf_free(&r->spill);
+}
+
+/* Length of the field name at the start of line p[0..n), or 0 when the line is not a field:
+ * ftext (33..126 except ':'), optional white space (obsolete syntax), then ':'. */
+static size_t field_name_len(const char *p, size_t n)
+{
+	size_t i = 0;
+	while (i < n && (unsigned char)p[i] > 32 && (unsigned char)p[i] < 127 && p[i] != ':')
+		i++;
+	size_t name = i;
+	while (i < n && (p[i] == ' ' || p[i] == '\t'))
+		i++;
+	return (name && i < n && p[i] == ':') ? name : 0;
+}
+
+/* Judges the line that starts at line_start and ends the block (LF included when complete).
+ * Returns 0 when it stays a header line, 1 when the header section ended with it. */
+static int judge_line(struct hdr_reader *r)
+{
+	const char *line = r->block.p + r->line_start;
+	size_t n = r->block.len - r->line_start;
+	int first = r->first;
+	r->first = 0;
+	if (n == 1 && line[0] == '\n') {
+		r->block.len = r->line_start;
+		r->block.p[r->block.len] = 0;
+		return 1;
+	}
+	if (first && n >= 5 && memcmp(line, "From ", 5) == 0 && !field_name_len(line, n)) {
+		r->block.len = r->line_start;
+		r->block.p[r->block.len] = 0;
+		r->first = 1; /* the next line is the real first one */
+		return 0;
+	}
+	if ((line[0] == ' ' || line[0] == '\t') && r->line_start > 0)
+		return 0;
+	if (field_name_len(line, n))
+		return 0;
+	/* not a header line: the body starts here */
+	if (buf_add(&r->spill, line, n) < 0)
+		return -1;
+	r->block.len = r->line_start;
+	r->block.p[r->block.len] = 0;
+	return 1;
+}
+
+ssize_t hdr_reader_feed(struct hdr_reader *r, const char *p, size_t n)
+{
+	size_t i = 0;
+	while (i < n && !r->body) {
+		const char *lf = memchr(p + i, '\n', n - i);
+		size_t take = lf ? (size_t)(lf - (p + i)) + 1 : n - i;
+		if (buf_add(&r->block, p + i, take) < 0)
+			return -1;
+		i += take;
+		if (!lf)
+			break;
+		int j = judge_line(r);
+		if (j < 0)
+			return -1;
+		if (j)
+			r->body = 1;
+		else
+			r->line_start = r->block.len;
+	}
+	return (ssize_t)i;
+}
+
+int hdr_reader_eof(struct hdr_reader *r)
+{
+	if (r->body || r->block.len == r->line_start)
+		return 0;
+	/* a last line without LF */
+	const char *line = r->block.p + r->line_start;
+	size_t n = r->block.len - r->line_start;
+	if ((r->line_start > 0 && (line[0] == ' ' || line[0] == '\t')) || field_name_len(line, n))
+		return buf_addc(&r->block, '\n');
+	if (buf_add(&r->spill, line, n) < 0)
+		return -1;
+	r->block.len = r->line_start;
+	r->block.p[r->block.len] = 0;
+	r->body = 1;
+	return 0;
+}
+
+static int say(char *err, size_t errlen, const char *fmt, size_t a)
+{
+	if (err && errlen)
+		snprintf(err, errlen, fmt, a);
+	return -1;
+}
+
+int hdr_split(struct hdr *h, const char *p, size_t len, char *err, size_t errlen)
+{
+	h->p = p;
+	h->len = len;
+	h->f = NULL;
+	h->n = 0;
+	size_t cap = 0, pos = 0, line = 1;
+	while (pos < len) {
+		const char *lf = memchr(p + pos, '\n', len - pos);
+		size_t end = lf ? (size_t)(lf - p) + 1 : len;
+		if (p[pos] == ' ' || p[pos] == '\t') {
+			if (!h->n)
+				return say(err, errlen, "header line %zu: continuation line before any field", line);
+			h->f[h->n - 1].len = end - h->f[h->n - 1].off;
+		} else {
+			size_t nl = field_name_len(p + pos, end - pos);
+			if (!nl)
+				return say(err, errlen, "header line %zu: not a header field", line);
+			if (h->n == cap) {
+				size_t ncap = cap ? cap * 2 : 32;
+				struct hdr_field *f = realloc(h->f, ncap * sizeof *f);
+				if (!f)
+					return say(err, errlen, "header: out of memory at line %zu", line);
+				h->f = f;
+				cap = ncap;
+			}
+			struct hdr_field *f = &h->f[h->n++];
+			f->off = pos;
+			f->len = end - pos;
+			f->name_len = nl;
+			f->val_off = pos + (size_t)((const char *)memchr(p + pos, ':', end - pos) - (p + pos)) + 1;
+		}
+		pos = end;
+		line++;
+	}
+	return 0;
+}
+
+void hdr_free(struct hdr *h)
+{
+	free(h->f);
+	h->f = NULL;
+	h->n = 0;
+}
+
+int hdr_is(const struct hdr *h, size_t i, const char *name)
+{
+	size_t n = strlen(name);
+	return h->f[i].name_len == n && str_ncaseeq(h->p + h->f[i].off, name, n);
+}
+
+long hdr_find(const struct hdr *h, const char *name, size_t from)
+{
+	for (size_t i = from; i < h->n; i++)
+		if (hdr_is(h, i, name))
+			return (long)i;
+	return -1;
+}
+
+const char *hdr_value(const struct hdr *h, size_t i, size_t *len)
+{
+	const struct hdr_field *f = &h->f[i];
+	size_t end = f->off + f->len;
+	if (end > f->val_off && h->p[end - 1] == '\n')
+		end--;
+	*len = end - f->val_off;
+	return h->p + f->val_off;
+}
+
+int hdr_unfold(const char *v, size_t n, struct buf *out)
+{
+	size_t a = 0, b = n;
+	while (a < b && (v[a] == ' ' || v[a] == '\t' || v[a] == '\n'))
+		a++;
+	while (b > a && (v[b - 1] == ' ' || v[b - 1] == '\t' || v[b - 1] == '\n'))
+		b--;
+	for (size_t i = a; i < b; i++)
+		if (v[i] != '\n' && buf_addc(out, v[i]) < 0)
+			return -1;
+	return 0;
+}
+
+int hdr_is_addr_field(const char *name, size_t len)
+{
+	static const char *const names[] = {"From", "To", "Cc", "Reply-To", "Sender"};
+	if (len > 7 && str_ncaseeq(name, "Resent-", 7)) {
+		name += 7;
+		len -= 7;
+	}
+	for (size_t i = 0; i < ARRAY_LEN(names); i++)
+		if (strlen(names[i]) == len && str_ncaseeq(name, names[i], len))
+			return 1;
+	return 0;
+}
+
+struct qualify_ctx {
+	size_t ins[256]; /* where to insert "@domain", relative to the value */
+	size_t n;
+	int overflow;
+};
+
+static int note_bare(void *vctx, const struct addr *a)
+{
+	struct qualify_ctx *q = vctx;
+	if (a->domain[0])
+		return 0;
+	if (q->n == ARRAY_LEN(q->ins)) {
+		q->overflow = 1;
+		return 1;
+	}
+	q->ins[q->n++] = a->local_end;
+	return 0;
+}
+
+int hdr_qualify_field(const char *field, size_t len, size_t name_len, const char *domain, struct buf *out)
+{
+	const char *colon = memchr(field + name_len, ':', len - name_len);
+	size_t voff = colon ? (size_t)(colon - field) + 1 : len;
+	size_t vlen = len - voff;
+	if (vlen && field[len - 1] == '\n')
+		vlen--;
+	struct qualify_ctx q = {{0}, 0, 0};
+	char err[128];
+	if (!colon || !domain || !*domain || addr_parse_list(field + voff, vlen, note_bare, &q, err, sizeof err) < 0 || q.overflow)
+		return buf_add(out, field, len) < 0 ? -1 : (colon && domain && *domain ? 1 : 0);
+	size_t done = 0;
+	for (size_t i = 0; i < q.n; i++) {
+		size_t at = voff + q.ins[i];
+		if (buf_add(out, field + done, at - done) < 0 || buf_addc(out, '@') < 0 || buf_adds(out, domain) < 0)
+			return -1;
+		done = at;
+	}
+	return buf_add(out, field + done, len - done) < 0 ? -1 : 0;
+}
+
+int hdr_date(time_t t, char *out, size_t size)
+{
+	static const char days[] = "SunMonTueWedThuFriSat";
+	static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+	struct tm tm;
+	if (!localtime_r(&t, &tm))
+		return -1;
+	long off = tm.tm_gmtoff / 60;
+	char sign = off < 0 ? '-' : '+';
+	if (off < 0)
+		off = -off;
+	return str_fmt(out, size, "%.3s, %d %.3s %d %02d:%02d:%02d %c%02ld%02ld", days + 3 * tm.tm_wday, tm.tm_mday,
+	               months + 3 * tm.tm_mon, tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec, sign, off / 60,
+	               off % 60);
+}

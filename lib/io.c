@@ -1,0 +1,206 @@
+/* lib/io.h for plain file descriptors: poll()-timed low-level read/write (in the manner of
+ * qmail's substdio and BearSSL's br_sslio), and the buffering every stream shares.
+ *
+ * Choices the header leaves open:
+ *   - io_getline() at EOF after a partial line returns that partial line (no LF); the next
+ *     call returns 0. An overlong line leaves its first size-1 bytes in out.
+ *   - io_close() does not flush: closing after an error must not block on a dead peer, so a
+ *     caller that wants its last bytes sent (QUIT) flushes first. Closing twice is harmless.
+ *   - writes to a socket use MSG_NOSIGNAL, so a peer that went away gives EPIPE, not SIGPIPE. */
+#include "io.h"
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Waits until fd is ready for events, at most timeout_ms (0: no limit). 0, or -1 with errno
+ * (ETIMEDOUT on timeout). POLLHUP/POLLERR count as ready: the read or write reports them. */
+static int wait_fd(int fd, short events, int timeout_ms)
+{
+	long long deadline = timeout_ms > 0 ? now_ms() + timeout_ms : 0;
+	for (;;) {
+		int left = -1;
+		if (deadline) {
+			long long d = deadline - now_ms();
+			if (d <= 0) {
+				errno = ETIMEDOUT;
+				return -1;
+			}
+			left = (int)d;
+		}
+		struct pollfd pfd = {.fd = fd, .events = events};
+		int r = poll(&pfd, 1, left);
+		if (r > 0)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return -1;
+	}
+}
+
+static ssize_t fd_read(void *ctx, void *p, size_t n, int timeout_ms)
+{
+	int fd = *(int *)ctx;
+	for (;;) {
+		if (wait_fd(fd, POLLIN, timeout_ms) < 0)
+			return -1;
+		ssize_t r = read(fd, p, n);
+		if (r >= 0 || (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK))
+			return r;
+	}
+}
+
+static ssize_t fd_write(void *ctx, const void *p, size_t n, int timeout_ms)
+{
+	int fd = *(int *)ctx;
+	for (;;) {
+		if (wait_fd(fd, POLLOUT, timeout_ms) < 0)
+			return -1;
+		ssize_t r = send(fd, p, n, MSG_NOSIGNAL);
+		if (r < 0 && errno == ENOTSOCK)
+			r = write(fd, p, n);
+		if (r >= 0 || (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK))
+			return r;
+	}
+}
+
+static int fd_close(void *ctx)
+{
+	int *fd = ctx;
+	int r = *fd >= 0 ? close(*fd) : 0;
+	*fd = -1;
+	return r;
+}
+
+void io_init_fd(struct io *io, int fd, int timeout_ms)
+{
+	io->low_read = fd_read;
+	io->low_write = fd_write;
+	io->low_close = fd_close;
+	io->ctx = &io->fd;
+	io->fd = fd;
+	io->timeout_ms = timeout_ms;
+	io->rpos = io->rlen = 0;
+	io->wlen = 0;
+}
+
+int io_flush(struct io *io)
+{
+	size_t off = 0;
+	while (off < io->wlen) {
+		ssize_t r = io->low_write(io->ctx, io->wbuf + off, io->wlen - off, io->timeout_ms);
+		if (r <= 0) {
+			if (r == 0)
+				errno = EPIPE;
+			/* keep what was not sent at the front, so the state stays consistent */
+			memmove(io->wbuf, io->wbuf + off, io->wlen - off);
+			io->wlen -= off;
+			return -1;
+		}
+		off += (size_t)r;
+	}
+	io->wlen = 0;
+	return 0;
+}
+
+int io_write(struct io *io, const void *p, size_t n)
+{
+	const unsigned char *s = p;
+	while (n) {
+		if (io->wlen == IO_BUFSIZE && io_flush(io) < 0)
+			return -1;
+		size_t k = IO_BUFSIZE - io->wlen;
+		if (k > n)
+			k = n;
+		memcpy(io->wbuf + io->wlen, s, k);
+		io->wlen += k;
+		s += k;
+		n -= k;
+	}
+	return 0;
+}
+
+int io_puts(struct io *io, const char *s)
+{
+	return io_write(io, s, strlen(s));
+}
+
+/* Refills the read buffer: 1 when bytes arrived, 0 at EOF, -1 on error. */
+static int fill(struct io *io)
+{
+	ssize_t r = io->low_read(io->ctx, io->rbuf, IO_BUFSIZE, io->timeout_ms);
+	if (r < 0)
+		return -1;
+	io->rpos = 0;
+	io->rlen = (size_t)r;
+	return r > 0;
+}
+
+ssize_t io_getline(struct io *io, char *out, size_t size)
+{
+	size_t len = 0;
+	int overlong = 0;
+	if (size == 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	for (;;) {
+		if (io->rpos == io->rlen) {
+			int r = fill(io);
+			if (r < 0) {
+				out[len] = 0;
+				return -1;
+			}
+			if (r == 0)
+				break;
+		}
+		unsigned char *b = io->rbuf + io->rpos;
+		size_t avail = io->rlen - io->rpos;
+		unsigned char *lf = memchr(b, '\n', avail);
+		size_t take = lf ? (size_t)(lf - b) + 1 : avail;
+		size_t room = size - 1 - len;
+		size_t copy = take < room ? take : room;
+		memcpy(out + len, b, copy);
+		len += copy;
+		if (copy < take)
+			overlong = 1;
+		io->rpos += take;
+		if (lf)
+			break;
+	}
+	out[len] = 0;
+	if (overlong) {
+		errno = EMSGSIZE;
+		return -1;
+	}
+	return (ssize_t)len;
+}
+
+size_t io_pending(const struct io *io)
+{
+	return io->rlen - io->rpos;
+}
+
+void io_discard_input(struct io *io)
+{
+	io->rpos = io->rlen = 0;
+}
+
+int io_close(struct io *io)
+{
+	int r = 0;
+	if (io->low_close)
+		r = io->low_close(io->ctx);
+	io->low_close = NULL;
+	io->rpos = io->rlen = 0;
+	io->wlen = 0;
+	return r;
+}

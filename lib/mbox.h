@@ -1,0 +1,26 @@
+/* mbox delivery (mboxrd quoting, From_ line, fcntl lock plus .lock dotlock, truncation back to
+ * the old length on any error) and the root-side creation of a missing mailbox.
+ *
+ * Contract: mbox_deliver() runs with the privileges of the mailbox's owner (a child of
+ * dl_run_as()); it opens the mailbox with O_NOFOLLOW, refuses a mailbox that is not a regular
+ * file, has more than one hard link or is not owned by the current user, and reports success
+ * only after fsync. On any failure the mailbox is truncated back to its old length: a reader
+ * never sees half a message. */
+#ifndef SPOOLBOX_MBOX_H
+#define SPOOLBOX_MBOX_H
+#include "deliver.h"
+
+#define MBOX_DOTLOCK_STALE 300 /* seconds after which a .lock file is stale (procmail, mutt) */
+
+struct mbox_opts {
+	long lock_timeout;    /* seconds to wait for the locks before deferring */
+	int create;           /* create a missing mailbox (mode 0600) */
+};
+
+void mbox_deliver(const char *path, const struct dl_msg *m, const struct mbox_opts *o, struct dl_result *r);
+/* As root: creates an empty mailbox owned by uid:gid, mode 0600, refusing to follow a symlink.
+ * EEXIST is success (someone else made it; mbox_deliver checks it). */
+void mbox_create(const char *path, uid_t uid, gid_t gid, struct dl_result *r);
+/* The "From " line of a message: "From SENDER DATE\n" (MAILER-DAEMON for the null sender). */
+int mbox_from_line(char *out, size_t size, const char *sender, time_t t);
+#endif

@@ -1,0 +1,49 @@
+/* Recipient routing for submit (see route.h). */
+#include "route.h"
+#include "util.h"
+#include <string.h>
+
+int route_conf_init(struct route_conf *rc, const char *localdomains, const char *myhostname)
+{
+	memset(rc, 0, sizeof *rc);
+	if (str_lcpy(rc->myhostname, myhostname ? myhostname : "", sizeof rc->myhostname) >= sizeof rc->myhostname)
+		return -1;
+	if (localdomains && *localdomains)
+		return str_lcpy(rc->localdomains, localdomains, sizeof rc->localdomains) >= sizeof rc->localdomains ? -1 : 0;
+	return str_fmt(rc->localdomains, sizeof rc->localdomains, "%s,localhost,localhost.localdomain", rc->myhostname);
+}
+
+int route_is_local(const struct route_conf *rc, const char *domain)
+{
+	size_t dl = strlen(domain);
+	if (dl == 0)
+		return 1;
+	const char *p = rc->localdomains;
+	while (*p) {
+		while (*p == ',' || *p == ' ' || *p == '\t')
+			p++;
+		size_t n = strcspn(p, ", \t");
+		if (n && n == dl && str_ncaseeq(p, domain, n))
+			return 1;
+		p += n;
+	}
+	return 0;
+}
+
+int route_addr(const struct route_conf *rc, const struct addr *a, struct route *out)
+{
+	memset(out, 0, sizeof *out);
+	if (route_is_local(rc, a->domain)) {
+		str_lcpy(out->channel, "local", sizeof out->channel);
+		str_lcpy(out->host, "-", sizeof out->host);
+		return str_lcpy(out->user, a->local, sizeof out->user) >= sizeof out->user ? -1 : 0;
+	}
+	str_lcpy(out->channel, "smtp", sizeof out->channel);
+	size_t n = str_lcpy(out->host, a->domain, sizeof out->host);
+	if (n >= sizeof out->host)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (out->host[i] >= 'A' && out->host[i] <= 'Z')
+			out->host[i] = (char)(out->host[i] + 32);
+	return addr_format(a, NULL, out->user, sizeof out->user) < 0 ? -1 : 0;
+}

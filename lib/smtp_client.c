@@ -1,0 +1,386 @@
+/* The RFC 5321 client protocol: replies, EHLO, STARTTLS and AUTH commands, connection set-up
+ * (see smtp_client.h). The mail transaction itself is in smtp_txn.c. */
+#include "smtp_client.h"
+#include "auth.h"
+#include "log.h"
+#include "util.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+int smtp_reply_line_parse(const char *line, size_t len, int *code, int *more, size_t *text)
+{
+	if (len < 3)
+		return -1;
+	for (int i = 0; i < 3; i++)
+		if (line[i] < '0' || line[i] > '9')
+			return -1;
+	if (line[0] < '2' || line[0] > '5')
+		return -1;
+	*code = (line[0] - '0') * 100 + (line[1] - '0') * 10 + (line[2] - '0');
+	*more = 0;
+	*text = 3;
+	if (len == 3)
+		return 0;
+	if (line[3] == '-')
+		*more = 1;
+	else if (line[3] != ' ')
+		return -1;
+	*text = 4;
+	return 0;
+}
+
+static size_t digits(const char *s, size_t max)
+{
+	size_t n = 0;
+	while (n < max && s[n] >= '0' && s[n] <= '9')
+		n++;
+	return n;
+}
+
+size_t smtp_enh_parse(const char *text, int code, char *enh, size_t size)
+{
+	if (text[0] != '0' + code / 100 || text[1] != '.')
+		return 0;
+	size_t a = digits(text + 2, 4);
+	if (a < 1 || a > 3 || text[2 + a] != '.')
+		return 0;
+	size_t b = digits(text + 3 + a, 4);
+	if (b < 1 || b > 3)
+		return 0;
+	size_t end = 3 + a + b;
+	if (text[end] != 0 && text[end] != ' ' && text[end] != '\t')
+		return 0;
+	if (end + 1 > size)
+		return 0;
+	memcpy(enh, text, end);
+	enh[end] = 0;
+	return text[end] ? end + 1 : end;
+}
+
+static const char *io_why(int eof)
+{
+	if (eof)
+		return "connection closed by";
+	return errno == ETIMEDOUT ? "timeout talking to" : "lost connection with";
+}
+
+int smtp_read_reply(struct smtp_conn *c, struct smtp_reply *r, int timeout_ms)
+{
+	char line[SMTP_LINE_MAX];
+	size_t tlen = 0;
+	int lines = 0;
+	r->code = 0;
+	r->enh[0] = 0;
+	r->text[0] = 0;
+	c->io.timeout_ms = timeout_ms;
+	for (;;) {
+		ssize_t n = io_getline(&c->io, line, sizeof line);
+		if (n < 0 && errno == EMSGSIZE) {
+			n = (ssize_t)strlen(line); /* an overlong line is kept, cut */
+		} else if (n <= 0) {
+			str_fmt(c->err, sizeof c->err, "%s %s%s%s", io_why(n == 0), c->name,
+			        n < 0 && errno != ETIMEDOUT ? ": " : "", n < 0 && errno != ETIMEDOUT ? strerror(errno) : "");
+			return -1;
+		}
+		size_t len = (size_t)n;
+		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			line[--len] = 0;
+		if (c->verbose)
+			log_msg(LOG_DEBUG, c->logid, "< %s", line);
+		int code, more;
+		size_t off;
+		if (smtp_reply_line_parse(line, len, &code, &more, &off) < 0 || (lines && code != r->code)) {
+			str_fmt(c->err, sizeof c->err, "malformed reply from %s: %.80s", c->name, line);
+			return -1;
+		}
+		if (lines == 0) {
+			r->code = code;
+			off += smtp_enh_parse(line + off, code, r->enh, sizeof r->enh);
+		} else {
+			/* Later lines repeat the enhanced code; keep only the text. */
+			char skip[16];
+			off += smtp_enh_parse(line + off, code, skip, sizeof skip);
+		}
+		if (++lines > SMTP_REPLY_LINES) {
+			str_fmt(c->err, sizeof c->err, "reply from %s has more than %d lines", c->name, SMTP_REPLY_LINES);
+			return -1;
+		}
+		for (size_t i = off; i <= len; i++) {
+			if (tlen + 2 >= sizeof r->text)
+				break;
+			if (i == len) {
+				if (more)
+					r->text[tlen++] = '\n';
+				break;
+			}
+			r->text[tlen++] = line[i];
+		}
+		r->text[tlen] = 0;
+		if (!more)
+			return 0;
+	}
+}
+
+static const char *next_line(const char *p, const char **end)
+{
+	const char *nl = strchr(p, '\n');
+	*end = nl ? nl : p + strlen(p);
+	return nl ? nl + 1 : NULL;
+}
+
+void smtp_parse_ehlo(const struct smtp_reply *r, struct smtp_caps *caps)
+{
+	static const struct {
+		const char *kw;
+		unsigned bit;
+	} kws[] = {
+	    {"PIPELINING", SMTP_EXT_PIPELINING}, {"SIZE", SMTP_EXT_SIZE}, {"8BITMIME", SMTP_EXT_8BITMIME},
+	    {"SMTPUTF8", SMTP_EXT_SMTPUTF8}, {"DSN", SMTP_EXT_DSN}, {"ENHANCEDSTATUSCODES", SMTP_EXT_ENHANCED},
+	    {"STARTTLS", SMTP_EXT_STARTTLS}, {"AUTH", SMTP_EXT_AUTH},
+	};
+	caps->ext = 0;
+	caps->size = 0;
+	caps->auth[0] = 0;
+	const char *p = r->text, *end;
+	p = next_line(p, &end); /* the first line is the server's name */
+	while (p) {
+		const char *line = p;
+		p = next_line(p, &end);
+		size_t kl = 0;
+		while (line + kl < end && line[kl] != ' ' && line[kl] != '=')
+			kl++;
+		for (size_t i = 0; i < ARRAY_LEN(kws); i++) {
+			if (strlen(kws[i].kw) != kl || !str_ncaseeq(line, kws[i].kw, kl))
+				continue;
+			caps->ext |= kws[i].bit;
+			const char *arg = line + kl;
+			while (arg < end && (*arg == ' ' || *arg == '='))
+				arg++;
+			size_t al = (size_t)(end - arg);
+			if (kws[i].bit == SMTP_EXT_SIZE) {
+				long long v = 0;
+				for (const char *q = arg; q < end && *q >= '0' && *q <= '9' && v < (1LL << 50); q++)
+					v = v * 10 + (*q - '0');
+				caps->size = v;
+			} else if (kws[i].bit == SMTP_EXT_AUTH) {
+				/* "AUTH PLAIN" and the old "AUTH=LOGIN" may both appear: keep both lists. */
+				size_t have = strlen(caps->auth);
+				if (have + al + 2 < sizeof caps->auth) {
+					if (have)
+						caps->auth[have++] = ' ';
+					memcpy(caps->auth + have, arg, al);
+					caps->auth[have + al] = 0;
+				}
+			}
+		}
+	}
+}
+
+void smtp_reply_oneline(const struct smtp_reply *r, char *out, size_t size)
+{
+	int n = snprintf(out, size, "%d%s%s%s%s", r->code, r->enh[0] ? " " : "", r->enh, r->text[0] ? " " : "", r->text);
+	(void)n;
+	for (char *p = out; *p; p++)
+		if (*p == '\n' || *p == '\r' || *p == '\t')
+			*p = ' ';
+}
+
+int smtp_connect(struct smtp_conn *c, const struct sockaddr *sa, unsigned salen)
+{
+	c->open = 0;
+	int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		str_fmt(c->err, sizeof c->err, "connect to %s: socket: %s", c->name, strerror(errno));
+		return -1;
+	}
+	int r = connect(fd, sa, (socklen_t)salen);
+	if (r < 0 && errno == EINPROGRESS) {
+		struct pollfd p = {.fd = fd, .events = POLLOUT};
+		int pr;
+		do
+			pr = poll(&p, 1, c->to.connect > 0 ? c->to.connect : -1);
+		while (pr < 0 && errno == EINTR);
+		if (pr == 0) {
+			close(fd);
+			str_fmt(c->err, sizeof c->err, "connect to %s: timed out after %d s", c->name, c->to.connect / 1000);
+			return -1;
+		}
+		int e = 0;
+		socklen_t el = sizeof e;
+		if (pr < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) < 0)
+			e = errno;
+		if (e) {
+			errno = e;
+			r = -1;
+		} else {
+			r = 0;
+		}
+	}
+	if (r < 0) {
+		str_fmt(c->err, sizeof c->err, "connect to %s: %s", c->name, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	/* Back to blocking: io's poll() bounds every wait. NODELAY: we coalesce writes ourselves. */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	io_init_fd(&c->io, fd, c->to.greeting);
+	c->open = 1;
+	memset(&c->caps, 0, sizeof c->caps);
+	return 0;
+}
+
+static void transcript_out(struct smtp_conn *c, const char *line)
+{
+	if (c->verbose)
+		log_msg(LOG_DEBUG, c->logid, "> %s", line);
+}
+
+int smtp_send(struct smtp_conn *c, const char *line)
+{
+	transcript_out(c, line);
+	if (io_puts(&c->io, line) < 0 || io_write(&c->io, "\r\n", 2) < 0) {
+		str_fmt(c->err, sizeof c->err, "%s %s: %s", io_why(0), c->name, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int smtp_flush(struct smtp_conn *c, int timeout_ms)
+{
+	c->io.timeout_ms = timeout_ms;
+	if (io_flush(&c->io) < 0) {
+		str_fmt(c->err, sizeof c->err, "%s %s while sending: %s", io_why(0), c->name, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int smtp_cmd(struct smtp_conn *c, const char *line, struct smtp_reply *r, int timeout_ms)
+{
+	c->io.timeout_ms = timeout_ms;
+	if (smtp_send(c, line) < 0 || smtp_flush(c, timeout_ms) < 0)
+		return -1;
+	return smtp_read_reply(c, r, timeout_ms);
+}
+
+int smtp_ehlo(struct smtp_conn *c, const char *helo_name, struct smtp_reply *r)
+{
+	char line[300];
+	str_fmt(line, sizeof line, "EHLO %s", helo_name);
+	if (smtp_cmd(c, line, r, c->to.helo) < 0)
+		return -1;
+	if (r->code / 100 == 2) {
+		smtp_parse_ehlo(r, &c->caps);
+		c->caps.esmtp = 1;
+		return 0;
+	}
+	if (r->code / 100 != 5)
+		return 1;
+	/* An old server: HELO, no extensions. */
+	str_fmt(line, sizeof line, "HELO %s", helo_name);
+	if (smtp_cmd(c, line, r, c->to.helo) < 0)
+		return -1;
+	memset(&c->caps, 0, sizeof c->caps);
+	return r->code / 100 == 2 ? 0 : 1;
+}
+
+int smtp_greet(struct smtp_conn *c, const char *helo_name, struct smtp_reply *r)
+{
+	if (smtp_read_reply(c, r, c->to.greeting) < 0)
+		return -1;
+	if (r->code != 220)
+		return 1;
+	return smtp_ehlo(c, helo_name, r);
+}
+
+int smtp_starttls_cmd(struct smtp_conn *c, struct smtp_reply *r)
+{
+	if (smtp_cmd(c, "STARTTLS", r, c->to.cmd) < 0)
+		return -1;
+	return r->code == 220 ? 0 : 1;
+}
+
+int smtp_auth(struct smtp_conn *c, int mech, const char *user, const char *secret, struct smtp_reply *r)
+{
+	enum { LINE = AUTH_LINE_MAX + 8 };
+	char *line = malloc(LINE), shown[128];
+	struct auth a;
+	if (!line) {
+		str_fmt(c->err, sizeof c->err, "AUTH to %s: out of memory", c->name);
+		return -1;
+	}
+	auth_init(&a, (enum auth_mech)mech, user, secret);
+	ssize_t n = auth_start(&a, line, LINE - 2);
+	int ret = -1;
+	if (n < 0) {
+		str_fmt(c->err, sizeof c->err, "AUTH %s to %s: %s", auth_mech_name((enum auth_mech)mech), c->name, a.err);
+		goto out;
+	}
+	for (;;) {
+		auth_redact(line, shown, sizeof shown);
+		transcript_out(c, shown);
+		c->io.timeout_ms = c->to.cmd;
+		if (io_write(&c->io, line, (size_t)n) < 0 || io_write(&c->io, "\r\n", 2) < 0 || smtp_flush(c, c->to.cmd) < 0)
+			goto out;
+		if (smtp_read_reply(c, r, c->to.cmd) < 0)
+			goto out;
+		if (r->code != 334)
+			break;
+		if (a.step > 8) { /* no mechanism we speak needs more: a server looping on 334 */
+			str_fmt(c->err, sizeof c->err, "AUTH with %s: too many challenges", c->name);
+			goto out;
+		}
+		n = auth_step(&a, r->text, line, LINE - 2);
+		if (n < 0) {
+			str_fmt(line, LINE, "*");
+			n = 1;
+		}
+	}
+	ret = r->code == 235 ? 0 : 1;
+out:
+	explicit_bzero(line, LINE);
+	free(line);
+	auth_clear(&a);
+	return ret;
+}
+
+int smtp_rset(struct smtp_conn *c)
+{
+	struct smtp_reply r;
+	if (smtp_cmd(c, "RSET", &r, c->to.cmd) < 0)
+		return -1;
+	if (r.code != 250) {
+		str_fmt(c->err, sizeof c->err, "RSET refused by %s: %d %.100s", c->name, r.code, r.text);
+		return -1;
+	}
+	return 0;
+}
+
+void smtp_close(struct smtp_conn *c)
+{
+	if (c->open)
+		io_close(&c->io);
+	c->open = 0;
+}
+
+void smtp_quit(struct smtp_conn *c)
+{
+	if (!c->open)
+		return;
+	struct smtp_reply r;
+	/* A polite goodbye, not worth waiting long for. */
+	if (smtp_send(c, "QUIT") == 0 && smtp_flush(c, 2000) == 0)
+		smtp_read_reply(c, &r, 2000);
+	smtp_close(c);
+}

@@ -1,0 +1,438 @@
+/* Routing, failover, TLS, AUTH and the cached connection of the smtp transport (see
+ * smtp_session.h). */
+#include "smtp_session.h"
+#include "auth.h"
+#include "creds.h"
+#include "dns.h"
+#include "log.h"
+#include "util.h"
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+enum { RANK_DNS = 1, RANK_CONNECT = 1, RANK_REPLY = 2, RANK_TLS = 3, RANK_AUTH = 4, RANK_PERM = 9 };
+
+struct target {
+	char name[256];               /* host name, or address for a literal */
+	unsigned port;
+	const struct smarthost *sh;   /* NULL for MX delivery */
+};
+
+long long smtp_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec;
+}
+
+void smtp_session_init(struct smtp_session *s)
+{
+	memset(s, 0, sizeof *s);
+}
+
+static void fail(struct smtp_fail *f, int rank, const char *enh, const char *remote, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static void fail(struct smtp_fail *f, int rank, const char *enh, const char *remote, const char *fmt, ...)
+{
+	if (rank < f->rank)
+		return;
+	va_list ap;
+	f->rank = rank;
+	f->permanent = rank == RANK_PERM;
+	str_lcpy(f->enh, enh, sizeof f->enh);
+	str_lcpy(f->remote, remote ? remote : "", sizeof f->remote);
+	va_start(ap, fmt);
+	vsnprintf(f->text, sizeof f->text, fmt, ap);
+	va_end(ap);
+}
+
+/* A server's reply, reported as a deferral: its enhanced code with class 4. */
+static void fail_reply(struct smtp_fail *f, int rank, const char *remote, const char *what, const struct smtp_reply *r)
+{
+	char one[SPOOL_TEXT_MAX + 1], enh[16] = "4.0.0";
+	smtp_reply_oneline(r, one, sizeof one);
+	if (r->enh[0]) {
+		str_lcpy(enh, r->enh, sizeof enh);
+		enh[0] = '4';
+	}
+	fail(f, rank, enh, remote, "%s %s: %s", remote, what, one);
+}
+
+static unsigned default_port(const struct smarthost *sh, unsigned mx_port)
+{
+	if (!sh)
+		return mx_port;
+	return sh->port ? sh->port : sh->smtps ? 465 : 25;
+}
+
+/* Adds the MX hosts of domain (or the domain itself when it has none) to the targets. */
+static int add_mx(const char *domain, const struct smarthost *sh, unsigned port, struct target *t, size_t max, size_t *n,
+                  struct smtp_fail *why)
+{
+	struct dns_mx mx[DNS_MX_MAX];
+	size_t nmx;
+	char err[300];
+	int st = dns_lookup_mx(domain, mx, DNS_MX_MAX, &nmx, err, sizeof err);
+	if (st == DNS_NULLMX) {
+		/* For a recipient domain it is final; for a smarthost it is a configuration error. */
+		if (sh)
+			fail(why, RANK_DNS, "4.4.3", NULL, "smarthost %s: %s", domain, err);
+		else
+			fail(why, RANK_PERM, "5.1.10", NULL, "%s", err);
+		return -1;
+	}
+	if (st == DNS_NXDOMAIN || st == DNS_TEMPFAIL) {
+		/* Deferred even for NXDOMAIN: a router's resolver says that while its uplink is down. */
+		fail(why, RANK_DNS, "4.4.3", NULL, "%s", err);
+		return -1;
+	}
+	if (st == DNS_NODATA) { /* RFC 5321 5.1: the domain itself is the implicit MX */
+		nmx = 1;
+		mx[0].pref = 0;
+		str_lcpy(mx[0].host, domain, sizeof mx[0].host);
+	}
+	for (size_t i = 0; i < nmx && *n < max; i++) {
+		str_lcpy(t[*n].name, mx[i].host, sizeof t[*n].name);
+		t[*n].port = port;
+		t[*n].sh = sh;
+		(*n)++;
+	}
+	return 0;
+}
+
+static size_t route(const struct smtp_config *cfg, const char *domain, struct target *t, size_t max, struct smtp_fail *why)
+{
+	size_t n = 0;
+	if (cfg->nsmarthost) {
+		for (int i = 0; i < cfg->nsmarthost && n < max; i++) {
+			const struct smarthost *sh = &cfg->smarthost[i];
+			unsigned port = default_port(sh, cfg->mx_port);
+			if (sh->mx) {
+				add_mx(sh->host, sh, port, t, max, &n, why);
+				continue;
+			}
+			str_lcpy(t[n].name, sh->host, sizeof t[n].name);
+			t[n].port = port;
+			t[n].sh = sh;
+			n++;
+		}
+		return n;
+	}
+	size_t dl = strlen(domain);
+	if (dl > 2 && domain[0] == '[' && domain[dl - 1] == ']') {
+		if (dl - 2 >= sizeof t[0].name)
+			return 0;
+		memcpy(t[0].name, domain + 1, dl - 2);
+		t[0].name[dl - 2] = 0;
+		/* "[IPv6:2001:db8::1]" (RFC 5321 4.1.3) */
+		if (str_ncaseeq(t[0].name, "IPv6:", 5))
+			memmove(t[0].name, t[0].name + 5, strlen(t[0].name + 5) + 1);
+		t[0].port = cfg->mx_port;
+		t[0].sh = NULL;
+		return 1;
+	}
+	add_mx(domain, NULL, cfg->mx_port, t, max, &n, why);
+	return n;
+}
+
+static void log_creds(void *ctx, const char *file, int line, const char *reason)
+{
+	(void)ctx;
+	if (line > 0)
+		log_msg(LOG_ERR, NULL, "%s:%d: %s", file, line, reason);
+	else
+		log_msg(LOG_ERR, NULL, "%s: %s", file, reason);
+}
+
+static const struct tls_anchors *anchors(struct smtp_session *s, const struct smtp_config *cfg)
+{
+	if (!s->anchors_tried) {
+		s->anchors_tried = 1;
+		s->anchors = tls_anchors_load(cfg->cafile, s->anchors_err, sizeof s->anchors_err);
+	}
+	return s->anchors;
+}
+
+/* TLS on the connection (after connect for smtps, after a 220 to STARTTLS otherwise). */
+static int start_tls(struct smtp_session *s, const struct smtp_config *cfg, const struct target *t, enum tls_policy pol,
+                     const char *remote, struct smtp_fail *why)
+{
+	struct tls_params p;
+	char reason[TLS_REASON_MAX];
+	memset(&p, 0, sizeof p);
+	p.policy = pol;
+	p.server_name = t->name;
+	if (pol == TLS_VERIFY && !(p.anchors = anchors(s, cfg))) {
+		fail(why, RANK_TLS, "4.7.5", remote, "cannot verify %s: %s", remote, s->anchors_err);
+		return -1;
+	}
+	if (t->sh) {
+		p.pins = t->sh->pins;
+		p.client_cert = t->sh->cert[0] ? t->sh->cert : NULL;
+		p.client_key = t->sh->key[0] ? t->sh->key : NULL;
+	}
+	s->conn.io.timeout_ms = cfg->to.helo;
+	enum tls_status st = tls_start(&s->conn.io, &p, reason, sizeof reason);
+	if (st != TLS_OK) {
+		fail(why, RANK_TLS, st == TLS_E_CLOCK ? "4.7.0" : "4.7.5", remote, "TLS with %s failed (%s): %s", remote,
+		     tls_status_name(st), reason);
+		return -1;
+	}
+	tls_describe(&s->conn.io, s->tlsdesc, sizeof s->tlsdesc);
+	return 0;
+}
+
+/* AUTH when credentials exist for the target. 0 = fine (done or not needed), -1 = failed. */
+static int do_auth(struct smtp_session *s, const struct smtp_config *cfg, const struct target *t, const char *remote,
+                   struct smtp_fail *why)
+{
+	struct creds cr;
+	const struct smarthost *sh = t->sh;
+	if (sh && sh->noauth)
+		return 0;
+	int r = creds_lookup(cfg->credentials, t->name, (int)t->port, &cr, log_creds, NULL);
+	if (r < 0) {
+		fail(why, RANK_AUTH, "4.7.0", remote, "credentials file %s is not usable (see the log)", cfg->credentials);
+		return -1;
+	}
+	if (r == 0)
+		return 0;
+	/* A smarthost with credentials must get them; for MX delivery only a line naming the host
+	 * itself is used, and only when the server offers AUTH. */
+	int required = sh != NULL;
+	if (!sh && strcmp(cr.host, "*") == 0) {
+		creds_wipe(&cr);
+		return 0;
+	}
+	struct smtp_conn *c = &s->conn;
+	int over_tls = tls_active(&c->io);
+	int rc = -1;
+	if (!(c->caps.ext & SMTP_EXT_AUTH)) {
+		if (required)
+			fail(why, RANK_AUTH, "4.7.0", remote, "credentials are configured for %s, but %s offers no AUTH%s", t->name,
+			     remote, over_tls ? "" : " (without TLS)");
+		rc = required ? -1 : 0;
+		goto out;
+	}
+	if (!over_tls && !cfg->cleartext_auth && !(sh && sh->cleartext_auth)) {
+		if (required)
+			fail(why, RANK_AUTH, "4.7.0", remote,
+			     "not sending credentials to %s without TLS (allow with cleartext_auth / SMTP_CLEARTEXT_AUTH)", remote);
+		rc = required ? -1 : 0;
+		goto out;
+	}
+	unsigned offered = auth_parse_ehlo(c->caps.auth);
+	enum auth_mech mech;
+	if (sh && sh->mech[0]) {
+		mech = auth_mech_parse(sh->mech);
+		if (!(offered & AUTH_BIT(mech)))
+			mech = AUTH_NONE;
+	} else {
+		mech = auth_choose(offered, cr.is_token_file, over_tls);
+	}
+	if (mech == AUTH_NONE) {
+		fail(why, RANK_AUTH, "4.7.0", remote, "no usable AUTH mechanism at %s (offered: %s)", remote, c->caps.auth);
+		goto out;
+	}
+	char token[CREDS_TOKEN_MAX + 1];
+	const char *secret = cr.secret;
+	if (cr.is_token_file) {
+		if (creds_read_token(cr.secret, token, sizeof token, log_creds, NULL) < 0) {
+			fail(why, RANK_AUTH, "4.7.0", remote, "cannot read the XOAUTH2 token file for %s (see the log)", t->name);
+			goto out;
+		}
+		secret = token;
+	}
+	struct smtp_reply rep;
+	int a = smtp_auth(c, mech, cr.user, secret, &rep);
+	if (cr.is_token_file)
+		explicit_bzero(token, sizeof token);
+	if (a < 0) {
+		fail(why, RANK_AUTH, "4.4.2", remote, "%s", c->err);
+	} else if (a > 0) {
+		char what[80];
+		str_fmt(what, sizeof what, "refused AUTH %s", auth_mech_name(mech));
+		fail_reply(why, RANK_AUTH, remote, what, &rep);
+		if (rep.code / 100 == 5 && !rep.enh[0])
+			str_lcpy(why->enh, "4.7.8", sizeof why->enh);
+	} else {
+		log_msg(LOG_INFO, c->logid, "authenticated to %s as %s with %s", remote, cr.user, auth_mech_name(mech));
+		rc = 0;
+	}
+out:
+	creds_wipe(&cr);
+	return rc;
+}
+
+/* One address of one target. 0 = session ready; -1 = failed (why updated). */
+static int try_addr(struct smtp_session *s, const struct smtp_config *cfg, const struct target *t, const struct dns_addr *a,
+                    struct smtp_fail *why)
+{
+	char addr[INET6_ADDRSTRLEN], remote[300];
+	struct smtp_conn *c = &s->conn;
+	struct smtp_reply r;
+	const struct smarthost *sh = t->sh;
+	enum tls_policy pol = sh ? sh->policy : cfg->mx_policy;
+	int smtps = sh && sh->smtps, cleartext_retry = 0;
+	dns_addr_str(a, addr, sizeof addr);
+	str_fmt(remote, sizeof remote, "%s[%s]", t->name, addr);
+again:
+	c->to = cfg->to;
+	c->verbose = cfg->verbose;
+	str_fmt(c->name, sizeof c->name, "%s:%u", remote, t->port);
+	s->tlsdesc[0] = 0;
+	if (pol >= TLS_ENCRYPT && !tls_available()) {
+		fail(why, RANK_TLS, "4.7.5", remote, "TLS is required for %s (tls=%s), but this spoolbox is built without TLS",
+		     t->name, tls_policy_name(pol));
+		return -1;
+	}
+	struct dns_addr sa = *a;
+	if (sa.sa.ss_family == AF_INET6)
+		((struct sockaddr_in6 *)&sa.sa)->sin6_port = htons((unsigned short)t->port);
+	else
+		((struct sockaddr_in *)&sa.sa)->sin_port = htons((unsigned short)t->port);
+	if (smtp_connect(c, (struct sockaddr *)&sa.sa, sa.len) < 0) {
+		fail(why, RANK_CONNECT, "4.4.1", remote, "%s", c->err);
+		return -1;
+	}
+	s->connections++;
+	if (smtps && start_tls(s, cfg, t, pol, remote, why) < 0)
+		goto bad;
+	int g = smtp_greet(c, cfg->helo_name, &r);
+	if (g < 0) {
+		fail(why, RANK_CONNECT, "4.4.2", remote, "%s", c->err);
+		goto bad;
+	}
+	if (g > 0) {
+		fail_reply(why, RANK_REPLY, remote, "refused to talk to me", &r);
+		smtp_quit(c);
+		return -1;
+	}
+	int want_tls = !smtps && !cleartext_retry && pol != TLS_NONE && tls_available();
+	if (want_tls && !(c->caps.ext & SMTP_EXT_STARTTLS)) {
+		if (pol >= TLS_ENCRYPT) {
+			fail(why, RANK_TLS, "4.7.4", remote, "TLS is required for %s (tls=%s), but %s does not offer STARTTLS",
+			     t->name, tls_policy_name(pol), remote);
+			smtp_quit(c);
+			return -1;
+		}
+		want_tls = 0;
+	}
+	if (want_tls) {
+		int st = smtp_starttls_cmd(c, &r);
+		if (st < 0) {
+			fail(why, RANK_CONNECT, "4.4.2", remote, "%s", c->err);
+			goto bad;
+		}
+		if (st > 0) {
+			if (pol >= TLS_ENCRYPT) {
+				fail_reply(why, RANK_TLS, remote, "refused STARTTLS", &r);
+				smtp_quit(c);
+				return -1;
+			}
+			/* may: carry on in clear text on this connection */
+		} else {
+			if (start_tls(s, cfg, t, pol, remote, why) < 0) {
+				if (pol == TLS_MAY) {
+					/* may: one retry in clear text on a new connection, never on this one */
+					log_msg(LOG_INFO, c->logid, "%s; retrying %s without TLS (tls=may)", why->text, remote);
+					smtp_close(c);
+					cleartext_retry = 1;
+					goto again;
+				}
+				goto bad;
+			}
+			int e = smtp_ehlo(c, cfg->helo_name, &r);
+			if (e < 0) {
+				fail(why, RANK_CONNECT, "4.4.2", remote, "%s", c->err);
+				goto bad;
+			}
+			if (e > 0) {
+				fail_reply(why, RANK_REPLY, remote, "refused EHLO after STARTTLS", &r);
+				smtp_quit(c);
+				return -1;
+			}
+		}
+	}
+	if (do_auth(s, cfg, t, remote, why) < 0) {
+		smtp_quit(c);
+		return -1;
+	}
+	str_lcpy(s->remote, remote, sizeof s->remote);
+	str_fmt(s->relay, sizeof s->relay, "%s:%u", remote, t->port);
+	if (s->tlsdesc[0])
+		log_msg(LOG_INFO, c->logid, "TLS connection to %s: %s", s->relay, s->tlsdesc);
+	return 0;
+bad:
+	smtp_close(c);
+	return -1;
+}
+
+int smtp_session_get(struct smtp_session *s, const struct smtp_config *cfg, const char *domain, struct smtp_fail *why)
+{
+	const char *key = cfg->nsmarthost ? "[smarthost]" : domain;
+	memset(why, 0, sizeof *why);
+	if (s->conn.open) {
+		if (strcmp(s->key, key) == 0) {
+			/* With PIPELINING the RSET rides with the next MAIL (smtp_transaction). */
+			if (s->conn.caps.ext & SMTP_EXT_PIPELINING) {
+				s->conn.rset_pending = 1;
+				return 0;
+			}
+			if (smtp_rset(&s->conn) == 0)
+				return 0;
+			log_msg(LOG_DEBUG, s->conn.logid, "cached connection to %s unusable (%s): reconnecting", s->relay, s->conn.err);
+			smtp_session_drop(s);
+		} else {
+			smtp_session_end(s);
+		}
+	}
+	struct target t[SMTP_TARGETS_MAX];
+	size_t n = route(cfg, domain, t, SMTP_TARGETS_MAX, why);
+	if (why->permanent)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		struct dns_addr addr[DNS_ADDR_MAX];
+		size_t na;
+		char err[300];
+		if (dns_lookup_addr(t[i].name, addr, DNS_ADDR_MAX, &na, err, sizeof err) != DNS_OK) {
+			fail(why, RANK_DNS, "4.4.3", NULL, "%s", err);
+			continue;
+		}
+		for (size_t k = 0; k < na; k++)
+			if (try_addr(s, cfg, &t[i], &addr[k], why) == 0) {
+				str_lcpy(s->key, key, sizeof s->key);
+				s->messages = 0;
+				s->last_used = smtp_now();
+				return 0;
+			}
+	}
+	if (!why->text[0])
+		fail(why, RANK_DNS, "4.4.3", NULL, "no host to deliver mail for %s to", domain);
+	return -1;
+}
+
+void smtp_session_end(struct smtp_session *s)
+{
+	smtp_quit(&s->conn);
+	s->key[0] = 0;
+}
+
+void smtp_session_drop(struct smtp_session *s)
+{
+	smtp_close(&s->conn);
+	s->key[0] = 0;
+}
+
+void smtp_session_free(struct smtp_session *s)
+{
+	smtp_session_drop(s);
+	if (s->anchors)
+		tls_anchors_free((struct tls_anchors *)s->anchors);
+	s->anchors = NULL;
+	s->anchors_tried = 0;
+}

@@ -1,0 +1,425 @@
+/* One mail transaction: MAIL, RCPT..., DATA, the body, the end of data (see smtp_client.h). */
+#include "smtp_body.h"
+#include "smtp_client.h"
+#include "log.h"
+#include "util.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define BODY_IN 16384    /* message bytes read per chunk */
+#define BODY_OUT 32768   /* wire bytes gathered per write */
+#define BODY_ROOM 4096   /* write out when less room than this is left */
+#define BODY_KEEP 512    /* wire bytes always held back for the final write */
+
+static void set_local(struct smtp_result *r, int code, const char *enh, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void set_local(struct smtp_result *r, int code, const char *enh, const char *fmt, ...)
+{
+	va_list ap;
+	r->code = code;
+	r->local = 1;
+	str_lcpy(r->enh, enh, sizeof r->enh);
+	va_start(ap, fmt);
+	vsnprintf(r->text, sizeof r->text, fmt, ap);
+	va_end(ap);
+}
+
+static void set_reply(struct smtp_result *res, const struct smtp_reply *r)
+{
+	res->code = r->code;
+	res->local = 0;
+	str_lcpy(res->enh, r->enh, sizeof res->enh);
+	smtp_reply_oneline(r, res->text, sizeof res->text);
+}
+
+/* The connection failed: every recipient without a final outcome gets code 0 and the reason. */
+static void set_lost(struct smtp_conn *c, struct smtp_result *r, const char *during)
+{
+	r->code = 0;
+	r->local = 1;
+	r->enh[0] = 0;
+	snprintf(r->text, sizeof r->text, "%s%s%s", c->err, during ? " " : "", during ? during : "");
+}
+
+/* 1 when an address can go into "<...>" on a command line: no control characters, no angle
+ * brackets; 8-bit bytes only with SMTPUTF8. */
+static int addr_ok(const char *a, int utf8)
+{
+	for (const unsigned char *p = (const unsigned char *)a; *p; p++)
+		if (*p < 0x21 || *p == 0x7f || *p == '<' || *p == '>' || (*p >= 0x80 && !utf8))
+			return 0;
+	return strlen(a) <= SPOOL_ADDR_MAX;
+}
+
+static int has8(const char *a)
+{
+	for (; a && *a; a++)
+		if ((unsigned char)*a >= 0x80)
+			return 1;
+	return 0;
+}
+
+/* Appends " KEY=xtext(value)" to line. */
+static int add_xtext(char *line, size_t size, const char *key, const char *prefix, const char *v)
+{
+	char x[3 * SPOOL_ADDR_MAX + 1];
+	if (xtext_encode(v, strlen(v), x, sizeof x) < 0)
+		return -1;
+	size_t l = strlen(line);
+	return str_fmt(line + l, size - l, " %s=%s%s", key, prefix, x);
+}
+
+static int mail_line(const struct smtp_conn *c, const struct smtp_txn *t, char *line, size_t size)
+{
+	unsigned ext = c->caps.ext;
+	if (str_fmt(line, size, "MAIL FROM:<%s>", t->sender) < 0)
+		return -1;
+	if (ext & SMTP_EXT_SIZE)
+		str_fmt(line + strlen(line), size - strlen(line), " SIZE=%lld", t->size);
+	if (t->body8 && (ext & SMTP_EXT_8BITMIME))
+		str_fmt(line + strlen(line), size - strlen(line), " BODY=8BITMIME");
+	if (t->smtputf8)
+		str_fmt(line + strlen(line), size - strlen(line), " SMTPUTF8");
+	if (ext & SMTP_EXT_DSN) {
+		if (t->ret)
+			str_fmt(line + strlen(line), size - strlen(line), " RET=%s", t->ret == 'H' ? "HDRS" : "FULL");
+		if (t->envid && *t->envid && add_xtext(line, size, "ENVID", "", t->envid) < 0)
+			return -1;
+	}
+	return strlen(line) + 1 < size ? 0 : -1;
+}
+
+static int rcpt_line(const struct smtp_conn *c, const struct smtp_txn_rcpt *r, char *line, size_t size)
+{
+	if (str_fmt(line, size, "RCPT TO:<%s>", r->addr) < 0)
+		return -1;
+	if (!(c->caps.ext & SMTP_EXT_DSN))
+		return 0;
+	if (r->notify) {
+		char n[32] = "";
+		if (r->notify & NOTIFY_NEVER)
+			str_lcpy(n, "NEVER", sizeof n);
+		else
+			snprintf(n, sizeof n, "%s%s%s", r->notify & NOTIFY_SUCCESS ? "SUCCESS," : "",
+			         r->notify & NOTIFY_FAILURE ? "FAILURE," : "", r->notify & NOTIFY_DELAY ? "DELAY," : "");
+		size_t nl = strlen(n);
+		if (nl && n[nl - 1] == ',')
+			n[nl - 1] = 0;
+		if (n[0])
+			str_fmt(line + strlen(line), size - strlen(line), " NOTIFY=%s", n);
+	}
+	if (r->orcpt && *r->orcpt) {
+		const char *semi = strchr(r->orcpt, ';');
+		char type[32];
+		if (semi && (size_t)(semi - r->orcpt) < sizeof type) {
+			memcpy(type, r->orcpt, (size_t)(semi - r->orcpt));
+			type[semi - r->orcpt] = 0;
+			str_lcpy(type + strlen(type), ";", sizeof type - strlen(type));
+			if (add_xtext(line, size, "ORCPT", type, semi + 1) < 0)
+				return -1;
+		}
+	}
+	return strlen(line) + 1 < size ? 0 : -1;
+}
+
+/* Writes p[0..n) with the stream's low-level writer, after what io had buffered, so the bytes
+ * given here leave in as few writes as possible and the last one carries the end of data. */
+static int write_raw(struct smtp_conn *c, const char *p, size_t n)
+{
+	c->io.timeout_ms = c->to.data_block;
+	if (io_flush(&c->io) < 0)
+		return -1;
+	while (n) {
+		ssize_t w = c->io.low_write(c->io.ctx, p, n, c->to.data_block);
+		if (w <= 0) {
+			if (w == 0)
+				errno = EPIPE;
+			return -1;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Sends the message and the end of data. -2: the message file failed (the connection must be
+ * dropped without ".", so the server discards what it got); -1: the connection failed. */
+static int send_body(struct smtp_conn *c, struct smtp_txn *t, char *why, size_t whylen)
+{
+	char *in = malloc(BODY_IN), *out = malloc(BODY_OUT + SMTP_BODY_FINISH);
+	struct smtp_body_enc e;
+	long long left = t->size;
+	size_t olen = 0;
+	int ret = 0;
+	if (!in || !out) {
+		str_lcpy(why, "out of memory", whylen);
+		ret = -2;
+		goto done;
+	}
+	smtp_body_init(&e);
+	while (left > 0) {
+		size_t want = left < BODY_IN ? (size_t)left : BODY_IN;
+		ssize_t r = read(t->fd, in, want);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			snprintf(why, whylen, "reading the message file: %s", r < 0 ? strerror(errno) : "shorter than its size record");
+			ret = -2;
+			goto done;
+		}
+		left -= r;
+		size_t pos = 0;
+		while (pos < (size_t)r) {
+			if (BODY_OUT - olen < BODY_ROOM) {
+				/* Write all but the last BODY_KEEP bytes: whatever the sizes, the end of data
+				 * then leaves in one write with body bytes (PERF-NOTES trap 1). */
+				if (write_raw(c, out, olen - BODY_KEEP) < 0) {
+					ret = -1;
+					goto done;
+				}
+				memmove(out, out + olen - BODY_KEEP, BODY_KEEP);
+				olen = BODY_KEEP;
+			}
+			size_t used;
+			olen += smtp_body_encode(&e, in + pos, (size_t)r - pos, &used, out + olen, BODY_OUT - olen);
+			pos += used;
+		}
+	}
+	olen += smtp_body_finish(&e, out + olen, SMTP_BODY_FINISH);
+	if (write_raw(c, out, olen) < 0)
+		ret = -1;
+	t->folded = e.folded;
+done:
+	free(in);
+	free(out);
+	return ret;
+}
+
+/* The checks RFC 1870, 6152 and 6531 ask for before a transaction starts. 1 when they failed
+ * (every recipient has its result). */
+static int precheck(struct smtp_conn *c, struct smtp_txn *t)
+{
+	unsigned ext = c->caps.ext;
+	int code = 0, utf8 = t->smtputf8;
+	char enh[16], text[SPOOL_TEXT_MAX + 1];
+	if ((ext & SMTP_EXT_SIZE) && c->caps.size > 0 && t->size > c->caps.size) {
+		code = 552;
+		str_lcpy(enh, "5.3.4", sizeof enh);
+		snprintf(text, sizeof text, "message size %lld exceeds the size limit %lld of %s", t->size, c->caps.size, c->name);
+	} else if (utf8 && !(ext & SMTP_EXT_SMTPUTF8)) {
+		code = 553;
+		str_lcpy(enh, "5.6.7", sizeof enh);
+		snprintf(text, sizeof text, "%s does not support SMTPUTF8, needed for the non-ASCII addresses of this message", c->name);
+	} else if (t->body8 && !(ext & SMTP_EXT_8BITMIME) && !t->send_8bit_anyway) {
+		code = 554;
+		str_lcpy(enh, "5.6.3", sizeof enh);
+		snprintf(text, sizeof text, "%s does not support 8BITMIME and the message has 8-bit data (RFC 6152: not converted, not sent)", c->name);
+	} else if (!addr_ok(t->sender, utf8) && t->sender[0]) {
+		code = 553;
+		str_lcpy(enh, "5.1.7", sizeof enh);
+		snprintf(text, sizeof text, "the sender address cannot be written on an SMTP command line");
+	}
+	if (!code)
+		return 0;
+	for (size_t i = 0; i < t->n; i++)
+		set_local(&t->rcpt[i].res, code, enh, "%s", text);
+	set_local(&t->mail, code, enh, "%s", text);
+	return 1;
+}
+
+int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
+{
+	char line[SMTP_CMD_MAX];
+	struct smtp_reply r;
+	int pipelining = (c->caps.ext & SMTP_EXT_PIPELINING) != 0;
+	size_t i;
+	memset(&t->mail, 0, sizeof t->mail);
+	memset(&t->data, 0, sizeof t->data);
+	t->accepted = 0;
+	t->folded = 0;
+	for (i = 0; i < t->n; i++)
+		memset(&t->rcpt[i].res, 0, sizeof t->rcpt[i].res);
+	/* SMTPUTF8 when the envelope says so or any address is not ASCII (RFC 6531 3.4). */
+	int utf8 = t->smtputf8 || has8(t->sender);
+	for (i = 0; i < t->n && !utf8; i++)
+		utf8 = has8(t->rcpt[i].addr);
+	t->smtputf8 = utf8;
+	if (precheck(c, t))
+		return 0;
+	/* Recipients whose address cannot be sent fail here; -1 in bad[] marks them. */
+	char *bad = calloc(t->n ? t->n : 1, 1);
+	if (!bad) {
+		str_lcpy(c->err, "out of memory", sizeof c->err);
+		for (i = 0; i < t->n; i++)
+			set_lost(c, &t->rcpt[i].res, NULL);
+		return 0;
+	}
+	size_t sendable = 0;
+	for (i = 0; i < t->n; i++) {
+		if (!addr_ok(t->rcpt[i].addr, utf8) || rcpt_line(c, &t->rcpt[i], line, sizeof line) < 0) {
+			bad[i] = 1;
+			set_local(&t->rcpt[i].res, 553, "5.1.3", "the recipient address cannot be written on an SMTP command line");
+		} else {
+			sendable++;
+		}
+	}
+	int ret = 0, mail_ok = 1, pipelining_rset = pipelining;
+	if (!sendable)
+		goto out;
+	if (mail_line(c, t, line, sizeof line) < 0) {
+		for (i = 0; i < t->n; i++)
+			if (!bad[i])
+				set_local(&t->rcpt[i].res, 553, "5.1.7", "the MAIL command would be too long");
+		goto out;
+	}
+	if (c->rset_pending) {
+		c->rset_pending = 0;
+		if (smtp_send(c, "RSET") < 0) {
+			ret = SMTP_TXN_STALE;
+			goto out;
+		}
+		if (!pipelining) {
+			if (smtp_flush(c, c->to.cmd) < 0 || smtp_read_reply(c, &r, c->to.cmd) < 0 || r.code != 250) {
+				ret = SMTP_TXN_STALE;
+				goto out;
+			}
+		}
+	} else {
+		pipelining_rset = 0;
+	}
+	/* MAIL */
+	if (smtp_send(c, line) < 0)
+		goto lost;
+	if (!pipelining) {
+		if (smtp_flush(c, c->to.cmd) < 0 || smtp_read_reply(c, &r, c->to.cmd) < 0)
+			goto lost;
+		set_reply(&t->mail, &r);
+		if (r.code / 100 != 2)
+			goto mail_failed;
+	}
+	/* RCPT */
+	for (i = 0; i < t->n; i++) {
+		if (bad[i])
+			continue;
+		rcpt_line(c, &t->rcpt[i], line, sizeof line);
+		if (smtp_send(c, line) < 0)
+			goto lost;
+		if (!pipelining) {
+			if (smtp_flush(c, c->to.cmd) < 0 || smtp_read_reply(c, &r, c->to.cmd) < 0)
+				goto lost;
+			set_reply(&t->rcpt[i].res, &r);
+			if (r.code / 100 == 2)
+				t->accepted++;
+		}
+	}
+	if (!pipelining && !t->accepted)
+		goto out; /* nothing accepted: no DATA; the caller's RSET ends the transaction */
+	/* DATA: with PIPELINING it is the last command of the group (RFC 2920 3.1). */
+	if (smtp_send(c, "DATA") < 0 || smtp_flush(c, pipelining ? c->to.cmd : c->to.data_init) < 0)
+		goto lost;
+	if (pipelining) {
+		if (pipelining_rset && (smtp_read_reply(c, &r, c->to.cmd) < 0 || r.code != 250))
+			goto lost; /* stale: see there */
+		pipelining_rset = 0;
+		if (smtp_read_reply(c, &r, c->to.cmd) < 0)
+			goto lost;
+		set_reply(&t->mail, &r);
+		mail_ok = r.code / 100 == 2;
+		for (i = 0; i < t->n; i++) {
+			if (bad[i])
+				continue;
+			if (smtp_read_reply(c, &r, c->to.cmd) < 0)
+				goto lost;
+			if (mail_ok) {
+				set_reply(&t->rcpt[i].res, &r);
+				if (r.code / 100 == 2)
+					t->accepted++;
+			}
+		}
+		if (!mail_ok) {
+			if (smtp_read_reply(c, &r, c->to.data_init) < 0)
+				goto lost;
+			if (r.code == 354) /* a server that accepts DATA after all: send nothing */
+				goto empty_data;
+			goto mail_failed;
+		}
+	}
+	if (smtp_read_reply(c, &r, c->to.data_init) < 0)
+		goto lost;
+	set_reply(&t->data, &r);
+	if (r.code != 354) {
+		for (i = 0; i < t->n; i++)
+			if (!bad[i] && t->rcpt[i].res.code / 100 == 2)
+				set_reply(&t->rcpt[i].res, &r);
+		goto out;
+	}
+	if (!t->accepted) {
+	empty_data:
+		/* RFC 2920 3.1: 354 with no valid recipient; end the empty message at once. */
+		if (write_raw(c, ".\r\n", 3) < 0 || smtp_read_reply(c, &r, c->to.data_done) < 0)
+			goto lost;
+		if (!mail_ok)
+			goto mail_failed;
+		goto out;
+	}
+	char why[256];
+	int b = send_body(c, t, why, sizeof why);
+	if (b == -2) {
+		/* Never let a partial message look complete: drop the connection without ".". */
+		str_fmt(c->err, sizeof c->err, "message not sent: %s", why);
+		for (i = 0; i < t->n; i++)
+			if (!bad[i] && t->rcpt[i].res.code / 100 == 2) {
+				set_lost(c, &t->rcpt[i].res, NULL);
+				str_lcpy(t->rcpt[i].res.enh, "4.3.0", sizeof t->rcpt[i].res.enh);
+			}
+		smtp_close(c);
+		ret = -1;
+		goto out;
+	}
+	if (b < 0) {
+		str_fmt(c->err, sizeof c->err, "%s %s while sending the message body%s%s",
+		        errno == ETIMEDOUT ? "timeout talking to" : "lost connection with", c->name,
+		        errno == ETIMEDOUT ? "" : ": ", errno == ETIMEDOUT ? "" : strerror(errno));
+		goto lost_data;
+	}
+	if (smtp_read_reply(c, &r, c->to.data_done) < 0) {
+		size_t l = strlen(c->err);
+		str_fmt(c->err + l, sizeof c->err - l, " after the end of data");
+		goto lost_data;
+	}
+	set_reply(&t->data, &r);
+	for (i = 0; i < t->n; i++)
+		if (!bad[i] && t->rcpt[i].res.code / 100 == 2)
+			set_reply(&t->rcpt[i].res, &r);
+	goto out;
+
+mail_failed:
+	for (i = 0; i < t->n; i++)
+		if (!bad[i])
+			t->rcpt[i].res = t->mail;
+	goto out;
+lost_data:
+	/* Accepted recipients are not delivered: the server never confirmed the end of data. */
+	for (i = 0; i < t->n; i++)
+		if (!bad[i] && t->rcpt[i].res.code / 100 == 2)
+			set_lost(c, &t->rcpt[i].res, NULL);
+	ret = -1;
+	goto out;
+lost:
+	if (pipelining_rset) {
+		/* A cached connection the server had given up before answering the RSET that leads
+		 * the group: nothing happened on it, the caller reconnects. */
+		ret = SMTP_TXN_STALE;
+		goto out;
+	}
+	for (i = 0; i < t->n; i++)
+		if (!bad[i] && (t->rcpt[i].res.code == 0 || t->rcpt[i].res.code / 100 == 2))
+			set_lost(c, &t->rcpt[i].res, NULL);
+	ret = -1;
+out:
+	free(bad);
+	return ret;
+}

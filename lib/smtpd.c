@@ -1,0 +1,487 @@
+/* SMTP server protocol engine (see smtpd.h): command line assembly with a length limit, the
+ * command state machine, ESMTP parameter parsing, and the DATA decoder. */
+#include "smtpd.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* DATA decoder states */
+enum { D_BOL, D_DOT, D_DOTCR, D_LINE, D_CR };
+
+void smtpd_init(struct smtpd *s, const struct smtpd_ops *ops, void *ctx, const char *hostname, long long size_max, unsigned max_rcpt)
+{
+	memset(s, 0, sizeof *s);
+	s->ops = ops;
+	s->ctx = ctx;
+	s->hostname = hostname;
+	s->size_max = size_max;
+	s->max_rcpt = max_rcpt ? max_rcpt : 100;
+	s->state = SMTPD_START;
+	buf_init(&s->out, SMTPD_OUT_MAX * 4);
+}
+
+void smtpd_free(struct smtpd *s)
+{
+	buf_free(&s->out);
+}
+
+static void reply(struct smtpd *s, int code, const char *text)
+{
+	/* out is bounded; a client that pipelines without ever reading is cut off there */
+	if (buf_printf(&s->out, "%d %s\r\n", code, text) < 0 && s->state != SMTPD_CLOSED) {
+		s->state = SMTPD_CLOSED;
+		if (s->ops->reset)
+			s->ops->reset(s->ctx);
+	}
+}
+
+static void reply_cb(struct smtpd *s, int code, const char *text, const char *def)
+{
+	reply(s, code, text[0] ? text : def);
+}
+
+static void error(struct smtpd *s, int code, const char *text)
+{
+	reply(s, code, text);
+	if (++s->errors >= SMTPD_ERRORS_MAX && s->state != SMTPD_CLOSED) {
+		reply(s, 421, "4.7.0 Too many errors, closing the session");
+		s->state = SMTPD_CLOSED;
+		if (s->ops->reset)
+			s->ops->reset(s->ctx);
+	}
+}
+
+static void reset_transaction(struct smtpd *s)
+{
+	if (s->state == SMTPD_MAIL || s->state == SMTPD_RCPT || s->state == SMTPD_DATA)
+		if (s->ops->reset)
+			s->ops->reset(s->ctx);
+	s->nrcpt = 0;
+	s->smtputf8 = 0;
+	if (s->state != SMTPD_CLOSED)
+		s->state = s->helo[0] ? SMTPD_READY : SMTPD_START;
+}
+
+int smtpd_greet(struct smtpd *s)
+{
+	char text[320];
+	snprintf(text, sizeof text, "%s ESMTP spoolbox", s->hostname);
+	reply(s, 220, text);
+	return 0;
+}
+
+/* xtext (RFC 3461 4): "+XX" hex escapes; returns the length or -1. */
+static int xtext_dec(const char *in, size_t n, char *out, size_t size)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)in[i];
+		if (c < '!' || c > '~' || c == '=')
+			return -1;
+		if (c == '+') {
+			if (i + 2 >= n)
+				return -1;
+			unsigned v = 0;
+			for (int k = 1; k <= 2; k++) {
+				char h = in[i + (size_t)k];
+				v <<= 4;
+				if (h >= '0' && h <= '9')
+					v |= (unsigned)(h - '0');
+				else if (h >= 'A' && h <= 'F')
+					v |= (unsigned)(h - 'A' + 10);
+				else
+					return -1;
+			}
+			c = (unsigned char)v;
+			i += 2;
+		}
+		if (o + 1 >= size)
+			return -1;
+		out[o++] = (char)c;
+	}
+	out[o] = 0;
+	return (int)o;
+}
+
+/* Splits the next space-separated word of p: returns its start and sets *len, or NULL. */
+static const char *word(const char **p, size_t *len)
+{
+	const char *s = *p;
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (!*s)
+		return NULL;
+	const char *e = s;
+	while (*e && *e != ' ' && *e != '\t')
+		e++;
+	*len = (size_t)(e - s);
+	*p = e;
+	return s;
+}
+
+static int kw(const char *w, size_t len, const char *name, const char **val)
+{
+	size_t n = strlen(name);
+	if (len < n || !str_ncaseeq(w, name, n))
+		return 0;
+	if (len == n) {
+		*val = NULL;
+		return 1;
+	}
+	if (w[n] != '=')
+		return 0;
+	*val = w + n + 1;
+	return 1;
+}
+
+static int parse_digits(const char *p, size_t n, long long *out)
+{
+	long long v = 0;
+	if (!n || n > 18)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] < '0' || p[i] > '9')
+			return -1;
+		v = v * 10 + (p[i] - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+static void cmd_mail(struct smtpd *s, const char *arg)
+{
+	if (s->state == SMTPD_START)
+		return error(s, 503, "5.5.1 Send HELO or EHLO first");
+	if (s->state != SMTPD_READY)
+		return error(s, 503, "5.5.1 Nested MAIL command");
+	struct smtpd_mail m;
+	memset(&m, 0, sizeof m);
+	m.size = -1;
+	char err[160], text[512];
+	size_t used;
+	int r = addr_parse_path(arg, strlen(arg), 1, &m.from, &used, err, sizeof err);
+	if (r < 0) {
+		snprintf(text, sizeof text, "5.1.7 Bad sender address syntax: %s", err);
+		return error(s, 501, text);
+	}
+	m.null_sender = r == 1;
+	const char *p = arg + used, *w;
+	size_t len;
+	while ((w = word(&p, &len))) {
+		const char *v;
+		if (!s->esmtp)
+			return error(s, 555, "5.5.4 MAIL parameters need EHLO");
+		if (kw(w, len, "SIZE", &v) && v) {
+			if (parse_digits(v, len - 5, &m.size) < 0)
+				return error(s, 501, "5.5.4 Bad SIZE value");
+		} else if (kw(w, len, "BODY", &v) && v) {
+			size_t vl = len - 5;
+			if (vl == 8 && str_ncaseeq(v, "8BITMIME", 8))
+				m.body8 = 1;
+			else if (!(vl == 4 && str_ncaseeq(v, "7BIT", 4)))
+				return error(s, 555, "5.5.4 Unsupported BODY type");
+		} else if (kw(w, len, "RET", &v) && v) {
+			size_t vl = len - 4;
+			if (vl == 4 && str_ncaseeq(v, "FULL", 4))
+				m.ret = 'F';
+			else if (vl == 4 && str_ncaseeq(v, "HDRS", 4))
+				m.ret = 'H';
+			else
+				return error(s, 501, "5.5.4 Bad RET value");
+		} else if (kw(w, len, "ENVID", &v) && v) {
+			if (xtext_dec(v, len - 6, m.envid, sizeof m.envid) <= 0)
+				return error(s, 501, "5.5.4 Bad ENVID value");
+		} else if (kw(w, len, "SMTPUTF8", &v) && !v) {
+			m.smtputf8 = 1;
+		} else {
+			return error(s, 555, "5.5.4 Unsupported MAIL parameter");
+		}
+	}
+	if (m.size >= 0 && s->size_max > 0 && m.size > s->size_max)
+		return error(s, 552, "5.3.4 Message size exceeds fixed limit");
+	if (m.from.utf8 && !m.smtputf8)
+		return error(s, 553, "5.6.7 Non-ASCII sender address needs SMTPUTF8");
+	text[0] = 0;
+	int code = s->ops->mail ? s->ops->mail(s->ctx, &m, text, sizeof text) : 250;
+	reply_cb(s, code, text, code / 100 == 2 ? "2.1.0 Ok" : "4.3.0 Sender not accepted");
+	if (code / 100 == 2) {
+		s->state = SMTPD_MAIL;
+		s->smtputf8 = m.smtputf8;
+		s->nrcpt = 0;
+	}
+}
+
+static int parse_notify(const char *v, size_t n, unsigned *out)
+{
+	unsigned bits = 0;
+	size_t i = 0;
+	while (i < n) {
+		size_t j = i;
+		while (j < n && v[j] != ',')
+			j++;
+		size_t l = j - i;
+		if (l == 5 && str_ncaseeq(v + i, "NEVER", 5))
+			bits |= SMTPD_NOTIFY_NEVER;
+		else if (l == 7 && str_ncaseeq(v + i, "SUCCESS", 7))
+			bits |= SMTPD_NOTIFY_SUCCESS;
+		else if (l == 7 && str_ncaseeq(v + i, "FAILURE", 7))
+			bits |= SMTPD_NOTIFY_FAILURE;
+		else if (l == 5 && str_ncaseeq(v + i, "DELAY", 5))
+			bits |= SMTPD_NOTIFY_DELAY;
+		else
+			return -1;
+		i = j + 1;
+	}
+	if (!bits || ((bits & SMTPD_NOTIFY_NEVER) && bits != SMTPD_NOTIFY_NEVER))
+		return -1;
+	*out = bits;
+	return 0;
+}
+
+static void cmd_rcpt(struct smtpd *s, const char *arg)
+{
+	if (s->state != SMTPD_MAIL && s->state != SMTPD_RCPT)
+		return error(s, 503, "5.5.1 Need MAIL before RCPT");
+	struct smtpd_rcpt r;
+	memset(&r, 0, sizeof r);
+	char err[160], text[512];
+	size_t used;
+	if (addr_parse_path(arg, strlen(arg), 0, &r.to, &used, err, sizeof err) < 0) {
+		snprintf(text, sizeof text, "5.1.3 Bad recipient address syntax: %s", err);
+		return error(s, 501, text);
+	}
+	const char *p = arg + used, *w;
+	size_t len;
+	while ((w = word(&p, &len))) {
+		const char *v;
+		if (!s->esmtp)
+			return error(s, 555, "5.5.4 RCPT parameters need EHLO");
+		if (kw(w, len, "NOTIFY", &v) && v) {
+			if (parse_notify(v, len - 7, &r.notify) < 0)
+				return error(s, 501, "5.5.4 Bad NOTIFY value");
+		} else if (kw(w, len, "ORCPT", &v) && v) {
+			const char *semi = memchr(v, ';', len - 6);
+			char dec[SMTPD_ORCPT_MAX + 1];
+			if (!semi || semi == v || (size_t)(semi - v) > 32 ||
+			    xtext_dec(semi + 1, len - 6 - (size_t)(semi - v) - 1, dec, sizeof dec) <= 0)
+				return error(s, 501, "5.5.4 Bad ORCPT value");
+			snprintf(r.orcpt, sizeof r.orcpt, "%.*s;%s", (int)(semi - v), v, dec);
+		} else {
+			return error(s, 555, "5.5.4 Unsupported RCPT parameter");
+		}
+	}
+	if (r.to.utf8 && !s->smtputf8)
+		return error(s, 553, "5.6.7 Non-ASCII recipient address needs SMTPUTF8");
+	if (s->nrcpt >= s->max_rcpt)
+		return reply(s, 452, "4.5.3 Too many recipients");
+	text[0] = 0;
+	int code = s->ops->rcpt ? s->ops->rcpt(s->ctx, &r, text, sizeof text) : 250;
+	reply_cb(s, code, text, code / 100 == 2 ? "2.1.5 Ok" : "5.1.1 Recipient not accepted");
+	if (code / 100 == 2) {
+		s->state = SMTPD_RCPT;
+		s->nrcpt++;
+	}
+}
+
+static void cmd_data(struct smtpd *s, const char *arg)
+{
+	if (*arg)
+		return error(s, 501, "5.5.4 DATA takes no arguments");
+	if (s->state == SMTPD_MAIL)
+		return error(s, 554, "5.5.1 No valid recipients");
+	if (s->state != SMTPD_RCPT)
+		return error(s, 503, "5.5.1 Need MAIL and RCPT before DATA");
+	char text[512] = "";
+	int code = s->ops->data_begin ? s->ops->data_begin(s->ctx, text, sizeof text) : 354;
+	if (code != 354) {
+		reply_cb(s, code, text, "4.3.0 Cannot take the message now");
+		reset_transaction(s);
+		return;
+	}
+	reply(s, 354, "End data with <CR><LF>.<CR><LF>");
+	s->state = SMTPD_DATA;
+	s->dstate = D_BOL;
+	s->data_failed = 0;
+}
+
+static void cmd_helo(struct smtpd *s, const char *arg, int esmtp)
+{
+	const char *p = arg, *w;
+	size_t len;
+	if (!(w = word(&p, &len)))
+		return error(s, 501, esmtp ? "5.5.4 EHLO needs a domain" : "5.5.4 HELO needs a domain");
+	reset_transaction(s);
+	snprintf(s->helo, sizeof s->helo, "%.*s", (int)(len < 255 ? len : 255), w);
+	s->esmtp = esmtp;
+	s->state = SMTPD_READY;
+	if (!esmtp) {
+		reply(s, 250, s->hostname);
+		return;
+	}
+	buf_printf(&s->out, "250-%s\r\n250-PIPELINING\r\n250-8BITMIME\r\n", s->hostname);
+	if (s->size_max > 0)
+		buf_printf(&s->out, "250-SIZE %lld\r\n", s->size_max);
+	else
+		buf_printf(&s->out, "250-SIZE\r\n");
+	buf_printf(&s->out, "250-DSN\r\n250-SMTPUTF8\r\n250 ENHANCEDSTATUSCODES\r\n");
+}
+
+static int is_cmd(const char *line, const char *cmd)
+{
+	size_t n = strlen(cmd);
+	return str_ncaseeq(line, cmd, n) && (line[n] == 0 || line[n] == ' ');
+}
+
+static void command(struct smtpd *s, char *line)
+{
+	const char *arg;
+	if (memchr(line, 0, s->linelen) != NULL) /* a NUL inside the line: nothing valid has one */
+		return error(s, 500, "5.5.2 Syntax error (NUL byte in command)");
+	if (is_cmd(line, "EHLO") || is_cmd(line, "HELO"))
+		return cmd_helo(s, line + 4, line[0] == 'E' || line[0] == 'e');
+	if (str_ncaseeq(line, "MAIL FROM:", 10))
+		return cmd_mail(s, line + 10);
+	if (str_ncaseeq(line, "RCPT TO:", 8))
+		return cmd_rcpt(s, line + 8);
+	arg = line + 4;
+	while (*arg == ' ')
+		arg++;
+	if (is_cmd(line, "DATA"))
+		return cmd_data(s, arg);
+	if (is_cmd(line, "RSET")) {
+		reset_transaction(s);
+		return reply(s, 250, "2.0.0 Ok");
+	}
+	if (is_cmd(line, "NOOP"))
+		return reply(s, 250, "2.0.0 Ok");
+	if (is_cmd(line, "QUIT")) {
+		reset_transaction(s);
+		char text[320];
+		snprintf(text, sizeof text, "2.0.0 %s closing connection", s->hostname);
+		reply(s, 221, text);
+		s->state = SMTPD_CLOSED;
+		return;
+	}
+	if (is_cmd(line, "VRFY"))
+		return reply(s, 252, "2.5.2 Cannot VRFY user, but will accept the message and attempt delivery");
+	if (is_cmd(line, "HELP"))
+		return reply(s, 214, "2.0.0 Commands: HELO EHLO MAIL RCPT DATA RSET NOOP QUIT VRFY");
+	if (is_cmd(line, "EXPN") || is_cmd(line, "STARTTLS") || is_cmd(line, "AUTH") || is_cmd(line, "BDAT") ||
+	    is_cmd(line, "ETRN") || is_cmd(line, "TURN"))
+		return error(s, 502, "5.5.1 Command not implemented");
+	if (str_ncaseeq(line, "MAIL", 4) || str_ncaseeq(line, "RCPT", 4))
+		return error(s, 501, "5.5.4 Syntax: MAIL FROM:<address> / RCPT TO:<address>");
+	error(s, 500, "5.5.2 Syntax error, command unrecognized");
+}
+
+static void data_emit(struct smtpd *s, const char *p, size_t n)
+{
+	if (n && !s->data_failed && s->ops->data && s->ops->data(s->ctx, p, n) < 0)
+		s->data_failed = 1;
+}
+
+static void data_done(struct smtpd *s)
+{
+	char text[512] = "";
+	int code = s->ops->data_end ? s->ops->data_end(s->ctx, text, sizeof text) : 250;
+	reply_cb(s, code, text, code / 100 == 2 ? "2.0.0 Ok" : "4.3.0 Message not accepted");
+	s->state = SMTPD_RCPT; /* so that reset_transaction() calls reset */
+	reset_transaction(s);
+}
+
+/* Decodes DATA bytes; returns how many were used (stops just after the final CRLF.CRLF). */
+static size_t data_feed(struct smtpd *s, const char *p, size_t n)
+{
+	size_t i = 0, run = 0; /* run: start of bytes to pass on unchanged */
+	for (; i < n; i++) {
+		char c = p[i];
+		switch (s->dstate) {
+		case D_BOL:
+			if (c == '.') {
+				data_emit(s, p + run, i - run);
+				s->dstate = D_DOT;
+				run = i + 1; /* the dot is dropped: stuffed, or part of the end */
+				continue;
+			}
+			s->dstate = c == '\r' ? D_CR : D_LINE;
+			continue;
+		case D_DOT:
+			if (c == '\r') {
+				s->dstate = D_DOTCR;
+				run = i + 1;
+				continue;
+			}
+			s->dstate = c == '\r' ? D_CR : D_LINE;
+			continue;
+		case D_DOTCR:
+			if (c == '\n') {
+				s->dstate = D_BOL;
+				data_done(s);
+				return i + 1;
+			}
+			data_emit(s, "\r", 1); /* ".\r" and something else: a stuffed line after all */
+			run = i;
+			s->dstate = c == '\r' ? D_CR : D_LINE;
+			continue;
+		case D_LINE:
+			if (c == '\r')
+				s->dstate = D_CR;
+			continue;
+		case D_CR:
+			if (c == '\n')
+				s->dstate = D_BOL;
+			else if (c != '\r')
+				s->dstate = D_LINE;
+			continue;
+		}
+	}
+	if (s->dstate != D_DOTCR)
+		data_emit(s, p + run, i - run);
+	return i;
+}
+
+size_t smtpd_feed(struct smtpd *s, const char *p, size_t n)
+{
+	size_t i = 0;
+	while (i < n && s->state != SMTPD_CLOSED) {
+		if (s->state == SMTPD_DATA) {
+			i += data_feed(s, p + i, n - i);
+			continue;
+		}
+		const char *lf = memchr(p + i, '\n', n - i);
+		size_t take = lf ? (size_t)(lf - (p + i)) + 1 : n - i;
+		if (!s->overflow) {
+			if (s->linelen + take > SMTPD_LINE_MAX) {
+				s->overflow = 1;
+			} else {
+				memcpy(s->line + s->linelen, p + i, take);
+				s->linelen += take;
+			}
+		}
+		i += take;
+		if (!lf)
+			continue;
+		if (s->overflow) {
+			s->overflow = 0;
+			s->linelen = 0;
+			error(s, 500, "5.5.2 Line too long");
+			continue;
+		}
+		size_t len = s->linelen;
+		while (len && (s->line[len - 1] == '\n' || s->line[len - 1] == '\r'))
+			len--;
+		s->line[len] = 0;
+		s->linelen = len;
+		command(s, s->line);
+		s->linelen = 0;
+	}
+	return i;
+}
+
+void smtpd_eof(struct smtpd *s)
+{
+	if (s->state != SMTPD_CLOSED) {
+		reset_transaction(s);
+		s->state = SMTPD_CLOSED;
+	}
+}

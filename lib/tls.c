@@ -1,0 +1,786 @@
+/* TLS client over struct io with BearSSL: the small cipher profile, the certificate policy
+ * (an x509 class wrapping BearSSL's x509_minimal), the engine pump, and the io hooks.
+ * The contract, policies, pin and clock rules are in tls.h; the design notes in docs/tls.md.
+ *
+ * Memory: one malloc'd struct tls_conn per connection (about 25 KiB: the 16.7 KiB half-duplex
+ * record buffer, the engine and the X.509 contexts), plus the server certificate while the
+ * handshake runs. The buffer is half-duplex (BR_SSL_BUFSIZE_MONO): SMTP, even pipelined, writes
+ * a batch and flushes it before reading the replies, so the engine never has to send and
+ * receive at once; tls_write() flushes every record it makes before returning. If the server
+ * sends data while the client still has unread data pending and wants to write, the write
+ * fails with EPROTO rather than deadlocking. */
+#include "config_default.h"
+#if ENABLE_TLS
+#include "tls.h"
+#include "fileio.h"
+#include "base64.h"
+#include "secfile.h"
+#include "tls_bearssl.h"
+#include "tls_cert.h"
+#include "tls_pem.h"
+#include "util.h"
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#define CERT_MAX (64 << 10) /* largest server certificate accepted */
+#define CLOSE_TIMEOUT_MS 2000
+
+/* ECDHE only (forward secrecy, and no RSA encryption code), AEAD only. */
+static const uint16_t suites[] = {
+	BR_TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+	BR_TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+	BR_TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+	BR_TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+	BR_TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+	BR_TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+};
+static const char *const suite_names[] = {
+	"ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-RSA-AES128-GCM-SHA256",
+	"ECDHE-ECDSA-CHACHA20-POLY1305", "ECDHE-RSA-CHACHA20-POLY1305",
+	"ECDHE-ECDSA-AES256-GCM-SHA384", "ECDHE-RSA-AES256-GCM-SHA384",
+};
+
+/* Constant-time AES: the 64-bit bitsliced code on 64-bit machines, the 32-bit one elsewhere. */
+#if UINTPTR_MAX > 0xffffffffu
+#define AES_CTR_VTABLE br_aes_ct64_ctr_vtable
+#define GHASH br_ghash_ctmul64
+#else
+#define AES_CTR_VTABLE br_aes_ct_ctr_vtable
+#define GHASH br_ghash_ctmul32
+#endif
+
+struct tls_conn;
+
+/* The certificate policy: x509_minimal for chain and validity (under verify), our own RFC 6125
+ * name check and SPKI pins, and the server key taken from the certificate itself otherwise. */
+struct xwrap {
+	const br_x509_class *vtable; /* MUST be first: BearSSL passes &vtable as the context */
+	br_x509_minimal_context minimal;
+	br_x509_decoder_context dec;
+	struct tls_conn *t;
+	int ncerts;
+	unsigned char *ee; /* the end-entity certificate, for names and pins */
+	size_t ee_len, ee_cap;
+	int ee_bad;
+	int have_pkey;
+};
+
+struct tls_conn {
+	br_ssl_client_context cc;
+	struct xwrap xw;
+	/* the plain stream underneath */
+	ssize_t (*low_read)(void *ctx, void *p, size_t n, int timeout_ms);
+	ssize_t (*low_write)(void *ctx, const void *p, size_t n, int timeout_ms);
+	int (*low_close)(void *ctx);
+	void *low_ctx;
+	int timeout_ms;
+	int io_errno, io_eof;
+	/* the policy of this connection */
+	enum tls_policy policy;
+	char name[256];
+	unsigned char pins[TLS_MAX_PINS][32];
+	int npins;
+	time_t now;
+	/* the outcome */
+	enum tls_status st;
+	char reason[TLS_REASON_MAX];
+	int verified, pinned;
+	/* client certificate */
+	br_x509_certificate chain[8];
+	size_t chain_len;
+	br_skey_decoder_context *skey;
+	unsigned char iobuf[BR_SSL_BUFSIZE_MONO];
+};
+
+static void fail(struct tls_conn *t, enum tls_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void fail(struct tls_conn *t, enum tls_status st, const char *fmt, ...)
+{
+	if (t->st != TLS_OK)
+		return; /* keep the first, most precise reason */
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(t->reason, sizeof t->reason, fmt, ap);
+	va_end(ap);
+	t->st = st;
+}
+
+/* BearSSL counts days from 0000-01-01 (day 719528 is 1970-01-01). Shown as YYYY-MM-DD by
+ * hand (H. Hinnant's civil_from_days): strftime would pull musl's time-zone code in. */
+static void show_day(uint32_t days, char *out, size_t size)
+{
+	long z = (long)days - 719528 + 719468;
+	long era = z / 146097;
+	long doe = z - era * 146097;
+	long yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	long doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	long mp = (5 * doy + 2) / 153;
+	long d = doy - (153 * mp + 2) / 5 + 1;
+	long m = mp < 10 ? mp + 3 : mp - 9;
+	long y = yoe + era * 400 + (m <= 2);
+	str_fmt(out, size, "%04ld-%02ld-%02ld", y, m, d);
+}
+
+/* The elliptic curves: x25519 and NIST P-256/P-384, with BearSSL's generic, smaller code
+ * (br_ec_all_m31 adds a 9 KiB P-256 special case and P-521, which we do not offer). */
+static const br_ec_impl *ec_for(int curve)
+{
+	return curve == BR_EC_curve25519 ? &br_ec_c25519_i31 : &br_ec_prime_i31;
+}
+
+static const unsigned char *ec_generator(int curve, size_t *len)
+{
+	return ec_for(curve)->generator(curve, len);
+}
+
+static const unsigned char *ec_order(int curve, size_t *len)
+{
+	return ec_for(curve)->order(curve, len);
+}
+
+static size_t ec_xoff(int curve, size_t *len)
+{
+	return ec_for(curve)->xoff(curve, len);
+}
+
+static uint32_t ec_mul(unsigned char *g, size_t glen, const unsigned char *x, size_t xlen, int curve)
+{
+	return ec_for(curve)->mul(g, glen, x, xlen, curve);
+}
+
+static size_t ec_mulgen(unsigned char *r, const unsigned char *x, size_t xlen, int curve)
+{
+	return ec_for(curve)->mulgen(r, x, xlen, curve);
+}
+
+static uint32_t ec_muladd(unsigned char *a, const unsigned char *b, size_t len, const unsigned char *x,
+                          size_t xlen, const unsigned char *y, size_t ylen, int curve)
+{
+	return ec_for(curve)->muladd(a, b, len, x, xlen, y, ylen, curve);
+}
+
+static const br_ec_impl ec_impl = {
+	(uint32_t)1 << BR_EC_secp256r1 | (uint32_t)1 << BR_EC_secp384r1 | (uint32_t)1 << BR_EC_curve25519,
+	ec_generator, ec_order, ec_xoff, ec_mul, ec_mulgen, ec_muladd,
+};
+
+/* ---- the x509 class ---- */
+
+static void xw_start_chain(const br_x509_class **ctx, const char *server_name)
+{
+	struct xwrap *x = (struct xwrap *)(void *)ctx;
+	x->ncerts = 0;
+	x->ee_len = 0;
+	x->ee_bad = 0;
+	x->have_pkey = 0;
+	/* names are not left to x509_minimal: it also matches the CN beside dNSNames */
+	if (x->t->policy == TLS_VERIFY)
+		x->minimal.vtable->start_chain(&x->minimal.vtable, NULL);
+}
+
+static void xw_start_cert(const br_x509_class **ctx, uint32_t length)
+{
+	struct xwrap *x = (struct xwrap *)(void *)ctx;
+	if (x->ncerts == 0) {
+		free(x->ee);
+		x->ee = NULL;
+		x->ee_cap = 0;
+		if (length > CERT_MAX || !(x->ee = malloc(length ? length : 1)))
+			x->ee_bad = 1;
+		else
+			x->ee_cap = length;
+	}
+	if (x->t->policy == TLS_VERIFY)
+		x->minimal.vtable->start_cert(&x->minimal.vtable, length);
+}
+
+static void xw_append(const br_x509_class **ctx, const unsigned char *buf, size_t len)
+{
+	struct xwrap *x = (struct xwrap *)(void *)ctx;
+	if (x->ncerts == 0 && !x->ee_bad) {
+		if (len > x->ee_cap - x->ee_len) {
+			x->ee_bad = 1;
+		} else {
+			memcpy(x->ee + x->ee_len, buf, len);
+			x->ee_len += len;
+		}
+	}
+	if (x->t->policy == TLS_VERIFY)
+		x->minimal.vtable->append(&x->minimal.vtable, buf, len);
+}
+
+static void xw_end_cert(const br_x509_class **ctx)
+{
+	struct xwrap *x = (struct xwrap *)(void *)ctx;
+	if (x->t->policy == TLS_VERIFY)
+		x->minimal.vtable->end_cert(&x->minimal.vtable);
+	x->ncerts++;
+}
+
+static const char *x509_error_name(unsigned err)
+{
+	switch (err) {
+	case BR_ERR_X509_NOT_TRUSTED: return "the chain does not lead to a trusted CA";
+	case BR_ERR_X509_BAD_SIGNATURE: return "a signature in the chain is invalid";
+	case BR_ERR_X509_NOT_CA: return "an issuing certificate is not a CA";
+	case BR_ERR_X509_FORBIDDEN_KEY_USAGE: return "the key usage forbids this use";
+	case BR_ERR_X509_WEAK_PUBLIC_KEY: return "a key in the chain is too weak";
+	case BR_ERR_X509_CRITICAL_EXTENSION: return "an unsupported critical extension";
+	case BR_ERR_X509_UNSUPPORTED: return "an unsupported algorithm or key type";
+	case BR_ERR_X509_DN_MISMATCH: return "the chain is out of order";
+	case BR_ERR_X509_EMPTY_CHAIN: return "the server sent no certificate";
+	case BR_ERR_X509_TIME_UNKNOWN: return "the time is unknown";
+	case BR_ERR_X509_WRONG_KEY_TYPE: return "a key of the wrong type";
+	case BR_ERR_X509_LIMIT_EXCEEDED: return "the chain is too long";
+	default: return "the certificate cannot be decoded";
+	}
+}
+
+/* Validity trouble: expired, not yet valid, or a clock that was never set. A certificate that
+ * is not yet valid while the clock is before TLS_CLOCK_PLAUSIBLE means the clock is wrong (a
+ * board without RTC still in 1970), not the certificate: TLS_E_CLOCK, so the caller defers. */
+static void validity_reason(struct tls_conn *t, const br_x509_decoder_context *d, int ee_ok)
+{
+	char day[32], clock[32];
+	uint32_t today = (uint32_t)(t->now / 86400 + 719528);
+	uint32_t secs = (uint32_t)(t->now % 86400);
+	int unset = t->now < TLS_CLOCK_PLAUSIBLE;
+	show_day(today, clock, sizeof clock);
+	int early = today < d->notbefore_days || (today == d->notbefore_days && secs < d->notbefore_seconds);
+	int late = today > d->notafter_days || (today == d->notafter_days && secs > d->notafter_seconds);
+	if (ee_ok && early) {
+		show_day(d->notbefore_days, day, sizeof day);
+		if (unset)
+			fail(t, TLS_E_CLOCK, "system clock is %s, certificate not yet valid (valid from %s): clock not set",
+			     clock, day);
+		else
+			fail(t, TLS_E_CERT, "certificate not yet valid: valid from %s, clock is %s", day, clock);
+	} else if (ee_ok && late) {
+		show_day(d->notafter_days, day, sizeof day);
+		fail(t, TLS_E_CERT, "certificate expired on %s", day);
+	} else if (unset) {
+		/* an issuer not yet valid in the chain: the same clock trouble */
+		fail(t, TLS_E_CLOCK, "system clock is %s, a certificate in the chain is not yet valid: clock not set", clock);
+	} else {
+		fail(t, TLS_E_CERT, "a certificate in the chain is expired or not yet valid (clock %s)", clock);
+	}
+}
+
+static int check_pins(struct tls_conn *t, struct xwrap *x)
+{
+	const unsigned char *spki;
+	size_t n;
+	unsigned char h[32];
+	char shown[BASE64_ENCLEN(32)];
+	if (cert_spki(x->ee, x->ee_len, &spki, &n) < 0) {
+		fail(t, TLS_E_CERT, "cannot find the public key in the server certificate");
+		return -1;
+	}
+	br_sha256_context sc;
+	br_sha256_init(&sc);
+	br_sha256_update(&sc, spki, n);
+	br_sha256_out(&sc, h);
+	for (int i = 0; i < t->npins; i++)
+		if (memcmp(h, t->pins[i], 32) == 0) {
+			t->pinned = 1;
+			return 0;
+		}
+	base64_encode(shown, sizeof shown, h, 32);
+	fail(t, TLS_E_PIN, "server key sha256//%s matches no pin", shown);
+	return -1;
+}
+
+static unsigned xw_end_chain(const br_x509_class **ctx)
+{
+	struct xwrap *x = (struct xwrap *)(void *)ctx;
+	struct tls_conn *t = x->t;
+	unsigned err = 0;
+	if (t->policy == TLS_VERIFY)
+		err = x->minimal.vtable->end_chain(&x->minimal.vtable);
+	if (x->ncerts == 0) {
+		fail(t, TLS_E_CERT, "the server sent no certificate");
+		return BR_ERR_X509_EMPTY_CHAIN;
+	}
+	if (x->ee_bad || x->ee_len != x->ee_cap) {
+		fail(t, TLS_E_CERT, "server certificate larger than %d bytes or truncated", CERT_MAX);
+		return BR_ERR_X509_LIMIT_EXCEEDED;
+	}
+	br_x509_decoder_init(&x->dec, NULL, NULL);
+	br_x509_decoder_push(&x->dec, x->ee, x->ee_len);
+	int ee_ok = br_x509_decoder_get_pkey(&x->dec) != NULL;
+	if (err == BR_ERR_X509_EXPIRED) {
+		validity_reason(t, &x->dec, ee_ok);
+		return err;
+	}
+	if (err) {
+		fail(t, TLS_E_CERT, "certificate verification failed: %s", x509_error_name(err));
+		return err;
+	}
+	if (!ee_ok) {
+		fail(t, TLS_E_CERT, "cannot decode the server certificate (error %d)", br_x509_decoder_last_error(&x->dec));
+		return BR_ERR_X509_UNSUPPORTED;
+	}
+	x->have_pkey = 1;
+	if (t->policy == TLS_VERIFY) {
+		char names[160];
+		int r = cert_check_name(x->ee, x->ee_len, t->name, names, sizeof names);
+		if (r < 0) {
+			fail(t, TLS_E_CERT, "cannot parse the names in the server certificate");
+			return BR_ERR_X509_BAD_SERVER_NAME;
+		}
+		if (r == 0) {
+			fail(t, TLS_E_CERT, "certificate is for %s, not %s", names[0] ? names : "no name", t->name);
+			return BR_ERR_X509_BAD_SERVER_NAME;
+		}
+		t->verified = 1;
+	}
+	if (t->npins && check_pins(t, x) < 0)
+		return BR_ERR_X509_NOT_TRUSTED;
+	return 0;
+}
+
+static const br_x509_pkey *xw_get_pkey(const br_x509_class *const *ctx, unsigned *usages)
+{
+	struct xwrap *x = (struct xwrap *)(void *)ctx;
+	if (x->t->policy == TLS_VERIFY)
+		return x->minimal.vtable->get_pkey(&x->minimal.vtable, usages);
+	if (!x->have_pkey)
+		return NULL;
+	if (usages)
+		*usages = BR_KEYTYPE_KEYX | BR_KEYTYPE_SIGN;
+	return br_x509_decoder_get_pkey(&x->dec);
+}
+
+static const br_x509_class xw_vtable = {
+	sizeof(struct xwrap), xw_start_chain, xw_start_cert, xw_append, xw_end_cert, xw_end_chain, xw_get_pkey,
+};
+
+/* ---- the engine pump ---- */
+
+/* Runs the engine until a state in target is reached: 0, or -1 (engine closed or failed,
+ * or an I/O error or EOF, recorded in io_errno/io_eof, which stay set: the connection is
+ * dead after either). */
+static int run_until(struct tls_conn *t, unsigned target)
+{
+	br_ssl_engine_context *eng = &t->cc.eng;
+	for (;;) {
+		unsigned st = br_ssl_engine_current_state(eng);
+		if (st & BR_SSL_CLOSED)
+			return -1;
+		if (st & BR_SSL_SENDREC) {
+			size_t len;
+			unsigned char *buf = br_ssl_engine_sendrec_buf(eng, &len);
+			ssize_t w = t->low_write(t->low_ctx, buf, len, t->timeout_ms);
+			if (w <= 0) {
+				t->io_errno = w < 0 ? errno : EPIPE;
+				return -1;
+			}
+			br_ssl_engine_sendrec_ack(eng, (size_t)w);
+			continue;
+		}
+		if (st & target)
+			return 0;
+		if (st & BR_SSL_RECVAPP) {
+			/* half-duplex: unread data from the server blocks sending */
+			t->io_errno = EPROTO;
+			return -1;
+		}
+		if (st & BR_SSL_RECVREC) {
+			size_t len;
+			unsigned char *buf = br_ssl_engine_recvrec_buf(eng, &len);
+			ssize_t r = t->low_read(t->low_ctx, buf, len, t->timeout_ms);
+			if (r <= 0) {
+				if (r == 0)
+					t->io_eof = 1;
+				else
+					t->io_errno = errno;
+				return -1;
+			}
+			br_ssl_engine_recvrec_ack(eng, (size_t)r);
+			continue;
+		}
+		br_ssl_engine_flush(eng, 0);
+	}
+}
+
+static ssize_t tls_read(void *ctx, void *p, size_t n, int timeout_ms)
+{
+	struct tls_conn *t = ctx;
+	t->timeout_ms = timeout_ms;
+	if (run_until(t, BR_SSL_RECVAPP) < 0) {
+		/* a close_notify, or a server that just closed after its last reply: EOF */
+		if (t->io_errno) {
+			errno = t->io_errno;
+			return -1;
+		}
+		if (t->io_eof || br_ssl_engine_last_error(&t->cc.eng) == BR_ERR_OK)
+			return 0;
+		errno = EPROTO;
+		return -1;
+	}
+	size_t len;
+	unsigned char *buf = br_ssl_engine_recvapp_buf(&t->cc.eng, &len);
+	if (len > n)
+		len = n;
+	memcpy(p, buf, len);
+	br_ssl_engine_recvapp_ack(&t->cc.eng, len);
+	return (ssize_t)len;
+}
+
+static ssize_t tls_write(void *ctx, const void *p, size_t n, int timeout_ms)
+{
+	struct tls_conn *t = ctx;
+	t->timeout_ms = timeout_ms;
+	if (run_until(t, BR_SSL_SENDAPP) < 0) {
+		errno = t->io_errno ? t->io_errno : EPIPE;
+		return -1;
+	}
+	size_t len;
+	unsigned char *buf = br_ssl_engine_sendapp_buf(&t->cc.eng, &len);
+	if (len > n)
+		len = n;
+	memcpy(buf, p, len);
+	br_ssl_engine_sendapp_ack(&t->cc.eng, len);
+	/* the io layer writes only when it flushes: push the record out now */
+	br_ssl_engine_flush(&t->cc.eng, 0);
+	if (run_until(t, BR_SSL_SENDAPP | BR_SSL_RECVREC) < 0) {
+		errno = t->io_errno ? t->io_errno : EPIPE;
+		return -1;
+	}
+	return (ssize_t)len;
+}
+
+static void conn_free(struct tls_conn *t)
+{
+	free(t->xw.ee);
+	for (size_t i = 0; i < t->chain_len; i++)
+		free(t->chain[i].data);
+	if (t->skey) {
+		explicit_bzero(t->skey, sizeof *t->skey);
+		free(t->skey);
+	}
+	explicit_bzero(t, sizeof *t);
+	free(t);
+}
+
+static int tls_close(void *ctx)
+{
+	struct tls_conn *t = ctx;
+	/* send our close_notify, briefly; do not wait for the server's */
+	br_ssl_engine_close(&t->cc.eng);
+	t->timeout_ms = t->timeout_ms > 0 && t->timeout_ms < CLOSE_TIMEOUT_MS ? t->timeout_ms : CLOSE_TIMEOUT_MS;
+	for (int i = 0; i < 8 && (br_ssl_engine_current_state(&t->cc.eng) & BR_SSL_SENDREC); i++) {
+		size_t len;
+		unsigned char *buf = br_ssl_engine_sendrec_buf(&t->cc.eng, &len);
+		ssize_t w = t->low_write(t->low_ctx, buf, len, t->timeout_ms);
+		if (w <= 0)
+			break;
+		br_ssl_engine_sendrec_ack(&t->cc.eng, (size_t)w);
+	}
+	int r = t->low_close(t->low_ctx);
+	conn_free(t);
+	return r;
+}
+
+/* ---- the handshake ---- */
+
+static const char *alert_name(int a)
+{
+	switch (a) {
+	case 40: return "handshake_failure";
+	case 42: return "bad_certificate";
+	case 43: return "unsupported_certificate";
+	case 44: return "certificate_revoked";
+	case 45: return "certificate_expired";
+	case 46: return "certificate_unknown";
+	case 47: return "illegal_parameter";
+	case 48: return "unknown_ca";
+	case 50: return "decode_error";
+	case 51: return "decrypt_error";
+	case 70: return "protocol_version";
+	case 71: return "insufficient_security";
+	case 80: return "internal_error";
+	case 112: return "unrecognized_name";
+	case 116: return "certificate_required";
+	default: return "alert";
+	}
+}
+
+/* Turns the engine's last error into a status and reason (unless the x509 class set one). */
+static void engine_reason(struct tls_conn *t)
+{
+	int err = br_ssl_engine_last_error(&t->cc.eng);
+	if (t->st != TLS_OK)
+		return;
+	if (err == BR_ERR_IO || err == BR_ERR_OK) {
+		if (t->io_errno == ETIMEDOUT)
+			fail(t, TLS_E_IO, "timeout during the TLS handshake");
+		else if (t->io_eof || !t->io_errno)
+			fail(t, TLS_E_IO, "connection closed by the server during the TLS handshake");
+		else
+			fail(t, TLS_E_IO, "TLS handshake: %s", strerror(t->io_errno));
+	} else if (err >= BR_ERR_RECV_FATAL_ALERT) {
+		int a = err - BR_ERR_RECV_FATAL_ALERT;
+		fail(t, TLS_E_PROTOCOL, "TLS handshake refused by the server: alert %d (%s)", a, alert_name(a));
+	} else if (err >= BR_ERR_SEND_FATAL_ALERT) {
+		int a = err - BR_ERR_SEND_FATAL_ALERT;
+		fail(t, TLS_E_PROTOCOL, "TLS handshake aborted: alert %d (%s) sent", a, alert_name(a));
+	} else if (err >= BR_ERR_X509_OK && err < BR_ERR_X509_OK + 32) {
+		fail(t, TLS_E_CERT, "certificate verification failed: %s", x509_error_name((unsigned)err));
+	} else if (err == BR_ERR_UNSUPPORTED_VERSION || err == BR_ERR_BAD_VERSION) {
+		fail(t, TLS_E_PROTOCOL, "TLS handshake failed: the server does not speak TLS 1.2 (or not TLS at all)");
+	} else if (err == BR_ERR_BAD_CIPHER_SUITE) {
+		fail(t, TLS_E_PROTOCOL, "TLS handshake failed: no common cipher suite (ECDHE with AES-GCM or ChaCha20-Poly1305 needed)");
+	} else if (err == BR_ERR_NO_RANDOM) {
+		fail(t, TLS_E_CONFIG, "TLS handshake failed: no source of randomness");
+	} else if (err == BR_ERR_BAD_SIGNATURE || err == BR_ERR_WRONG_KEY_USAGE) {
+		fail(t, TLS_E_PROTOCOL, "TLS handshake failed: the server's key exchange signature is invalid or not allowed by its certificate");
+	} else {
+		fail(t, TLS_E_PROTOCOL, "TLS handshake failed (BearSSL error %d)", err);
+	}
+}
+
+struct chain_load {
+	struct tls_conn *t;
+	int too_many;
+};
+
+static int on_cert(void *ctx, const char *name, const unsigned char *der, size_t len)
+{
+	struct chain_load *l = ctx;
+	struct tls_conn *t = l->t;
+	if (strcmp(name, "CERTIFICATE") != 0)
+		return 0;
+	if (t->chain_len == ARRAY_LEN(t->chain)) {
+		l->too_many = 1;
+		return 1;
+	}
+	unsigned char *copy = malloc(len ? len : 1);
+	if (!copy)
+		return -1;
+	memcpy(copy, der, len);
+	t->chain[t->chain_len].data = copy;
+	t->chain[t->chain_len++].data_len = len;
+	return 0;
+}
+
+static int on_key(void *ctx, const char *name, const unsigned char *der, size_t len)
+{
+	br_skey_decoder_context *sk = ctx;
+	if (!strstr(name, "PRIVATE KEY"))
+		return 0;
+	br_skey_decoder_push(sk, der, len);
+	return 1; /* the first key is the key */
+}
+
+/* Loads the client certificate chain and key and gives them to the engine. */
+static int client_cert(struct tls_conn *t, const char *certfile, const char *keyfile)
+{
+	char *text;
+	size_t len;
+	char why[160];
+	struct chain_load l = {t, 0};
+	if (fio_slurp(certfile, TLS_PEMFILE_MAX, &text, &len) < 0) {
+		fail(t, TLS_E_CONFIG, "client certificate %s: %s", certfile, strerror(errno));
+		return -1;
+	}
+	int r = pem_each(text, len, CERT_MAX, on_cert, &l, why, sizeof why);
+	free(text);
+	if (r < 0 || l.too_many || t->chain_len == 0) {
+		fail(t, TLS_E_CONFIG, "client certificate %s: %s", certfile,
+		     r < 0 ? why : l.too_many ? "more than 8 certificates" : "no CERTIFICATE in the file");
+		return -1;
+	}
+	if (secfile_read(keyfile, TLS_PEMFILE_MAX, &text, &len, why, sizeof why) < 0) {
+		fail(t, TLS_E_CONFIG, "client key %s: %s", keyfile, why);
+		return -1;
+	}
+	t->skey = malloc(sizeof *t->skey);
+	if (!t->skey) {
+		secfile_free(text, len);
+		fail(t, TLS_E_NOMEM, "out of memory");
+		return -1;
+	}
+	br_skey_decoder_init(t->skey);
+	r = pem_each(text, len, TLS_PEMFILE_MAX, on_key, t->skey, why, sizeof why);
+	secfile_free(text, len);
+	if (r != 1 || br_skey_decoder_last_error(t->skey) != 0) {
+		fail(t, TLS_E_CONFIG, "client key %s: %s", keyfile, r < 0 ? why : r == 0 ? "no PRIVATE KEY in the file" : "cannot decode the key");
+		return -1;
+	}
+	if (br_skey_decoder_key_type(t->skey) == BR_KEYTYPE_RSA)
+		br_ssl_client_set_single_rsa(&t->cc, t->chain, t->chain_len, br_skey_decoder_get_rsa(t->skey),
+		                             br_rsa_i31_pkcs1_sign);
+	else
+		br_ssl_client_set_single_ec(&t->cc, t->chain, t->chain_len, br_skey_decoder_get_ec(t->skey),
+		                            BR_KEYTYPE_SIGN, 0, &ec_impl, br_ecdsa_i31_sign_asn1);
+	return 0;
+}
+
+/* The custom profile: what br_ssl_client_init_full sets up, cut down to tls.h's list. */
+static void profile(struct tls_conn *t, const struct tls_anchors *anchors)
+{
+	br_ssl_client_context *cc = &t->cc;
+	br_ssl_engine_context *eng = &cc->eng;
+	br_ssl_client_zero(cc);
+	br_ssl_engine_set_versions(eng, BR_TLS12, BR_TLS12);
+	/* a renegotiation request is answered with a warning alert: SMTP never needs one */
+	br_ssl_engine_add_flags(eng, BR_OPT_NO_RENEGOTIATION);
+	br_ssl_engine_set_suites(eng, suites, ARRAY_LEN(suites));
+	br_ssl_engine_set_hash(eng, br_sha256_ID, &br_sha256_vtable);
+	br_ssl_engine_set_hash(eng, br_sha384_ID, &br_sha384_vtable);
+	br_ssl_engine_set_hash(eng, br_sha512_ID, &br_sha512_vtable);
+	br_ssl_engine_set_prf_sha256(eng, br_tls12_sha256_prf);
+	br_ssl_engine_set_prf_sha384(eng, br_tls12_sha384_prf);
+	br_ssl_engine_set_ec(eng, &ec_impl);
+	br_ssl_engine_set_rsavrfy(eng, br_rsa_i31_pkcs1_vrfy);
+	br_ssl_engine_set_ecdsa(eng, br_ecdsa_i31_vrfy_asn1);
+	br_ssl_engine_set_gcm(eng, &br_sslrec_in_gcm_vtable, &br_sslrec_out_gcm_vtable);
+	br_ssl_engine_set_aes_ctr(eng, &AES_CTR_VTABLE);
+	br_ssl_engine_set_ghash(eng, GHASH);
+	br_ssl_engine_set_chapol(eng, &br_sslrec_in_chapol_vtable, &br_sslrec_out_chapol_vtable);
+	br_ssl_engine_set_chacha20(eng, br_chacha20_ct_run);
+	br_ssl_engine_set_poly1305(eng, br_poly1305_ctmul_run);
+
+	struct xwrap *x = &t->xw;
+	x->vtable = &xw_vtable;
+	x->t = t;
+	if (t->policy == TLS_VERIFY) {
+		size_t n;
+		const br_x509_trust_anchor *ta = tls_anchors_array(anchors, &n);
+		br_x509_minimal_init(&x->minimal, &br_sha256_vtable, ta, n);
+		br_x509_minimal_set_hash(&x->minimal, br_sha256_ID, &br_sha256_vtable);
+		br_x509_minimal_set_hash(&x->minimal, br_sha384_ID, &br_sha384_vtable);
+		br_x509_minimal_set_hash(&x->minimal, br_sha512_ID, &br_sha512_vtable);
+		br_x509_minimal_set_rsa(&x->minimal, br_rsa_i31_pkcs1_vrfy);
+		br_x509_minimal_set_ecdsa(&x->minimal, &ec_impl, br_ecdsa_i31_vrfy_asn1);
+		/* the clock is ours to give (tests inject one; see TLS_CLOCK_PLAUSIBLE) */
+		br_x509_minimal_set_time(&x->minimal, (uint32_t)(t->now / 86400 + 719528), (uint32_t)(t->now % 86400));
+	}
+	br_ssl_engine_set_x509(eng, &x->vtable);
+	br_ssl_engine_set_buffer(eng, t->iobuf, sizeof t->iobuf, 0);
+}
+
+/* "192.0.2.1", "[192.0.2.1]", "::1", "[IPv6:::1]": addresses get no SNI (RFC 6066 section 3). */
+static int is_address(const char *name)
+{
+	unsigned char ip[16];
+	char buf[64];
+	size_t n = strlen(name);
+	if (n >= sizeof buf)
+		return 0;
+	if (name[0] == '[' && n > 2 && name[n - 1] == ']') {
+		name++;
+		n -= 2;
+	}
+	memcpy(buf, name, n);
+	buf[n] = 0;
+	const char *a = str_ncaseeq(buf, "IPv6:", 5) ? buf + 5 : buf;
+	return inet_pton(AF_INET, a, ip) == 1 || inet_pton(AF_INET6, a, ip) == 1;
+}
+
+static enum tls_status setup(struct tls_conn *t, const struct io *io, const struct tls_params *p)
+{
+	if (p->policy != TLS_MAY && p->policy != TLS_ENCRYPT && p->policy != TLS_VERIFY) {
+		fail(t, TLS_E_CONFIG, "TLS policy %s does not start TLS", tls_policy_name(p->policy));
+		return t->st;
+	}
+	t->policy = p->policy;
+	t->now = p->now ? p->now : time(NULL);
+	if (p->server_name && str_lcpy(t->name, p->server_name, sizeof t->name) >= sizeof t->name) {
+		fail(t, TLS_E_CONFIG, "server name too long");
+		return t->st;
+	}
+	if (p->policy == TLS_VERIFY && (!t->name[0] || !p->anchors)) {
+		fail(t, TLS_E_CONFIG, "TLS policy verify needs %s", t->name[0] ? "trust anchors" : "a server name");
+		return t->st;
+	}
+	t->npins = tls_pins_parse(p->pins, t->pins, TLS_MAX_PINS);
+	if (t->npins < 0) {
+		fail(t, TLS_E_CONFIG, "bad pin list (up to %d of sha256//BASE64 or 64 hex digits)", TLS_MAX_PINS);
+		return t->st;
+	}
+	if (io->wlen) {
+		fail(t, TLS_E_CONFIG, "unsent output before the TLS handshake");
+		return t->st;
+	}
+	if (!!(p->client_cert && p->client_cert[0]) != !!(p->client_key && p->client_key[0])) {
+		fail(t, TLS_E_CONFIG, "a client certificate needs its key, and a key its certificate");
+		return t->st;
+	}
+	profile(t, p->anchors);
+	if (p->client_cert && p->client_cert[0] && client_cert(t, p->client_cert, p->client_key) < 0)
+		return t->st;
+	t->low_read = io->low_read;
+	t->low_write = io->low_write;
+	t->low_close = io->low_close;
+	t->low_ctx = io->ctx;
+	t->timeout_ms = io->timeout_ms;
+	unsigned char seed[32];
+	if (getrandom(seed, sizeof seed, 0) == (ssize_t)sizeof seed)
+		br_ssl_engine_inject_entropy(&t->cc.eng, seed, sizeof seed);
+	explicit_bzero(seed, sizeof seed);
+	if (!br_ssl_client_reset(&t->cc, t->name[0] && !is_address(t->name) ? t->name : NULL, 0)) {
+		engine_reason(t);
+		return t->st;
+	}
+	return TLS_OK;
+}
+
+enum tls_status tls_start(struct io *io, const struct tls_params *p, char *reason, size_t reasonsize)
+{
+	struct tls_conn *t = calloc(1, sizeof *t);
+	if (reasonsize)
+		reason[0] = 0;
+	if (!t) {
+		str_lcpy(reason, "out of memory for TLS", reasonsize);
+		return TLS_E_NOMEM;
+	}
+	/* RFC 3207 section 6: nothing the server sent before TLS may be acted upon */
+	io_discard_input(io);
+	enum tls_status st = setup(t, io, p);
+	if (st == TLS_OK && run_until(t, BR_SSL_SENDAPP) < 0) {
+		engine_reason(t);
+		st = t->st;
+	}
+	if (st != TLS_OK) {
+		str_lcpy(reason, t->reason, reasonsize);
+		conn_free(t);
+		return st;
+	}
+	free(t->xw.ee);
+	t->xw.ee = NULL;
+	io->low_read = tls_read;
+	io->low_write = tls_write;
+	io->low_close = tls_close;
+	io->ctx = t;
+	return TLS_OK;
+}
+
+int tls_active(const struct io *io)
+{
+	return io->low_read == tls_read;
+}
+
+void tls_describe(const struct io *io, char *out, size_t size)
+{
+	if (!tls_active(io)) {
+		if (size)
+			out[0] = 0;
+		return;
+	}
+	const struct tls_conn *t = io->ctx;
+	br_ssl_session_parameters sp;
+	br_ssl_engine_get_session_parameters(&t->cc.eng, &sp);
+	const char *suite = "?";
+	for (size_t i = 0; i < ARRAY_LEN(suites); i++)
+		if (suites[i] == sp.cipher_suite)
+			suite = suite_names[i];
+	str_fmt(out, size, "TLSv1.2 %s %s%s", suite, t->verified ? "verified" : t->pinned ? "pinned" : "unverified",
+	        t->verified && t->pinned ? "+pinned" : "");
+}
+#endif

@@ -1,0 +1,188 @@
+/* Trust anchors for the TLS client: the CERTIFICATE objects of a PEM bundle turned into
+ * br_x509_trust_anchor (DN + public key), once per process; see tls.h. */
+#include "config_default.h"
+#if ENABLE_TLS
+#include "tls.h"
+#include "fileio.h"
+#include "log.h"
+#include "tls_pem.h"
+#include "util.h"
+#include "tls_bearssl.h"
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define DN_MAX 4096         /* longest subject DN kept */
+#define CERT_DER_MAX 65536  /* largest certificate in a bundle */
+
+struct tls_anchors {
+	br_x509_trust_anchor *ta;
+	size_t n, cap;
+	size_t skipped;          /* certificates BearSSL cannot use */
+	char file[256];
+};
+
+struct load {
+	struct tls_anchors *a;
+	char *err;
+	size_t errsize;
+};
+
+static void dn_append(void *ctx, const void *p, size_t n)
+{
+	buf_add(ctx, p, n); /* an overlong DN fails the buf; checked after decoding */
+}
+
+/* One certificate into an anchor: 0 added, 1 skipped (unusable), -1 fatal. */
+static int add_cert(struct load *l, const unsigned char *der, size_t len)
+{
+	struct tls_anchors *a = l->a;
+	br_x509_decoder_context dc;
+	struct buf dn;
+	buf_init(&dn, DN_MAX);
+	br_x509_decoder_init(&dc, dn_append, &dn);
+	br_x509_decoder_push(&dc, der, len);
+	const br_x509_pkey *pk = br_x509_decoder_get_pkey(&dc);
+	if (!pk || !dn.len || dn.len >= DN_MAX) {
+		buf_free(&dn);
+		a->skipped++;
+		return 1;
+	}
+	if (a->n == TLS_ANCHORS_MAX) {
+		buf_free(&dn);
+		str_fmt(l->err, l->errsize, "more than %d certificates", TLS_ANCHORS_MAX);
+		return -1;
+	}
+	size_t klen = pk->key_type == BR_KEYTYPE_RSA ? pk->key.rsa.nlen + pk->key.rsa.elen : pk->key.ec.qlen;
+	unsigned char *blob = malloc(dn.len + klen);
+	if (a->n == a->cap) {
+		size_t nc = a->cap ? a->cap * 2 : 64;
+		br_x509_trust_anchor *t = realloc(a->ta, nc * sizeof *t);
+		if (!t) {
+			free(blob);
+			blob = NULL;
+		} else {
+			a->ta = t;
+			a->cap = nc;
+		}
+	}
+	if (!blob) {
+		buf_free(&dn);
+		str_fmt(l->err, l->errsize, "out of memory");
+		return -1;
+	}
+	br_x509_trust_anchor *ta = &a->ta[a->n++];
+	memset(ta, 0, sizeof *ta);
+	memcpy(blob, dn.p, dn.len);
+	ta->dn.data = blob;
+	ta->dn.len = dn.len;
+	ta->flags = br_x509_decoder_isCA(&dc) ? BR_X509_TA_CA : 0;
+	ta->pkey.key_type = pk->key_type;
+	unsigned char *k = blob + dn.len;
+	if (pk->key_type == BR_KEYTYPE_RSA) {
+		memcpy(k, pk->key.rsa.n, pk->key.rsa.nlen);
+		memcpy(k + pk->key.rsa.nlen, pk->key.rsa.e, pk->key.rsa.elen);
+		ta->pkey.key.rsa.n = k;
+		ta->pkey.key.rsa.nlen = pk->key.rsa.nlen;
+		ta->pkey.key.rsa.e = k + pk->key.rsa.nlen;
+		ta->pkey.key.rsa.elen = pk->key.rsa.elen;
+	} else {
+		memcpy(k, pk->key.ec.q, pk->key.ec.qlen);
+		ta->pkey.key.ec.curve = pk->key.ec.curve;
+		ta->pkey.key.ec.q = k;
+		ta->pkey.key.ec.qlen = pk->key.ec.qlen;
+	}
+	buf_free(&dn);
+	return 0;
+}
+
+static int on_object(void *ctx, const char *name, const unsigned char *der, size_t len)
+{
+	/* "TRUSTED CERTIFICATE" (OpenSSL's with trust settings appended) is not plain DER: skip */
+	if (strcmp(name, "CERTIFICATE") != 0 && strcmp(name, "X509 CERTIFICATE") != 0)
+		return 0;
+	return add_cert(ctx, der, len) < 0 ? -1 : 0;
+}
+
+struct tls_anchors *tls_anchors_parse(const void *pem, size_t len, const char *name, char *err, size_t errsize)
+{
+	char why[TLS_REASON_MAX];
+	struct tls_anchors *a = calloc(1, sizeof *a);
+	if (!a) {
+		str_fmt(err, errsize, "%s: out of memory", name);
+		return NULL;
+	}
+	str_lcpy(a->file, name, sizeof a->file);
+	struct load l = {a, why, sizeof why};
+	why[0] = 0;
+	if (pem_each(pem, len, CERT_DER_MAX, on_object, &l, why, sizeof why) != 0) {
+		str_fmt(err, errsize, "trust anchors %s: %s", name, why);
+		tls_anchors_free(a);
+		return NULL;
+	}
+	if (a->n == 0) {
+		str_fmt(err, errsize, "trust anchors %s: no usable CA certificate%s", name,
+		        a->skipped ? " (all have unsupported keys or cannot be decoded)" : "");
+		tls_anchors_free(a);
+		return NULL;
+	}
+	return a;
+}
+
+struct tls_anchors *tls_anchors_load(const char *cafile, char *err, size_t errsize)
+{
+	static const char *const bundles[] = {TLS_SYSTEM_BUNDLES};
+	const char *path = cafile;
+	if (!path || !path[0]) {
+		path = NULL;
+		for (size_t i = 0; i < ARRAY_LEN(bundles) && !path; i++)
+			if (access(bundles[i], R_OK) == 0)
+				path = bundles[i];
+		if (!path) {
+			str_fmt(err, errsize, "no CA bundle found (tried %s, %s, %s, %s): set CAFILE", bundles[0],
+			        bundles[1], bundles[2], bundles[3]);
+			return NULL;
+		}
+	}
+	char *text;
+	size_t len;
+	if (fio_slurp(path, TLS_CAFILE_MAX, &text, &len) < 0) {
+		str_fmt(err, errsize, "trust anchors %s: %s", path,
+		        errno == EFBIG ? "file too large" : strerror(errno));
+		return NULL;
+	}
+	struct tls_anchors *a = tls_anchors_parse(text, len, path, err, errsize);
+	free(text);
+	if (a && a->skipped)
+		log_msg(LOG_WARNING, NULL, "trust anchors %s: %zu certificate%s skipped (unsupported key or encoding)",
+		        path, a->skipped, a->skipped == 1 ? "" : "s");
+	return a;
+}
+
+size_t tls_anchors_count(const struct tls_anchors *a)
+{
+	return a ? a->n : 0;
+}
+
+const char *tls_anchors_file(const struct tls_anchors *a)
+{
+	return a ? a->file : "";
+}
+
+void tls_anchors_free(struct tls_anchors *a)
+{
+	if (!a)
+		return;
+	for (size_t i = 0; i < a->n; i++)
+		free(a->ta[i].dn.data);
+	free(a->ta);
+	free(a);
+}
+
+const br_x509_trust_anchor *tls_anchors_array(const struct tls_anchors *a, size_t *n)
+{
+	*n = a->n;
+	return a->ta;
+}
+#endif

@@ -1,0 +1,276 @@
+/* A minimal DER walker over X.509 certificates for SPKI pins and RFC 6125 name checks; the
+ * reasons for having it are in tls_cert.h. It only ever walks down the fixed path
+ * Certificate > TBSCertificate > {subject, subjectPublicKeyInfo, extensions}. */
+#include "tls_cert.h"
+#include "util.h"
+#include <arpa/inet.h>
+#include <string.h>
+
+struct der {
+	const unsigned char *p;
+	size_t len;
+};
+
+/* Reads one TLV from *in: its tag, its content, and (whole) the element with header.
+ * 0, or -1 when malformed (indefinite or overlong lengths, high tag numbers, truncation). */
+static int der_next(struct der *in, unsigned *tag, struct der *content, struct der *whole)
+{
+	if (in->len < 2)
+		return -1;
+	const unsigned char *start = in->p;
+	unsigned t = in->p[0];
+	if ((t & 0x1f) == 0x1f)
+		return -1;
+	size_t n = in->p[1], hdr = 2;
+	if (n & 0x80) {
+		unsigned k = n & 0x7f;
+		if (k == 0 || k > 3 || in->len < 2 + k)
+			return -1;
+		n = 0;
+		for (unsigned i = 0; i < k; i++)
+			n = n << 8 | in->p[2 + i];
+		hdr += k;
+	}
+	if (n > in->len - hdr)
+		return -1;
+	*tag = t;
+	content->p = start + hdr;
+	content->len = n;
+	if (whole) {
+		whole->p = start;
+		whole->len = hdr + n;
+	}
+	in->p += hdr + n;
+	in->len -= hdr + n;
+	return 0;
+}
+
+/* Steps into a certificate's TBSCertificate and past its version, serial, signature,
+ * issuer and validity, leaving *tbs at the subject. 0 or -1. */
+static int to_subject(const unsigned char *der, size_t len, struct der *tbs)
+{
+	struct der in = {der, len}, cert, skip;
+	unsigned tag;
+	if (der_next(&in, &tag, &cert, NULL) < 0 || tag != 0x30)
+		return -1;
+	if (der_next(&cert, &tag, tbs, NULL) < 0 || tag != 0x30)
+		return -1;
+	struct der peek = *tbs;
+	if (der_next(&peek, &tag, &skip, NULL) < 0)
+		return -1;
+	if (tag == 0xa0) /* [0] version */
+		*tbs = peek;
+	static const unsigned char want[] = {0x02, 0x30, 0x30, 0x30}; /* serial, sigalg, issuer, validity */
+	for (int i = 0; i < 4; i++)
+		if (der_next(tbs, &tag, &skip, NULL) < 0 || tag != want[i])
+			return -1;
+	return 0;
+}
+
+int cert_spki(const unsigned char *der, size_t len, const unsigned char **spki, size_t *spkilen)
+{
+	struct der tbs, c, whole;
+	unsigned tag;
+	if (to_subject(der, len, &tbs) < 0)
+		return -1;
+	if (der_next(&tbs, &tag, &c, NULL) < 0 || tag != 0x30) /* subject */
+		return -1;
+	if (der_next(&tbs, &tag, &c, &whole) < 0 || tag != 0x30)
+		return -1;
+	*spki = whole.p;
+	*spkilen = whole.len;
+	return 0;
+}
+
+static int is_label_char(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+}
+
+int cert_name_match(const char *pattern, size_t plen, const char *host)
+{
+	size_t hlen = strlen(host);
+	if (plen && pattern[plen - 1] == '.')
+		plen--;
+	if (hlen && host[hlen - 1] == '.')
+		hlen--;
+	if (!plen || !hlen || plen > CERT_NAME_MAX || hlen > CERT_NAME_MAX)
+		return 0;
+	/* the presented name must look like a host name: no NUL, spaces or other junk */
+	int dots = 0;
+	for (size_t i = 0; i < plen; i++) {
+		unsigned char c = (unsigned char)pattern[i];
+		if (c == '.') {
+			if (i == 0 || pattern[i - 1] == '.')
+				return 0;
+			dots++;
+		} else if (!is_label_char(c) && !(c == '*' && i == 0)) {
+			return 0;
+		}
+	}
+	if (pattern[0] != '*')
+		return plen == hlen && str_ncaseeq(pattern, host, plen);
+	/* "*." then at least two labels */
+	if (plen < 2 || pattern[1] != '.' || dots < 2)
+		return 0;
+	const char *dot = memchr(host, '.', hlen);
+	if (!dot || dot == host)
+		return 0;
+	size_t rest = hlen - (size_t)(dot - host);
+	return rest == plen - 1 && str_ncaseeq(pattern + 1, dot, rest);
+}
+
+static void add_name(char *names, size_t size, const unsigned char *p, size_t n)
+{
+	if (!names || !size)
+		return;
+	size_t o = strlen(names);
+	if (o && o + 2 < size) {
+		names[o++] = ',';
+		names[o++] = ' ';
+	}
+	for (size_t i = 0; i < n && o + 1 < size; i++)
+		names[o++] = p[i] >= 0x20 && p[i] < 0x7f ? (char)p[i] : '?';
+	names[o] = 0;
+}
+
+/* Parses host as an address literal into ip (4 or 16 bytes); returns its length or 0. */
+static size_t host_address(const char *host, unsigned char ip[16])
+{
+	char buf[64];
+	size_t n = strlen(host);
+	if (n >= sizeof buf)
+		return 0;
+	if (host[0] == '[' && n > 2 && host[n - 1] == ']') {
+		host++;
+		n -= 2;
+	}
+	memcpy(buf, host, n);
+	buf[n] = 0;
+	const char *a = buf;
+	if (str_ncaseeq(a, "IPv6:", 5))
+		a += 5;
+	if (inet_pton(AF_INET, a, ip) == 1)
+		return 4;
+	if (inet_pton(AF_INET6, a, ip) == 1)
+		return 16;
+	return 0;
+}
+
+static const unsigned char oid_san[] = {0x55, 0x1d, 0x11};
+static const unsigned char oid_cn[] = {0x55, 0x04, 0x03};
+
+/* Walks the GeneralNames of a subjectAltName value. Returns 1 match, 0 none, -1 malformed;
+ * *seen_dns counts the dNSNames present. */
+static int check_san(struct der val, const char *host, const unsigned char *ip, size_t iplen, int *seen_dns,
+                     char *names, size_t namessize)
+{
+	struct der seq, gn;
+	unsigned tag;
+	int match = 0;
+	if (der_next(&val, &tag, &seq, NULL) < 0 || tag != 0x30)
+		return -1;
+	while (seq.len) {
+		if (der_next(&seq, &tag, &gn, NULL) < 0)
+			return -1;
+		if (tag == 0x82) { /* dNSName */
+			(*seen_dns)++;
+			add_name(names, namessize, gn.p, gn.len);
+			if (!iplen && cert_name_match((const char *)gn.p, gn.len, host))
+				match = 1;
+		} else if (tag == 0x87) { /* iPAddress */
+			char shown[64];
+			if (gn.len == 4 || gn.len == 16) {
+				inet_ntop(gn.len == 4 ? AF_INET : AF_INET6, gn.p, shown, sizeof shown);
+				add_name(names, namessize, (const unsigned char *)shown, strlen(shown));
+			}
+			if (iplen && gn.len == iplen && memcmp(gn.p, ip, iplen) == 0)
+				match = 1;
+		}
+	}
+	return match;
+}
+
+/* The last (most specific) CN of a subject Name, or none. 0 found, 1 none, -1 malformed. */
+static int subject_cn(struct der name, struct der *cn)
+{
+	struct der seq, set, atv, oid, v;
+	unsigned tag;
+	int found = 1;
+	if (der_next(&name, &tag, &seq, NULL) < 0 || tag != 0x30)
+		return -1;
+	while (seq.len) {
+		if (der_next(&seq, &tag, &set, NULL) < 0 || tag != 0x31)
+			return -1;
+		while (set.len) {
+			if (der_next(&set, &tag, &atv, NULL) < 0 || tag != 0x30)
+				return -1;
+			if (der_next(&atv, &tag, &oid, NULL) < 0 || tag != 0x06 || der_next(&atv, &tag, &v, NULL) < 0)
+				return -1;
+			/* UTF8String, PrintableString, IA5String, TeletexString */
+			if (oid.len == 3 && memcmp(oid.p, oid_cn, 3) == 0 &&
+			    (tag == 0x0c || tag == 0x13 || tag == 0x16 || tag == 0x14)) {
+				*cn = v;
+				found = 0;
+			}
+		}
+	}
+	return found;
+}
+
+int cert_check_name(const unsigned char *der, size_t len, const char *host, char *names, size_t namessize)
+{
+	struct der tbs, subject, c, exts, ext;
+	unsigned tag;
+	unsigned char ip[16];
+	size_t iplen = host_address(host, ip);
+	int seen_dns = 0, match = 0;
+	if (names && namessize)
+		names[0] = 0;
+	if (to_subject(der, len, &tbs) < 0)
+		return -1;
+	if (der_next(&tbs, &tag, &c, &subject) < 0 || tag != 0x30)
+		return -1;
+	if (der_next(&tbs, &tag, &c, NULL) < 0 || tag != 0x30) /* subjectPublicKeyInfo */
+		return -1;
+	while (tbs.len) {
+		if (der_next(&tbs, &tag, &c, NULL) < 0)
+			return -1;
+		if (tag != 0xa3)
+			continue; /* issuer/subject unique IDs */
+		if (der_next(&c, &tag, &exts, NULL) < 0 || tag != 0x30)
+			return -1;
+		while (exts.len) {
+			struct der oid, v;
+			if (der_next(&exts, &tag, &ext, NULL) < 0 || tag != 0x30)
+				return -1;
+			if (der_next(&ext, &tag, &oid, NULL) < 0 || tag != 0x06)
+				return -1;
+			if (der_next(&ext, &tag, &v, NULL) < 0)
+				return -1;
+			if (tag == 0x01 && der_next(&ext, &tag, &v, NULL) < 0) /* critical flag */
+				return -1;
+			if (tag != 0x04)
+				return -1;
+			if (oid.len != 3 || memcmp(oid.p, oid_san, 3) != 0)
+				continue;
+			int r = check_san(v, host, ip, iplen, &seen_dns, names, namessize);
+			if (r < 0)
+				return -1;
+			match |= r;
+		}
+	}
+	if (match)
+		return 1;
+	if (seen_dns || iplen)
+		return 0;
+	/* no dNSName at all: RFC 6125 section 6.4.4 allows the subject CN */
+	struct der cn;
+	int r = subject_cn(subject, &cn);
+	if (r < 0)
+		return -1;
+	if (r == 1)
+		return 0;
+	add_name(names, namessize, cn.p, cn.len);
+	return cert_name_match((const char *)cn.p, cn.len, host);
+}

@@ -1,0 +1,34 @@
+/* The few things the TLS client reads from a DER certificate itself rather than through
+ * BearSSL: the SubjectPublicKeyInfo (for SHA-256 key pins) and the identifiers for host-name
+ * verification, which BearSSL's x509_minimal does not do the RFC 6125 way (it also matches the
+ * subject CN when dNSNames exist, and accepts "*.com").
+ *
+ * Contract: every function reads only within [der, der + len), accepts definite-length DER
+ * only, and treats anything malformed as -1, never as a match. No BearSSL dependency, so the
+ * unit tests and the fuzzer run it in every build. */
+#ifndef SPOOLBOX_TLS_CERT_H
+#define SPOOLBOX_TLS_CERT_H
+#include <stddef.h>
+
+#define CERT_NAME_MAX 255 /* longest DNS name considered */
+
+/* The SubjectPublicKeyInfo element (tag and length included) of a certificate. 0, or -1. */
+int cert_spki(const unsigned char *der, size_t len, const unsigned char **spki, size_t *spkilen);
+
+/* Verifies that the certificate is for host (RFC 6125 section 6):
+ *   - host is a DNS name: the subjectAltName dNSNames are the only identifiers when there is
+ *     at least one; otherwise the subject's most specific CN is used;
+ *   - host is an IPv4/IPv6 address (optionally in brackets, "IPv6:" prefix allowed): only the
+ *     subjectAltName iPAddress entries count.
+ * Returns 1 on a match, 0 when none matches (names then lists the presented identifiers,
+ * comma separated and truncated to namessize, for the error message), -1 when the certificate
+ * cannot be parsed. names may be NULL. */
+int cert_check_name(const unsigned char *der, size_t len, const char *host, char *names, size_t namessize);
+
+/* One presented DNS identifier (plen bytes, not NUL-terminated) against the reference name,
+ * RFC 6125 section 6.4: ASCII case-insensitive; a trailing dot on either is ignored; a wildcard
+ * is only a whole leftmost label "*", matches exactly one non-empty label, and needs at least
+ * two labels after it ("*.example.com" yes, "*.com", "f*o.example.com", "a.*.example.com" no).
+ * 1 or 0. */
+int cert_name_match(const char *pattern, size_t plen, const char *host);
+#endif
