@@ -83,6 +83,7 @@ struct thread {
 	int on_ring;
 	int is_error;                 /* the error-reporting thread of a host */
 	long long blocked_until;      /* deferall, or a TA that would not start */
+	long long kicked_until;       /* queueonly: a Q/R trigger lets it run until then */
 	char *host;                   /* into name */
 	char name[];                  /* "channel\0host" */
 };

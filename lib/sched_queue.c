@@ -478,6 +478,11 @@ void sq_activate(struct sched *s, struct qmsg *m)
 			WAKE(r->next);
 			continue;
 		}
+		if (r->thr->p.queueonly && r->thr->kicked_until <= now) {
+			/* runs only when asked (trigger Q or R<domain>, the ETRN of the seed) */
+			WAKE(now + 86400);
+			continue;
+		}
 		if (s->o.freeze || !only_ok(s, r->thr)) {
 			held = 1; /* -F or -p: not ours to run, and not ours to reschedule */
 			WAKE(now + 3600);
@@ -706,6 +711,10 @@ int sq_load(struct sched *s, const char *id, long long due)
 		r->tag = sr->tag;
 		r->tries = (uint16_t)(sr->tries > 9999 ? 9999 : sr->tries);
 		r->next = sr->next;
+		/* the due link says when the message is next looked at; a message loaded before that
+		 * (trigger Q/R) keeps its recipients waiting unless the trigger chose them */
+		if ((r->tag == RT_NEW || r->tag == RT_DEFERRED) && due > r->next)
+			r->next = due;
 		r->pid = sr->pid;
 		if (r->tag == RT_DELIVERED || r->tag == RT_REPORTED)
 			continue;
@@ -826,6 +835,7 @@ void sq_run_all(struct sched *s, const char *domain)
 				continue;
 			r->next = s->now;
 			r->thr->blocked_until = 0;
+			r->thr->kicked_until = s->now + 600;
 			hit = 1;
 		}
 		if (hit)

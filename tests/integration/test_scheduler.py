@@ -361,20 +361,29 @@ def test_trigger_wakes_a_running_scheduler(box):
 
 def test_trigger_Q_runs_deferred_mail_now(box):
     sconf(box, """*/* interval=1h retries="1" expiry=1d
+smtp/*.etrn.example command="STUB" queueonly
 smtp command="STUB"
 """)
     mid = gen.add_queued(box.spool, [("smtp", "a.example", "ok@a.example")], due=time.time() + 3000)
+    q = gen.add_queued(box.spool, [("smtp", "mx.etrn.example", "ok@mx.etrn.example")])
     proc = start_daemon(box)
     try:
-        time.sleep(0.3)
-        assert deliveries(box) == []                         # not due yet
+        time.sleep(0.5)
+        assert deliveries(box) == []                         # not due yet, and queueonly waits
         fd = os.open(os.path.join(box.spool, "trigger"), os.O_WRONLY | os.O_NONBLOCK)
-        os.write(fd, b"Ra.example\n")
+        os.write(fd, b"Retrn.example\n")
         os.close(fd)
         deadline = time.time() + 10
         while time.time() < deadline and not deliveries(box):
             time.sleep(0.05)
-        assert [d[2] for d in deliveries(box)] == [mid]
+        assert [d[2] for d in deliveries(box)] == [q]
+        fd = os.open(os.path.join(box.spool, "trigger"), os.O_WRONLY | os.O_NONBLOCK)
+        os.write(fd, b"Ra.example\n")
+        os.close(fd)
+        deadline = time.time() + 10
+        while time.time() < deadline and len(deliveries(box)) < 2:
+            time.sleep(0.05)
+        assert [d[2] for d in deliveries(box)] == [q, mid]
     finally:
         rc, err = stop(box, proc)
     assert "trigger: run the queue for a.example" in err
