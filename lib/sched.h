@@ -109,6 +109,7 @@ struct ta {
 	struct ta_ack *acks;          /* FIFO of what each coming #hungry answers */
 	unsigned nack, ackhead, ackcap;
 	uint16_t seq;
+	unsigned streak;              /* jobs from the attached thread in a row */
 	char *rbuf;
 	size_t rlen;
 };

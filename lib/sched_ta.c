@@ -163,6 +163,7 @@ static struct ta *ta_spawn(struct sched *s, struct thread *thr)
 static void attach(struct ta *t, struct thread *thr)
 {
 	t->thr = thr;
+	t->streak = 0;
 	thr->running++;
 	thr->chan->running++;
 	thr->refs++;
@@ -240,13 +241,20 @@ static void send_idle(struct sched *s, struct ta *t)
 	t->since = s->now;
 }
 
-/* Gives a TA of thread thr jobs up to overfeed. */
+static struct thread *starving(struct sched *s, struct ta *t);
+
+/* Gives a TA of thread thr jobs up to overfeed. A TA stays with its thread while it has jobs
+ * (Courier's most-recently-used preference: a cached connection is reused), but after overfeed
+ * jobs in a row it stops taking more while another thread of its ring waits with no TA at all
+ * (Courier's anti-starvation rule). */
 static void feed(struct sched *s, struct ta *t)
 {
 	struct thread *thr = t->thr;
 	int limit = thr->p.overfeed > 0 ? thr->p.overfeed : 1;
 	unsigned tries = thr->nready;
 	while (thr->nready && tries-- > 0 && (int)t->nack < limit && t->state == TA_BUSY) {
+		if (t->streak >= (unsigned)limit && starving(s, t))
+			return;
 		struct job *j = st_pop(thr);
 		int r = sq_handout(s, t, j);
 		if (r == 0) {
@@ -258,6 +266,8 @@ static void feed(struct sched *s, struct ta *t)
 			ta_close(t);
 			return;
 		}
+		if (r == 1)
+			t->streak++;
 	}
 }
 
@@ -332,10 +342,35 @@ static void staff(struct sched *s, struct thread *thr)
 }
 
 /* A TA with nothing outstanding: another thread of its ring with the same command, or idle. */
+/* A thread of t's ring, other than its own, with ready jobs, no TA, room under its limits and the
+ * same command: the one that waited longest (rings are kept in round-robin order). */
+static struct thread *starving(struct sched *s, struct ta *t)
+{
+	char key[KEY_MAX], abuf[SC_VALUE_MAX * 2 + 512];
+	char *argv[SC_ARGV_MAX + 1], *env[SC_ARGV_MAX + 1];
+	for (struct thread *thr = t->ring->stale ? NULL : t->ring->head; thr; thr = thr->rnext) {
+		if (thr == t->thr || !thr->nready || thr->running || thr->blocked_until > s->now ||
+		    thr->chan->running >= sched_maxchannel(&thr->p, s->maxta_fd) + (t->thr && t->thr->chan == thr->chan))
+			continue;
+		if (thread_key(s, thr, key, sizeof key, abuf, sizeof abuf, argv, env) == 0 && !strcmp(key, t->key))
+			return thr;
+	}
+	return NULL;
+}
+
 static void reassign(struct sched *s, struct ta *t)
 {
 	struct thread *cur = t->thr;
 	if (cur && cur->nready && cur->blocked_until <= s->now) {
+		struct thread *other = t->streak >= (unsigned)(cur->p.overfeed > 0 ? cur->p.overfeed : 1) ? starving(s, t) : NULL;
+		if (!other) {
+			feed(s, t);
+			return;
+		}
+		log_msg(LOG_DEBUG, NULL, "%s[%ld]: %s/%s waited long enough, it goes before %s/%s", t->argv0, (long)t->pid,
+		        other->name, other->host, cur->name, cur->host);
+		detach(s, t);
+		attach(t, other);
 		feed(s, t);
 		return;
 	}

@@ -267,6 +267,22 @@ def test_limits(box, limit, conf, hosts, expect):
     assert max_overlap(jobs) == expect, (limit, jobs)
 
 
+def test_busy_host_does_not_starve_another(box):
+    """One TA for the ring (maxring=1): it stays with its host while it has work (MRU), but a
+    waiting host gets its turn after overfeed jobs (Courier's anti-starvation rule)."""
+    sconf(box, """*/* interval=1s retries="1" expiry=1h
+smtp command="STUB" maxring=1 overfeed=2
+""")
+    for i in range(12):
+        gen.add_queued(box.spool, [("smtp", "busy.example", "ok%d@busy.example" % i)], arrival=time.time() - 100 + i)
+    lone = gen.add_queued(box.spool, [("smtp", "lone.example", "ok@lone.example")], arrival=time.time())
+    p, err = once(box)
+    assert p.returncode == 0, err
+    order = [e[5] for e in events(box) if e[0] == "job"]
+    assert len(order) == 13 and len([e for e in events(box) if e[0] == "start"]) == 1
+    assert order.index("lone.example") <= 6, order
+
+
 def test_idle_transport_agent_is_reused_then_ended(box):
     sconf(box, """*/* interval=1s retries="1" expiry=1h
 smtp command="STUB" maxchannel=1 idlemax=1s
