@@ -492,12 +492,18 @@ void sq_activate(struct sched *s, struct qmsg *m)
 		if (r->tag == RT_DEFERRED && r->next > now)
 			WAKE(r->next);
 	}
-	/* every delivery is over: the failures go to the error channel */
-	if (!transit && !waiting) {
+	/* every delivery is over: the failures go to the error channel; with
+	 * PARAMglobal-report-interval, failures older than that go early */
+	long long early = s->conf.report_interval;
+	if ((!transit && !waiting) || early > 0) {
 		for (unsigned i = 0; i < m->nrcpt; i++) {
 			struct qrcpt *r = &m->r[i];
 			if (r->tag != RT_FAILED || (r->flags & RF_QUEUED))
 				continue;
+			if ((transit || waiting) && !r->thr->is_error && r->next + early > now) {
+				WAKE(r->next + early);
+				continue;
+			}
 			if (!r->thr->is_error) {
 				struct thread *et = st_get(s, "error", r->thr->host, 1);
 				if (!et)

@@ -18,6 +18,7 @@
 
 #define TA_RBUF 8192   /* a report line is at most ~3 KiB (docs/spool.md limits) */
 #define KEY_MAX (SC_VALUE_MAX * 2 + 160)
+#define TA_START_MAX 60 /* seconds a new TA has to say its first #hungry */
 
 static int thread_key(struct sched *s, const struct thread *t, char *key, size_t size, char *argvbuf, size_t asize,
                       char **argv, char **env)
@@ -518,19 +519,29 @@ void ta_kill_all(struct sched *s)
 
 void ta_expire_idle(struct sched *s)
 {
-	for (struct ta *t = s->tas; t; t = t->next)
+	for (struct ta *t = s->tas; t; t = t->next) {
+		/* a TA that never says #hungry would hold its thread forever */
+		if (t->state == TA_STARTING && t->since + TA_START_MAX <= s->now) {
+			log_msg(LOG_ERR, NULL, "%s[%ld] said nothing for %ds after its start: killed", t->argv0, (long)t->pid,
+			        TA_START_MAX);
+			kill(t->pid, SIGKILL);
+			t->since = s->now; /* its EOF does the rest */
+		}
 		if (t->state == TA_IDLE && t->since + t->idlemax <= s->now) {
 			log_msg(LOG_DEBUG, NULL, "%s[%ld] idle for %llds: ended", t->argv0, (long)t->pid, s->now - t->since);
 			ta_close(t);
 		}
+	}
 }
 
 long long ta_next_timer(struct sched *s)
 {
 	long long next = 0;
-	for (struct ta *t = s->tas; t; t = t->next)
-		if (t->state == TA_IDLE && (!next || t->since + t->idlemax < next))
-			next = t->since + t->idlemax;
+	for (struct ta *t = s->tas; t; t = t->next) {
+		long long at = t->state == TA_IDLE ? t->since + t->idlemax : t->state == TA_STARTING ? t->since + TA_START_MAX : 0;
+		if (at && (!next || at < next))
+			next = at;
+	}
 	return next;
 }
 

@@ -568,3 +568,31 @@ def test_end_to_end_submit_trigger_local(box):
     finally:
         rc, err = stop(box, proc)
     assert rc == 0, err
+
+
+def test_global_report_interval_reports_failures_early(box):
+    sconf(box, """PARAMglobal-report-interval = 1m
+*/* interval=1h retries="1" expiry=1d
+smtp command="STUB"
+error command="STUB error"
+""")
+    mid = gen.add_incoming(box.spool, [("smtp", "a.example", "fail@a.example"), ("smtp", "b.example", "defer@b.example")])
+    once(box)
+    assert [r.tag for r in ctl(box, mid).rcpts] == ["F", "Q"]      # the other recipient is pending
+    assert not any(e[0] == "start" and e[3:] == ["error"] for e in events(box))
+    p, err = once(box, env={"SPOOLBOX_TEST_CLOCK": "+2m"})
+    assert [r.tag for r in ctl(box, mid).rcpts] == ["X", "Q"], err  # reported before the end
+    assert any(e[0] == "start" and e[3:] == ["error"] for e in events(box))
+
+
+def test_agent_that_never_says_hungry_is_killed(box):
+    sconf(box, """*/* interval=1h retries="1" expiry=1d
+smtp command="/bin/sleep 30"
+""")
+    mid = gen.add_incoming(box.spool, [("smtp", "a.example", "ok@a.example")])
+    t0 = time.time()
+    p, err = once(box, env={"SPOOLBOX_TEST_CLOCK": "+0*100"}, timeout=20)
+    assert p.returncode == 0, err
+    assert time.time() - t0 < 10
+    assert "said nothing for 60s after its start: killed" in err and "could not be started" in err
+    assert ctl(box, mid).rcpts[0].tag == "N"                        # the work is still queued
