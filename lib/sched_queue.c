@@ -375,6 +375,7 @@ int sq_handout(struct sched *s, struct ta *t, struct job *j)
 		return -1;
 	}
 	uint16_t seq = ++t->seq;
+	unsigned char was_dirty = m->dirty;
 	n = 0;
 	for (unsigned i = 0; i < m->nrcpt; i++) {
 		struct qrcpt *r = &m->r[i];
@@ -395,6 +396,8 @@ int sq_handout(struct sched *s, struct ta *t, struct job *j)
 		r->flags |= RF_OURS | (thr->is_error ? RF_ERRPHASE : 0);
 		n++;
 	}
+	/* D1 needs no sync: a T whose TA is gone is recovered at the next start */
+	m->dirty = was_dirty;
 	if (n == 0) {
 		m->jobs--;
 		sq_touch(s, m);
@@ -686,9 +689,11 @@ int sq_load(struct sched *s, const char *id, long long due)
 		return -1;
 	}
 	if (sm.nrcpt == 0 || sm.nrcpt > SPOOL_RCPT_MAX) {
-		log_msg(LOG_ERR, id, "control file with %zu recipients; left alone", sm.nrcpt);
+		log_msg(LOG_ERR, id, "control file with %zu recipients; looked at again in %ds", sm.nrcpt, BADLOAD_RETRY);
 		spool_msg_free(&sm);
 		close(fd);
+		if (due > 0)
+			spool_due_move(&s->sp, id, due, s->now + BADLOAD_RETRY);
 		return -1;
 	}
 	struct qmsg *m = calloc(1, sizeof *m + sm.nrcpt * sizeof m->r[0]);
