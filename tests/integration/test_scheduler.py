@@ -419,6 +419,11 @@ def test_signals_usr2_usr1_hup_quit(box):
         time.sleep(0.3)
         text = open(logfile).read()
         assert "keeping the previous configuration" in text and "scheduler.conf:5:" in text
+        # a good one is taken
+        sconf(box, BASIC)
+        proc.send_signal(signal.SIGUSR1)
+        time.sleep(0.3)
+        assert "reload: " + box.env["SCHEDULER_CONF"] + " read (4 clauses)" in open(logfile).read()
         # HUP reopens the log file
         os.rename(logfile, logfile + ".1")
         proc.send_signal(signal.SIGHUP)
@@ -596,3 +601,26 @@ smtp command="/bin/sleep 30"
     assert time.time() - t0 < 10
     assert "said nothing for 60s after its start: killed" in err and "could not be started" in err
     assert ctl(box, mid).rcpts[0].tag == "N"                        # the work is still queued
+
+
+def test_daemon_mode_detaches_when_ready(box):
+    sconf(box, BASIC)
+    p = box.run("scheduler", "-d", "-L", os.path.join(box.base, "d.log"), env=stub_env(box), timeout=20)
+    assert p.returncode == 0, p.stderr
+    with open(os.path.join(box.spool, "scheduler.pid")) as f:
+        pid = int(f.read())
+    try:
+        os.kill(pid, 0)                                           # it runs, detached
+        assert os.getsid(pid) == pid
+        gen.add_incoming(box.spool, [("local", "-", "ok")])
+        os.kill(pid, signal.SIGALRM)
+        deadline = time.time() + 10
+        while time.time() < deadline and not deliveries(box):
+            time.sleep(0.05)
+        assert deliveries(box)
+    finally:
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.time() + 10
+    while time.time() < deadline and os.path.exists(f"/proc/{pid}"):
+        time.sleep(0.05)
+    assert "SIGTERM: exiting" in open(os.path.join(box.base, "d.log")).read()
