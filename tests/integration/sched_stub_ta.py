@@ -8,6 +8,7 @@ address's local part:
   silent*    no report (the scheduler must call it lost)
   die*       exits in the middle of the job (after reporting nothing)
   slow*      sleeps STUB_SLOW seconds (default 0.3), then ok
+Run with the argument "error" it is the error channel: every recipient is "ok" with a DSN id.
 Every event is appended to $STUB_LOG as one line:
   start PID TIME / job PID TIME0 TIME1 ID HOST / deliver PID ID OFFSET ADDR / exit PID TIME
 """
@@ -19,6 +20,7 @@ SPOOL = os.environ["SPOOL"]
 LOG = os.environ.get("STUB_LOG", "/dev/null")
 SLOW = float(os.environ.get("STUB_SLOW", "0.3"))
 ME = os.getpid()
+DSN_ID = "0TESTDSN0001Z"  # a well-formed id for the B record
 
 
 def log(line):
@@ -83,6 +85,11 @@ def main():
         t0 = time.time()
         for off, addr in mine(mid, host):
             local = addr.split("@")[0]
+            if sys.argv[1:2] == ["error"]:
+                # the error channel: "queue" a DSN and name it, as errormail will
+                log("dsn %d %s %d %s" % (ME, mid, off, addr))
+                report(mid, off, addr, "ok", "2.0.0", "%s DSN queued" % DSN_ID)
+                continue
             if local.startswith("slow"):
                 time.sleep(SLOW)
             if local.startswith("die"):

@@ -177,6 +177,8 @@ def test_failure_goes_to_the_error_channel_then_removed(box):
     assert not queued(box, mid)
     starts = [e for e in events(box) if e[0] == "start"]
     assert any(s[3:] == ["error"] for s in starts)       # the error channel's TA ran
+    assert [(e[2], e[4]) for e in events(box) if e[0] == "dsn"] == [(mid, "fail@a.example")]
+    assert f"{mid}: rcpt 0: failure reported as 0TESTDSN0001Z" in err
     assert "rcpt 0 rfc822;fail@a.example smtp/a.example: error 5.1.1 no such user" in err
 
 
@@ -586,7 +588,9 @@ error command="STUB error"
     assert [r.tag for r in ctl(box, mid).rcpts] == ["F", "Q"]      # the other recipient is pending
     assert not any(e[0] == "start" and e[3:] == ["error"] for e in events(box))
     p, err = once(box, env={"SPOOLBOX_TEST_CLOCK": "+2m"})
-    assert [r.tag for r in ctl(box, mid).rcpts] == ["X", "Q"], err  # reported before the end
+    m = ctl(box, mid)
+    assert [r.tag for r in m.rcpts] == ["X", "Q"], err              # reported before the end
+    assert any(re.fullmatch(r"B \d+ 0TESTDSN0001Z", rec) for rec in m.records), m.records
     assert any(e[0] == "start" and e[3:] == ["error"] for e in events(box))
 
 
