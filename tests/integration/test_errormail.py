@@ -218,3 +218,23 @@ def test_by_hand_usage_and_unknown_message(box):
     assert box.run("errormail", "-m", "../etc").returncode == 64
     p = box.run("errormail", "-m", "0TOUJKOD84Y6KCBT")
     assert p.returncode == 66, p.stderr
+
+
+def test_expired_recipient_is_reported_with_4_4_7(box, sink):
+    # greylisted for ever: deferred now, then expired on the first attempt after three days
+    sink.rcpt_replies["slow@example.com"] = "451 4.7.1 greylisted"
+    env = {"SMARTHOST": f"[127.0.0.1]:{sink.port} tls=none"}
+    submit(box, "-f", "root@box.example", "slow@example.com", env=env)
+    log = run_once(box, env)
+    assert len(spoolfmt.queued_ids(box.spool)) == 1, log
+    assert mbox_messages(box, "root") == []
+    log = run_once(box, dict(env, SPOOLBOX_TEST_CLOCK="+4d"))
+    assert queue_empty(box), log
+    msgs = mbox_messages(box, "root")
+    assert len(msgs) == 1, log
+    _, _, rcpts, _ = parts(msgs[0])
+    r = rcpts[0]
+    assert r["Final-Recipient"] == "rfc822; slow@example.com"
+    assert r["Action"] == "failed" and r["Status"] == "4.4.7"
+    assert r["Remote-MTA"] == "dns; 127.0.0.1[127.0.0.1]"
+    assert r["Diagnostic-Code"].startswith("X-Spoolbox; expired: ") and "451 4.7.1 greylisted" in r["Diagnostic-Code"]
