@@ -23,6 +23,7 @@
 #include "sysexits.h"
 #include "ta.h"
 #include "util.h"
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -215,8 +216,18 @@ static int em_job(void *ctx, struct ta_job *job)
 			want[n++] = i;
 		}
 	}
-	if (n)
+	if (n) {
+		/* a TERM from the scheduler waits until the DSN is queued (or not) and reported, so
+		 * no temporary file is left behind and no queued DSN goes unreported */
+		sigset_t s, old;
+		sigemptyset(&s);
+		sigaddset(&s, SIGTERM);
+		sigaddset(&s, SIGINT);
+		sigaddset(&s, SIGHUP);
+		sigprocmask(SIG_BLOCK, &s, &old);
 		send_dsn(em, job, want, n);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+	}
 	free(want);
 	return 0;
 }
