@@ -10,7 +10,7 @@ address's local part:
   slow*      sleeps STUB_SLOW seconds (default 0.3), then ok
 Run with the argument "error" it is the error channel: every recipient is "ok" with a DSN id.
 Every event is appended to $STUB_LOG as one line:
-  start PID TIME / job PID TIME0 TIME1 ID HOST / deliver PID ID OFFSET ADDR / exit PID TIME
+  start PID TIME / job PID TIME0 TIME1 ID HOST / deliver PID ID OFFSET ADDR [TIME] / exit PID TIME
 """
 import os
 import sys
@@ -98,7 +98,7 @@ def main():
             if local.startswith("silent"):
                 continue
             if local.startswith("ok") or local.startswith("slow"):
-                log("deliver %d %s %d %s" % (ME, mid, off, addr))
+                log("deliver %d %s %d %s %.3f" % (ME, mid, off, addr, time.time()))
                 report(mid, off, addr, "ok", "2.0.0", "delivered by stub")
             elif local.startswith("fail"):
                 report(mid, off, addr, "error", "5.1.1", "no such user")

@@ -485,6 +485,37 @@ def test_bad_configuration_is_refused_with_its_line(box):
     assert p.returncode == 78 and b":2: error: retries" in p.stderr
 
 
+def test_restart_waits_for_a_transport_agent_that_still_runs(box):
+    """kill -9 of the scheduler while its TA is in the middle of a delivery: the restarted
+    scheduler sees the recipient T with a live TA pid and does not start a second delivery until
+    that TA is gone; then the attempt counts as lost and the recipient is delivered again."""
+    sconf(box, BASIC)
+    mid = gen.add_queued(box.spool, [("smtp", "a.example", "slow@a.example")])
+    old = start_daemon(box, env={"STUB_SLOW": "2"})
+    deadline = time.time() + 10
+    while time.time() < deadline and not [e for e in events(box) if e[0] == "start"]:
+        time.sleep(0.05)
+    time.sleep(0.5)                                  # the TA is inside its job now
+    old_ta = [e for e in events(box) if e[0] == "start"][0][1]
+    os.kill(old.pid, signal.SIGKILL)
+    old.wait()
+    assert ctl(box, mid).rcpts[0].tag == "T"
+    new = start_daemon(box, env={"STUB_SLOW": "0.01"})
+    try:
+        deadline = time.time() + 20
+        while time.time() < deadline and len(deliveries(box)) < 2:
+            time.sleep(0.05)
+    finally:
+        rc, err = stop(box, new)
+    d = deliveries(box)
+    assert len(d) == 2, (d, err)
+    # the old TA delivered first; the second delivery started only after it had ended
+    assert d[0][1] == old_ta and d[1][1] != old_ta, d
+    assert float(d[1][5]) > float(d[0][5])
+    assert "of an earlier scheduler ended without a report" in err
+    assert not queued(box, mid)
+
+
 @pytest.mark.skipif(IS_ASAN, reason="timing-heavy; product and no-TLS builds only")
 def test_crash_and_restart_never_loses_a_recipient(box):
     """kill -9 of the scheduler and of its TAs, again and again, under load; then a clean run.
@@ -502,7 +533,7 @@ smtp command="STUB" maxchannel=4 overfeed=2
         proc = start_daemon(box, env=env)
         time.sleep(0.3 + 0.1 * rnd)
         # the TAs are the scheduler's children: killed by pid, nothing else is touched
-        tas = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
+        tas = children(proc.pid)
         os.kill(proc.pid, signal.SIGKILL)
         for pid in tas[: rnd % 3]:
             try:
@@ -521,6 +552,19 @@ smtp command="STUB" maxchannel=4 overfeed=2
     dups = len(got) - len(set(got))
     print(f"\ncrash test: {len(want)} recipients, {len(got)} deliveries, {dups} duplicates")
     assert gen_left(box) == 0, err
+
+
+def children(ppid):
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[1]) == ppid:
+                        out.append(d)
+            except (OSError, IndexError, ValueError):
+                pass
+    return out
 
 
 def gen_left(box):
