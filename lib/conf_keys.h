@@ -50,3 +50,6 @@ CONF(SMTP_DATA_BLOCK_TIMEOUT, CT_INTERVAL, "3m", "time limit of each write of th
 CONF(SMTP_DATA_DONE_TIMEOUT, CT_INTERVAL, "10m", "time limit for the reply to the end of data")
 CONF(SMTP_CLEARTEXT_AUTH, CT_BOOL, "no", "allow AUTH without TLS (every host; per smarthost: cleartext_auth)")
 CONF(SMTP_8BIT_FALLBACK, CT_STR, "bounce", "8-bit message, server without 8BITMIME: bounce (RFC 6152) or send")
+
+/* --- errormail --- */
+CONF(DSN_RETURN_LIMIT, CT_SIZE, "100K", "largest message a bounce returns whole (larger: its header only), 0 = header only")

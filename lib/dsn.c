@@ -1,0 +1,275 @@
+/* The text of a failure DSN (see dsn.h; RFC 3464 for the delivery-status fields, RFC 6522 for
+ * multipart/report, RFC 3834 for Auto-Submitted). */
+#include "dsn.h"
+#include "header.h"
+#include "util.h"
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define LINE_MAX_OUT (DSN_FIELD_MAX + 256)
+
+struct out {
+	dsn_put_fn *put;
+	void *ctx;
+	int rc;
+};
+
+static void emit(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void emit(struct out *o, const char *fmt, ...)
+{
+	char line[LINE_MAX_OUT];
+	if (o->rc)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		n = 0;
+	if ((size_t)n >= sizeof line)
+		n = (int)sizeof line - 1; /* every value is cut to DSN_FIELD_MAX before; cannot happen */
+	o->rc = o->put(o->ctx, line, (size_t)n);
+}
+
+void dsn_clean(char *out, size_t size, const char *s)
+{
+	size_t o = 0;
+	if (!size)
+		return;
+	for (; s && *s && o + 1 < size; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
+			if (o && out[o - 1] != ' ')
+				out[o++] = ' ';
+			continue;
+		}
+		out[o++] = (c < 0x20 || c >= 0x7f) ? '?' : (char)c;
+	}
+	while (o && out[o - 1] == ' ')
+		o--;
+	out[o] = 0;
+}
+
+/* "X.Y.Z" with X in 2, 4, 5 and 1-3 digits each for Y and Z (RFC 3463). */
+static int enh_valid(const char *s)
+{
+	if (!s || (s[0] != '2' && s[0] != '4' && s[0] != '5') || s[1] != '.')
+		return 0;
+	s += 2;
+	for (int part = 0; part < 2; part++) {
+		int n = 0;
+		while (*s >= '0' && *s <= '9' && n < 4)
+			s++, n++;
+		if (n < 1 || n > 3)
+			return 0;
+		if (part == 0 && *s++ != '.')
+			return 0;
+	}
+	return *s == 0;
+}
+
+/* An SMTP reply as the smtp agent records it: "550 5.1.1 text" or "550-text". */
+static int is_smtp_reply(const char *s)
+{
+	return s && s[0] >= '2' && s[0] <= '5' && s[1] >= '0' && s[1] <= '9' && s[2] >= '0' && s[2] <= '9' &&
+	       (s[3] == ' ' || s[3] == '-' || s[3] == 0);
+}
+
+static void date(long long t, char *out, size_t size)
+{
+	if (hdr_date((time_t)t, out, size) < 0)
+		str_lcpy(out, "Thu, 1 Jan 1970 00:00:00 +0000", size);
+}
+
+int dsn_returns_full(const struct dsn *d)
+{
+	return d->ret != 'H' && d->size <= d->return_max;
+}
+
+void dsn_boundary(char *out, size_t size, const char *id, long long t, unsigned n)
+{
+	char safe[64];
+	dsn_clean(safe, sizeof safe, id);
+	for (char *p = safe; *p; p++)
+		if (!((*p >= '0' && *p <= '9') || (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z')))
+			*p = 'x';
+	snprintf(out, size, "=_spoolbox_%s_%lld_%u", safe, t, n);
+}
+
+/* A value of the report: cleaned; "" stays "" (the caller leaves the field out). */
+#define CLEAN(buf, s) dsn_clean(buf, sizeof buf, s)
+
+static void human_part(struct out *o, const struct dsn *d, int full)
+{
+	char host[300], v[DSN_FIELD_MAX], a[DSN_FIELD_MAX], when[64];
+	CLEAN(host, d->hostname);
+	date(d->arrival, when, sizeof when);
+	emit(o, "--%s\nContent-Type: text/plain; charset=us-ascii\nContent-Description: Notification\n\n", d->boundary);
+	emit(o, "This is the mail delivery system at %s.\n\n", host);
+	emit(o, "Your message could not be delivered to %s below. Delivery\n",
+	     d->nrcpt == 1 ? "the recipient" : "the recipients");
+	emit(o, "has been given up for good; the reason is given for each.\n\n");
+	for (size_t i = 0; i < d->nrcpt; i++) {
+		const struct dsn_rcpt *r = &d->rcpt[i];
+		CLEAN(a, r->final);
+		CLEAN(v, r->diag && *r->diag ? r->diag : "delivery failed");
+		emit(o, "<%s>: %s\n", a, v);
+		if (r->remote && *r->remote) {
+			CLEAN(v, r->remote);
+			emit(o, "    (reported by %s)\n", v);
+		}
+	}
+	emit(o, "\nThe message arrived on %s and was queued as %s.\n", when, d->queue_id);
+	if (d->ret == 'H')
+		emit(o, "Its header section is attached (you asked for headers only).\n");
+	else if (!full)
+		emit(o, "It was %lld bytes long, more than the %lld bytes this system returns,\n"
+		        "so only its header section is attached.\n",
+		     d->size, d->return_max);
+	else
+		emit(o, "It is attached below.\n");
+	emit(o, "\n");
+}
+
+static void status_part(struct out *o, const struct dsn *d)
+{
+	char host[300], v[DSN_FIELD_MAX], when[64];
+	CLEAN(host, d->hostname);
+	emit(o, "--%s\nContent-Type: message/delivery-status\nContent-Description: Delivery report\n\n", d->boundary);
+	emit(o, "Reporting-MTA: dns; %s\n", host);
+	CLEAN(v, d->queue_id);
+	emit(o, "X-Spoolbox-Queue-ID: %s\n", v);
+	if (d->envid && *d->envid) {
+		CLEAN(v, d->envid);
+		emit(o, "Original-Envelope-Id: %s\n", v);
+	}
+	date(d->arrival, when, sizeof when);
+	emit(o, "Arrival-Date: %s\n", when);
+	for (size_t i = 0; i < d->nrcpt; i++) {
+		const struct dsn_rcpt *r = &d->rcpt[i];
+		emit(o, "\n");
+		CLEAN(v, r->final);
+		emit(o, "Final-Recipient: rfc822; %s\n", v);
+		if (r->orcpt && *r->orcpt) {
+			/* "type;addr": the type is kept, the address cleaned */
+			const char *semi = strchr(r->orcpt, ';');
+			char type[64];
+			if (semi && semi > r->orcpt && (size_t)(semi - r->orcpt) < sizeof type) {
+				snprintf(type, sizeof type, "%.*s", (int)(semi - r->orcpt), r->orcpt);
+				CLEAN(v, semi + 1);
+			} else {
+				str_lcpy(type, "rfc822", sizeof type);
+				CLEAN(v, r->orcpt);
+			}
+			char t2[64];
+			CLEAN(t2, type);
+			emit(o, "Original-Recipient: %s; %s\n", t2, v);
+		}
+		emit(o, "Action: failed\n");
+		emit(o, "Status: %s\n", enh_valid(r->enh) ? r->enh : "5.0.0");
+		if (r->remote && *r->remote) {
+			CLEAN(v, r->remote);
+			emit(o, "Remote-MTA: dns; %s\n", v);
+		}
+		if (r->diag && *r->diag) {
+			CLEAN(v, r->diag);
+			/* a reply from a server is "smtp"; our own diagnostics get our own type, as
+			 * Postfix's "X-Postfix" (RFC 3464 2.3.6 allows X- types) */
+			emit(o, "Diagnostic-Code: %s; %s\n", is_smtp_reply(r->diag) ? "smtp" : "X-Spoolbox", v);
+		}
+		if (r->last_attempt > 0) {
+			date(r->last_attempt, when, sizeof when);
+			emit(o, "Last-Attempt-Date: %s\n", when);
+		}
+	}
+	emit(o, "\n");
+}
+
+int dsn_write_head(const struct dsn *d, dsn_put_fn *put, void *ctx)
+{
+	struct out o = {put, ctx, 0};
+	char host[300], to[DSN_FIELD_MAX];
+	CLEAN(host, d->hostname);
+	CLEAN(to, d->to);
+	int full = dsn_returns_full(d);
+	emit(&o, "From: Mail Delivery System <MAILER-DAEMON@%s>\n", host);
+	emit(&o, "To: <%s>\n", to);
+	emit(&o, "Subject: Undelivered Mail Returned to Sender\n");
+	emit(&o, "Auto-Submitted: auto-replied\n");
+	emit(&o, "MIME-Version: 1.0\n");
+	emit(&o, "Content-Type: multipart/report; report-type=delivery-status;\n\tboundary=\"%s\"\n", d->boundary);
+	emit(&o, "\nThis is a MIME-encapsulated message.\n\n");
+	human_part(&o, d, full);
+	status_part(&o, d);
+	if (full)
+		emit(&o, "--%s\nContent-Type: message/rfc822\nContent-Description: Undelivered Message\n%s\n", d->boundary,
+		     d->body8 ? "Content-Transfer-Encoding: 8bit\n" : "");
+	else
+		emit(&o, "--%s\nContent-Type: text/rfc822-headers\nContent-Description: Undelivered Message Headers\n%s\n",
+		     d->boundary, d->body8 ? "Content-Transfer-Encoding: 8bit\n" : "");
+	return o.rc;
+}
+
+/* Reads up to n bytes; 0 at end of file. */
+static ssize_t read_some(int fd, char *p, size_t n)
+{
+	for (;;) {
+		ssize_t r = read(fd, p, n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		return r;
+	}
+}
+
+int dsn_write_returned(const struct dsn *d, int fd, dsn_put_fn *put, void *ctx)
+{
+	int full = dsn_returns_full(d);
+	long long left = full ? d->size : (d->size < (long long)DSN_HDRS_MAX ? d->size : (long long)DSN_HDRS_MAX);
+	char buf[8192];
+	/* prev starts as a line end, so a message with no header at all returns nothing */
+	char last = '\n', prev = '\n';
+	int rc = 0;
+	while (left > 0) {
+		ssize_t n = read_some(fd, buf, (size_t)(left < (long long)sizeof buf ? left : (long long)sizeof buf));
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		size_t use = (size_t)n;
+		if (!full) {
+			/* stop after the blank line that ends the header section (LF-stored) */
+			for (size_t i = 0; i < (size_t)n; i++) {
+				if (buf[i] == '\n' && prev == '\n') {
+					use = i; /* the blank line itself is not part of the headers */
+					left = 0;
+					break;
+				}
+				prev = buf[i];
+			}
+		}
+		if (use && (rc = put(ctx, buf, use)) != 0)
+			return rc;
+		if (use)
+			last = buf[use - 1];
+		left -= n;
+	}
+	if (!full && last != '\n') {
+		/* a header section cut at DSN_HDRS_MAX: end at the last whole line is not possible once
+		 * written, so end the line; the part stays well-formed */
+		if ((rc = put(ctx, "\n", 1)) != 0)
+			return rc;
+		last = '\n';
+	}
+	char tail[160];
+	int n = snprintf(tail, sizeof tail, "%s\n--%s--\n", last == '\n' ? "" : "\n", d->boundary);
+	return put(ctx, tail, (size_t)n);
+}
+
+int dsn_write(const struct dsn *d, int fd, dsn_put_fn *put, void *ctx)
+{
+	int rc = dsn_write_head(d, put, ctx);
+	return rc ? rc : dsn_write_returned(d, fd, put, ctx);
+}

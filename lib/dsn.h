@@ -1,0 +1,72 @@
+/* Delivery status notifications (RFC 3464, RFC 6522, RFC 3834): the text of a failure report —
+ * a multipart/report; report-type=delivery-status message with a human-readable part, the
+ * message/delivery-status part, and the returned message (message/rfc822, or
+ * text/rfc822-headers for RET=HDRS and for messages over the return limit).
+ *
+ * This module only writes text: it never opens the queue, never exits, allocates nothing. The
+ * caller (applets/errormail.c) collects what the control file says, hands the text to the
+ * enqueue pipeline and leaves Date:, Message-ID: and Received: to it.
+ *
+ * Contract: every string field given here is untrusted (it came from the control file, and from a
+ * remote server before that): control characters, bytes >= 0x80 and anything else that could
+ * break a header line are replaced, so the output is 7-bit apart from the returned message. */
+#ifndef SPOOLBOX_DSN_H
+#define SPOOLBOX_DSN_H
+#include <stddef.h>
+#include <sys/types.h>
+
+#define DSN_HDRS_MAX (256u << 10) /* most header bytes returned (text/rfc822-headers) */
+#define DSN_FIELD_MAX 1000        /* longest field value written (longer ones are cut) */
+
+/* One failed recipient. */
+struct dsn_rcpt {
+	const char *final;      /* the address as delivered ("user@host"), required */
+	const char *orcpt;      /* "rfc822;addr" from ORCPT, or NULL */
+	const char *enh;        /* "5.1.1"; anything not of that form becomes 5.0.0 */
+	const char *remote;     /* the remote MTA, or NULL */
+	const char *diag;       /* the reply or diagnostic, or NULL */
+	long long last_attempt; /* epoch seconds, 0 = unknown */
+};
+
+/* One report. */
+struct dsn {
+	const char *hostname;   /* MYHOSTNAME: Reporting-MTA and MAILER-DAEMON@ */
+	const char *to;         /* the original envelope sender (the report's recipient) */
+	const char *queue_id;   /* the original message's id */
+	const char *envid;      /* ENVID or NULL */
+	char ret;               /* 'H' (RET=HDRS), 'F' or 0 */
+	long long arrival;      /* arrival time of the original */
+	long long size;         /* bytes of the original (from the control file) */
+	long long return_max;   /* largest original returned whole; larger ones: headers only */
+	int body8;              /* the original carries 8-bit data */
+	const char *boundary;   /* MIME boundary: must not occur in the original (see dsn_boundary) */
+	const struct dsn_rcpt *rcpt;
+	size_t nrcpt;
+};
+
+/* Where the text goes; returns 0, or non-zero to stop (returned by dsn_write). */
+typedef int dsn_put_fn(void *ctx, const char *p, size_t n);
+
+/* 1 when the whole original is returned (message/rfc822), 0 when only its header section is. */
+int dsn_returns_full(const struct dsn *d);
+
+/* Makes a boundary from the queue id, a time and a counter: "=_spoolbox_ID_T_N" ("=_" cannot
+ * start a line of quoted-printable or base64 text). */
+void dsn_boundary(char *out, size_t size, const char *id, long long t, unsigned n);
+
+/* Writes the whole report: its header fields (From, To, Subject, Auto-Submitted, MIME) and body.
+ * The original is read from fd, which MUST be positioned at its first header byte and hold
+ * d->size bytes of it (the queue's message file after spool_msg_open). Returns 0, the non-zero
+ * value of put, or -1 when reading fd failed (errno set). */
+int dsn_write(const struct dsn *d, int fd, dsn_put_fn *put, void *ctx);
+
+/* The parts of dsn_write, for tests and for callers that build their own header:
+ * the header fields and everything up to the returned message's part header; then the
+ * returned message and the closing boundary. */
+int dsn_write_head(const struct dsn *d, dsn_put_fn *put, void *ctx);
+int dsn_write_returned(const struct dsn *d, int fd, dsn_put_fn *put, void *ctx);
+
+/* Copies s into out (size bytes) as one safe header-field value: control characters and bytes
+ * >= 0x80 become '?', runs of spaces collapse, the result is cut at size-1 bytes. */
+void dsn_clean(char *out, size_t size, const char *s);
+#endif

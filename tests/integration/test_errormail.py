@@ -1,0 +1,240 @@
+"""errormail end to end: a message fails for real (local's unknown user, an SMTP 550 from the
+aiosmtpd sink), the scheduler runs one-shot (`scheduler -i -1`) through the error channel, and
+the delivery status notification arrives where the sender's mail goes (a local mbox, or the
+sink) from the null sender. The DSN is parsed with Python's email package. Also: no bounce of a
+bounce (null sender), NOTIFY=NEVER and NOTIFY without FAILURE, RET=HDRS, ENVID and ORCPT
+echoed, the size cap, and `errormail -m ID` by hand."""
+import email
+import mailbox
+import os
+import re
+import subprocess
+
+import pytest
+
+from conftest import BINARY
+from smtpsink import SmtpSink
+import spoolfmt
+
+
+def scheduler_written():
+    p = subprocess.run([BINARY, "scheduler", "--help"], capture_output=True)
+    return p.returncode == 0 and b"not written yet" not in p.stdout + p.stderr
+
+
+pytestmark = pytest.mark.skipif(not os.path.exists(BINARY) or not scheduler_written(),
+                                reason="the scheduler applet is not written in this build")
+
+
+@pytest.fixture
+def sink():
+    s = SmtpSink().start()
+    yield s
+    s.stop()
+
+
+def submit(box, *args, body=b"Subject: hello\n\nbody line\n", env=None):
+    p = box.run("submit", "-i", *args, input=body, env=env)
+    assert p.returncode == 0, p.stderr
+    return p
+
+
+def run_once(box, env=None, *args):
+    """The scheduler until nothing is due and no agent runs; returns its log."""
+    p = subprocess.run([BINARY, "scheduler", "-i", "-1"] + list(args), env=box.environ(env),
+                       capture_output=True, timeout=30)
+    log = p.stderr.decode(errors="replace")
+    assert p.returncode == 0, log
+    return log
+
+
+def queue_empty(box):
+    q = os.path.join(box.spool, "queue")
+    left = [f for h in os.listdir(q) for f in os.listdir(os.path.join(q, h))] if os.path.isdir(q) else []
+    return not left and not spoolfmt.incoming(box.spool)
+
+
+def mbox_messages(box, user):
+    path = os.path.join(box.mail, user)
+    if not os.path.exists(path):
+        return []
+    return list(mailbox.mbox(path))
+
+
+def parts(dsn):
+    """The three parts of a DSN, and the per-message and per-recipient status blocks."""
+    assert dsn.get_content_type() == "multipart/report"
+    assert dsn.get_param("report-type") == "delivery-status"
+    p = dsn.get_payload()
+    assert [x.get_content_type() for x in p[:2]] == ["text/plain", "message/delivery-status"]
+    blocks = p[1].get_payload()
+    return p[0], blocks[0], blocks[1:], p[2]
+
+
+def check_dsn_headers(dsn, to):
+    assert dsn["From"] == "Mail Delivery System <MAILER-DAEMON@box.example>"
+    assert dsn["To"] == f"<{to}>"
+    assert dsn["Subject"] == "Undelivered Mail Returned to Sender"
+    assert dsn["Auto-Submitted"] == "auto-replied"
+    assert re.fullmatch(r"<[0-9A-Z]+@box\.example>", dsn["Message-ID"])
+    assert dsn["Date"]
+
+
+def test_local_unknown_users_get_one_dsn(box):
+    submit(box, "-f", "root@box.example", "nosuchuser", "other.nobody@box.example",
+           body=b"Subject: hello\nX-Marker: original\n\nbody line\n")
+    log = run_once(box)
+    assert queue_empty(box), log  # the original and the DSN are both gone
+    msgs = mbox_messages(box, "root")
+    assert len(msgs) == 1, log
+    dsn = msgs[0]
+    assert dsn["Return-Path"] == "<>"  # the null envelope sender
+    check_dsn_headers(dsn, "root@box.example")
+    human, per_msg, rcpts, returned = parts(dsn)
+    assert "nosuchuser@box.example" in human.get_payload()
+    assert per_msg["Reporting-MTA"] == "dns; box.example"
+    assert per_msg["Arrival-Date"] and per_msg["Original-Envelope-Id"] is None
+    assert [r["Final-Recipient"] for r in rcpts] == ["rfc822; nosuchuser@box.example",
+                                                     "rfc822; other.nobody@box.example"]
+    for r in rcpts:
+        assert r["Action"] == "failed" and r["Status"] == "5.1.1"
+        assert r["Diagnostic-Code"].startswith("X-Spoolbox; unknown user")
+        assert r["Last-Attempt-Date"] and r["Remote-MTA"] is None
+    assert returned.get_content_type() == "message/rfc822"
+    orig = returned.get_payload()[0]
+    assert orig["X-Marker"] == "original" and orig.get_payload() == "body line\n"
+    # one DSN for both recipients: both failures name the same id
+    ids = re.findall(r"rcpt \d: failure reported as ([0-9A-Z]+)", log)
+    assert len(ids) == 2 and ids[0] == ids[1], log
+    assert dsn["Message-ID"] == f"<{ids[0]}@box.example>"
+
+
+def test_smtp_550_bounces_to_a_remote_sender_from_the_null_sender(box, sink):
+    sink.rcpt_replies["bob@example.com"] = "550 5.1.1 <bob@example.com>: no such user here"
+    env = {"SMARTHOST": f"[127.0.0.1]:{sink.port} tls=none"}
+    submit(box, "-f", "alice@example.org", "bob@example.com", env=env)
+    log = run_once(box, env)
+    assert queue_empty(box), log
+    assert len(sink.messages) == 1, log
+    got = sink.messages[0]
+    assert got.mail_from == "<>" and got.rcpt_tos == ["alice@example.org"]
+    dsn = email.message_from_bytes(got.data.replace(b"\r\n", b"\n"))
+    check_dsn_headers(dsn, "alice@example.org")
+    _, per_msg, rcpts, returned = parts(dsn)
+    assert len(rcpts) == 1
+    r = rcpts[0]
+    assert r["Final-Recipient"] == "rfc822; bob@example.com"
+    assert r["Status"] == "5.1.1" and r["Action"] == "failed"
+    assert r["Remote-MTA"] == "dns; 127.0.0.1[127.0.0.1]"
+    assert r["Diagnostic-Code"] == "smtp; 550 5.1.1 <bob@example.com>: no such user here"
+    assert returned.get_payload()[0]["Subject"] == "hello"
+
+
+def test_ret_hdrs_envid_and_orcpt_are_echoed(box):
+    session = (b"EHLO c\r\nMAIL FROM:<root@box.example> RET=HDRS ENVID=env+2Bid42\r\n"
+               b"RCPT TO:<nosuchuser@box.example> NOTIFY=FAILURE,DELAY ORCPT=rfc822;Orig+40Example.net\r\n"
+               b"DATA\r\nSubject: hdrs\r\nX-Marker: kept\r\n\r\nsecret body\r\n.\r\nQUIT\r\n")
+    p = box.run(None, "-bs", input=session, argv0="/usr/sbin/sendmail")
+    assert p.returncode == 0, p.stderr
+    log = run_once(box)
+    assert queue_empty(box), log
+    msgs = mbox_messages(box, "root")
+    assert len(msgs) == 1, log
+    human, per_msg, rcpts, returned = parts(msgs[0])
+    assert per_msg["Original-Envelope-Id"] == "env+id42"
+    assert rcpts[0]["Original-Recipient"] == "rfc822; Orig@Example.net"
+    assert rcpts[0]["Final-Recipient"] == "rfc822; nosuchuser@box.example"
+    assert returned.get_content_type() == "text/rfc822-headers"
+    text = returned.get_payload()
+    assert "X-Marker: kept" in text and "Subject: hdrs" in text
+    assert b"secret body" not in msgs[0].as_bytes()
+    assert "headers only" in human.get_payload()
+
+
+def test_null_sender_gets_no_dsn_and_is_removed(box):
+    submit(box, "-f", "<>", "nosuchuser")
+    log = run_once(box)
+    assert queue_empty(box), log
+    assert mbox_messages(box, "root") == []
+    assert "no DSN for the null sender" in log
+    assert not re.search(r"failure reported as", log), log
+
+
+@pytest.mark.parametrize("notify,why", [("never", "NOTIFY=NEVER: no DSN wanted"),
+                                        ("success,delay", "NOTIFY=SUCCESS,DELAY: no failure DSN wanted")])
+def test_notify_without_failure_gets_no_dsn(box, notify, why):
+    submit(box, "-f", "root@box.example", "-N", notify, "nosuchuser")
+    log = run_once(box)
+    assert queue_empty(box), log
+    assert mbox_messages(box, "root") == []
+    assert why in log, log
+
+
+def test_large_message_returns_only_its_header(box):
+    body = b"Subject: big\nX-Marker: big\n\n" + b"x" * 70 + b"\n" + (b"y" * 99 + b"\n") * 30
+    env = {"DSN_RETURN_LIMIT": "1K"}
+    submit(box, "-f", "root@box.example", "nosuchuser", body=body, env=env)
+    log = run_once(box, env)
+    msgs = mbox_messages(box, "root")
+    assert len(msgs) == 1, log
+    human, _, _, returned = parts(msgs[0])
+    assert returned.get_content_type() == "text/rfc822-headers"
+    assert "X-Marker: big" in returned.get_payload()
+    assert b"yyyy" not in msgs[0].as_bytes()
+    assert "more than the 1024 bytes" in human.get_payload()
+
+
+def test_by_hand_prints_the_dsn_and_changes_nothing(box):
+    # an error channel that cannot start leaves the failure F (docs/scheduler.md)
+    with open(box.env["SCHEDULER_CONF"], "w") as f:
+        f.write('*/* interval=1m expiry=3d retries="1"\nlocal/* command=local\n'
+                'error command="/nonexistent/errormail" interval=1h\n')
+    submit(box, "-f", "root@box.example", "nosuchuser")
+    log = run_once(box)
+    ids = spoolfmt.queued_ids(box.spool)
+    assert len(ids) == 1, log
+    mid = ids[0]
+    ctl = os.path.join(box.spool, "queue", mid[-1], mid + ".c")
+    before = open(ctl, "rb").read()
+    p = box.run("errormail", "-m", mid)
+    assert p.returncode == 0, p.stderr
+    out = p.stdout.decode()
+    assert out.startswith(f"# DSN from <> to <root@box.example> (channel local, host -), for 1 recipient of {mid}:\n")
+    assert "\nStatus: 5.1.1\n" in out and "\nFinal-Recipient: rfc822; nosuchuser@box.example\n" in out
+    assert re.search(re.escape(mid) + r"/\d+\trfc822;nosuchuser\x01failed\x015\.1\.1\x01- \(by hand: not queued\)\x01\tok ", out)
+    assert open(ctl, "rb").read() == before
+    assert spoolfmt.incoming(box.spool) == [] and spoolfmt.queued_ids(box.spool) == [mid]
+    assert mbox_messages(box, "root") == []
+    # the real error channel later (the retry is an hour away: a test clock two hours ahead)
+    os.unlink(box.env["SCHEDULER_CONF"])
+    log = run_once(box, {"SPOOLBOX_TEST_CLOCK": "+2h"})
+    assert queue_empty(box), log
+    assert len(mbox_messages(box, "root")) == 1, log
+
+
+def test_by_hand_usage_and_unknown_message(box):
+    assert box.run("errormail", "-x").returncode == 64
+    run_once(box)  # makes the spool
+    assert box.run("errormail", "-m", "../etc").returncode == 64
+    p = box.run("errormail", "-m", "0TOUJKOD84Y6KCBT")
+    assert p.returncode == 66, p.stderr
+
+
+def test_expired_recipient_is_reported_with_4_4_7(box, sink):
+    # greylisted for ever: deferred now, then expired on the first attempt after three days
+    sink.rcpt_replies["slow@example.com"] = "451 4.7.1 greylisted"
+    env = {"SMARTHOST": f"[127.0.0.1]:{sink.port} tls=none"}
+    submit(box, "-f", "root@box.example", "slow@example.com", env=env)
+    log = run_once(box, env)
+    assert len(spoolfmt.queued_ids(box.spool)) == 1, log
+    assert mbox_messages(box, "root") == []
+    log = run_once(box, dict(env, SPOOLBOX_TEST_CLOCK="+4d"))
+    assert queue_empty(box), log
+    msgs = mbox_messages(box, "root")
+    assert len(msgs) == 1, log
+    _, _, rcpts, _ = parts(msgs[0])
+    r = rcpts[0]
+    assert r["Final-Recipient"] == "rfc822; slow@example.com"
+    assert r["Action"] == "failed" and r["Status"] == "4.4.7"
+    assert r["Remote-MTA"] == "dns; 127.0.0.1[127.0.0.1]"
+    assert r["Diagnostic-Code"].startswith("X-Spoolbox; expired: ") and "451 4.7.1 greylisted" in r["Diagnostic-Code"]
