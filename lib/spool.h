@@ -90,6 +90,8 @@ struct spool {
 	unsigned long dirty_queue;   /* bit h: queue/<h>/ needs fsync */
 	long long dirty_due[8];      /* due buckets needing fsync (0 = unused) */
 	int dirty_incoming;
+	unsigned long have_queue;    /* bit h: queue/<h>/ is known to exist (saves a mkdir) */
+	long long have_due[4];       /* due buckets known to exist, +1 (0 = unused) */
 };
 
 /* ---- ids and paths ---- */
@@ -184,7 +186,7 @@ int spool_pickup_finish(struct spool *sp, const char *id);
 
 /* Due buckets whose range starts at or before `upto`, oldest first; fn gets every entry's id and
  * time (also entries later than upto in those buckets: the caller decides). */
-int spool_due_each(const struct spool *sp, long long upto, spool_each_fn *fn, void *ctx);
+int spool_due_each(struct spool *sp, long long upto, spool_each_fn *fn, void *ctx);
 /* The earliest bucket start after `after`, or 0 when there is none (for the wake-up timer). */
 long long spool_due_next_bucket(const struct spool *sp, long long after);
 /* Moves the index entry from time old to time new (D3). old == 0: creates it. */

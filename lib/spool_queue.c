@@ -138,6 +138,41 @@ static int ensure_dir_of(const char *path)
 	return 0;
 }
 
+/* mkdir of the bucket directory of path, remembered for the few buckets in use; the cache is
+ * forgotten when spool_due_each removes an empty past bucket. */
+static int ensure_due_dir(struct spool *sp, long long t, const char *path)
+{
+	long long b = t / SPOOL_BUCKET + 1;
+	for (size_t i = 0; i < ARRAY_LEN(sp->have_due); i++)
+		if (sp->have_due[i] == b)
+			return 0;
+	if (ensure_dir_of(path) < 0)
+		return -1;
+	memmove(sp->have_due + 1, sp->have_due, sizeof sp->have_due - sizeof *sp->have_due);
+	sp->have_due[0] = b;
+	return 0;
+}
+
+static void forget_due_dir(struct spool *sp, long long t)
+{
+	for (size_t k = 0; k < ARRAY_LEN(sp->have_due); k++)
+		if (sp->have_due[k] == t / SPOOL_BUCKET + 1)
+			sp->have_due[k] = 0;
+}
+
+/* link(), re-making the bucket directory once if someone (cleaner) removed it meanwhile. */
+static int link_due(struct spool *sp, const char *from, const char *to, long long t)
+{
+	if (link(from, to) == 0 || errno == EEXIST)
+		return 0;
+	if (errno != ENOENT)
+		return -1;
+	forget_due_dir(sp, t);
+	if (ensure_due_dir(sp, t, to) < 0)
+		return -1;
+	return link(from, to) == 0 || errno == EEXIST ? 0 : -1;
+}
+
 static void quarantine(const struct spool *sp, const char *id, const char *from, const char *why)
 {
 	char to[SPOOL_PATH_MAX];
@@ -212,9 +247,12 @@ int spool_pickup_prepare(struct spool *sp, const char *id, long long *arrival)
 	}
 	*arrival = m.arrival;
 	spool_msg_free(&m);
-	if (ensure_dir_of(ctl) < 0) {
-		buf_free(&b);
-		return -1;
+	if (!(sp->have_queue & (1UL << hash_index(id)))) {
+		if (ensure_dir_of(ctl) < 0) {
+			buf_free(&b);
+			return -1;
+		}
+		sp->have_queue |= 1UL << hash_index(id);
 	}
 	int fd = open(ctl, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
 	if (fd < 0) {
@@ -229,9 +267,9 @@ int spool_pickup_prepare(struct spool *sp, const char *id, long long *arrival)
 	close(fd);
 	if (r < 0)
 		return -1;
-	if (spool_path_due(sp, id, *arrival, due, sizeof due) < 0 || ensure_dir_of(due) < 0)
+	if (spool_path_due(sp, id, *arrival, due, sizeof due) < 0 || ensure_due_dir(sp, *arrival, due) < 0)
 		return -1;
-	if (link(ctl, due) < 0 && errno != EEXIST) {
+	if (link_due(sp, ctl, due, *arrival) < 0) {
 		log_msg(LOG_ERR, id, "link %s to %s: %s", ctl, due, strerror(errno));
 		return -1;
 	}
@@ -324,7 +362,7 @@ static long long *list_buckets(const struct spool *sp, size_t *n)
 	return v;
 }
 
-int spool_due_each(const struct spool *sp, long long upto, spool_each_fn *fn, void *ctx)
+int spool_due_each(struct spool *sp, long long upto, spool_each_fn *fn, void *ctx)
 {
 	size_t n;
 	long long *b = list_buckets(sp, &n);
@@ -335,8 +373,12 @@ int spool_due_each(const struct spool *sp, long long upto, spool_each_fn *fn, vo
 		char dir[SPOOL_PATH_MAX];
 		str_fmt(dir, sizeof dir, "%s/due/%lld", sp->dir, b[i]);
 		r = each_entry(dir, NULL, fn, ctx);
-		if (r == 0 && (b[i] + 1) * SPOOL_BUCKET <= upto)
-			rmdir(dir); /* a past bucket that is empty now; ENOTEMPTY is the usual answer */
+		if (r == 0 && (b[i] + 1) * SPOOL_BUCKET <= upto && rmdir(dir) == 0) {
+			/* a past bucket that was empty: forget that it existed */
+			for (size_t k = 0; k < ARRAY_LEN(sp->have_due); k++)
+				if (sp->have_due[k] == b[i] + 1)
+					sp->have_due[k] = 0;
+		}
 	}
 	free(b);
 	return r;
@@ -358,7 +400,7 @@ long long spool_due_next_bucket(const struct spool *sp, long long after)
 int spool_due_move(struct spool *sp, const char *id, long long old, long long new_t)
 {
 	char from[SPOOL_PATH_MAX], to[SPOOL_PATH_MAX];
-	if (new_t < 0 || spool_path_due(sp, id, new_t, to, sizeof to) < 0 || ensure_dir_of(to) < 0)
+	if (new_t < 0 || spool_path_due(sp, id, new_t, to, sizeof to) < 0 || ensure_due_dir(sp, new_t, to) < 0)
 		return -1;
 	if (old == new_t && old > 0)
 		return 0;
@@ -367,6 +409,12 @@ int spool_due_move(struct spool *sp, const char *id, long long old, long long ne
 			return -1;
 		if (rename(from, to) == 0)
 			return 0;
+		if (errno == ENOENT && access(from, F_OK) == 0) {
+			/* the target bucket went away (cleaner): make it again */
+			forget_due_dir(sp, new_t);
+			if (ensure_due_dir(sp, new_t, to) == 0 && rename(from, to) == 0)
+				return 0;
+		}
 		if (errno != ENOENT) {
 			log_msg(LOG_ERR, id, "rename %s to %s: %s", from, to, strerror(errno));
 			return -1;
@@ -374,7 +422,7 @@ int spool_due_move(struct spool *sp, const char *id, long long old, long long ne
 	}
 	if (spool_path_ctl(sp, id, from, sizeof from) < 0)
 		return -1;
-	if (link(from, to) < 0 && errno != EEXIST) {
+	if (link_due(sp, from, to, new_t) < 0) {
 		log_msg(LOG_ERR, id, "link %s to %s: %s", from, to, strerror(errno));
 		return -1;
 	}

@@ -400,3 +400,29 @@ TEST(clean_removes_only_leftovers)
 	spool_path_due(&sp, keep, t, path, sizeof path);
 	CHECK(stat(path, &st) == 0);
 }
+
+TEST(due_index_survives_bucket_removed_behind_its_back)
+{
+	struct spool sp;
+	make_spool(&sp);
+	struct spool_msg m = sample();
+	m.arrival = 0;
+	struct spool_writer w;
+	CHECK_INT(spool_writer_begin(&sp, &w, &m), 0);
+	char id[SPOOL_ID_MAX], dir[SPOOL_PATH_MAX];
+	strcpy(id, w.id);
+	CHECK_INT(spool_writer_commit(&w), 0);
+	long long t;
+	CHECK_INT(spool_pickup_prepare(&sp, id, &t), 0);
+	CHECK_INT(spool_pickup_finish(&sp, id), 0);
+	long long later = t + 5 * SPOOL_BUCKET;
+	/* the bucket is made and remembered, emptied, then removed by someone else (cleaner) */
+	CHECK_INT(spool_due_move(&sp, id, t, later), 0);
+	CHECK_INT(spool_due_move(&sp, id, later, t), 0);
+	snprintf(dir, sizeof dir, "%s/due/%lld", sp.dir, later / SPOOL_BUCKET);
+	CHECK_INT(rmdir(dir), 0);
+	CHECK_INT(spool_due_move(&sp, id, t, later), 0);
+	seen_t = 0;
+	CHECK_INT(spool_due_each(&sp, later, collect_t, NULL), 0);
+	CHECK_INT(seen_t, later);
+}
