@@ -4,6 +4,8 @@
  * Choices the header leaves open:
  *   - io_getline() at EOF after a partial line returns that partial line (no LF); the next
  *     call returns 0. An overlong line leaves its first size-1 bytes in out.
+ *   - io_getline() applies timeout_ms to the whole line (each read gets what is left of it),
+ *     so a peer trickling one byte at a time, or a line that never ends, still times out.
  *   - io_close() does not flush: closing after an error must not block on a dead peer, so a
  *     caller that wants its last bytes sent (QUIT) flushes first. Closing twice is harmless.
  *   - writes to a socket use MSG_NOSIGNAL, so a peer that went away gives EPIPE, not SIGPIPE. */
@@ -133,10 +135,10 @@ int io_puts(struct io *io, const char *s)
 	return io_write(io, s, strlen(s));
 }
 
-/* Refills the read buffer: 1 when bytes arrived, 0 at EOF, -1 on error. */
-static int fill(struct io *io)
+/* Refills the read buffer within timeout_ms: 1 when bytes arrived, 0 at EOF, -1 on error. */
+static int fill(struct io *io, int timeout_ms)
 {
-	ssize_t r = io->low_read(io->ctx, io->rbuf, IO_BUFSIZE, io->timeout_ms);
+	ssize_t r = io->low_read(io->ctx, io->rbuf, IO_BUFSIZE, timeout_ms);
 	if (r < 0)
 		return -1;
 	io->rpos = 0;
@@ -152,9 +154,22 @@ ssize_t io_getline(struct io *io, char *out, size_t size)
 		errno = EINVAL;
 		return -1;
 	}
+	/* timeout_ms bounds the whole line, not each read: a peer that trickles bytes (or floods
+	 * a line that never ends) must not hold the reader past it */
+	long long deadline = io->timeout_ms > 0 ? now_ms() + io->timeout_ms : 0;
 	for (;;) {
 		if (io->rpos == io->rlen) {
-			int r = fill(io);
+			int left = 0;
+			if (deadline) {
+				long long d = deadline - now_ms();
+				if (d <= 0) {
+					out[len] = 0;
+					errno = ETIMEDOUT;
+					return -1;
+				}
+				left = (int)d;
+			}
+			int r = fill(io, left);
 			if (r < 0) {
 				out[len] = 0;
 				return -1;

@@ -73,6 +73,13 @@ static const char *io_why(int eof)
 	return errno == ETIMEDOUT ? "timeout talking to" : "lost connection with";
 }
 
+static long long mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 int smtp_read_reply(struct smtp_conn *c, struct smtp_reply *r, int timeout_ms)
 {
 	char line[SMTP_LINE_MAX];
@@ -81,8 +88,15 @@ int smtp_read_reply(struct smtp_conn *c, struct smtp_reply *r, int timeout_ms)
 	r->code = 0;
 	r->enh[0] = 0;
 	r->text[0] = 0;
-	c->io.timeout_ms = timeout_ms;
+	/* the time limit is for the whole reply: a multi-line reply that trickles in line by line
+	 * must not outlast it either */
+	long long deadline = timeout_ms > 0 ? mono_ms() + timeout_ms : 0;
 	for (;;) {
+		c->io.timeout_ms = timeout_ms;
+		if (deadline) {
+			long long left = deadline - mono_ms();
+			c->io.timeout_ms = left > 0 ? (int)left : 1;
+		}
 		ssize_t n = io_getline(&c->io, line, sizeof line);
 		if (n < 0 && errno == EMSGSIZE) {
 			n = (ssize_t)strlen(line); /* an overlong line is kept, cut */

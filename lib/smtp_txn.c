@@ -350,6 +350,17 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 	if (smtp_read_reply(c, &r, c->to.data_init) < 0)
 		goto lost;
 	set_reply(&t->data, &r);
+	if (r.code != 354 && r.code / 100 != 4 && r.code / 100 != 5) {
+		/* A 2xx to DATA itself is no delivery (the body was never sent): a protocol error,
+		 * and the connection's state is unknown, so it is not reused. */
+		for (i = 0; i < t->n; i++)
+			if (!bad[i] && t->rcpt[i].res.code / 100 == 2)
+				set_local(&t->rcpt[i].res, 451, "4.5.0", "protocol error: %s answered DATA with %d, not 354: %.200s",
+				          c->name, r.code, r.text);
+		smtp_close(c);
+		ret = -1;
+		goto out;
+	}
 	if (r.code != 354) {
 		for (i = 0; i < t->n; i++)
 			if (!bad[i] && t->rcpt[i].res.code / 100 == 2)

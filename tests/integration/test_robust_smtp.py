@@ -1,0 +1,193 @@
+"""The smtp transport agent against hostile or broken servers on 127.0.0.1 (a scripted socket
+server, not aiosmtpd: these servers break the protocol on purpose). Every case must end in a
+clear per-recipient deferral within its time limit: never a hang, a crash or a false delivery."""
+import socket
+import threading
+import time
+
+import pytest
+
+from ta_driver import TA, Queue
+
+MSG = b"From: root@box.example\nTo: a@example.com\nSubject: test\n\nhello\n"
+EHLO = b"250-hostile.example\r\n250-PIPELINING\r\n250 8BITMIME\r\n"
+
+
+class Hostile:
+    """Accepts connections and runs script(conn, lines) for each; lines() yields the client's
+    lines. Records every line received."""
+
+    def __init__(self, script):
+        self.script = script
+        self.srv = socket.socket()
+        self.srv.bind(("127.0.0.1", 0))
+        self.srv.listen(8)
+        self.port = self.srv.getsockname()[1]
+        self.got = []
+        self.stop = False
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while not self.stop:
+            try:
+                c, _ = self.srv.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._one, args=(c,), daemon=True).start()
+
+    def _one(self, c):
+        buf = b""
+
+        def lines():
+            nonlocal buf
+            while True:
+                while b"\n" not in buf:
+                    d = c.recv(65536)
+                    if not d:
+                        return
+                    buf += d
+                line, buf = buf.split(b"\n", 1)
+                self.got.append(line)
+                yield line
+
+        try:
+            self.script(c, lines())
+        except OSError:
+            pass
+        finally:
+            c.close()
+
+    def close(self):
+        self.stop = True
+        self.srv.close()
+
+
+def run_job(box, script, timeouts="2s", limit=25):
+    srv = Hostile(script)
+    q = Queue(box.spool)
+    mid = q.add("root@box.example", ["a@example.com", "b@example.com"], MSG)
+    env = {"SMARTHOST": f"[127.0.0.1]:{srv.port} tls=none"}
+    for k in ("HELO", "CMD", "DATA_INIT", "DATA_DONE", "DATA_BLOCK"):
+        env[f"SMTP_{k}_TIMEOUT"] = timeouts
+    try:
+        with TA(box, env=env) as ta:
+            t0 = time.time()
+            reps = ta.job(q, mid, "example.com", timeout=limit + 5)
+            took = time.time() - t0
+    finally:
+        srv.close()
+    assert took < limit, took
+    assert [r.status for r in reps] == ["deferred", "deferred"], reps
+    assert all(r.enh.startswith("4.") for r in reps), reps
+    return reps, srv
+
+
+def until(lines, prefix):
+    for line in lines:
+        if line.upper().startswith(prefix):
+            return line
+    return None
+
+
+def test_endless_multiline_greeting(box):
+    def script(c, lines):
+        while True:
+            c.sendall(b"220-hello hello hello\r\n" * 64)
+    reps, _ = run_job(box, script)
+    assert "lines" in reps[0].diag or "malformed" in reps[0].diag, reps
+
+
+def test_endless_greeting_line_without_newline(box):
+    # a flood of bytes that never ends a line: the greeting time limit still fires
+    def script(c, lines):
+        c.sendall(b"220 ")
+        while True:
+            c.sendall(b"x" * 65536)
+    reps, _ = run_job(box, script, timeouts="2s", limit=15)
+    assert "timeout" in reps[0].diag, reps
+
+
+def test_slowloris_greeting(box):
+    # one byte at a time, each inside the per-read limit: the reply as a whole must still time out
+    def script(c, lines):
+        for ch in b"220-" + b"s" * 1000:
+            c.sendall(bytes([ch]))
+            time.sleep(0.2)
+    reps, _ = run_job(box, script, timeouts="2s", limit=15)
+    assert "timeout" in reps[0].diag, reps
+
+
+def test_one_megabyte_reply_line(box):
+    def script(c, lines):
+        c.sendall(b"220 " + b"x" * (1 << 20) + b"\r\n")
+        until(lines, b"EHLO")
+        c.sendall(b"421 " + b"y" * (1 << 20) + b"\r\n")
+    reps, _ = run_job(box, script)
+    assert "421" in reps[0].diag, reps
+
+
+def test_nul_and_bare_cr_in_replies(box):
+    def script(c, lines):
+        c.sendall(b"220 hi\x00there\rfoo\r\n")
+        until(lines, b"EHLO")
+        c.sendall(EHLO)
+        until(lines, b"MAIL")
+        c.sendall(b"451 4.3.0 busy\x00\rnow\r\n")
+        for line in lines:
+            if line.upper().startswith(b"QUIT"):
+                c.sendall(b"221 bye\r\n")
+                return
+            c.sendall(b"503 5.5.1 no\r\n")
+    reps, _ = run_job(box, script)
+    assert "451" in reps[0].diag, reps
+    assert "\x00" not in reps[0].diag
+
+
+def test_250_instead_of_354_to_data_is_not_a_delivery(box):
+    def script(c, lines):
+        c.sendall(b"220 hi\r\n")
+        until(lines, b"EHLO")
+        c.sendall(EHLO)
+        for line in lines:
+            u = line.upper()
+            if u.startswith(b"QUIT"):
+                c.sendall(b"221 bye\r\n")
+                return
+            c.sendall(b"250 ok\r\n")  # to everything, DATA included
+    reps, srv = run_job(box, script)
+    assert not any(l.startswith(b"hello") for l in srv.got)
+
+
+def test_pipelined_replies_missing(box):
+    # MAIL answered, the RCPT replies never come
+    def script(c, lines):
+        c.sendall(b"220 hi\r\n")
+        until(lines, b"EHLO")
+        c.sendall(EHLO)
+        until(lines, b"MAIL")
+        c.sendall(b"250 ok\r\n")
+        for _ in lines:
+            pass
+    reps, _ = run_job(box, script)
+    assert "timeout" in reps[0].diag, reps
+
+
+def test_server_closes_after_354(box):
+    def script(c, lines):
+        c.sendall(b"220 hi\r\n")
+        until(lines, b"EHLO")
+        c.sendall(EHLO)
+        until(lines, b"DATA")
+        c.sendall(b"250 ok\r\n250 ok\r\n250 ok\r\n354 go\r\n")
+        until(lines, b".")
+        c.shutdown(socket.SHUT_RDWR)
+    run_job(box, script)
+
+
+@pytest.mark.parametrize("reply", [b"2", b"25", b"250", b"abc def", b"999 odd", b"250-x\r\n251 y", b"\r"])
+def test_malformed_greetings(box, reply):
+    def script(c, lines):
+        c.sendall(reply + b"\r\n")
+        time.sleep(0.2)
+        c.shutdown(socket.SHUT_RDWR)
+    run_job(box, script)
