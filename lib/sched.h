@@ -112,6 +112,7 @@ struct ta {
 	unsigned streak;              /* jobs from the attached thread in a row */
 	char *rbuf;
 	size_t rlen;
+	unsigned char skipping;       /* dropping the rest of an overlong line */
 };
 
 struct sched_opts {

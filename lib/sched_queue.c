@@ -686,13 +686,49 @@ static int last_failed(const struct spool_msg *sm, unsigned i)
 	return 0;
 }
 
-int sq_load(struct sched *s, const char *id, long long due)
+/* 0 when the message file exists (P3), else -1: a due link to a message still in incoming/
+ * is a pick-up cut short by a crash (P2), for sq_pickup to finish, never for a TA. */
+static int msg_file_present(struct sched *s, const char *id)
+{
+	char path[SPOOL_PATH_MAX];
+	if (spool_path_msg(&s->sp, id, path, sizeof path) < 0)
+		return -1;
+	if (access(path, F_OK) == 0)
+		return 0;
+	if (spool_path_incoming(&s->sp, id, path, sizeof path) == 0 && access(path, F_OK) == 0) {
+		log_msg(LOG_NOTICE, id, "due but still in incoming/ (an interrupted pick-up): picked up first");
+		s->incoming_more = 1;
+	} else {
+		log_msg(LOG_ERR, id, "control file without a message file; looked at again in %ds", BADLOAD_RETRY);
+	}
+	return -1;
+}
+
+static int load(struct sched *s, const char *id, long long due, int fresh)
 {
 	struct spool_msg sm;
 	int fd = -1;
 	char err[256];
 	memset(&sm, 0, sizeof sm);
-	if (spool_ctl_load(&s->sp, id, 0, &sm, &fd, err, sizeof err) < 0) {
+	if (!fresh && msg_file_present(s, id) < 0) {
+		if (!s->incoming_more && due > 0) {
+			spool_due_move(&s->sp, id, due, s->now + BADLOAD_RETRY);
+			if (!s->disk_next || s->now + BADLOAD_RETRY < s->disk_next)
+				s->disk_next = s->now + BADLOAD_RETRY;
+		}
+		return -1;
+	}
+	int lr = spool_ctl_load(&s->sp, id, 0, &sm, &fd, err, sizeof err);
+	if (lr < 0) {
+		/* docs/spool.md 3: a damaged control file is rebuilt from the message file */
+		char why[256];
+		if (!s->o.freeze && spool_ctl_rebuild(&s->sp, id, why, sizeof why) == 0) {
+			log_msg(LOG_WARNING, id, "damaged control file (%s) rebuilt from the message file; its delivery "
+			        "history is lost", err);
+			lr = spool_ctl_load(&s->sp, id, 0, &sm, &fd, err, sizeof err);
+		}
+	}
+	if (lr < 0) {
 		log_msg(LOG_ERR, id, "cannot load the control file: %s; looked at again in %ds", err, BADLOAD_RETRY);
 		if (due > 0)
 			spool_due_move(&s->sp, id, due, s->now + BADLOAD_RETRY);
@@ -783,6 +819,11 @@ int sq_load(struct sched *s, const char *id, long long due)
 	return 0;
 }
 
+int sq_load(struct sched *s, const char *id, long long due)
+{
+	return load(s, id, due, 0);
+}
+
 struct pick {
 	char (*ids)[SPOOL_ID_MAX];
 	long long *arrival;
@@ -829,7 +870,7 @@ int sq_pickup(struct sched *s)
 		ok++;
 		log_msg(LOG_INFO, p.ids[i], "picked up");
 		if (s->count < s->o.queuehi && !sq_find(s, p.ids[i])) {
-			sq_load(s, p.ids[i], p.arrival[i]);
+			load(s, p.ids[i], p.arrival[i], 1);
 		} else {
 			s->disk_more = 1;
 		}

@@ -487,11 +487,18 @@ void ta_io(struct sched *s, struct ta *t)
 			if (len && t->rbuf[start + len - 1] == '\r')
 				len--;
 			t->rbuf[start + len] = 0;
-			ta_line(s, t, t->rbuf + start, len);
+			/* the tail of an overlong line is not a line of its own (it could read as a
+			 * report or a #hungry that answers the wrong job) */
+			if (!t->skipping)
+				ta_line(s, t, t->rbuf + start, len);
+			t->skipping = 0;
 			start = i + 1;
 		}
 		if (start == 0 && t->rlen == TA_RBUF) {
-			log_msg(LOG_WARNING, NULL, "%s[%ld]: line longer than %d bytes dropped", t->argv0, (long)t->pid, TA_RBUF);
+			if (!t->skipping)
+				log_msg(LOG_WARNING, NULL, "%s[%ld]: line longer than %d bytes dropped", t->argv0, (long)t->pid,
+				        TA_RBUF);
+			t->skipping = 1;
 			t->rlen = 0;
 		} else {
 			memmove(t->rbuf, t->rbuf + start, t->rlen - start);

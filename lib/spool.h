@@ -197,6 +197,11 @@ int spool_queue_each(const struct spool *sp, spool_each_fn *fn, void *ctx);
 /* Opens and parses a queued message's control file. *fd gets an O_RDWR descriptor (O_RDONLY
  * with readonly) for the in-place updates; the caller closes it. */
 int spool_ctl_load(const struct spool *sp, const char *id, int readonly, struct spool_msg *m, int *fd, char *err, size_t errlen);
+/* Rebuilds a damaged control file from the envelope block of the message file (docs/spool.md 3),
+ * in place (same inode, so the due link still names it), fsync'd; the delivery history is lost.
+ * Refuses (-1, reason in err) when the control file parses, cannot be read, or says a format
+ * version newer than this program's, or when the message file's envelope is not usable. */
+int spool_ctl_rebuild(const struct spool *sp, const char *id, char *err, size_t errlen);
 /* D1/D2: one pwrite of r's status field at r->off + 2. */
 int spool_rcpt_update(int fd, const struct spool_rcpt *r, const char *path);
 /* D2: appends one attempt record (text is sanitised and cut to SPOOL_TEXT_MAX). */

@@ -487,6 +487,88 @@ int spool_ctl_load(const struct spool *sp, const char *id, int readonly, struct 
 	return 0;
 }
 
+/* The version number of a "@ spoolbox V" first line, or 0 when the line is not one. */
+static long first_line_version(const char *text, size_t len)
+{
+	static const char head[] = "@ spoolbox ";
+	if (len < sizeof head || memcmp(text, head, sizeof head - 1) != 0)
+		return 0;
+	long v = 0;
+	for (size_t i = sizeof head - 1; i < len && text[i] >= '0' && text[i] <= '9' && v < 1000000; i++)
+		v = v * 10 + (text[i] - '0');
+	return v;
+}
+
+int spool_ctl_rebuild(const struct spool *sp, const char *id, char *err, size_t errlen)
+{
+	char ctl[SPOOL_PATH_MAX], msg[SPOOL_PATH_MAX], perr[160];
+	if (spool_path_ctl(sp, id, ctl, sizeof ctl) < 0 || spool_path_msg(sp, id, msg, sizeof msg) < 0) {
+		str_lcpy(err, "invalid message id", errlen);
+		return -1;
+	}
+	int fd = open(ctl, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s: %s", ctl, fd < 0 ? strerror(errno) : "not a regular file");
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	/* only a file that can be read and does not parse is damaged; a read error is not */
+	if ((unsigned long long)st.st_size <= SPOOL_CTL_MAX) {
+		char *text = malloc((size_t)st.st_size + 1);
+		ssize_t n = text ? pread(fd, text, (size_t)st.st_size, 0) : -1;
+		if (n != (ssize_t)st.st_size) {
+			snprintf(err, errlen, "read %s: %s", ctl, n < 0 ? strerror(errno) : "short read");
+			free(text);
+			close(fd);
+			return -1;
+		}
+		struct spool_msg m;
+		int ok = spool_msg_parse(text, (size_t)n, 0, &m, perr, sizeof perr) == 0;
+		if (ok) {
+			ok = !strcmp(m.id, id);
+			spool_msg_free(&m);
+		}
+		long v = first_line_version(text, (size_t)n);
+		free(text);
+		if (ok || v > SPOOL_VERSION) {
+			snprintf(err, errlen, "%s: %s", ctl, ok ? "not damaged" : "written by a newer version: left alone");
+			close(fd);
+			return -1;
+		}
+	}
+	struct buf b;
+	buf_init(&b, SPOOL_CTL_MAX);
+	struct spool_msg m;
+	if (read_envelope(msg, &b) < 0) {
+		snprintf(err, errlen, "%s: no complete envelope block to rebuild from", msg);
+		goto fail;
+	}
+	if (spool_msg_parse(b.p, b.len, 1, &m, perr, sizeof perr) < 0) {
+		snprintf(err, errlen, "%s: %s", msg, perr);
+		goto fail;
+	}
+	int same = !strcmp(m.id, id);
+	spool_msg_free(&m);
+	if (!same) {
+		snprintf(err, errlen, "%s: id does not match the file name", msg);
+		goto fail;
+	}
+	/* in place: the due link is another name of this inode */
+	if (fio_pwrite_all(fd, b.p, b.len, 0, ctl) < 0 || ftruncate(fd, (off_t)b.len) < 0 || fio_fsync(fd, ctl) < 0) {
+		snprintf(err, errlen, "rewriting %s: %s", ctl, strerror(errno));
+		goto fail;
+	}
+	buf_free(&b);
+	close(fd);
+	return 0;
+fail:
+	buf_free(&b);
+	close(fd);
+	return -1;
+}
+
 int spool_rcpt_update(int fd, const struct spool_rcpt *r, const char *path)
 {
 	char field[SPOOL_STATUS_LEN];
