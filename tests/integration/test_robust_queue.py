@@ -220,3 +220,81 @@ error command="STUB error"
     assert d == sorted(ids), (d, err[-3000:])     # each exactly once: nothing was "lost"
     assert "lost" not in err and "line longer than 8192 bytes dropped" in err, err[-3000:]
     assert not leftovers(box), err[-3000:]
+
+
+@pytest.fixture
+def small_spool(box):
+    """The box's spool on a 2 MiB tmpfs of its own (root only)."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root for mount")
+    os.makedirs(box.spool)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m,mode=0755", "tmpfs", box.spool], check=True)
+    try:
+        yield box
+    finally:
+        subprocess.run(["umount", "-l", box.spool])
+
+
+def fill(path):
+    """Writes path until the filesystem is full."""
+    with open(path, "wb", buffering=0) as f:
+        try:
+            while True:
+                f.write(b"\0" * 4096)
+        except OSError:
+            pass
+
+
+def test_full_disk_during_pickup_keeps_the_message_and_retries(small_spool):
+    box = small_spool
+    sconf(box, BASIC)
+    mids = [gen.add_incoming(box.spool, [("smtp", "a.example", "ok%d@a.example" % i)]) for i in range(3)]
+    filler = os.path.join(box.spool, "filler")
+    fill(filler)
+    t0 = time.time()
+    p, err = once(box, timeout=30)
+    assert time.time() - t0 < 20, err           # no spin, no hang
+    assert "No space left on device" in err, err
+    assert not deliveries(box), err
+    corrupt = os.path.join(box.spool, "corrupt")
+    assert not os.path.isdir(corrupt) or not os.listdir(corrupt), err
+    for mid in mids:   # each still whole, in incoming/ (or queued with its message file)
+        assert (os.path.exists(os.path.join(box.spool, "incoming", mid)) or
+                os.path.exists(os.path.join(box.spool, "queue", mid[-1], mid + ".d"))), err
+    os.unlink(filler)
+    p, err = once(box, "-S")
+    assert p.returncode == 0, err
+    assert sorted(d[2] for d in deliveries(box)) == sorted(mids), err
+    assert not leftovers(box), err
+
+
+def test_full_disk_while_recording_results_retries_and_loses_nothing(small_spool):
+    """The attempt record cannot be appended (ENOSPC): the result is not acted on, the
+    message stays queued, and a later run delivers it (at least once, never lost)."""
+    box = small_spool
+    sconf(box, BASIC)
+    mid = gen.add_queued(box.spool, [("smtp", "a.example", "ok@a.example")])
+    path = ctl_path(box, mid)
+    # history up to the end of the control file's page, so the next append needs a new one
+    rec = b"A 0 1795246800 deferred delayed 4.4.1 - padding\n"
+    with open(path, "ab") as f:
+        while f.tell() + len(rec) <= 4096 - 100:
+            f.write(rec)
+        head = b"A 0 1795246800 deferred delayed 4.4.1 - "
+        f.write(head + b"p" * (4096 - f.tell() - len(head) - 1) + b"\n")
+    assert os.path.getsize(path) == 4096
+    filler = os.path.join(box.spool, "filler")
+    fill(filler)
+    t0 = time.time()
+    p, err = once(box, timeout=30)
+    assert time.time() - t0 < 20, err
+    assert "No space left on device" in err, err
+    assert len(deliveries(box)) == 1, err
+    assert os.path.exists(path) and os.path.exists(path[:-1] + "d"), err   # still queued
+    os.unlink(filler)
+    deadline = time.time() + 30
+    while os.path.exists(path) and time.time() < deadline:
+        p, err = once(box, env={"SPOOLBOX_TEST_CLOCK": "+120"})
+    assert not os.path.exists(path), err
+    assert len(deliveries(box)) == 2, err
+    assert not leftovers(box), err
