@@ -19,6 +19,18 @@ int spool_trigger_open(const struct spool *sp)
 	char path[SPOOL_PATH_MAX];
 	if (str_fmt(path, sizeof path, "%s/trigger", sp->dir) < 0)
 		return -1;
+	struct stat st;
+	if (lstat(path, &st) == 0 && !S_ISFIFO(st.st_mode) && !S_ISDIR(st.st_mode)) {
+		/* a file where the FIFO belongs (a restore, a mistake) would keep the scheduler from
+		 * starting: it carries nothing (trigger lines are only wake-ups), so make the FIFO again,
+		 * in the group of incoming/ as spool_open does */
+		log_msg(LOG_WARNING, NULL, "%s is not a FIFO: replaced by one", path);
+		char inc[SPOOL_PATH_MAX];
+		struct stat ist;
+		if (unlink(path) == 0 && mkfifo(path, 0620) == 0 && str_fmt(inc, sizeof inc, "%s/incoming", sp->dir) == 0 &&
+		    stat(inc, &ist) == 0 && (chmod(path, 0620) < 0 || chown(path, (uid_t)-1, ist.st_gid) < 0))
+			log_msg(LOG_WARNING, NULL, "set mode/group of %s: %s", path, strerror(errno));
+	}
 	if (mkfifo(path, 0620) < 0 && errno != EEXIST) {
 		log_msg(LOG_ERR, NULL, "mkfifo %s: %s", path, strerror(errno));
 		return -1;
@@ -29,7 +41,6 @@ int spool_trigger_open(const struct spool *sp)
 		log_msg(LOG_ERR, NULL, "open %s: %s", path, strerror(errno));
 		return -1;
 	}
-	struct stat st;
 	if (fstat(fd, &st) < 0 || !S_ISFIFO(st.st_mode)) {
 		log_msg(LOG_ERR, NULL, "%s is not a FIFO", path);
 		close(fd);

@@ -298,3 +298,54 @@ def test_full_disk_while_recording_results_retries_and_loses_nothing(small_spool
     assert not os.path.exists(path), err
     assert len(deliveries(box)) == 2, err
     assert not leftovers(box), err
+
+
+def test_trigger_flood_does_not_stall_the_scheduler(box):
+    """A writer that never stops writing to the trigger FIFO must not keep the scheduler in its
+    read loop: mail is still picked up and delivered."""
+    import threading
+    sconf(box, BASIC)
+    proc = start_daemon(box, env={"STUB_SLOW": "0.01"})
+    stop_flag = []
+
+    def flood():
+        fd = os.open(os.path.join(box.spool, "trigger"), os.O_WRONLY)
+        chunk = b"\n" * 4096
+        while not stop_flag:
+            try:
+                os.write(fd, chunk)
+            except BlockingIOError:
+                pass
+        os.close(fd)
+
+    threads = [threading.Thread(target=flood, daemon=True) for _ in range(2)]
+    for t in threads:
+        t.start()
+    try:
+        mids = [gen.add_incoming(box.spool, [("smtp", "a.example", "ok%d@a.example" % i)]) for i in range(3)]
+        deadline = time.time() + 20
+        while time.time() < deadline and len(deliveries(box)) < 3:
+            time.sleep(0.1)
+        got = sorted(d[2] for d in deliveries(box))
+    finally:
+        stop_flag.append(1)
+        for t in threads:
+            t.join(5)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=20)
+    assert got == sorted(mids)
+
+
+def test_trigger_replaced_by_a_regular_file(box):
+    """A regular file where the FIFO belongs (an admin's mistake, a restore from a backup) is
+    replaced at start: the scheduler runs and new mail still wakes it."""
+    sconf(box, BASIC)
+    os.makedirs(box.spool, exist_ok=True)
+    with open(os.path.join(box.spool, "trigger"), "w") as f:
+        f.write("junk\n")
+    mid = gen.add_queued(box.spool, [("smtp", "a.example", "ok@a.example")])
+    p, err = once(box)
+    assert p.returncode == 0, err
+    assert [d[2] for d in deliveries(box)] == [mid], err
+    import stat
+    assert stat.S_ISFIFO(os.stat(os.path.join(box.spool, "trigger")).st_mode)
