@@ -763,6 +763,24 @@ static int load(struct sched *s, const char *id, long long due, int fresh)
 		s->head->prev = m;
 	s->head = m;
 	s->count++;
+	/* every thread first: a recipient without one must not look done (out of memory would
+	 * otherwise end in "all recipients done: removed", a lost message) */
+	for (unsigned i = 0; i < m->nrcpt; i++) {
+		const struct spool_rcpt *sr = &sm.rcpt[i];
+		if (sr->tag == RT_DELIVERED || sr->tag == RT_REPORTED)
+			continue;
+		m->r[i].thr = st_get(s, sr->channel, sr->host, 0);
+		if (!m->r[i].thr) {
+			log_msg(LOG_ERR, id, "out of memory loading the message; looked at again in 60s");
+			spool_msg_free(&sm);
+			close(fd);
+			msg_free(s, m);
+			if (due > 0 && spool_due_move(&s->sp, id, due, s->now + 60) == 0 &&
+			    (!s->disk_next || s->now + 60 < s->disk_next))
+				s->disk_next = s->now + 60;
+			return -1;
+		}
+	}
 	for (unsigned i = 0; i < m->nrcpt; i++) {
 		const struct spool_rcpt *sr = &sm.rcpt[i];
 		struct qrcpt *r = &m->r[i];
@@ -777,11 +795,6 @@ static int load(struct sched *s, const char *id, long long due, int fresh)
 		r->pid = sr->pid;
 		if (r->tag == RT_DELIVERED || r->tag == RT_REPORTED)
 			continue;
-		r->thr = st_get(s, sr->channel, sr->host, 0);
-		if (!r->thr) {
-			r->tag = RT_REPORTED; /* out of memory: leave it to a later run */
-			continue;
-		}
 		if (r->tag == RT_TRANSIT && !pid_is_ta(s, r->pid)) {
 			/* the TA of an earlier scheduler is gone: at least once, so back to the queue */
 			if (last_failed(&sm, i)) {

@@ -2,6 +2,7 @@
  * file with every limit checked, and formatting the envelope block and the status field. */
 #include "spool.h"
 #include "util.h"
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,12 +12,15 @@ struct pctx {
 	char *err;
 	size_t errlen;
 	int line;
+	int oom;        /* the failure was memory, not the text: errno ENOMEM, never "damaged" */
 };
 
 static int perr(struct pctx *c, const char *what)
 {
+	if (!strcmp(what, "out of memory"))
+		c->oom = 1;
 	if (c->errlen)
-		snprintf(c->err, c->errlen, "line %d: %s", c->line, what);
+		snprintf(c->err, c->errlen, "line %d: %s", c->line, c->oom ? "out of memory" : what);
 	return -1;
 }
 
@@ -57,7 +61,7 @@ static int num(const char *s, int width, long long *out)
 	return 0;
 }
 
-static char *xdup(const char *s)
+static char *xdup(struct pctx *c, const char *s)
 {
 	char tmp[SPOOL_ADDR_MAX + 1];
 	int n = xtext_decode(s, strlen(s), tmp, sizeof tmp);
@@ -66,6 +70,8 @@ static char *xdup(const char *s)
 	char *p = malloc((size_t)n + 1);
 	if (p)
 		memcpy(p, tmp, (size_t)n + 1);
+	else
+		c->oom = 1;
 	return p;
 }
 
@@ -134,7 +140,7 @@ static int parse_rcpt(struct pctx *c, char *rest, off_t off)
 	r->priv = strtol(f[7], &end, 10);
 	if (*end || !*f[7] || r->priv < -1)
 		return perr(c, "recipient record: bad privilege");
-	r->addr = xdup(f[6]);
+	r->addr = xdup(c, f[6]);
 	if (!r->addr || !*r->addr) {
 		free(r->addr);
 		return perr(c, "recipient record: bad address");
@@ -195,7 +201,7 @@ static int parse_attempt(struct pctx *c, char *rest)
 	    str_lcpy(a->action, f[3], sizeof a->action) >= sizeof a->action ||
 	    str_lcpy(a->enh, f[4], sizeof a->enh) >= sizeof a->enh)
 		return perr(c, "attempt record: field too long");
-	if (strcmp(f[5], "-") != 0 && !(a->remote = xdup(f[5])))
+	if (strcmp(f[5], "-") != 0 && !(a->remote = xdup(c, f[5])))
 		return perr(c, "attempt record: bad remote host");
 	a->text = strdup(n == 7 ? f[6] : "");
 	if (!a->text) {
@@ -285,7 +291,9 @@ static int parse_line(struct pctx *c, char *line, off_t off, int *in_env)
 	case 's':
 		if (m->sender)
 			return perr(c, "second sender record");
-		m->sender = strcmp(rest, "<>") == 0 ? strdup("") : xdup(rest);
+		m->sender = strcmp(rest, "<>") == 0 ? strdup("") : xdup(c, rest);
+		if (!m->sender && strcmp(rest, "<>") == 0)
+			c->oom = 1;
 		return m->sender ? 0 : perr(c, "bad sender address");
 	case 'R':
 		if (strcmp(rest, "F") && strcmp(rest, "H"))
@@ -294,7 +302,7 @@ static int parse_line(struct pctx *c, char *line, off_t off, int *in_env)
 		return 0;
 	case 'e':
 		free(m->envid);
-		m->envid = xdup(rest);
+		m->envid = xdup(c, rest);
 		return m->envid ? 0 : perr(c, "bad ENVID");
 	case 'r':
 		return parse_rcpt(c, rest, off);
@@ -306,7 +314,7 @@ static int parse_line(struct pctx *c, char *line, off_t off, int *in_env)
 		char *semi = strchr(rest, ';');
 		if (!m->nrcpt || !semi || semi == rest || m->rcpt[m->nrcpt - 1].orcpt)
 			return perr(c, "bad ORCPT record");
-		char *addr = xdup(semi + 1);
+		char *addr = xdup(c, semi + 1);
 		if (!addr)
 			return perr(c, "bad ORCPT address");
 		size_t tl = (size_t)(semi - rest), al = strlen(addr);
@@ -328,12 +336,15 @@ static int parse_line(struct pctx *c, char *line, off_t off, int *in_env)
 
 int spool_msg_parse(const char *text, size_t len, int stop_at_env, struct spool_msg *m, char *err, size_t errlen)
 {
-	struct pctx c = {m, err, errlen, 0};
+	struct pctx c = {m, err, errlen, 0, 0};
 	memset(m, 0, sizeof *m);
 	if (errlen)
 		err[0] = 0;
-	if (len > SPOOL_CTL_MAX)
-		return perr(&c, "control file larger than the limit");
+	if (len > SPOOL_CTL_MAX) {
+		perr(&c, "control file larger than the limit");
+		errno = EINVAL;
+		return -1;
+	}
 	int in_env = 1;
 	size_t pos = 0;
 	char line[SPOOL_LINE_MAX + 1];
@@ -376,6 +387,7 @@ fail_trunc:
 	perr(&c, "truncated: the envelope does not end with a '.' line");
 fail:
 	spool_msg_free(m);
+	errno = c.oom ? ENOMEM : EINVAL;
 	return -1;
 }
 

@@ -210,7 +210,8 @@ static int read_envelope(const char *path, struct buf *b)
 			break;
 		size_t from = b->len > 2 ? b->len - 2 : 0;
 		if (buf_add(b, chunk, (size_t)n) < 0) {
-			errno = EFBIG;
+			/* too big is the file's fault; no memory is not (and must not quarantine it) */
+			errno = b->len + (size_t)n > b->max ? EFBIG : ENOMEM;
 			break;
 		}
 		char *end = NULL;
@@ -249,7 +250,13 @@ int spool_pickup_prepare(struct spool *sp, const char *id, long long *arrival)
 		return -1;
 	}
 	struct spool_msg m;
-	if (spool_msg_parse(b.p, b.len, 1, &m, err, sizeof err) < 0 || strcmp(m.id, id) != 0) {
+	int pr = spool_msg_parse(b.p, b.len, 1, &m, err, sizeof err);
+	if (pr < 0 && errno == ENOMEM) {
+		log_msg(LOG_ERR, id, "%s: %s; picked up later", src, err);
+		buf_free(&b);
+		return -1;
+	}
+	if (pr < 0 || strcmp(m.id, id) != 0) {
 		quarantine(sp, id, src, err[0] ? err : "id does not match the file name");
 		if (!err[0])
 			spool_msg_free(&m);
@@ -537,6 +544,12 @@ int spool_ctl_rebuild(const struct spool *sp, const char *id, char *err, size_t 
 		}
 		struct spool_msg m;
 		int ok = spool_msg_parse(text, (size_t)n, 0, &m, perr, sizeof perr) == 0;
+		if (!ok && errno == ENOMEM) {
+			free(text);
+			snprintf(err, errlen, "%s: out of memory", ctl);
+			close(fd);
+			return -1;
+		}
 		if (ok) {
 			ok = !strcmp(m.id, id);
 			spool_msg_free(&m);
@@ -556,6 +569,7 @@ int spool_ctl_rebuild(const struct spool *sp, const char *id, char *err, size_t 
 		snprintf(err, errlen, "%s: no complete envelope block to rebuild from", msg);
 		goto fail;
 	}
+	/* (an out-of-memory parse here refuses too: nothing has been written yet) */
 	if (spool_msg_parse(b.p, b.len, 1, &m, perr, sizeof perr) < 0) {
 		snprintf(err, errlen, "%s: %s", msg, perr);
 		goto fail;

@@ -349,3 +349,37 @@ def test_trigger_replaced_by_a_regular_file(box):
     assert [d[2] for d in deliveries(box)] == [mid], err
     import stat
     assert stat.S_ISFIFO(os.stat(os.path.join(box.spool, "trigger")).st_mode)
+
+
+@pytest.mark.skipif(IS_ASAN, reason="address-space limits and ASan do not mix")
+def test_out_of_memory_is_not_damage(box):
+    """Under an address-space limit, looser each run, reading a big envelope runs out of memory
+    part-way. That must never read as a damaged file: a message in incoming/ is not quarantined
+    (it is picked up once memory allows), a queued control file is not rebuilt (its history
+    stays), and nothing is removed."""
+    sconf(box, BASIC)
+    host = "h%04d." + "x" * 200 + ".example"
+    rc = [("smtp", host % i, "ok@" + host % i) for i in range(3000)]
+    mid = gen.add_queued(box.spool, rc)
+    path = ctl_path(box, mid)
+    with open(path, "ab") as f:
+        f.write(b"A 0 1795246800 deferred delayed 4.4.1 - history\n")
+    with open(path, "rb") as f:
+        before = f.read()
+    new = gen.add_incoming(box.spool, rc)
+    corrupt = os.path.join(box.spool, "corrupt")
+    picked = False
+    for kb in range(1024, 16 * 1024, 256):
+        p = subprocess.run(["prlimit", "--as=%d" % (kb << 10), BINARY, "scheduler", "-i", "-1", "-F"],
+                           env=box.environ(stub_env(box)), capture_output=True, timeout=60)
+        err = p.stderr.decode(errors="replace")[-2000:]
+        with open(path, "rb") as f:
+            assert f.read() == before, (kb, err)
+        assert not os.path.isdir(corrupt) or not os.listdir(corrupt), (kb, err)
+        assert os.path.exists(path[:-1] + "d"), (kb, err)
+        if os.path.exists(os.path.join(box.spool, "queue", new[-1], new + ".d")):
+            picked = True
+            break
+        assert os.path.exists(os.path.join(box.spool, "incoming", new)), (kb, err)
+    assert picked
+    assert not deliveries(box)
