@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/random.h>
 
 #define CERT_MAX (64 << 10) /* largest server certificate accepted */
@@ -364,17 +365,36 @@ static const br_x509_class xw_vtable = {
 /* Runs the engine until a state in target is reached: 0, or -1 (engine closed or failed,
  * or an I/O error or EOF, recorded in io_errno/io_eof, which stay set: the connection is
  * dead after either). */
+static long long mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static int run_until(struct tls_conn *t, unsigned target)
 {
 	br_ssl_engine_context *eng = &t->cc.eng;
+	/* timeout_ms bounds the whole call, not each read: a record trickled in a byte at a time
+	 * (or a handshake) must not outlast it */
+	long long deadline = t->timeout_ms > 0 ? mono_ms() + t->timeout_ms : 0;
 	for (;;) {
 		unsigned st = br_ssl_engine_current_state(eng);
 		if (st & BR_SSL_CLOSED)
 			return -1;
+		int left = 0;
+		if (deadline) {
+			long long d = deadline - mono_ms();
+			if (d <= 0) {
+				t->io_errno = ETIMEDOUT;
+				return -1;
+			}
+			left = (int)d;
+		}
 		if (st & BR_SSL_SENDREC) {
 			size_t len;
 			unsigned char *buf = br_ssl_engine_sendrec_buf(eng, &len);
-			ssize_t w = t->low_write(t->low_ctx, buf, len, t->timeout_ms);
+			ssize_t w = t->low_write(t->low_ctx, buf, len, left);
 			if (w <= 0) {
 				t->io_errno = w < 0 ? errno : EPIPE;
 				return -1;
@@ -392,7 +412,7 @@ static int run_until(struct tls_conn *t, unsigned target)
 		if (st & BR_SSL_RECVREC) {
 			size_t len;
 			unsigned char *buf = br_ssl_engine_recvrec_buf(eng, &len);
-			ssize_t r = t->low_read(t->low_ctx, buf, len, t->timeout_ms);
+			ssize_t r = t->low_read(t->low_ctx, buf, len, left);
 			if (r <= 0) {
 				if (r == 0)
 					t->io_eof = 1;

@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from conftest import HAVE_TLS
 from ta_driver import TA, Queue
 
 MSG = b"From: root@box.example\nTo: a@example.com\nSubject: test\n\nhello\n"
@@ -62,11 +63,11 @@ class Hostile:
         self.srv.close()
 
 
-def run_job(box, script, timeouts="2s", limit=25):
+def run_job(box, script, timeouts="2s", limit=25, tls="none"):
     srv = Hostile(script)
     q = Queue(box.spool)
     mid = q.add("root@box.example", ["a@example.com", "b@example.com"], MSG)
-    env = {"SMARTHOST": f"[127.0.0.1]:{srv.port} tls=none"}
+    env = {"SMARTHOST": f"[127.0.0.1]:{srv.port} tls={tls}"}
     for k in ("HELO", "CMD", "DATA_INIT", "DATA_DONE", "DATA_BLOCK"):
         env[f"SMTP_{k}_TIMEOUT"] = timeouts
     try:
@@ -191,3 +192,17 @@ def test_malformed_greetings(box, reply):
         time.sleep(0.2)
         c.shutdown(socket.SHUT_RDWR)
     run_job(box, script)
+
+
+@pytest.mark.skipif(not HAVE_TLS, reason="this spoolbox is built without TLS")
+def test_tls_handshake_trickled_a_byte_at_a_time_times_out(box):
+    # implicit TLS: the "server hello" record announces 16 KiB and arrives a byte every 0.2 s,
+    # each byte inside the per-read limit; the handshake as a whole must still time out
+    def script(c, lines):
+        c.recv(65536)
+        c.sendall(b"\x16\x03\x03\x40\x00")
+        for _ in range(16384):
+            c.sendall(b"\x00")
+            time.sleep(0.2)
+    reps, _ = run_job(box, script, timeouts="2s", limit=15, tls="smtps")
+    assert "timeout" in reps[0].diag, reps
