@@ -573,8 +573,11 @@ static void settle(struct sched *s, struct qmsg *m)
 	long long due = m->wake;
 	if (!due || m->held)
 		return;
-	if (due != m->due && spool_due_move(&s->sp, m->id, m->due, due) == 0)
+	if (due != m->due) {
+		if (spool_due_move(&s->sp, m->id, m->due, due) < 0)
+			return; /* the link still says the old time: wait here, with the timer, not on disk */
 		m->due = due;
+	}
 	if (s->count > s->o.queuelo && m->fd < 0 && !m->in_turn) {
 		if (!s->disk_next || m->due < s->disk_next)
 			s->disk_next = m->due;

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import BINARY, IS_ASAN
 import sched_gen as gen
-from test_scheduler import BASIC, ctl, deliveries, events, once, sconf, start_daemon, stub_env
+from test_scheduler import BASIC, ctl, deliveries, events, once, sconf, start_daemon, stop, stub_env
 
 
 def ctl_path(box, mid):
@@ -383,3 +383,33 @@ def test_out_of_memory_is_not_damage(box):
         assert os.path.exists(os.path.join(box.spool, "incoming", new)), (kb, err)
     assert picked
     assert not deliveries(box)
+
+
+def test_due_link_that_cannot_move_keeps_the_message_in_memory(box):
+    """No inode left for the next attempt's bucket directory: the due link cannot move. The
+    message must wait in memory for its time, not be dropped from memory and read back from
+    its old (due) link every second, over and over."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root for mount")
+    os.makedirs(box.spool)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m,nr_inodes=200,mode=0755", "tmpfs", box.spool], check=True)
+    try:
+        sconf(box, BASIC)
+        mid = gen.add_queued(box.spool, [("smtp", "a.example", "retryat30000@a.example")])
+        once(box, "-F")     # makes scheduler.pid and the trigger while there are inodes
+        n = 0
+        try:
+            while True:
+                open(os.path.join(box.spool, "tmp", "f%d" % n), "w").close()
+                n += 1
+        except OSError:
+            pass
+        proc = start_daemon(box, env={"QUEUELO": "0", "QUEUEHI": "10"})
+        time.sleep(4)
+        rc, err = stop(box, proc)
+        assert ctl(box, mid).rcpts[0].tag == "Q", err
+        assert err.count("picked up") == 0 and err.count("next attempt in") == 1, err
+        loads = err.count("mkdir")
+        assert 1 <= loads <= 2, err     # tried once (and maybe at the next look), not every second
+    finally:
+        subprocess.run(["umount", "-l", box.spool])
