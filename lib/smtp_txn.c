@@ -4,6 +4,7 @@
 #include "log.h"
 #include "util.h"
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,6 +148,18 @@ static int write_raw(struct smtp_conn *c, const char *p, size_t n)
 
 /* Sends the message and the end of data. -2: the message file failed (the connection must be
  * dropped without ".", so the server discards what it got); -1: the connection failed. */
+/* 1 when the server has said something since its 354 (buffered, or waiting on a plain socket;
+ * under TLS only what is buffered is known). Nothing may come before the end of data. */
+static int spoke_early(struct smtp_conn *c)
+{
+	if (io_pending(&c->io))
+		return 1;
+	if (c->io.ctx != &c->io.fd)
+		return 0;
+	struct pollfd pfd = {.fd = c->io.fd, .events = POLLIN};
+	return poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLIN | POLLHUP | POLLERR));
+}
+
 static int send_body(struct smtp_conn *c, struct smtp_txn *t, char *why, size_t whylen)
 {
 	char *in = malloc(BODY_IN), *out = malloc(BODY_OUT + SMTP_BODY_FINISH);
@@ -189,6 +202,12 @@ static int send_body(struct smtp_conn *c, struct smtp_txn *t, char *why, size_t 
 		}
 	}
 	olen += smtp_body_finish(&e, out + olen, SMTP_BODY_FINISH);
+	if (spoke_early(c)) {
+		/* a reply before our end of data is not a reply to it: never let it confirm */
+		str_fmt(why, whylen, "%s answered before the end of data", c->name);
+		ret = -2;
+		goto done;
+	}
 	if (write_raw(c, out, olen) < 0)
 		ret = -1;
 	t->folded = e.folded;

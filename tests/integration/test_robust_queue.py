@@ -413,3 +413,40 @@ def test_due_link_that_cannot_move_keeps_the_message_in_memory(box):
         assert 1 <= loads <= 2, err     # tried once (and maybe at the next look), not every second
     finally:
         subprocess.run(["umount", "-l", box.spool])
+
+
+FLOOD_TA = r'''#!/usr/bin/python3
+# A transport agent that answers the start and then writes chatter without end.
+import os
+os.write(1, b"#hungry\n")
+line = b"chatter " * 10000 + b"\n"
+while True:
+    os.write(1, line)
+'''
+
+
+def test_flooding_transport_agent_does_not_starve_the_others(box):
+    ta = os.path.join(box.base, "flood_ta.py")
+    with open(ta, "w") as f:
+        f.write(FLOOD_TA)
+    os.chmod(ta, 0o755)
+    sconf(box, """*/* interval=1s retries="1" expiry=1h
+flood command="%s"
+smtp command="STUB $channel"
+error command="STUB error"
+""" % ta)
+    gen.add_queued(box.spool, [("flood", "f.example", "x@f.example")])
+    proc = start_daemon(box, env={"STUB_SLOW": "0.01"})
+    try:
+        time.sleep(1)                      # the flood runs
+        mid = gen.add_incoming(box.spool, [("smtp", "a.example", "ok@a.example")])
+        with open(os.path.join(box.spool, "trigger"), "wb", buffering=0) as t:
+            t.write(b"\n")
+        deadline = time.time() + 15
+        while time.time() < deadline and not deliveries(box):
+            time.sleep(0.1)
+        got = [d[2] for d in deliveries(box)]
+    finally:
+        proc.send_signal(signal.SIGKILL)     # the flooder then dies of EPIPE
+        proc.wait()
+    assert got == [mid]

@@ -206,3 +206,20 @@ def test_tls_handshake_trickled_a_byte_at_a_time_times_out(box):
             time.sleep(0.2)
     reps, _ = run_job(box, script, timeouts="2s", limit=15, tls="smtps")
     assert "timeout" in reps[0].diag, reps
+
+
+def test_250_before_the_end_of_data_is_not_a_delivery(box):
+    # the server says 250 right after its 354, before the message (and its dot) was sent
+    def script(c, lines):
+        c.sendall(b"220 hi\r\n")
+        until(lines, b"EHLO")
+        c.sendall(EHLO)
+        until(lines, b"DATA")
+        c.sendall(b"250 ok\r\n250 ok\r\n250 ok\r\n354 go\r\n250 2.0.0 queued, honest\r\n")
+        for line in lines:
+            if line.upper().startswith(b"QUIT"):
+                c.sendall(b"221 bye\r\n")
+                return
+    reps, srv = run_job(box, script)
+    assert "before the end of data" in reps[0].diag, reps
+    assert b"." not in [l.rstrip(b"\r") for l in srv.got], srv.got
