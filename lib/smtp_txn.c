@@ -148,14 +148,15 @@ static int write_raw(struct smtp_conn *c, const char *p, size_t n)
 
 /* Sends the message and the end of data. -2: the message file failed (the connection must be
  * dropped without ".", so the server discards what it got); -1: the connection failed. */
-/* 1 when the server has said something since its 354 (buffered, or waiting on a plain socket;
- * under TLS only what is buffered is known). Nothing may come before the end of data. */
+/* 1 when the server has said something since its 354 on a plain socket (buffered, or waiting
+ * to be read). Nothing may come before the end of data. Other streams (TLS, where a readable
+ * socket may be a record of no data) are not judged. */
 static int spoke_early(struct smtp_conn *c)
 {
-	if (io_pending(&c->io))
-		return 1;
 	if (c->io.ctx != &c->io.fd)
 		return 0;
+	if (io_pending(&c->io))
+		return 1;
 	struct pollfd pfd = {.fd = c->io.fd, .events = POLLIN};
 	return poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLIN | POLLHUP | POLLERR));
 }
