@@ -72,6 +72,7 @@ struct opts {
 	const char *qr;   /* -qR domain */
 	int verbose;
 	const char *tag;
+	char tagbuf[64];
 	char **rcpt;
 	int nrcpt;
 };
@@ -111,6 +112,10 @@ static void on_signal(int sig)
 	struct enq *e = current;
 	if (e) {
 		const char *t = enq_tmppath(e);
+		/* a setgid submit holds the group only around spool steps; without it tmp/ cannot
+		 * be reached and the file would stay behind (setresgid is async-signal-safe) */
+		if (*t && priv.active)
+			setresgid((gid_t)-1, priv.group, (gid_t)-1);
 		if (*t)
 			unlink(t);
 	}
@@ -243,8 +248,15 @@ static int option(struct opts *o, char c, const char *arg)
 			o->qr = arg + 1;
 		return 0;
 	case 'L':
-		o->tag = arg;
+	{
+		/* the syslog ident: printable ASCII only, or a caller could forge log lines */
+		size_t i = 0;
+		for (; arg[i] && i < sizeof o->tagbuf - 1; i++)
+			o->tagbuf[i] = arg[i] <= ' ' || arg[i] >= 0x7f ? '_' : arg[i];
+		o->tagbuf[i] = 0;
+		o->tag = o->tagbuf;
 		return 0;
+	}
 	case 'i':
 		o->dot_end = 0;
 		return 0;
