@@ -172,8 +172,10 @@ int expand_domain_is_local(const struct expand_cfg *cfg, const char *domain)
 static int read_safe(const char *path, const struct dl_user *owner, int need_world_read, struct stat *st,
                      char **text, size_t *len, char *err, size_t errlen)
 {
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0) {
+	/* Root reads these files, and a user names them: an O_PATH descriptor is looked at first,
+	 * because a real open of a device (a watchdog, a tape) or a FIFO has effects of its own. */
+	int pfd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0) {
 		if (errno == ENOENT || errno == ENOTDIR)
 			return 1;
 		if (errno == ELOOP || errno == EACCES) {
@@ -184,10 +186,35 @@ static int read_safe(const char *path, const struct dl_user *owner, int need_wor
 		return -1;
 	}
 	const char *why = NULL;
-	if (fstat(fd, st) < 0)
+	int fd = -1;
+	memset(st, 0, sizeof *st);
+	if (fstat(pfd, st) < 0)
 		why = "cannot stat";
+	else if (S_ISLNK(st->st_mode))
+		why = "is a symlink";
 	else if (!S_ISREG(st->st_mode))
 		why = "not a regular file";
+	if (!why) {
+		/* the same inode, opened for reading: through /proc when it is there (no window for a
+		 * swap), else by name again and compared */
+		char proc[64];
+		struct stat st2;
+		snprintf(proc, sizeof proc, "/proc/self/fd/%d", pfd);
+		fd = open(proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT)
+			fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0) {
+			int e = errno;
+			close(pfd);
+			str_fmt(err, errlen, "cannot open %s: %s", path, strerror(e));
+			return -1;
+		}
+		if (fstat(fd, &st2) < 0 || st2.st_dev != st->st_dev || st2.st_ino != st->st_ino)
+			why = "changed while it was opened";
+	}
+	close(pfd);
+	if (why)
+		; /* already refused */
 	else if (st->st_nlink != 1)
 		why = "has more than one hard link";
 	else if (st->st_mode & 022)
@@ -197,7 +224,8 @@ static int read_safe(const char *path, const struct dl_user *owner, int need_wor
 	else if (st->st_size > (off_t)ALIASES_INCLUDE_MAX)
 		why = "larger than 1 MiB";
 	if (why) {
-		close(fd);
+		if (fd >= 0)
+			close(fd);
 		log_msg(LOG_WARNING, NULL, "ignoring %s: %s", path, why);
 		if (st->st_size > (off_t)ALIASES_INCLUDE_MAX && S_ISREG(st->st_mode)) {
 			str_fmt(err, errlen, "%s is %s", path, why);

@@ -1,0 +1,54 @@
+"""Security review of local delivery: files a user names in ~/.forward are read by root, so
+root must not even open one that is not a regular file (a device's open has effects of its own:
+a watchdog arms, a tape rewinds; a FIFO's writer wakes up)."""
+import os
+import threading
+
+from test_local import log_text, pubdir, user  # noqa: F401 (fixtures)
+
+
+def test_include_of_a_fifo_or_device_is_never_opened(box, pubdir, user):  # noqa: F811
+    fifo = os.path.join(pubdir, "fifo")
+    os.mkfifo(fifo)
+    os.chmod(fifo, 0o644)
+    os.chown(fifo, user.pw_uid, user.pw_gid)
+    fwd = os.path.join(user.pw_dir, ".forward")
+    with open(fwd, "w") as f:
+        f.write(f":include:{fifo}\n:include:/dev/null\n")
+    os.chown(fwd, user.pw_uid, user.pw_gid)
+    os.chmod(fwd, 0o644)
+    opened = []
+
+    def writer():
+        # blocks until some process opens the FIFO for reading
+        fd = os.open(fifo, os.O_WRONLY)
+        opened.append(True)
+        os.close(fd)
+
+    t = threading.Thread(target=writer, daemon=True)
+    t.start()
+    try:
+        p = box.run("local", "-x", user.pw_name)
+        t.join(0.5)
+        assert not opened, "root opened the FIFO a user named in ~/.forward"
+        out = p.stdout.decode()
+        assert f":include: file {fifo} missing or unsafe" in out, (out, p.stderr)
+        assert ":include: file /dev/null missing or unsafe" in out
+        assert f"ignoring {fifo}: not a regular file" in p.stderr.decode()
+    finally:
+        if not opened:  # let the writer go
+            fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+            t.join(2)
+            os.close(fd)
+
+
+def test_forward_symlink_still_ignored(box, pubdir, user):  # noqa: F811
+    target = os.path.join(pubdir, "real-forward")
+    with open(target, "w") as f:
+        f.write('"|touch /tmp/should-not-run"\n')
+    os.chown(target, user.pw_uid, user.pw_gid)
+    os.symlink(target, os.path.join(user.pw_dir, ".forward"))
+    p = box.run("local", "-x", user.pw_name)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.decode().startswith("mailbox "), p.stdout
+    assert "is a symlink" in p.stderr.decode()
