@@ -14,12 +14,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Most aliases, .forward and :include: files expanded for one recipient. The depth limit and
+ * the loop check look at one branch only: without a budget, a few small include files that
+ * each name the next one several times make the work exponential (a user's ~/.forward can). */
+#define EXPAND_STEPS_MAX 10000
+
 struct xs {
 	const struct expand_cfg *cfg;
 	struct expansion *out;
 	char *stack[EXPAND_DEPTH_MAX + 1]; /* "a:name", "f:user", "i:path" being expanded */
 	int depth;
 	int oom, full;
+	unsigned steps;
 };
 
 /* Where a target list came from: it decides the privileges of its |command and /file targets
@@ -135,6 +141,13 @@ static int push(struct xs *s, char kind, const char *name)
 			free(k);
 			return -1;
 		}
+	if (++s->steps > EXPAND_STEPS_MAX) {
+		add_error(s, 'f', "5.4.6", "expansion too large: more than %d aliases, .forward and :include: files at '%s'",
+		          EXPAND_STEPS_MAX, name);
+		s->full = 1; /* stops every walk */
+		free(k);
+		return -1;
+	}
 	if (s->depth >= EXPAND_DEPTH_MAX) {
 		add_error(s, 'f', "5.4.6", "aliases nested more than %d deep at '%s'", EXPAND_DEPTH_MAX, name);
 		free(k);

@@ -52,3 +52,24 @@ def test_forward_symlink_still_ignored(box, pubdir, user):  # noqa: F811
     assert p.returncode == 0, p.stderr
     assert p.stdout.decode().startswith("mailbox "), p.stdout
     assert "is a symlink" in p.stderr.decode()
+
+
+def test_include_fan_out_is_bounded(box, pubdir, user):  # noqa: F811
+    """Each include file names the next one eight times: 8^12 expansions without a budget."""
+    depth = 12
+    for i in range(1, depth + 1):
+        p = os.path.join(pubdir, f"f{i}")
+        with open(p, "w") as f:
+            f.write(f":include:{pubdir}/f{i + 1}\n" * 8 if i < depth else f"{user.pw_name}@elsewhere.example\n")
+        os.chown(p, user.pw_uid, user.pw_gid)
+        os.chmod(p, 0o644)
+    fwd = os.path.join(user.pw_dir, ".forward")
+    with open(fwd, "w") as f:
+        f.write(f":include:{pubdir}/f1\n")
+    os.chown(fwd, user.pw_uid, user.pw_gid)
+    os.chmod(fwd, 0o644)
+    p = box.run("local", "-x", user.pw_name, timeout=10)
+    out = p.stdout.decode()
+    assert p.returncode == 67, (p.returncode, out[-500:])
+    assert f"remote {user.pw_name}@elsewhere.example" in out
+    assert "error 5.4.6 expansion too large: more than 10000 aliases" in out
