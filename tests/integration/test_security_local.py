@@ -3,6 +3,7 @@ root must not even open one that is not a regular file (a device's open has effe
 a watchdog arms, a tape rewinds; a FIFO's writer wakes up)."""
 import os
 import threading
+import time
 
 from test_local import log_text, pubdir, user  # noqa: F401 (fixtures)
 
@@ -73,3 +74,30 @@ def test_include_fan_out_is_bounded(box, pubdir, user):  # noqa: F811
     assert p.returncode == 67, (p.returncode, out[-500:])
     assert f"remote {user.pw_name}@elsewhere.example" in out
     assert "error 5.4.6 expansion too large: more than 10000 aliases" in out
+
+
+def test_command_gets_no_extra_fds_and_its_group_dies_at_the_timeout(box, pubdir):  # noqa: F811
+    from test_local import deliver, write_aliases
+    out = os.path.join(pubdir, "cmd")
+    os.mkdir(out)
+    os.chmod(out, 0o1777)
+    write_aliases(box, f"grp: \"|ls /proc/self/fd > {out}/fds; env > {out}/env; sleep 60 & echo $! > {out}/pid; sleep 60\"\n")
+    r = deliver(box, ["grp"], b"Subject: x\n\nbody\n",
+                env={"COMMAND_TIMEOUT": "1s", "LD_PRELOAD": "/nonexistent.so", "IFS": "x"})
+    assert r[0].status == "deferred" and "timed out" in r[0].diag, r
+    # stdin, stdout, stderr and ls's own directory: no message file, spool or scheduler pipe
+    assert sorted(int(x) for x in open(f"{out}/fds").read().split()) == [0, 1, 2, 3]
+    env = open(f"{out}/env").read()
+    assert "LD_PRELOAD" not in env and "IFS=" not in env and "SPOOL=" not in env, env
+    pid = int(open(f"{out}/pid").read())
+    for _ in range(100):  # the background job was in the command's process group: killed too
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        stat = open(f"/proc/{pid}/stat").read()
+        if stat.rsplit(")", 1)[1].split()[0] == "Z":
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError(f"background job {pid} of a timed-out command still runs")
