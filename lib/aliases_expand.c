@@ -439,6 +439,9 @@ static int on_target(void *ctx, enum alias_tkind kind, const char *text, size_t 
 					owner_user.gid = pw->pw_gid;
 					str_lcpy(owner_user.home, pw->pw_dir ? pw->pw_dir : "/", sizeof owner_user.home);
 					sub.priv = &owner_user;
+					/* what it includes in turn is read as for a .forward of its owner: root
+					 * must not read for this user what the user could not */
+					sub.fwd = &owner_user;
 				} else {
 					sub.priv = NULL;
 					sub.refuse = "include file owner has no passwd entry";

@@ -101,3 +101,35 @@ def test_command_gets_no_extra_fds_and_its_group_dies_at_the_timeout(box, pubdir
         time.sleep(0.05)
     else:
         raise AssertionError(f"background job {pid} of a timed-out command still runs")
+
+
+def test_user_owned_include_cannot_make_root_read_a_private_file(box, pubdir, user):  # noqa: F811
+    """An aliases entry delegates a list to a user (`list: :include:/home/u/list`). Root reads
+    that file; what it includes in turn must be the user's own or readable by everyone, or the
+    user gets root-only files back in bounce texts."""
+    from test_local import write_aliases
+    secret = os.path.join(pubdir, "secret")
+    with open(secret, "w") as f:
+        f.write("topsecret-hash-xyz\n")
+    os.chmod(secret, 0o600)  # root's
+    public = os.path.join(pubdir, "public")
+    with open(public, "w") as f:
+        f.write("public-member@elsewhere.example\n")
+    os.chmod(public, 0o644)  # root's, readable by everyone: fine
+    own = os.path.join(pubdir, "own")
+    with open(own, "w") as f:
+        f.write("own-member@elsewhere.example\n")
+    os.chown(own, user.pw_uid, user.pw_gid)
+    os.chmod(own, 0o600)  # the user's own: fine
+    lst = os.path.join(pubdir, "list")
+    with open(lst, "w") as f:
+        f.write(f":include:{secret}\n:include:{public}\n:include:{own}\n")
+    os.chown(lst, user.pw_uid, user.pw_gid)
+    os.chmod(lst, 0o644)
+    write_aliases(box, f"list: :include:{lst}\n")
+    p = box.run("local", "-x", "list")
+    out = p.stdout.decode()
+    assert "topsecret" not in out and "topsecret" not in p.stderr.decode(), out
+    assert f":include: file {secret} missing or unsafe" in out
+    assert "remote public-member@elsewhere.example" in out
+    assert "remote own-member@elsewhere.example" in out
