@@ -89,14 +89,19 @@ static void priv_set(int raise)
 		log_msg(LOG_WARNING, NULL, "setresgid: %s", strerror(errno));
 }
 
-static void priv_drop(void)
+/* Returns -1 when the group could not be dropped: the caller must then stop, since what
+ * follows (a caller's configuration, another spool) must not see the group. */
+static int priv_drop(void)
 {
 	if (getegid() != getgid() || priv.active) {
 		gid_t g = getgid();
-		if (setresgid(g, g, g) < 0)
-			log_msg(LOG_WARNING, NULL, "dropping the submit group: %s", strerror(errno));
+		if (setresgid(g, g, g) < 0) {
+			log_msg(LOG_ERR, NULL, "dropping the submit group: %s", strerror(errno));
+			return -1;
+		}
 	}
 	priv.active = 0;
+	return 0;
 }
 
 /* The message being written, so that a signal can remove its temporary file. */
@@ -367,7 +372,8 @@ static int check_conf_addr(const struct conf *c, enum conf_key k)
 static int setup(struct submit_ctx *x, const struct opts *o)
 {
 	if (o->conf || env_overrides())
-		priv_drop(); /* a privileged submit never reads another configuration or spool */
+		if (priv_drop() < 0) /* a privileged submit never reads another configuration or spool */
+			return EX_OSERR;
 	int r = applet_load_conf(&x->conf, o->conf);
 	if (r)
 		return r;
@@ -380,7 +386,8 @@ static int setup(struct submit_ctx *x, const struct opts *o)
 		if (!g || g->gr_gid != priv.group) {
 			log_msg(LOG_WARNING, NULL, "running setgid to gid %ld, which is not SUBMIT_GROUP=%s: privilege dropped",
 			        (long)priv.group, conf_str(&x->conf, CK_SUBMIT_GROUP));
-			priv_drop();
+			if (priv_drop() < 0)
+				return EX_OSERR;
 		}
 	}
 	if ((r = check_conf_addr(&x->conf, CK_ALLMAILFROM)) || (r = check_conf_addr(&x->conf, CK_REWRITE_FROM)))
@@ -596,7 +603,8 @@ static int mode_verify(struct submit_ctx *x, const struct opts *o)
 /* -bp, -bi: another applet of this binary, without the submit group. */
 static int run_other(const char *applet, const struct opts *o)
 {
-	priv_drop();
+	if (priv_drop() < 0)
+		return EX_OSERR;
 	char *args[4] = {(char *)applet, NULL, NULL, NULL};
 	if (o->conf) {
 		args[1] = "-C";
