@@ -665,7 +665,11 @@ int submit_main(int argc, char **argv)
 	priv.real = getgid();
 	priv.group = getegid();
 	priv.active = priv.real != priv.group;
-	priv_set(0);
+	/* the group is lowered before anything is parsed; if that fails, nothing runs with it */
+	if (priv.active && setresgid((gid_t)-1, priv.real, (gid_t)-1) < 0) {
+		fprintf(stderr, "sendmail: cannot lower the setgid group: %s\n", strerror(errno));
+		return EX_OSERR;
+	}
 	struct opts o;
 	int r = parse_args(argc, argv, &o);
 	if (r) {
