@@ -72,6 +72,7 @@ struct opts {
 	const char *qr;   /* -qR domain */
 	int verbose;
 	const char *tag;
+	char tagbuf[64];
 	char **rcpt;
 	int nrcpt;
 };
@@ -88,14 +89,19 @@ static void priv_set(int raise)
 		log_msg(LOG_WARNING, NULL, "setresgid: %s", strerror(errno));
 }
 
-static void priv_drop(void)
+/* Returns -1 when the group could not be dropped: the caller must then stop, since what
+ * follows (a caller's configuration, another spool) must not see the group. */
+static int priv_drop(void)
 {
 	if (getegid() != getgid() || priv.active) {
 		gid_t g = getgid();
-		if (setresgid(g, g, g) < 0)
-			log_msg(LOG_WARNING, NULL, "dropping the submit group: %s", strerror(errno));
+		if (setresgid(g, g, g) < 0) {
+			log_msg(LOG_ERR, NULL, "dropping the submit group: %s", strerror(errno));
+			return -1;
+		}
 	}
 	priv.active = 0;
+	return 0;
 }
 
 /* The message being written, so that a signal can remove its temporary file. */
@@ -111,6 +117,10 @@ static void on_signal(int sig)
 	struct enq *e = current;
 	if (e) {
 		const char *t = enq_tmppath(e);
+		/* a setgid submit holds the group only around spool steps; without it tmp/ cannot
+		 * be reached and the file would stay behind (setresgid is async-signal-safe) */
+		if (*t && priv.active)
+			setresgid((gid_t)-1, priv.group, (gid_t)-1);
 		if (*t)
 			unlink(t);
 	}
@@ -243,8 +253,15 @@ static int option(struct opts *o, char c, const char *arg)
 			o->qr = arg + 1;
 		return 0;
 	case 'L':
-		o->tag = arg;
+	{
+		/* the syslog ident: printable ASCII only, or a caller could forge log lines */
+		size_t i = 0;
+		for (; arg[i] && i < sizeof o->tagbuf - 1; i++)
+			o->tagbuf[i] = arg[i] <= ' ' || arg[i] >= 0x7f ? '_' : arg[i];
+		o->tagbuf[i] = 0;
+		o->tag = o->tagbuf;
 		return 0;
+	}
 	case 'i':
 		o->dot_end = 0;
 		return 0;
@@ -355,7 +372,8 @@ static int check_conf_addr(const struct conf *c, enum conf_key k)
 static int setup(struct submit_ctx *x, const struct opts *o)
 {
 	if (o->conf || env_overrides())
-		priv_drop(); /* a privileged submit never reads another configuration or spool */
+		if (priv_drop() < 0) /* a privileged submit never reads another configuration or spool */
+			return EX_OSERR;
 	int r = applet_load_conf(&x->conf, o->conf);
 	if (r)
 		return r;
@@ -368,7 +386,8 @@ static int setup(struct submit_ctx *x, const struct opts *o)
 		if (!g || g->gr_gid != priv.group) {
 			log_msg(LOG_WARNING, NULL, "running setgid to gid %ld, which is not SUBMIT_GROUP=%s: privilege dropped",
 			        (long)priv.group, conf_str(&x->conf, CK_SUBMIT_GROUP));
-			priv_drop();
+			if (priv_drop() < 0)
+				return EX_OSERR;
 		}
 	}
 	if ((r = check_conf_addr(&x->conf, CK_ALLMAILFROM)) || (r = check_conf_addr(&x->conf, CK_REWRITE_FROM)))
@@ -584,7 +603,8 @@ static int mode_verify(struct submit_ctx *x, const struct opts *o)
 /* -bp, -bi: another applet of this binary, without the submit group. */
 static int run_other(const char *applet, const struct opts *o)
 {
-	priv_drop();
+	if (priv_drop() < 0)
+		return EX_OSERR;
 	char *args[4] = {(char *)applet, NULL, NULL, NULL};
 	if (o->conf) {
 		args[1] = "-C";
@@ -645,7 +665,11 @@ int submit_main(int argc, char **argv)
 	priv.real = getgid();
 	priv.group = getegid();
 	priv.active = priv.real != priv.group;
-	priv_set(0);
+	/* the group is lowered before anything is parsed; if that fails, nothing runs with it */
+	if (priv.active && setresgid((gid_t)-1, priv.real, (gid_t)-1) < 0) {
+		fprintf(stderr, "sendmail: cannot lower the setgid group: %s\n", strerror(errno));
+		return EX_OSERR;
+	}
 	struct opts o;
 	int r = parse_args(argc, argv, &o);
 	if (r) {

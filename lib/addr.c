@@ -106,12 +106,16 @@ static int next(struct lex *L, struct token *t)
 		L->pos++;
 		while (L->pos < L->n && L->s[L->pos] != close) {
 			unsigned char d = L->s[L->pos];
+			int quoted_pair = 0;
 			if (d == '\\') {
 				if (++L->pos >= L->n)
 					break;
 				d = L->s[L->pos];
+				quoted_pair = 1;
 			}
-			if (d == 0 || (d < 0x20 && !is_wsp(d)) || d == 0x7f)
+			/* RFC 5322 quoted-pair is "\" (VCHAR / WSP): an escaped CR or LF would survive
+			 * unfolding into the decoded local part and then into a header line */
+			if (d == 0 || (d < 0x20 && (!is_wsp(d) || (quoted_pair && d != ' ' && d != '\t'))) || d == 0x7f)
 				return fail(L, L->pos, c == '"' ? "control character in quoted string" : "control character in domain literal");
 			if (c == '[' && (d == '[' || is_wsp(d)))
 				return fail(L, L->pos, "bad character in domain literal");

@@ -14,12 +14,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Most aliases, .forward and :include: files expanded for one recipient. The depth limit and
+ * the loop check look at one branch only: without a budget, a few small include files that
+ * each name the next one several times make the work exponential (a user's ~/.forward can). */
+#define EXPAND_STEPS_MAX 10000
+
 struct xs {
 	const struct expand_cfg *cfg;
 	struct expansion *out;
 	char *stack[EXPAND_DEPTH_MAX + 1]; /* "a:name", "f:user", "i:path" being expanded */
 	int depth;
 	int oom, full;
+	unsigned steps;
 };
 
 /* Where a target list came from: it decides the privileges of its |command and /file targets
@@ -135,6 +141,13 @@ static int push(struct xs *s, char kind, const char *name)
 			free(k);
 			return -1;
 		}
+	if (++s->steps > EXPAND_STEPS_MAX) {
+		add_error(s, 'f', "5.4.6", "expansion too large: more than %d aliases, .forward and :include: files at '%s'",
+		          EXPAND_STEPS_MAX, name);
+		s->full = 1; /* stops every walk */
+		free(k);
+		return -1;
+	}
 	if (s->depth >= EXPAND_DEPTH_MAX) {
 		add_error(s, 'f', "5.4.6", "aliases nested more than %d deep at '%s'", EXPAND_DEPTH_MAX, name);
 		free(k);
@@ -172,8 +185,10 @@ int expand_domain_is_local(const struct expand_cfg *cfg, const char *domain)
 static int read_safe(const char *path, const struct dl_user *owner, int need_world_read, struct stat *st,
                      char **text, size_t *len, char *err, size_t errlen)
 {
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0) {
+	/* Root reads these files, and a user names them: an O_PATH descriptor is looked at first,
+	 * because a real open of a device (a watchdog, a tape) or a FIFO has effects of its own. */
+	int pfd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0) {
 		if (errno == ENOENT || errno == ENOTDIR)
 			return 1;
 		if (errno == ELOOP || errno == EACCES) {
@@ -184,10 +199,35 @@ static int read_safe(const char *path, const struct dl_user *owner, int need_wor
 		return -1;
 	}
 	const char *why = NULL;
-	if (fstat(fd, st) < 0)
+	int fd = -1;
+	memset(st, 0, sizeof *st);
+	if (fstat(pfd, st) < 0)
 		why = "cannot stat";
+	else if (S_ISLNK(st->st_mode))
+		why = "is a symlink";
 	else if (!S_ISREG(st->st_mode))
 		why = "not a regular file";
+	if (!why) {
+		/* the same inode, opened for reading: through /proc when it is there (no window for a
+		 * swap), else by name again and compared */
+		char proc[64];
+		struct stat st2;
+		snprintf(proc, sizeof proc, "/proc/self/fd/%d", pfd);
+		fd = open(proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT)
+			fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0) {
+			int e = errno;
+			close(pfd);
+			str_fmt(err, errlen, "cannot open %s: %s", path, strerror(e));
+			return -1;
+		}
+		if (fstat(fd, &st2) < 0 || st2.st_dev != st->st_dev || st2.st_ino != st->st_ino)
+			why = "changed while it was opened";
+	}
+	close(pfd);
+	if (why)
+		; /* already refused */
 	else if (st->st_nlink != 1)
 		why = "has more than one hard link";
 	else if (st->st_mode & 022)
@@ -197,7 +237,8 @@ static int read_safe(const char *path, const struct dl_user *owner, int need_wor
 	else if (st->st_size > (off_t)ALIASES_INCLUDE_MAX)
 		why = "larger than 1 MiB";
 	if (why) {
-		close(fd);
+		if (fd >= 0)
+			close(fd);
 		log_msg(LOG_WARNING, NULL, "ignoring %s: %s", path, why);
 		if (st->st_size > (off_t)ALIASES_INCLUDE_MAX && S_ISREG(st->st_mode)) {
 			str_fmt(err, errlen, "%s is %s", path, why);
@@ -398,6 +439,9 @@ static int on_target(void *ctx, enum alias_tkind kind, const char *text, size_t 
 					owner_user.gid = pw->pw_gid;
 					str_lcpy(owner_user.home, pw->pw_dir ? pw->pw_dir : "/", sizeof owner_user.home);
 					sub.priv = &owner_user;
+					/* what it includes in turn is read as for a .forward of its owner: root
+					 * must not read for this user what the user could not */
+					sub.fwd = &owner_user;
 				} else {
 					sub.priv = NULL;
 					sub.refuse = "include file owner has no passwd entry";

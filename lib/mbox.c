@@ -205,7 +205,18 @@ void mbox_deliver(const char *path, const struct dl_msg *m, const struct mbox_op
 	/* the previous message must end with a blank line, or our From_ line is not a separator */
 	char sep[4] = "", tail[2] = {'\n', '\n'};
 	if (old > 0) {
-		int rfd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		/* the same inode for reading (fd is write-only): by /proc, else by name and compared,
+		 * never blocking on a FIFO swapped in under the name */
+		char proc[64];
+		struct stat rst;
+		snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+		int rfd = open(proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (rfd < 0)
+			rfd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (rfd >= 0 && (fstat(rfd, &rst) < 0 || rst.st_dev != st.st_dev || rst.st_ino != st.st_ino)) {
+			close(rfd);
+			rfd = -1;
+		}
 		size_t k = old >= 2 ? 2 : 1;
 		if (rfd < 0 || pread(rfd, tail + 2 - k, k, old - (off_t)k) != (ssize_t)k)
 			tail[0] = tail[1] = '\n';

@@ -16,3 +16,14 @@ def test_samples_pass_check(box):
     p = box.run(None, "--check", "-C", os.path.join(ROOT, "config", "spoolbox.conf.sample"))
     assert p.returncode == 0, p.stderr.decode()
     assert b"configuration is valid" in p.stdout
+
+
+def test_scheduler_sample_is_the_builtin_configuration():
+    """The sample documents the built-in clauses: it must not drift from them."""
+    import re
+    sample = open(os.path.join(ROOT, "config", "scheduler.conf.sample")).read()
+    src = open(os.path.join(ROOT, "lib", "schedconf.c")).read()
+    builtin = "".join(re.findall(r'^\s*"((?:[^"\\]|\\.)*)"', src.split("schedconf_builtin[] =", 1)[1].split(";", 1)[0], re.M))
+    builtin = builtin.encode().decode("unicode_escape")
+    active = lambda text: [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    assert active(sample) == active(builtin)
