@@ -1,8 +1,9 @@
 /* Buffered, timed byte streams over a low-level read/write pair (qmail's substdio, BearSSL's
  * br_sslio): the SMTP code runs unchanged over a plain socket, over TLS, or over a test stub.
  *
- * Contract: the caller owns struct io and its buffers. Reads and writes block at most
- * io->timeout_ms per low-level call (0 = no limit); a timeout returns -1 with errno ETIMEDOUT.
+ * Contract: the caller owns struct io and its buffers. Writes block at most io->timeout_ms per
+ * low-level call; io_getline() takes at most io->timeout_ms for the whole line, however slowly
+ * its bytes trickle in (0 = no limit); a timeout returns -1 with errno ETIMEDOUT.
  * Lines are LF-terminated; io_getline() never writes more than size bytes and reports a line
  * that did not fit (errno EMSGSIZE) after consuming it up to its end. */
 #ifndef SPOOLBOX_IO_H

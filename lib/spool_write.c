@@ -98,7 +98,8 @@ int spool_writer_begin(const struct spool *sp, struct spool_writer *w, struct sp
 		return -1;
 	}
 	struct stat st;
-	if (fstat(w->fd, &st) < 0) {
+	/* 0640 exactly, whatever the caller's umask: the scheduler reads it through the group */
+	if (fchmod(w->fd, 0640) < 0 || fstat(w->fd, &st) < 0) {
 		log_msg(LOG_ERR, NULL, "stat %s: %s", w->tmppath, strerror(errno));
 		spool_writer_abort(w);
 		return -1;
@@ -211,7 +212,7 @@ int spool_trigger_send(const struct spool *sp, const char *line)
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
 	if (fd < 0)
 		return -1;
 	struct stat st;

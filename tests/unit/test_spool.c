@@ -426,3 +426,22 @@ TEST(due_index_survives_bucket_removed_behind_its_back)
 	CHECK_INT(spool_due_each(&sp, later, collect_t, NULL), 0);
 	CHECK_INT(seen_t, later);
 }
+
+TEST(message_file_mode_ignores_umask)
+{
+	struct spool sp;
+	make_spool(&sp);
+	struct spool_msg m = sample();
+	m.arrival = 0;
+	struct spool_writer w;
+	mode_t old = umask(077);
+	CHECK_INT(spool_writer_begin(&sp, &w, &m), 0);
+	umask(old);
+	char id[SPOOL_ID_MAX], path[SPOOL_PATH_MAX];
+	strcpy(id, w.id);
+	CHECK_INT(spool_writer_commit(&w), 0);
+	spool_path_incoming(&sp, id, path, sizeof path);
+	struct stat st;
+	CHECK_INT(stat(path, &st), 0);
+	CHECK_INT(st.st_mode & 07777, 0640);
+}
