@@ -27,7 +27,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -297,20 +296,11 @@ static int by_hand(struct em *em, const struct spool *sp, const char *id)
 
 static int setup(struct em *em, const struct conf *c)
 {
-	const char *h = conf_str(c, CK_MYHOSTNAME);
 	char why[128];
-	struct utsname u;
-	if (*h) {
-		if (addr_domain_check(h, strlen(h), why, sizeof why) < 0) {
-			log_msg(LOG_ERR, NULL, "MYHOSTNAME=%s is not a domain name: %s", h, why);
-			return EX_CONFIG;
-		}
-	} else if (uname(&u) == 0 && addr_domain_check(u.nodename, strlen(u.nodename), why, sizeof why) == 0) {
-		h = u.nodename;
-	} else {
-		h = "localhost";
+	if (route_myhostname(conf_str(c, CK_MYHOSTNAME), em->hostname, sizeof em->hostname, why, sizeof why) < 0) {
+		log_msg(LOG_ERR, NULL, "MYHOSTNAME=%s is not a domain name: %s", conf_str(c, CK_MYHOSTNAME), why);
+		return EX_CONFIG;
 	}
-	str_lcpy(em->hostname, h, sizeof em->hostname);
 	struct enq_conf *ec = &em->ec;
 	ec->hostname = em->hostname;
 	str_lcpy(em->qualify, *conf_str(c, CK_QUALIFYDOMAIN) ? conf_str(c, CK_QUALIFYDOMAIN) : em->hostname, sizeof em->qualify);

@@ -11,6 +11,7 @@
  *        configuration; with -bp the exit code of mailq. */
 #include "addr.h"
 #include "common.h"
+#include "route.h"
 #include "submit.h"
 #include "enqueue.h"
 #include "log.h"
@@ -27,7 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 _Static_assert((int)SMTPD_NOTIFY_SUCCESS == (int)NOTIFY_SUCCESS && (int)SMTPD_NOTIFY_FAILURE == (int)NOTIFY_FAILURE &&
@@ -393,20 +393,11 @@ static int setup(struct submit_ctx *x, const struct opts *o)
 	if ((r = check_conf_addr(&x->conf, CK_ALLMAILFROM)) || (r = check_conf_addr(&x->conf, CK_REWRITE_FROM)))
 		return r;
 
-	const char *h = conf_str(&x->conf, CK_MYHOSTNAME);
 	char why[128];
-	struct utsname u;
-	if (*h) {
-		if (addr_domain_check(h, strlen(h), why, sizeof why) < 0) {
-			log_msg(LOG_ERR, NULL, "MYHOSTNAME=%s is not a domain name: %s", h, why);
-			return EX_CONFIG;
-		}
-	} else if (uname(&u) == 0 && addr_domain_check(u.nodename, strlen(u.nodename), why, sizeof why) == 0) {
-		h = u.nodename;
-	} else {
-		h = "localhost"; /* an unset host name ("(none)" on many embedded systems) */
+	if (route_myhostname(conf_str(&x->conf, CK_MYHOSTNAME), x->hostname, sizeof x->hostname, why, sizeof why) < 0) {
+		log_msg(LOG_ERR, NULL, "MYHOSTNAME=%s is not a domain name: %s", conf_str(&x->conf, CK_MYHOSTNAME), why);
+		return EX_CONFIG;
 	}
-	str_lcpy(x->hostname, h, sizeof x->hostname);
 	struct enq_conf *ec = &x->ec;
 	memset(ec, 0, sizeof *ec);
 	ec->sp = &x->sp;

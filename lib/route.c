@@ -2,6 +2,7 @@
 #include "route.h"
 #include "util.h"
 #include <string.h>
+#include <sys/utsname.h>
 
 int route_conf_init(struct route_conf *rc, const char *localdomains, const char *myhostname)
 {
@@ -46,4 +47,18 @@ int route_addr(const struct route_conf *rc, const struct addr *a, struct route *
 		if (out->host[i] >= 'A' && out->host[i] <= 'Z')
 			out->host[i] = (char)(out->host[i] + 32);
 	return addr_format(a, NULL, out->user, sizeof out->user) < 0 ? -1 : 0;
+}
+
+int route_myhostname(const char *configured, char *out, size_t size, char *why, size_t whylen)
+{
+	struct utsname u;
+	const char *h = "localhost";
+	if (*configured) {
+		if (addr_domain_check(configured, strlen(configured), why, whylen) < 0)
+			return -1;
+		h = configured;
+	} else if (uname(&u) == 0 && addr_domain_check(u.nodename, strlen(u.nodename), why, whylen) == 0) {
+		h = u.nodename;
+	}
+	return str_lcpy(out, h, size) >= size ? -1 : 0;
 }

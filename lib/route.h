@@ -24,6 +24,10 @@ struct route {
 	char user[ADDR_TEXT_MAX + 1];
 };
 
+/* This host's name for headers and routing: MYHOSTNAME when set (it must be a domain name, else
+ * -1 with the reason in why), else uname's node name when that is a domain name, else
+ * "localhost" (an unset name is "(none)" on many embedded systems). Never asks DNS. */
+int route_myhostname(const char *configured, char *out, size_t size, char *why, size_t whylen);
 /* Fills rc from the LOCALDOMAINS list (NULL or "": MYHOSTNAME, localhost, localhost.localdomain)
  * and the host name. Returns 0, or -1 when the list does not fit. */
 int route_conf_init(struct route_conf *rc, const char *localdomains, const char *myhostname);

@@ -173,6 +173,20 @@ static void make_spool(struct spool *sp)
 	CHECK_INT(spool_open(sp, dir, 1, -1), 0);
 }
 
+/* Queues the sample message through enqueue and pick-up; its id and due time come back. */
+static void queue_sample(struct spool *sp, char id[SPOOL_ID_MAX], long long *t)
+{
+	struct spool_msg m = sample();
+	m.arrival = 0;
+	struct spool_writer w;
+	CHECK_INT(spool_writer_begin(sp, &w, &m), 0);
+	CHECK_INT(spool_writer_write(&w, "x\n", 2), 0);
+	strcpy(id, w.id);
+	CHECK_INT(spool_writer_commit(&w), 0);
+	CHECK_INT(spool_pickup_prepare(sp, id, t), 0);
+	CHECK_INT(spool_pickup_finish(sp, id), 0);
+}
+
 static int collect_one(void *ctx, const char *id, long long t)
 {
 	char *out = ctx;
@@ -354,27 +368,11 @@ TEST(clean_removes_only_leftovers)
 	struct spool sp;
 	make_spool(&sp);
 	/* a complete queued message stays */
-	struct spool_msg m = sample();
-	m.arrival = 0;
-	struct spool_writer w;
-	CHECK_INT(spool_writer_begin(&sp, &w, &m), 0);
-	CHECK_INT(spool_writer_write(&w, "x\n", 2), 0);
-	char keep[SPOOL_ID_MAX];
-	strcpy(keep, w.id);
-	CHECK_INT(spool_writer_commit(&w), 0);
-	long long t;
-	CHECK_INT(spool_pickup_prepare(&sp, keep, &t), 0);
-	CHECK_INT(spool_pickup_finish(&sp, keep), 0);
+	char keep[SPOOL_ID_MAX], gone[SPOOL_ID_MAX], path[SPOOL_PATH_MAX];
+	long long t, t2;
+	queue_sample(&sp, keep, &t);
 	/* a second one interrupted in R2: due link and .c gone, .d left */
-	m = sample();
-	m.arrival = 0;
-	CHECK_INT(spool_writer_begin(&sp, &w, &m), 0);
-	char gone[SPOOL_ID_MAX], path[SPOOL_PATH_MAX];
-	strcpy(gone, w.id);
-	CHECK_INT(spool_writer_commit(&w), 0);
-	long long t2;
-	CHECK_INT(spool_pickup_prepare(&sp, gone, &t2), 0);
-	CHECK_INT(spool_pickup_finish(&sp, gone), 0);
+	queue_sample(&sp, gone, &t2);
 	spool_path_ctl(&sp, gone, path, sizeof path);
 	CHECK_INT(unlink(path), 0);
 	/* an old and a fresh temporary file */
@@ -405,16 +403,9 @@ TEST(due_index_survives_bucket_removed_behind_its_back)
 {
 	struct spool sp;
 	make_spool(&sp);
-	struct spool_msg m = sample();
-	m.arrival = 0;
-	struct spool_writer w;
-	CHECK_INT(spool_writer_begin(&sp, &w, &m), 0);
 	char id[SPOOL_ID_MAX], dir[SPOOL_PATH_MAX];
-	strcpy(id, w.id);
-	CHECK_INT(spool_writer_commit(&w), 0);
 	long long t;
-	CHECK_INT(spool_pickup_prepare(&sp, id, &t), 0);
-	CHECK_INT(spool_pickup_finish(&sp, id), 0);
+	queue_sample(&sp, id, &t);
 	long long later = t + 5 * SPOOL_BUCKET;
 	/* the bucket is made and remembered, emptied, then removed by someone else (cleaner) */
 	CHECK_INT(spool_due_move(&sp, id, t, later), 0);
