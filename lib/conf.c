@@ -167,9 +167,7 @@ int conf_env_used(const struct conf *c)
 	return 0;
 }
 
-static void report_fmt(conf_report_fn *report, void *ctx, const char *file, int line, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-static void report_fmt(conf_report_fn *report, void *ctx, const char *file, int line, const char *fmt, ...)
+void conf_reportf(conf_report_fn *report, void *ctx, const char *file, int line, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -186,12 +184,12 @@ static int set_value(struct conf *c, enum conf_key k, const char *v, enum conf_o
 	long long num;
 	const char *why = typecheck(k, v, &num);
 	if (why) {
-		report_fmt(report, ctx, file, line, "%s: %s", keys[k].name, why);
+		conf_reportf(report, ctx, file, line, "%s: %s", keys[k].name, why);
 		return 1;
 	}
 	char *copy = strdup(v);
 	if (!copy) {
-		report_fmt(report, ctx, file, line, "%s: out of memory", keys[k].name);
+		conf_reportf(report, ctx, file, line, "%s: out of memory", keys[k].name);
 		return 1;
 	}
 	free(c->val[k]);
@@ -269,7 +267,7 @@ int conf_parse(struct conf *c, const char *file, const char *text, size_t len, c
 		if (le > q && le[-1] == '\r')
 			le--;
 		if (le - q >= CONF_LINE_MAX) {
-			report_fmt(report, ctx, file, lineno, "line longer than %d bytes", CONF_LINE_MAX - 1);
+			conf_reportf(report, ctx, file, lineno, "line longer than %d bytes", CONF_LINE_MAX - 1);
 			errors++;
 			continue;
 		}
@@ -284,13 +282,13 @@ int conf_parse(struct conf *c, const char *file, const char *text, size_t len, c
 		while (q < le && (*q == ' ' || *q == '\t'))
 			q++;
 		if (nlen == 0 || q >= le || *q != '=') {
-			report_fmt(report, ctx, file, lineno, "expected NAME=value");
+			conf_reportf(report, ctx, file, lineno, "expected NAME=value");
 			errors++;
 			continue;
 		}
 		char kname[64];
 		if (nlen >= sizeof kname) {
-			report_fmt(report, ctx, file, lineno, "unknown key (name too long)");
+			conf_reportf(report, ctx, file, lineno, "unknown key (name too long)");
 			errors++;
 			continue;
 		}
@@ -298,18 +296,18 @@ int conf_parse(struct conf *c, const char *file, const char *text, size_t len, c
 		kname[nlen] = 0;
 		int k = conf_lookup(kname);
 		if (k < 0) {
-			report_fmt(report, ctx, file, lineno, "unknown key %s", kname);
+			conf_reportf(report, ctx, file, lineno, "unknown key %s", kname);
 			errors++;
 			continue;
 		}
 		const char *why = parse_value(q + 1, le, value, sizeof value);
 		if (why) {
-			report_fmt(report, ctx, file, lineno, "%s: %s", kname, why);
+			conf_reportf(report, ctx, file, lineno, "%s: %s", kname, why);
 			errors++;
 			continue;
 		}
 		if (c->origin[k] == CO_FILE) {
-			report_fmt(report, ctx, file, lineno, "duplicate key %s (first set on line %d)", kname, c->line[k]);
+			conf_reportf(report, ctx, file, lineno, "duplicate key %s (first set on line %d)", kname, c->line[k]);
 			errors++;
 			continue;
 		}
@@ -326,7 +324,7 @@ int conf_apply_env(struct conf *c, conf_report_fn *report, void *ctx)
 		if (!v)
 			continue;
 		if (strlen(v) >= CONF_LINE_MAX) {
-			report_fmt(report, ctx, "environment", 0, "%s: value too long", keys[k].name);
+			conf_reportf(report, ctx, "environment", 0, "%s: value too long", keys[k].name);
 			errors++;
 			continue;
 		}
@@ -344,7 +342,7 @@ int conf_load(struct conf *c, const char *path, conf_report_fn *report, void *ct
 	c->path[0] = 0;
 	if (fio_slurp(p, CONF_FILE_MAX, &text, &len) < 0) {
 		if (errno != ENOENT || path) {
-			report_fmt(report, ctx, p, 0, "cannot read: %s", errno == EFBIG ? "file too large" : strerror(errno));
+			conf_reportf(report, ctx, p, 0, "cannot read: %s", errno == EFBIG ? "file too large" : strerror(errno));
 			errors++;
 		}
 	} else {

@@ -60,6 +60,11 @@ int parse_size(const char *s, long long *out);
 /* yes/no, true/false, on/off, 1/0. Returns 0 or -1. */
 int parse_bool(const char *s, long long *out);
 
+/* Formats a finding and passes it to report (which may be NULL): the one formatter every
+ * configuration-file parser uses. */
+void conf_reportf(conf_report_fn *report, void *ctx, const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
 /* A report callback that prints "file:line: reason" on stderr and counts. */
 struct conf_stderr_ctx {
 	int count;

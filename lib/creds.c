@@ -11,19 +11,6 @@
 
 #define MAXFIELDS 5 /* one more than any valid line, to say "too many fields" */
 
-static void report_at(conf_report_fn *report, void *ctx, const char *file, int line, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-static void report_at(conf_report_fn *report, void *ctx, const char *file, int line, const char *fmt, ...)
-{
-	char reason[300];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(reason, sizeof reason, fmt, ap);
-	va_end(ap);
-	if (report)
-		report(ctx, file, line, reason);
-}
-
 struct fields {
 	char v[MAXFIELDS][CREDS_FIELD_MAX];
 	int quoted[MAXFIELDS];
@@ -171,18 +158,18 @@ int creds_parse(const char *file, const char *text, size_t len, const char *host
 		if (ll && s[ll - 1] == '\r')
 			ll--;
 		if (ll > CREDS_LINE_MAX) {
-			report_at(report, ctx, file, lineno, "line longer than %d bytes", CREDS_LINE_MAX);
+			conf_reportf(report, ctx, file, lineno, "line longer than %d bytes", CREDS_LINE_MAX);
 			errors++;
 			continue;
 		}
 		if (memchr(s, 0, ll)) {
-			report_at(report, ctx, file, lineno, "NUL byte in the line");
+			conf_reportf(report, ctx, file, lineno, "NUL byte in the line");
 			errors++;
 			continue;
 		}
 		const char *why = NULL;
 		if (split(s, ll, &f, &why) < 0) {
-			report_at(report, ctx, file, lineno, "%s", why);
+			conf_reportf(report, ctx, file, lineno, "%s", why);
 			errors++;
 			continue;
 		}
@@ -192,28 +179,28 @@ int creds_parse(const char *file, const char *text, size_t len, const char *host
 		if (f.n == 4 && !f.quoted[2] && str_caseeq(f.v[2], "xoauth2")) {
 			token = 1;
 			if (f.v[3][0] != '/') {
-				report_at(report, ctx, file, lineno, "the token file must be an absolute path");
+				conf_reportf(report, ctx, file, lineno, "the token file must be an absolute path");
 				errors++;
 				continue;
 			}
 		} else if (f.n == 4 || f.n > 4) {
-			report_at(report, ctx, file, lineno, "%d fields: expected HOST USER PASSWORD or HOST USER xoauth2 TOKENFILE (quote a password that holds spaces)", f.n);
+			conf_reportf(report, ctx, file, lineno, "%d fields: expected HOST USER PASSWORD or HOST USER xoauth2 TOKENFILE (quote a password that holds spaces)", f.n);
 			errors++;
 			continue;
 		} else if (f.n < 3) {
-			report_at(report, ctx, file, lineno, "%d field%s: expected HOST USER PASSWORD", f.n, f.n == 1 ? "" : "s");
+			conf_reportf(report, ctx, file, lineno, "%d field%s: expected HOST USER PASSWORD", f.n, f.n == 1 ? "" : "s");
 			errors++;
 			continue;
 		}
 		char *ehost = f.v[0];
 		int eport;
 		if (split_host(ehost, &eport) < 0) {
-			report_at(report, ctx, file, lineno, "bad HOST field (HOST, HOST:PORT, [ADDRESS][:PORT] or *)");
+			conf_reportf(report, ctx, file, lineno, "bad HOST field (HOST, HOST:PORT, [ADDRESS][:PORT] or *)");
 			errors++;
 			continue;
 		}
 		if (!f.v[1][0] || !f.v[2][0]) {
-			report_at(report, ctx, file, lineno, "empty %s", f.v[1][0] ? "password" : "user name");
+			conf_reportf(report, ctx, file, lineno, "empty %s", f.v[1][0] ? "password" : "user name");
 			errors++;
 			continue;
 		}
@@ -247,7 +234,7 @@ int creds_lookup(const char *path, const char *host, int port, struct creds *out
 	if (secfile_read(path, CREDS_FILE_MAX, &text, &len, why, sizeof why) < 0) {
 		if (errno == ENOENT)
 			return 0;
-		report_at(report, ctx, path, 0, "%s", why);
+		conf_reportf(report, ctx, path, 0, "%s", why);
 		return -1;
 	}
 	int r = creds_parse(path, text, len, host, port, out, report, ctx);
@@ -293,7 +280,7 @@ int creds_read_token(const char *path, char *out, size_t size, conf_report_fn *r
 	char why[160];
 	int r = read_token(path, out, size, why, sizeof why);
 	if (r < 0)
-		report_at(report, ctx, path, 0, "token file %s", why);
+		conf_reportf(report, ctx, path, 0, "token file %s", why);
 	return r;
 }
 
@@ -314,7 +301,7 @@ int creds_check(const struct conf *c, conf_report_fn *report, void *ctx)
 	if (secfile_read(path, CREDS_FILE_MAX, &text, &len, why, sizeof why) < 0) {
 		if (errno == ENOENT)
 			return 0;
-		report_at(report, ctx, path, 0, "%s", why);
+		conf_reportf(report, ctx, path, 0, "%s", why);
 		return 1;
 	}
 	int errors = 0;
@@ -337,7 +324,7 @@ int creds_check(const struct conf *c, conf_report_fn *report, void *ctx)
 			continue;
 		char tok[CREDS_TOKEN_MAX + 1];
 		if (read_token(f.v[3], tok, sizeof tok, why, sizeof why) < 0) {
-			report_at(report, ctx, path, lineno, "token file %.200s %s", f.v[3], why);
+			conf_reportf(report, ctx, path, lineno, "token file %.200s %s", f.v[3], why);
 			errors++;
 		}
 		explicit_bzero(tok, sizeof tok);
