@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,6 +42,9 @@ const char errormail_usage[] =
 struct em {
 	char hostname[256];
 	char qualify[256];
+	char postmaster[256];     /* POSTMASTER: "" = failures of null-sender mail are dropped */
+	char double_bounce[300];  /* double-bounce@MYHOSTNAME: the sender of postmaster notices */
+	char ret_default;         /* DSN_RET_DEFAULT: 'H' or 0 (full) when the sender gave no RET */
 	struct enq_conf ec;
 	long long return_max;
 	int by_hand;
@@ -101,15 +105,26 @@ static void report_all(struct ta_job *job, const size_t *want, size_t n, const c
 		ta_report(job, want[k], status, "failed", enh_of(last_attempt(&job->msg, want[k])), text, NULL);
 }
 
-/* Queues (or, by hand, prints) the DSN for recipients want[0..n). */
-static void send_dsn(struct em *em, struct ta_job *job, const size_t *want, size_t n)
+/* 1 when sender is the sender of our own postmaster notices: a failure of one is dropped, never
+ * reported again (Postfix's double-bounce address), so notices cannot loop. */
+static int is_double_bounce(const struct em *em, const char *sender)
+{
+	return sender && !strcasecmp(sender, em->double_bounce);
+}
+
+/* Queues (or, by hand, prints) the report for recipients want[0..n): the DSN to the envelope
+ * sender, or with pm set the postmaster notice (headers only, from the double-bounce address). */
+static void send_dsn(struct em *em, struct ta_job *job, const size_t *want, size_t n, int pm)
 {
 	const struct spool_msg *m = &job->msg;
+	const char *rcpt = pm ? em->postmaster : m->sender;
+	const char *from = pm ? em->double_bounce : "<>";
 	struct addr to;
 	char err[160], text[SPOOL_TEXT_MAX + 1];
-	if (addr_parse_one(m->sender, strlen(m->sender), &to, err, sizeof err) < 0) {
+	if (addr_parse_one(rcpt, strlen(rcpt), &to, err, sizeof err) < 0) {
 		/* it can never be delivered: say so and let the scheduler close the failure */
-		snprintf(text, sizeof text, "no DSN: the sender address is unusable: %s", err);
+		snprintf(text, sizeof text, pm ? "no postmaster notice: POSTMASTER is unusable: %s"
+		                               : "no DSN: the sender address is unusable: %s", err);
 		log_msg(LOG_WARNING, job->id, "%s", text);
 		report_all(job, want, n, TA_ERROR, text);
 		return;
@@ -138,16 +153,17 @@ static void send_dsn(struct em *em, struct ta_job *job, const size_t *want, size
 	}
 	char boundary[128];
 	dsn_boundary(boundary, sizeof boundary, job->id, (long long)time(NULL), ++em->seq);
-	struct dsn d = {em->hostname, m->sender, job->id, m->envid, m->ret, m->arrival, m->size, em->return_max,
-	                m->body8, boundary, dr, n};
+	struct dsn d = {em->hostname, rcpt, job->id, m->envid, m->ret ? m->ret : em->ret_default, m->arrival, m->size,
+	                em->return_max, m->body8, boundary, dr, n, pm};
 	int fd = spool_msg_open(job->sp, job->id, m->body_off);
 	if (fd < 0) {
 		report_all(job, want, n, TA_DEFERRED, "cannot open the message file; the DSN is tried again later");
 	} else if (em->by_hand) {
 		struct route rt;
 		route_addr(&em->ec.rc, &to, &rt);
-		printf("# DSN from <> to <%s> (channel %s, host %s), for %zu recipient%s of %s:\n", m->sender, rt.channel,
-		       rt.host, n, n == 1 ? "" : "s", job->id);
+		printf("# %s from <%s> to <%s> (channel %s, host %s), for %zu recipient%s of %s:\n",
+		       pm ? "postmaster notice" : "DSN", pm ? from : "", rcpt, rt.channel, rt.host, n, n == 1 ? "" : "s",
+		       job->id);
 		int rc = dsn_write(&d, fd, put_stdout, NULL);
 		fflush(stdout);
 		report_all(job, want, n, rc ? TA_DEFERRED : TA_OK, rc ? "reading the message failed" : "- (by hand: not queued)");
@@ -155,7 +171,7 @@ static void send_dsn(struct em *em, struct ta_job *job, const size_t *want, size
 		struct enq e;
 		enq_init(&e, &em->ec, 0, 0);
 		e.body8_declared = m->body8;
-		int rc = enq_sender(&e, "<>");
+		int rc = enq_sender(&e, from);
 		if (!rc && (rc = enq_add_rcpt(&e, &to, 0, NULL)) != 0) {
 			/* an address submit would refuse (a non-ASCII domain): it can never be sent */
 			snprintf(text, sizeof text, "no DSN: %.400s", e.why);
@@ -174,9 +190,11 @@ static void send_dsn(struct em *em, struct ta_job *job, const size_t *want, size
 				report_all(job, want, n, TA_DEFERRED, text);
 			} else {
 				/* durable (E3): now, and only now, the scheduler may close the failures */
-				snprintf(text, sizeof text, "%s DSN queued for <%.400s>", e.m.id, m->sender);
-				log_msg(LOG_INFO, job->id, "DSN %s queued for <%s>: %zu failed recipient%s, %s", e.m.id, m->sender,
-				        n, n == 1 ? "" : "s", dsn_returns_full(&d) ? "message returned" : "headers returned");
+				snprintf(text, sizeof text, "%s %s queued for <%.400s>", e.m.id, pm ? "postmaster notice" : "DSN",
+				         e.m.rcpt[0].addr);
+				log_msg(LOG_INFO, job->id, "%s %s queued for <%s>: %zu failed recipient%s, %s",
+				        pm ? "postmaster notice" : "DSN", e.m.id, e.m.rcpt[0].addr, n, n == 1 ? "" : "s",
+				        dsn_returns_full(&d) ? "message returned" : "headers returned");
 				report_all(job, want, n, TA_OK, text);
 			}
 		}
@@ -194,9 +212,13 @@ static int em_job(void *ctx, struct ta_job *job)
 {
 	struct em *em = ctx;
 	const struct spool_msg *m = &job->msg;
-	if (!m->sender || !*m->sender) {
-		log_msg(LOG_INFO, job->id, "no DSN for the null sender (%zu failed recipient%s)", job->n, job->n == 1 ? "" : "s");
-		report_all(job, job->idx, job->n, TA_ERROR, "no DSN for the null sender");
+	int pm = !m->sender || !*m->sender;
+	if (is_double_bounce(em, m->sender) || (pm && !*em->postmaster)) {
+		/* a postmaster notice that failed, or no postmaster: the end of the line (no loop) */
+		const char *why = pm ? "no DSN for the null sender, and POSTMASTER is empty: dropped"
+		                     : "a postmaster notice could not be delivered: dropped";
+		log_msg(LOG_WARNING, job->id, "%s (%zu failed recipient%s)", why, job->n, job->n == 1 ? "" : "s");
+		report_all(job, job->idx, job->n, TA_ERROR, why);
 		return 0;
 	}
 	size_t *want = calloc(job->n ? job->n : 1, sizeof *want), n = 0;
@@ -207,7 +229,8 @@ static int em_job(void *ctx, struct ta_job *job)
 	for (size_t k = 0; k < job->n; k++) {
 		size_t i = job->idx[k];
 		char why[80];
-		const char *no = no_dsn_wanted(&m->rcpt[i], why, sizeof why);
+		/* NOTIFY is the sender's wish; the postmaster hears of every failure */
+		const char *no = pm ? NULL : no_dsn_wanted(&m->rcpt[i], why, sizeof why);
 		if (no) {
 			log_msg(LOG_INFO, job->id, "rcpt %zu: %s", i, no);
 			ta_report(job, i, TA_ERROR, "failed", enh_of(last_attempt(m, i)), no, NULL);
@@ -224,7 +247,7 @@ static int em_job(void *ctx, struct ta_job *job)
 		sigaddset(&s, SIGINT);
 		sigaddset(&s, SIGHUP);
 		sigprocmask(SIG_BLOCK, &s, &old);
-		send_dsn(em, job, want, n);
+		send_dsn(em, job, want, n, pm);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 	}
 	free(want);
@@ -318,6 +341,14 @@ static int setup(struct em *em, const struct conf *c)
 	ec->uid = (long)getuid();
 	str_lcpy(ec->user, "MAILER-DAEMON", sizeof ec->user);
 	em->return_max = conf_num(c, CK_DSN_RETURN_LIMIT);
+	str_lcpy(em->postmaster, conf_str(c, CK_POSTMASTER), sizeof em->postmaster);
+	snprintf(em->double_bounce, sizeof em->double_bounce, "double-bounce@%s", em->hostname);
+	const char *rd = conf_str(c, CK_DSN_RET_DEFAULT);
+	if (strcasecmp(rd, "full") && strcasecmp(rd, "hdrs")) {
+		log_msg(LOG_ERR, NULL, "DSN_RET_DEFAULT=%s: not full or hdrs", rd);
+		return EX_CONFIG;
+	}
+	em->ret_default = strcasecmp(rd, "hdrs") ? 0 : 'H';
 	long long sl = conf_num(c, CK_SIZELIMIT);
 	if (sl > 0 && sl < em->return_max)
 		em->return_max = sl;

@@ -47,7 +47,8 @@ const char scheduler_usage[] =
     "  -F        freeze: scan the queue but start no transport agent\n"
     "  -S        walk the whole queue at start and repair missing due-index entries\n"
     "  -V        print the version and run in the foreground\n"
-    "  -H -n -Q -W -q -R -M -Z  accepted for ZMailer compatibility (no effect here)\n"
+    "  -n        bounces return headers only when the sender gave no RET (DSN_RET_DEFAULT=hdrs)\n"
+    "  -H -Q -W -q -R -M -Z  accepted for ZMailer compatibility (no effect here)\n"
     "signals: HUP reopen logs, TERM exit, QUIT stop TAs first, ALRM look for work,\n"
     "         USR1 reload scheduler.conf, USR2 dump state to the log\n";
 
@@ -90,7 +91,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			case 'S': o->so.full_scan = 1; break;
 			case 'V': o->version = 1; o->foreground = 1; break;
 			case '1': o->so.oneshot = 1; break;
-			case 'H': case 'n': case 'Q': case 'W': break;
+			/* the seed's default_full_content toggle: the error channel reads it from the
+			 * environment it inherits (environment overrides spoolbox.conf) */
+			case 'n': setenv("DSN_RET_DEFAULT", "hdrs", 1); break;
+			case 'H': case 'Q': case 'W': break;
 			case 'E':
 				/* the seed's -E takes newentsmax; with no value it is our one-shot (-1) */
 				if (!p[1] && (i + 1 >= argc || argv[i + 1][0] == '-')) {

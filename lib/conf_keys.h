@@ -53,3 +53,5 @@ CONF(SMTP_8BIT_FALLBACK, CT_STR, "bounce", "8-bit message, server without 8BITMI
 
 /* --- errormail --- */
 CONF(DSN_RETURN_LIMIT, CT_SIZE, "100K", "largest message a bounce returns whole (larger: its header only), 0 = header only")
+CONF(DSN_RET_DEFAULT, CT_STR, "full", "what a bounce returns when the sender gave no RET: full or hdrs")
+CONF(POSTMASTER, CT_STR, "root", "gets failures of null-sender mail and undeliverable bounces (headers); empty = nobody")

@@ -86,7 +86,7 @@ static void date(long long t, char *out, size_t size)
 
 int dsn_returns_full(const struct dsn *d)
 {
-	return d->ret != 'H' && d->size <= d->return_max;
+	return d->ret != 'H' && !d->postmaster && d->size <= d->return_max;
 }
 
 void dsn_boundary(char *out, size_t size, const char *id, long long t, unsigned n)
@@ -109,9 +109,15 @@ static void human_part(struct out *o, const struct dsn *d, int full)
 	date(d->arrival, when, sizeof when);
 	emit(o, "--%s\nContent-Type: text/plain; charset=us-ascii\nContent-Description: Notification\n\n", d->boundary);
 	emit(o, "This is the mail delivery system at %s.\n\n", host);
-	emit(o, "Your message could not be delivered to %s below. Delivery\n",
-	     d->nrcpt == 1 ? "the recipient" : "the recipients");
-	emit(o, "has been given up for good; the reason is given for each.\n\n");
+	if (d->postmaster)
+		emit(o, "A message from the null sender (a delivery report, or mail that asked for no\n"
+		        "replies) could not be delivered to %s below, and there is nobody\n"
+		        "to return it to. This copy goes to the postmaster instead.\n\n",
+		     d->nrcpt == 1 ? "the recipient" : "the recipients");
+	else
+		emit(o, "Your message could not be delivered to %s below. Delivery\n"
+		        "has been given up for good; the reason is given for each.\n\n",
+		     d->nrcpt == 1 ? "the recipient" : "the recipients");
 	for (size_t i = 0; i < d->nrcpt; i++) {
 		const struct dsn_rcpt *r = &d->rcpt[i];
 		CLEAN(a, r->final);
@@ -123,7 +129,9 @@ static void human_part(struct out *o, const struct dsn *d, int full)
 		}
 	}
 	emit(o, "\nThe message arrived on %s and was queued as %s.\n", when, d->queue_id);
-	if (d->ret == 'H')
+	if (d->postmaster)
+		emit(o, "Its header section is attached.\n");
+	else if (d->ret == 'H')
 		emit(o, "Its header section is attached (you asked for headers only).\n");
 	else if (!full)
 		emit(o, "It was %lld bytes long, more than the %lld bytes this system returns,\n"
@@ -197,7 +205,7 @@ int dsn_write_head(const struct dsn *d, dsn_put_fn *put, void *ctx)
 	int full = dsn_returns_full(d);
 	emit(&o, "From: Mail Delivery System <MAILER-DAEMON@%s>\n", host);
 	emit(&o, "To: <%s>\n", to);
-	emit(&o, "Subject: Undelivered Mail Returned to Sender\n");
+	emit(&o, "Subject: %s\n", d->postmaster ? "Postmaster Copy: Undelivered Mail" : "Undelivered Mail Returned to Sender");
 	emit(&o, "Auto-Submitted: auto-replied\n");
 	emit(&o, "MIME-Version: 1.0\n");
 	emit(&o, "Content-Type: multipart/report; report-type=delivery-status;\n\tboundary=\"%s\"\n", d->boundary);

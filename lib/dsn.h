@@ -42,6 +42,8 @@ struct dsn {
 	const char *boundary;   /* MIME boundary: must not occur in the original (see dsn_boundary) */
 	const struct dsn_rcpt *rcpt;
 	size_t nrcpt;
+	int postmaster;         /* a notice to the postmaster about a failed null-sender message
+	                         * (Postfix's 2bounce): its own subject and text, headers only */
 };
 
 /* Where the text goes; returns 0, or non-zero to stop (returned by dsn_write). */

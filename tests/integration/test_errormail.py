@@ -1,8 +1,8 @@
 """errormail end to end: a message fails for real (local's unknown user, an SMTP 550 from the
 aiosmtpd sink), the scheduler runs one-shot (`scheduler -i -1`) through the error channel, and
 the delivery status notification arrives where the sender's mail goes (a local mbox, or the
-sink) from the null sender. The DSN is parsed with Python's email package. Also: no bounce of a
-bounce (null sender), NOTIFY=NEVER and NOTIFY without FAILURE, RET=HDRS, ENVID and ORCPT
+sink) from the null sender. The DSN is parsed with Python's email package. Also: failures of
+null-sender mail go to the postmaster once (never a bounce of a bounce), NOTIFY=NEVER and NOTIFY without FAILURE, RET=HDRS, ENVID and ORCPT
 echoed, the size cap, and `errormail -m ID` by hand."""
 import email
 import mailbox
@@ -151,13 +151,83 @@ def test_ret_hdrs_envid_and_orcpt_are_echoed(box):
     assert "headers only" in human.get_payload()
 
 
-def test_null_sender_gets_no_dsn_and_is_removed(box):
-    submit(box, "-f", "<>", "nosuchuser")
+def postmaster_notice(box, user="root"):
+    msgs = mbox_messages(box, user)
+    assert len(msgs) == 1, [m["Subject"] for m in msgs]
+    n = msgs[0]
+    assert n["Subject"] == "Postmaster Copy: Undelivered Mail"
+    assert n["Return-Path"] == "<double-bounce@box.example>"
+    return n
+
+
+def test_null_sender_failure_goes_to_the_postmaster_with_headers_only(box):
+    submit(box, "-f", "<>", "-N", "never", "nosuchuser",
+           body=b"Subject: from the null sender\nX-Marker: null\n\nsecret body\n")
     log = run_once(box)
     assert queue_empty(box), log
+    n = postmaster_notice(box)
+    human, _, rcpts, returned = parts(n)
+    assert "postmaster" in human.get_payload()
+    assert [r["Final-Recipient"] for r in rcpts] == ["rfc822; nosuchuser@box.example"]
+    assert returned.get_content_type() == "text/rfc822-headers"  # never the body
+    assert "X-Marker: null" in returned.get_payload()
+    assert b"secret body" not in n.as_bytes()
+
+
+def test_a_bounce_that_cannot_be_delivered_goes_to_the_postmaster_once(box):
+    # the sender does not exist either: its DSN fails, and that failure is the postmaster's
+    submit(box, "-f", "ghost@box.example", "nosuchuser", body=b"Subject: first\n\nbody\n")
+    log = run_once(box)
+    assert queue_empty(box), log
+    n = postmaster_notice(box)
+    _, _, rcpts, returned = parts(n)
+    assert [r["Final-Recipient"] for r in rcpts] == ["rfc822; ghost@box.example"]
+    assert "Subject: Undelivered Mail Returned to Sender" in returned.get_payload()
+    assert mbox_messages(box, "ghost") == []
+
+
+def test_a_failed_postmaster_notice_is_dropped_not_looped(box):
+    env = {"POSTMASTER": "nobody.here"}
+    submit(box, "-f", "<>", "nosuchuser", env=env)
+    log = run_once(box, env)
+    assert queue_empty(box), log
+    assert "a postmaster notice could not be delivered: dropped" in log
+    assert len(re.findall(r"postmaster notice [0-9A-Z]+ queued", log)) == 1, log  # once, never again
     assert mbox_messages(box, "root") == []
-    assert "no DSN for the null sender" in log
-    assert not re.search(r"failure reported as", log), log
+
+
+def test_no_postmaster_drops_null_sender_failures(box):
+    env = {"POSTMASTER": ""}
+    submit(box, "-f", "<>", "nosuchuser", env=env)
+    log = run_once(box, env)
+    assert queue_empty(box), log
+    assert mbox_messages(box, "root") == []
+    assert "no DSN for the null sender, and POSTMASTER is empty: dropped" in log
+
+
+def test_ret_default_hdrs_returns_headers_when_ret_is_absent(box):
+    env = {"DSN_RET_DEFAULT": "hdrs"}
+    submit(box, "-f", "root@box.example", "nosuchuser", body=b"Subject: s\nX-Marker: m\n\nsecret body\n", env=env)
+    log = run_once(box, env)
+    msgs = mbox_messages(box, "root")
+    assert len(msgs) == 1, log
+    _, _, _, returned = parts(msgs[0])
+    assert returned.get_content_type() == "text/rfc822-headers"
+    assert b"secret body" not in msgs[0].as_bytes()
+    # the sender's own RET=FULL still wins over the default
+    submit(box, "-f", "root@box.example", "-R", "full", "nosuchuser", body=b"Subject: t\n\nfull body\n", env=env)
+    run_once(box, env)
+    msgs = mbox_messages(box, "root")
+    assert len(msgs) == 2 and b"full body" in msgs[1].as_bytes()
+
+
+def test_scheduler_n_makes_headers_the_default_return(box):
+    submit(box, "-f", "root@box.example", "nosuchuser", body=b"Subject: s\n\nsecret body\n")
+    log = run_once(box, None, "-n")
+    msgs = mbox_messages(box, "root")
+    assert len(msgs) == 1, log
+    assert parts(msgs[0])[3].get_content_type() == "text/rfc822-headers"
+    assert b"secret body" not in msgs[0].as_bytes()
 
 
 @pytest.mark.parametrize("notify,why", [("never", "NOTIFY=NEVER: no DSN wanted"),

@@ -168,3 +168,19 @@ TEST(dsn_clean_and_boundary)
 	dsn_boundary(b, sizeof b, "T4G2\n-KQ", 17, 3);
 	CHECK_STR(b, "=_spoolbox_T4G2xxKQ_17_3");
 }
+
+TEST(dsn_postmaster_notice_returns_headers_only)
+{
+	struct dsn_rcpt r = {"ghost@box.example", NULL, "5.1.1", NULL, "unknown user: ghost", 0};
+	struct dsn d = base(&r, 1);
+	d.to = "root";
+	d.ret = 'F'; /* the sender's RET does not matter: the postmaster never gets the body */
+	d.postmaster = 1;
+	CHECK_INT(dsn_returns_full(&d), 0);
+	char *t = render(&d, original);
+	CHECK(strstr(t, "\nSubject: Postmaster Copy: Undelivered Mail\n"));
+	CHECK(strstr(t, "This copy goes to the postmaster instead."));
+	CHECK(strstr(t, "--=_b\nContent-Type: text/rfc822-headers\n"));
+	CHECK(strstr(t, "Subject: hi\n"));
+	CHECK(!strstr(t, "more body"));
+}
