@@ -15,6 +15,7 @@
 #include "common.h"
 #include "deliver.h"
 #include "fileio.h"
+#include "header.h"
 #include "log.h"
 #include "maildir.h"
 #include "mbox.h"
@@ -65,6 +66,7 @@ struct local {
 	char *dt[DT_MAX];
 	size_t ndt;
 	int dt_overflow;
+	long hops, hop_limit;     /* Received: fields of the message; HOPCOUNT_LIMIT */
 };
 
 /* ---- configuration ---- */
@@ -130,6 +132,7 @@ static int local_setup(struct local *L)
 	}
 	L->lock_timeout = (long)conf_num(&L->conf, CK_LOCK_TIMEOUT);
 	L->cmd_timeout = (long)conf_num(&L->conf, CK_COMMAND_TIMEOUT);
+	L->hop_limit = (long)conf_num(&L->conf, CK_HOPCOUNT_LIMIT);
 	ssize_t n = readlink("/proc/self/exe", L->self, sizeof L->self - 1);
 	if (n > 0)
 		L->self[n] = 0;
@@ -173,37 +176,21 @@ static void dt_line(struct local *L, char *line, size_t n)
 		L->ndt++;
 }
 
-/* Reads the header section (up to the first empty line) and keeps the Delivered-To: values. */
+/* One header line: counts the hops, keeps the Delivered-To: values. */
+static void dt_cb(void *ctx, char *line, size_t len, int cut)
+{
+	struct local *L = ctx;
+	L->hops += hdr_is_received(line, len);
+	if (!cut)
+		dt_line(L, line, len);
+}
+
+/* Reads the header section (up to the first empty line): the Delivered-To: values and the hop
+ * count. */
 static void dt_scan(struct local *L, int fd, off_t off, long long size)
 {
-	char buf[8192], line[1024];
-	size_t ln = 0;
-	int cut = 0;
-	long long left = size;
-	while (left > 0) {
-		ssize_t got = pread(fd, buf, left > (long long)sizeof buf ? sizeof buf : (size_t)left, off);
-		if (got <= 0)
-			return;
-		off += got;
-		left -= got;
-		for (ssize_t i = 0; i < got; i++) {
-			char c = buf[i];
-			if (c != '\n') {
-				if (ln < sizeof line - 1)
-					line[ln++] = c;
-				else
-					cut = 1;
-				continue;
-			}
-			if (ln == 0)
-				return; /* end of the header */
-			line[ln] = 0;
-			if (!cut)
-				dt_line(L, line, ln);
-			ln = 0;
-			cut = 0;
-		}
-	}
+	L->hops = 0;
+	hdr_scan_file(fd, off, size, dt_cb, L);
 }
 
 static int dt_seen(const struct local *L, const char *rcpt)
@@ -544,8 +531,15 @@ static int local_job(void *ctx, struct ta_job *job)
 		return -1;
 	}
 	dt_scan(L, fd, job->msg.body_off, job->msg.size);
+	char loop[96];
+	if (L->hop_limit > 0 && L->hops > L->hop_limit)
+		snprintf(loop, sizeof loop, "mail forwarding loop: %ld Received: header fields (limit %ld)", L->hops,
+		         L->hop_limit);
 	for (size_t i = 0; i < job->n; i++)
-		deliver_rcpt(L, job, job->idx[i], fd);
+		if (L->hop_limit > 0 && L->hops > L->hop_limit)
+			ta_report(job, job->idx[i], TA_ERROR, "failed", "5.4.6", loop, NULL);
+		else
+			deliver_rcpt(L, job, job->idx[i], fd);
 	dt_clear(L);
 	close(fd);
 	return 0;

@@ -15,6 +15,7 @@
  * exit:   0 at the end of the protocol; 64 usage; 66 -m on a message that cannot be read;
  *         78 configuration error. */
 #include "common.h"
+#include "header.h"
 #include "log.h"
 #include "smarthost.h"
 #include "smtp_session.h"
@@ -43,6 +44,7 @@ struct smtp_ta {
 	struct smtp_config cfg;
 	struct smtp_session sess;
 	long maxrcpt;
+	long hop_limit;             /* HOPCOUNT_LIMIT, 0 = none */
 	long idle;                  /* seconds a connection is kept between jobs */
 	int send_8bit;
 	char helo[256];
@@ -188,6 +190,19 @@ static int smtp_job(void *ctx, struct ta_job *job)
 		report_fail(ta, job, 0, &f);
 		return 0;
 	}
+	long hops = ta->hop_limit > 0 ? hdr_count_hops(fd, m->body_off, m->size) : 0;
+	if (hops > ta->hop_limit) {
+		/* a loop: bounced here as Postfix's cleanup would, not relayed once more */
+		struct smtp_fail f;
+		memset(&f, 0, sizeof f);
+		f.permanent = 1;
+		str_lcpy(f.enh, "5.4.6", sizeof f.enh);
+		str_fmt(f.text, sizeof f.text, "mail forwarding loop: %ld Received: header fields (limit %ld)", hops,
+		        ta->hop_limit);
+		report_fail(ta, job, 0, &f);
+		close(fd);
+		return 0;
+	}
 	size_t max = ta->maxrcpt > 0 ? (size_t)ta->maxrcpt : 1;
 	struct smtp_txn_rcpt *rc = calloc(max, sizeof *rc);
 	for (size_t start = 0; rc && start < job->n; start += max) {
@@ -277,6 +292,7 @@ static int load(struct smtp_ta *ta, const struct conf *c, conf_report_fn *rep, v
 	}
 	cfg->mx_port = (unsigned)port;
 	ta->maxrcpt = (long)conf_num(c, CK_SMTP_MAXRCPT);
+	ta->hop_limit = (long)conf_num(c, CK_HOPCOUNT_LIMIT);
 	if (ta->maxrcpt < 1 || ta->maxrcpt > SPOOL_RCPT_MAX) {
 		rep(ctx, c->path[0] ? c->path : "environment", c->line[CK_SMTP_MAXRCPT], "SMTP_MAXRCPT: want 1-10000");
 		errors++;

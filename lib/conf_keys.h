@@ -9,6 +9,7 @@ CONF(LOG, CT_LIST, "syslog", "where log lines go: syslog, stderr (comma separate
 
 /* --- submit --- */
 CONF(SIZELIMIT, CT_SIZE, "10M", "largest message accepted, 0 = no limit")
+CONF(HOPCOUNT_LIMIT, CT_INT, "50", "more Received: fields than this: bounced 5.4.6 as a mail loop, 0 = no limit")
 CONF(LOCALDOMAINS, CT_LIST, "", "domains delivered locally (default: MYHOSTNAME, localhost)")
 CONF(QUALIFYDOMAIN, CT_STR, "", "domain added to bare addresses (default: MYHOSTNAME)")
 CONF(ALLMAILFROM, CT_STR, "", "forced envelope sender for all mail, overrides -f")

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <unistd.h>
 
 void msgin_init(struct msgin *m, int dot_end)
 {
@@ -328,4 +330,54 @@ int hdr_date(time_t t, char *out, size_t size)
 	return str_fmt(out, size, "%.3s, %d %.3s %d %02d:%02d:%02d %c%02ld%02ld", days + 3 * tm.tm_wday, tm.tm_mday,
 	               months + 3 * tm.tm_mon, tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec, sign, off / 60,
 	               off % 60);
+}
+
+int hdr_scan_file(int fd, off_t off, long long size, hdr_line_fn *fn, void *ctx)
+{
+	char buf[8192], line[HDR_SCAN_LINE_MAX];
+	size_t ln = 0;
+	int cut = 0;
+	while (size > 0) {
+		ssize_t got = pread(fd, buf, size > (long long)sizeof buf ? sizeof buf : (size_t)size, off);
+		if (got < 0)
+			return -1;
+		if (got == 0)
+			return 0;
+		off += got;
+		size -= got;
+		for (ssize_t i = 0; i < got; i++) {
+			if (buf[i] != '\n') {
+				if (ln < sizeof line - 1)
+					line[ln++] = buf[i];
+				else
+					cut = 1;
+				continue;
+			}
+			if (ln == 0)
+				return 0; /* the empty line: end of the header */
+			line[ln] = 0;
+			fn(ctx, line, ln, cut);
+			ln = 0;
+			cut = 0;
+		}
+	}
+	return 0;
+}
+
+int hdr_is_received(const char *line, size_t len)
+{
+	return len >= 9 && !strncasecmp(line, "received:", 9);
+}
+
+static void count_hop(void *ctx, char *line, size_t len, int cut)
+{
+	(void)cut;
+	if (hdr_is_received(line, len))
+		++*(long *)ctx;
+}
+
+long hdr_count_hops(int fd, off_t off, long long size)
+{
+	long n = 0;
+	return hdr_scan_file(fd, off, size, count_hop, &n) < 0 ? -1 : n;
 }

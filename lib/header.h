@@ -89,4 +89,19 @@ int hdr_is_addr_field(const char *name, size_t len);
 int hdr_qualify_field(const char *field, size_t len, size_t name_len, const char *domain, struct buf *out);
 /* RFC 5322 date-time of t in local time: "Sat, 21 Nov 2026 10:20:00 +0100". */
 int hdr_date(time_t t, char *out, size_t size);
+
+/* ---- a queued message's header, for the transport agents ---- */
+
+#define HDR_SCAN_LINE_MAX 1024  /* longer lines reach the callback cut, with cut = 1 */
+#define HOPS_DEFAULT_LIMIT 50   /* Postfix's hopcount_limit */
+
+/* Calls fn for every line of the header section of the message in fd (its first byte at off,
+ * size bytes at most), without the LF, stopping at the empty line. Reads with pread: the file
+ * offset is left alone. Returns 0, or -1 when reading failed. */
+typedef void hdr_line_fn(void *ctx, char *line, size_t len, int cut);
+int hdr_scan_file(int fd, off_t off, long long size, hdr_line_fn *fn, void *ctx);
+/* 1 when line is the first line of a Received: field (the hop count of RFC 5321 6.3). */
+int hdr_is_received(const char *line, size_t len);
+/* The number of Received: fields of the message in fd, or -1 when reading failed. */
+long hdr_count_hops(int fd, off_t off, long long size);
 #endif

@@ -308,3 +308,37 @@ def test_expired_recipient_is_reported_with_4_4_7(box, sink):
     assert r["Action"] == "failed" and r["Status"] == "4.4.7"
     assert r["Remote-MTA"] == "dns; 127.0.0.1[127.0.0.1]"
     assert r["Diagnostic-Code"].startswith("X-Spoolbox; expired: ") and "451 4.7.1 greylisted" in r["Diagnostic-Code"]
+
+
+def hops(n):
+    return b"".join(b"Received: from hop%d.example by hop%d.example; Tue, 24 Nov 2026 10:00:00 +0000\n" % (i, i + 1)
+                    for i in range(n))
+
+
+@pytest.mark.parametrize("given,looped", [(48, False), (50, True)])
+def test_too_many_received_fields_bounce_as_a_loop_locally(box, given, looped):
+    # submit adds its own Received: line, so 50 given are 51: one more than the limit of 50
+    submit(box, "-f", "root@box.example", "root", body=hops(given) + b"Subject: loop?\n\nbody\n")
+    log = run_once(box)
+    assert queue_empty(box), log
+    msgs = mbox_messages(box, "root")
+    assert len(msgs) == 1, log
+    if not looped:
+        assert msgs[0]["Subject"] == "loop?", log
+        return
+    assert msgs[0]["Subject"] == "Undelivered Mail Returned to Sender", log
+    _, _, rcpts, _ = parts(msgs[0])
+    assert rcpts[0]["Status"] == "5.4.6"
+    assert "mail forwarding loop: 51 Received: header fields (limit 50)" in rcpts[0]["Diagnostic-Code"]
+
+
+def test_too_many_received_fields_bounce_before_smtp(box, sink):
+    env = {"SMARTHOST": f"[127.0.0.1]:{sink.port} tls=none", "HOPCOUNT_LIMIT": "5"}
+    submit(box, "-f", "root@box.example", "bob@remote.example", body=hops(5) + b"Subject: loop?\n\nbody\n", env=env)
+    log = run_once(box, env)
+    assert queue_empty(box), log
+    assert sink.messages == [], log  # never relayed once more
+    msgs = mbox_messages(box, "root")
+    assert len(msgs) == 1, log
+    _, _, rcpts, _ = parts(msgs[0])
+    assert rcpts[0]["Status"] == "5.4.6" and "6 Received: header fields (limit 5)" in rcpts[0]["Diagnostic-Code"]

@@ -1,7 +1,10 @@
 /* Unit tests of input normalisation, header reading, field splitting and the rewrites. */
 #include "header.h"
 #include "unit.h"
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 static size_t norm(int dot_end, const char *in, size_t n, char *out, struct msgin *m)
 {
@@ -157,4 +160,18 @@ TEST(hdr_date_format)
 	setenv("TZ", "UTC0", 1);
 	CHECK(hdr_date(1795246800, d, sizeof d) == 0);
 	CHECK_STR(d, "Sat, 21 Nov 2026 07:40:00 +0000");
+}
+
+TEST(header_hops_counted_in_the_header_only)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/hops", unit_tmpdir());
+	const char text[] = "ENVELOPE\nReceived: from a\n\tby b\nRECEIVED: x\nX-Received: no\nSubject: s\n\nReceived: body\n";
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0);
+	CHECK(write(fd, text, sizeof text - 1) == (ssize_t)(sizeof text - 1));
+	CHECK_INT(hdr_count_hops(fd, 9, sizeof text - 10), 2);  /* folded line and body not counted */
+	CHECK_INT(hdr_count_hops(fd, 9, 20), 1);                /* the size bounds the scan */
+	CHECK_INT((int)lseek(fd, 0, SEEK_CUR), (int)(sizeof text - 1)); /* pread: the offset is untouched */
+	close(fd);
 }
