@@ -218,19 +218,20 @@ static int subject_cn(struct der name, struct der *cn)
 	return found;
 }
 
-int cert_check_name(const unsigned char *der, size_t len, const char *host, char *names, size_t namessize)
+/* Calls fn for every extension of the certificate (its OID content, critical flag and the
+ * OCTET STRING's content); fn returning non-zero stops the walk with that value. Leaves *subject
+ * at the subject Name when subject is not NULL. Returns fn's value, 0, or -1 when malformed. */
+typedef int ext_fn(void *ctx, struct der oid, int critical, struct der value);
+static int ext_each(const unsigned char *der, size_t len, struct der *subject, ext_fn *fn, void *ctx)
 {
-	struct der tbs, subject, c, exts, ext;
+	struct der tbs, c, exts, ext, subj;
 	unsigned tag;
-	unsigned char ip[16];
-	size_t iplen = host_address(host, ip);
-	int seen_dns = 0, match = 0;
-	if (names && namessize)
-		names[0] = 0;
 	if (to_subject(der, len, &tbs) < 0)
 		return -1;
-	if (der_next(&tbs, &tag, &c, &subject) < 0 || tag != 0x30)
+	if (der_next(&tbs, &tag, &c, &subj) < 0 || tag != 0x30)
 		return -1;
+	if (subject)
+		*subject = subj;
 	if (der_next(&tbs, &tag, &c, NULL) < 0 || tag != 0x30) /* subjectPublicKeyInfo */
 		return -1;
 	while (tbs.len) {
@@ -242,35 +243,129 @@ int cert_check_name(const unsigned char *der, size_t len, const char *host, char
 			return -1;
 		while (exts.len) {
 			struct der oid, v;
+			int critical = 0;
 			if (der_next(&exts, &tag, &ext, NULL) < 0 || tag != 0x30)
 				return -1;
 			if (der_next(&ext, &tag, &oid, NULL) < 0 || tag != 0x06)
 				return -1;
 			if (der_next(&ext, &tag, &v, NULL) < 0)
 				return -1;
-			if (tag == 0x01 && der_next(&ext, &tag, &v, NULL) < 0) /* critical flag */
-				return -1;
+			if (tag == 0x01) { /* critical flag */
+				critical = v.len == 1 && v.p[0] != 0;
+				if (der_next(&ext, &tag, &v, NULL) < 0)
+					return -1;
+			}
 			if (tag != 0x04)
 				return -1;
-			if (oid.len != 3 || memcmp(oid.p, oid_san, 3) != 0)
-				continue;
-			int r = check_san(v, host, ip, iplen, &seen_dns, names, namessize);
-			if (r < 0)
-				return -1;
-			match |= r;
+			int r = fn(ctx, oid, critical, v);
+			if (r)
+				return r;
 		}
 	}
-	if (match)
-		return 1;
-	if (seen_dns || iplen)
+	return 0;
+}
+
+static int oid_is(struct der oid, const unsigned char *want, size_t n)
+{
+	return oid.len == n && memcmp(oid.p, want, n) == 0;
+}
+
+struct name_check {
+	const char *host;
+	unsigned char ip[16];
+	size_t iplen;
+	int seen_san, match;
+	char *names;
+	size_t namessize;
+};
+
+static int on_san(void *ctx, struct der oid, int critical, struct der v)
+{
+	struct name_check *nc = ctx;
+	int seen_dns = 0;
+	(void)critical;
+	if (!oid_is(oid, oid_san, sizeof oid_san))
 		return 0;
-	/* no dNSName at all: RFC 6125 section 6.4.4 allows the subject CN */
-	struct der cn;
+	nc->seen_san = 1;
+	int r = check_san(v, nc->host, nc->ip, nc->iplen, &seen_dns, nc->names, nc->namessize);
+	if (r < 0)
+		return -1;
+	nc->match |= r;
+	return 0;
+}
+
+int cert_check_name(const unsigned char *der, size_t len, const char *host, char *names, size_t namessize)
+{
+	struct name_check nc = {host, {0}, 0, 0, 0, names, namessize};
+	struct der subject;
+	nc.iplen = host_address(host, nc.ip);
+	if (names && namessize)
+		names[0] = 0;
+	if (ext_each(der, len, &subject, on_san, &nc) < 0)
+		return -1;
+	if (nc.match)
+		return 1;
+	if (nc.seen_san)
+		return 0;
+	/* No subjectAltName at all: RFC 6125 6.4.4 would allow the subject CN, but the CA/Browser
+	 * Forum has required SANs since 2012 and RFC 9525 drops CN matching: a CN-only certificate
+	 * matches nothing (a private relay with an old one is reached with a pin). The CN is only
+	 * named in the error. */
+	struct der cn = {NULL, 0};
 	int r = subject_cn(subject, &cn);
 	if (r < 0)
 		return -1;
-	if (r == 1)
+	if (r == 0 && names && namessize) {
+		add_name(names, namessize, (const unsigned char *)"CN=", 3);
+		size_t o = strlen(names);
+		for (size_t i = 0; i < cn.len && o + 1 < namessize; i++)
+			names[o++] = cn.p[i] >= 0x20 && cn.p[i] < 0x7f ? (char)cn.p[i] : '?';
+		names[o] = 0;
+		str_lcpy(names + strlen(names), " only, no subjectAltName", namessize - strlen(names));
+	}
+	return 0;
+}
+
+static const unsigned char oid_eku[] = {0x55, 0x1d, 0x25};
+static const unsigned char oid_name_constraints[] = {0x55, 0x1d, 0x1e};
+static const unsigned char oid_server_auth[] = {0x2b, 0x06, 0x01, 0x05, 0x05, 0x07, 0x03, 0x01};
+static const unsigned char oid_any_eku[] = {0x55, 0x1d, 0x25, 0x00};
+
+/* 1: an EKU extension without serverAuth or anyExtendedKeyUsage; 0: none or fine. */
+static int on_eku(void *ctx, struct der oid, int critical, struct der v)
+{
+	struct der seq, purpose;
+	unsigned tag;
+	(void)ctx;
+	(void)critical;
+	if (!oid_is(oid, oid_eku, sizeof oid_eku))
 		return 0;
-	add_name(names, namessize, cn.p, cn.len);
-	return cert_name_match((const char *)cn.p, cn.len, host);
+	if (der_next(&v, &tag, &seq, NULL) < 0 || tag != 0x30)
+		return -1;
+	while (seq.len) {
+		if (der_next(&seq, &tag, &purpose, NULL) < 0 || tag != 0x06)
+			return -1;
+		if (oid_is(purpose, oid_server_auth, sizeof oid_server_auth) || oid_is(purpose, oid_any_eku, sizeof oid_any_eku))
+			return 0;
+	}
+	return 1;
+}
+
+int cert_server_auth_ok(const unsigned char *der, size_t len)
+{
+	int r = ext_each(der, len, NULL, on_eku, NULL);
+	return r < 0 ? -1 : r == 0;
+}
+
+static int on_nc(void *ctx, struct der oid, int critical, struct der v)
+{
+	(void)ctx;
+	(void)critical;
+	(void)v;
+	return oid_is(oid, oid_name_constraints, sizeof oid_name_constraints);
+}
+
+int cert_has_name_constraints(const unsigned char *der, size_t len)
+{
+	return ext_each(der, len, NULL, on_nc, NULL);
 }

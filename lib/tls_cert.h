@@ -15,15 +15,26 @@
 /* The SubjectPublicKeyInfo element (tag and length included) of a certificate. 0, or -1. */
 int cert_spki(const unsigned char *der, size_t len, const unsigned char **spki, size_t *spkilen);
 
-/* Verifies that the certificate is for host (RFC 6125 section 6):
- *   - host is a DNS name: the subjectAltName dNSNames are the only identifiers when there is
- *     at least one; otherwise the subject's most specific CN is used;
+/* Verifies that the certificate is for host (RFC 6125 section 6, RFC 9525):
+ *   - host is a DNS name: only the subjectAltName dNSNames are identifiers; a certificate
+ *     without a subjectAltName extension matches nothing (no subject CN fallback, see
+ *     docs/tls.md);
  *   - host is an IPv4/IPv6 address (optionally in brackets, "IPv6:" prefix allowed): only the
  *     subjectAltName iPAddress entries count.
  * Returns 1 on a match, 0 when none matches (names then lists the presented identifiers,
  * comma separated and truncated to namessize, for the error message), -1 when the certificate
  * cannot be parsed. names may be NULL. */
 int cert_check_name(const unsigned char *der, size_t len, const char *host, char *names, size_t namessize);
+
+/* 1 when the certificate may serve a TLS server: it has no extendedKeyUsage extension, or one
+ * that lists id-kp-serverAuth or anyExtendedKeyUsage (RFC 5280 4.2.1.12); 0 when it does not
+ * (a clientAuth-only certificate); -1 when malformed. */
+int cert_server_auth_ok(const unsigned char *der, size_t len);
+
+/* 1 when the certificate carries a nameConstraints extension (critical or not), 0 when not,
+ * -1 when malformed. We do not process name constraints, so chains that carry them are refused
+ * rather than trusted past them. */
+int cert_has_name_constraints(const unsigned char *der, size_t len);
 
 /* One presented DNS identifier (plen bytes, not NUL-terminated) against the reference name,
  * RFC 6125 section 6.4: ASCII case-insensitive; a trailing dot on either is ignored; a wildcard

@@ -34,7 +34,7 @@ static const char original[] = "Received: from root by box.example\nSubject: hi\
 static struct dsn base(const struct dsn_rcpt *r, size_t n)
 {
 	struct dsn d = {"box.example", "alice@example.org", "T4G2KQ80A1F3Z7K", NULL, 0, 1795246800,
-	                (long long)strlen(original), 100000, 0, "=_b", r, n};
+	                (long long)strlen(original), 100000, 0, "=_b", r, n, 0};
 	return d;
 }
 

@@ -402,9 +402,10 @@ TEST(tls_rfc6125_names)
 	CHECK_INT(try_tls("wild", NULL, &p, reason, sizeof reason, NULL, 0), TLS_E_CERT);
 	p.server_name = "a.b.wild.test";
 	CHECK_INT(try_tls("wild", NULL, &p, reason, sizeof reason, NULL, 0), TLS_E_CERT);
-	/* no dNSName at all: the CN counts */
+	/* no subjectAltName at all: the CN does not count either (docs/tls.md: no CN fallback) */
 	p.server_name = "cnonly.test";
-	CHECK_INT(try_tls("cnonly", NULL, &p, reason, sizeof reason, NULL, 0), TLS_OK);
+	CHECK_INT(try_tls("cnonly", NULL, &p, reason, sizeof reason, NULL, 0), TLS_E_CERT);
+	CHECK_STR(reason, "certificate is for CN=cnonly.test only, no subjectAltName, not cnonly.test");
 	/* a dNSName exists: the CN does not count (BearSSL alone would accept good.test here) */
 	p.server_name = "good.test";
 	CHECK_INT(try_tls("cnsan", NULL, &p, reason, sizeof reason, NULL, 0), TLS_E_CERT);

@@ -47,16 +47,17 @@ TEST(cert_name_match_rules)
 	}
 }
 
-/* A certificate made by openssl, as DER, into buf. Returns its length or -1. */
-static long make_cert(const char *subj, const char *san, unsigned char *buf, size_t size)
+/* A certificate made by openssl with extra req arguments (extensions), as DER, into buf.
+ * Returns its length or -1. */
+static long make_cert_args(const char *subj, const char *args, unsigned char *buf, size_t size)
 {
 	char cmd[1024], path[300];
 	const char *d = unit_tmpdir();
 	snprintf(path, sizeof path, "%s/c.der", d);
 	snprintf(cmd, sizeof cmd,
 	         "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout %s/k.pem "
-	         "-subj '%s' %s%s%s -days 1 -outform DER -out %s 2>/dev/null",
-	         d, subj, san ? "-addext 'subjectAltName=" : "", san ? san : "", san ? "'" : "", path);
+	         "-subj '%s' %s -days 1 -outform DER -out %s 2>/dev/null",
+	         d, subj, args, path);
 	if (system(cmd) != 0)
 		return -1;
 	FILE *f = fopen(path, "rb");
@@ -65,6 +66,14 @@ static long make_cert(const char *subj, const char *san, unsigned char *buf, siz
 	long n = (long)fread(buf, 1, size, f);
 	fclose(f);
 	return n;
+}
+
+/* The same with a subjectAltName (NULL: none). */
+static long make_cert(const char *subj, const char *san, unsigned char *buf, size_t size)
+{
+	char args[600];
+	snprintf(args, sizeof args, "%s%s%s", san ? "-addext 'subjectAltName=" : "", san ? san : "", san ? "'" : "");
+	return make_cert_args(subj, args, buf, size);
 }
 
 TEST(cert_check_name_real_certificates)
@@ -85,11 +94,13 @@ TEST(cert_check_name_real_certificates)
 	/* a dNSName that spells an address does not match the address */
 	n = make_cert("/CN=x", "DNS:192.0.2.7", der, sizeof der);
 	CHECK_INT(cert_check_name(der, (size_t)n, "192.0.2.7", names, sizeof names), 0);
-	/* no SAN at all: the CN */
+	/* no SAN at all: the CN is not an identifier (no fallback); it is named in the error */
 	n = make_cert("/O=Org/CN=cnonly.test", NULL, der, sizeof der);
-	CHECK_INT(cert_check_name(der, (size_t)n, "cnonly.test", names, sizeof names), 1);
-	CHECK_INT(cert_check_name(der, (size_t)n, "other.test", names, sizeof names), 0);
-	CHECK_STR(names, "cnonly.test");
+	CHECK_INT(cert_check_name(der, (size_t)n, "cnonly.test", names, sizeof names), 0);
+	CHECK_STR(names, "CN=cnonly.test only, no subjectAltName");
+	/* a SAN of another type only (an address): still no CN fallback */
+	n = make_cert("/CN=cnonly.test", "IP:192.0.2.9", der, sizeof der);
+	CHECK_INT(cert_check_name(der, (size_t)n, "cnonly.test", names, sizeof names), 0);
 	/* truncated anywhere: -1 or 0, never a match and never a read past the end */
 	n = make_cert("/CN=t", "DNS:mail.test", der, sizeof der);
 	for (long cut = 0; cut < n; cut++) {
@@ -124,4 +135,36 @@ TEST(cert_spki_matches_openssl)
 	CHECK_INT(cert_spki(der, 10, &spki, &len), -1);
 	static const unsigned char junk[] = {0x30, 0x84, 0xff, 0xff, 0xff, 0xff};
 	CHECK_INT(cert_spki(junk, sizeof junk, &spki, &len), -1);
+}
+
+TEST(cert_extended_key_usage_and_name_constraints)
+{
+	static unsigned char der[8192];
+	static const struct {
+		const char *args;
+		int server, nc;
+	} t[] = {
+	    {"-addext 'subjectAltName=DNS:a.test'", 1, 0},
+	    {"-addext 'extendedKeyUsage=serverAuth'", 1, 0},
+	    {"-addext 'extendedKeyUsage=clientAuth,serverAuth'", 1, 0},
+	    {"-addext 'extendedKeyUsage=clientAuth'", 0, 0},
+	    {"-addext 'extendedKeyUsage=critical,clientAuth,emailProtection'", 0, 0},
+	    {"-addext 'extendedKeyUsage=anyExtendedKeyUsage'", 1, 0},
+	    {"-addext 'nameConstraints=permitted;DNS:.test'", 1, 1},
+	    {"-addext 'nameConstraints=critical,excluded;DNS:.example'", 1, 1},
+	};
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+		long n = make_cert_args("/CN=x", t[i].args, der, sizeof der);
+		CHECK(n > 0);
+		if (n <= 0)
+			continue;
+		if (cert_server_auth_ok(der, (size_t)n) != t[i].server)
+			unit_fail(__FILE__, __LINE__, "%s: server auth %d", t[i].args, cert_server_auth_ok(der, (size_t)n));
+		if (cert_has_name_constraints(der, (size_t)n) != t[i].nc)
+			unit_fail(__FILE__, __LINE__, "%s: name constraints %d", t[i].args, cert_has_name_constraints(der, (size_t)n));
+		/* truncated: never "fine" by accident */
+		for (long cut = 1; cut < n; cut += 7)
+			if (cert_server_auth_ok(der, (size_t)cut) == 1 && t[i].server == 0)
+				unit_fail(__FILE__, __LINE__, "%s cut at %ld looks like a server certificate", t[i].args, cut);
+	}
 }
