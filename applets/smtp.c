@@ -337,6 +337,24 @@ int smtp_check(const struct conf *c, conf_report_fn *report, void *ctx)
 	if (!ta)
 		return 1;
 	int e = load(ta, c, report, ctx);
+	/* warnings, not errors: the admin chose these, and should know what they cost */
+	const char *where = c->path[0] ? c->path : "environment";
+	char w[400];
+	for (int i = 0; i < ta->cfg.nsmarthost; i++) {
+		const struct smarthost *sh = &ta->cfg.smarthost[i];
+		if (sh->cleartext_auth)
+			str_fmt(w, sizeof w, "warning: SMARTHOST %s: cleartext_auth sends the password without TLS", sh->host);
+		else if (sh->unverified_auth && sh->policy < TLS_VERIFY && !sh->pins[0])
+			str_fmt(w, sizeof w,
+			        "warning: SMARTHOST %s: unverified_auth sends the password to whoever answers (tls=%s, no pin); "
+			        "prefer tls=verify or pin=", sh->host, tls_policy_name(sh->policy));
+		else
+			continue;
+		report(ctx, where, c->line[CK_SMARTHOST], w);
+	}
+	if (ta->cfg.cleartext_auth)
+		report(ctx, where, c->line[CK_SMTP_CLEARTEXT_AUTH],
+		       "warning: SMTP_CLEARTEXT_AUTH=yes sends passwords without TLS (and to unverified TLS peers)");
 	free(ta);
 	return e;
 }

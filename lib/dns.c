@@ -180,6 +180,15 @@ int dns_lookup_addr(const char *host, struct dns_addr *out, size_t max, size_t *
 	hints.ai_socktype = SOCK_STREAM;
 	*n = 0;
 	int r = getaddrinfo(host, NULL, &hints, &res);
+	size_t hl = strlen(host);
+	if ((r == EAI_NONAME || r == EAI_NODATA) && hl > 1 && hl < 256 && host[hl - 1] == '.') {
+		/* "relay.example.net." is absolute for DNS, but the hosts file holds names without
+		 * the dot: one more try without it */
+		char bare[256];
+		memcpy(bare, host, hl - 1);
+		bare[hl - 1] = 0;
+		r = getaddrinfo(bare, NULL, &hints, &res);
+	}
 	if (r != 0) {
 		int st = DNS_TEMPFAIL;
 		if (r == EAI_NONAME || r == EAI_NODATA)

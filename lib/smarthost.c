@@ -115,6 +115,8 @@ static int parse_option(const char *t, size_t n, struct smarthost *h, const char
 			h->noauth = 1;
 		else if (is_word(t, n, "cleartext_auth"))
 			h->cleartext_auth = 1;
+		else if (is_word(t, n, "unverified_auth"))
+			h->unverified_auth = 1;
 		else {
 			*why = "unknown option";
 			return -1;
@@ -221,6 +223,14 @@ static int parse_entry(const char *s, size_t n, struct smarthost *h, const char 
 	}
 	if (!explicit_mode && h->port == 465)
 		h->smtps = 1;
+	/* a pin is a promise that the peer proves that key: over TLS, always (tls=may would fall
+	 * back to clear text, and the message would go to whoever answered) */
+	if (h->pins[0] && h->policy == TLS_NONE) {
+		*why = "pin= needs TLS (tls=none cannot be pinned)";
+		return -1;
+	}
+	if (h->pins[0] && h->policy == TLS_MAY)
+		h->policy = TLS_ENCRYPT;
 	if (h->smtps && h->policy < TLS_ENCRYPT) {
 		*why = "implicit TLS (smtps) needs tls=encrypt or tls=verify";
 		return -1;

@@ -11,8 +11,11 @@
  *   auth=MECH   force a SASL mechanism (PLAIN, LOGIN, CRAM-MD5, XOAUTH2)
  *   noauth      never authenticate to this host
  *   cleartext_auth   allow AUTH without TLS (only for a relay on a trusted link)
+ *   unverified_auth  allow PLAIN, LOGIN and XOAUTH2 over TLS to a peer whose certificate is not
+ *               verified (tls=may/encrypt without pin); without it only CRAM-MD5 goes there
  *   pin=SHA256  the server's public key (lib/tls.h's forms: 64 hex digits, base64, sha256//b64);
- *               repeat it for a key rollover (at most TLS_MAX_PINS)
+ *               repeat it for a key rollover (at most TLS_MAX_PINS). A pin requires TLS:
+ *               tls=may becomes tls=encrypt, tls=none is an error
  *   cert=PATH key=PATH   client certificate chain and private key (PEM)
  * Credentials come from the CREDENTIALS file, by host name (and port): see lib/creds.h.
  * A smarthost name is never looked up as MX unless `mx` is given (msmtp's and dma's habit: the
@@ -35,6 +38,7 @@ struct smarthost {
 	enum tls_policy policy;
 	int smtps;                  /* implicit TLS */
 	int noauth, cleartext_auth;
+	int unverified_auth;        /* PLAIN/LOGIN/XOAUTH2 also to a TLS peer that is not verified */
 	char mech[16];              /* "" = chosen from the server's EHLO */
 	char pins[TLS_MAX_PINS * 72]; /* "" = no pin; comma-separated, as tls_pins_parse() reads */
 	char cert[SMARTHOST_PATH_MAX], key[SMARTHOST_PATH_MAX];

@@ -98,11 +98,18 @@ int smtp_read_reply(struct smtp_conn *c, struct smtp_reply *r, int timeout_ms)
 			c->io.timeout_ms = left > 0 ? (int)left : 1;
 		}
 		ssize_t n = io_getline(&c->io, line, sizeof line);
-		if (n < 0 && errno == EMSGSIZE) {
+		int overlong = n < 0 && errno == EMSGSIZE;
+		if (overlong) {
 			n = (ssize_t)strlen(line); /* an overlong line is kept, cut */
 		} else if (n <= 0) {
 			str_fmt(c->err, sizeof c->err, "%s %s%s%s", io_why(n == 0), c->name,
 			        n < 0 && errno != ETIMEDOUT ? ": " : "", n < 0 && errno != ETIMEDOUT ? strerror(errno) : "");
+			return -1;
+		}
+		if (!overlong && line[n - 1] != '\n') {
+			/* the connection ended inside a line: "250 2.0.0 queu" then a close is not a
+			 * reply, whatever it starts with (at worst a duplicate later, never a false "sent") */
+			str_fmt(c->err, sizeof c->err, "connection closed by %s in the middle of a reply line", c->name);
 			return -1;
 		}
 		size_t len = (size_t)n;

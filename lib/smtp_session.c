@@ -226,13 +226,29 @@ static int do_auth(struct smtp_session *s, const struct smtp_config *cfg, const 
 		goto out;
 	}
 	unsigned offered = auth_parse_ehlo(c->caps.auth);
+	/* A password (PLAIN, LOGIN) or a bearer token (XOAUTH2) goes only to a peer that proved who
+	 * it is (verified chain and name, or a pinned key): tls=may/encrypt alone is encryption to
+	 * whoever answered, a man in the middle included. CRAM-MD5 does not reveal the password.
+	 * An explicit opt-in (unverified_auth, or cleartext_auth / SMTP_CLEARTEXT_AUTH, which
+	 * already allow far less) lifts this, as Postfix's smtp_sasl_tls_security_options does. */
+	int plain_ok = !over_tls || tls_peer_authenticated(&c->io) || cfg->cleartext_auth ||
+	               (sh && (sh->cleartext_auth || sh->unverified_auth));
+	unsigned usable = plain_ok ? offered : offered & AUTH_BIT(AUTH_CRAM_MD5);
 	enum auth_mech mech;
 	if (sh && sh->mech[0]) {
 		mech = auth_mech_parse(sh->mech);
-		if (!(offered & AUTH_BIT(mech)))
+		if (!(usable & AUTH_BIT(mech)))
 			mech = AUTH_NONE;
 	} else {
-		mech = auth_choose(offered, cr.is_token_file, over_tls);
+		mech = auth_choose(usable, cr.is_token_file, over_tls);
+	}
+	if (mech == AUTH_NONE && usable != offered) {
+		fail(why, RANK_AUTH, "4.7.0", remote,
+		     "not sending the %s to %s: its certificate is not verified (tls=%s); use tls=verify or pin=, "
+		     "or allow it with unverified_auth (offered: %s)",
+		     cr.is_token_file ? "token" : "password", remote, tls_policy_name(sh ? sh->policy : cfg->mx_policy),
+		     c->caps.auth);
+		goto out;
 	}
 	if (mech == AUTH_NONE) {
 		fail(why, RANK_AUTH, "4.7.0", remote, "no usable AUTH mechanism at %s (offered: %s)", remote, c->caps.auth);

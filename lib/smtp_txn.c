@@ -1,6 +1,7 @@
 /* One mail transaction: MAIL, RCPT..., DATA, the body, the end of data (see smtp_client.h). */
 #include "smtp_body.h"
 #include "smtp_client.h"
+#include "tls.h"
 #include "log.h"
 #include "util.h"
 #include <errno.h>
@@ -148,11 +149,13 @@ static int write_raw(struct smtp_conn *c, const char *p, size_t n)
 
 /* Sends the message and the end of data. -2: the message file failed (the connection must be
  * dropped without ".", so the server discards what it got); -1: the connection failed. */
-/* 1 when the server has said something since its 354 on a plain socket (buffered, or waiting
- * to be read). Nothing may come before the end of data. Other streams (TLS, where a readable
- * socket may be a record of no data) are not judged. */
+/* 1 when the server has said something since its 354 (buffered, or waiting to be read).
+ * Nothing may come before the end of data. On TLS a readable socket may hold a record of no
+ * application data, so the records that are there are decrypted and judged by their content. */
 static int spoke_early(struct smtp_conn *c)
 {
+	if (tls_active(&c->io))
+		return tls_app_data_arrived(&c->io);
 	if (c->io.ctx != &c->io.fd)
 		return 0;
 	if (io_pending(&c->io))

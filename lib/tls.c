@@ -27,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 
 #define CERT_MAX (64 << 10) /* largest server certificate accepted */
 #define CLOSE_TIMEOUT_MS 2000
@@ -69,6 +70,10 @@ struct xwrap {
 	size_t ee_len, ee_cap;
 	int ee_bad;
 	int have_pkey;
+	/* each issuing certificate in turn, looked at for name constraints */
+	unsigned char *ca;
+	size_t ca_len, ca_cap;
+	int ca_bad, constrained;
 };
 
 struct tls_conn {
@@ -178,6 +183,7 @@ static void xw_start_chain(const br_x509_class **ctx, const char *server_name)
 	x->ee_len = 0;
 	x->ee_bad = 0;
 	x->have_pkey = 0;
+	x->constrained = 0;
 	/* names are not left to x509_minimal: it also matches the CN beside dNSNames */
 	if (x->t->policy == TLS_VERIFY)
 		x->minimal.vtable->start_chain(&x->minimal.vtable, NULL);
@@ -194,6 +200,13 @@ static void xw_start_cert(const br_x509_class **ctx, uint32_t length)
 			x->ee_bad = 1;
 		else
 			x->ee_cap = length;
+	} else {
+		free(x->ca);
+		x->ca = NULL;
+		x->ca_len = x->ca_cap = 0;
+		x->ca_bad = length > CERT_MAX || !(x->ca = malloc(length ? length : 1));
+		if (!x->ca_bad)
+			x->ca_cap = length;
 	}
 	if (x->t->policy == TLS_VERIFY)
 		x->minimal.vtable->start_cert(&x->minimal.vtable, length);
@@ -209,6 +222,13 @@ static void xw_append(const br_x509_class **ctx, const unsigned char *buf, size_
 			memcpy(x->ee + x->ee_len, buf, len);
 			x->ee_len += len;
 		}
+	} else if (x->ncerts > 0 && !x->ca_bad) {
+		if (len > x->ca_cap - x->ca_len) {
+			x->ca_bad = 1;
+		} else {
+			memcpy(x->ca + x->ca_len, buf, len);
+			x->ca_len += len;
+		}
 	}
 	if (x->t->policy == TLS_VERIFY)
 		x->minimal.vtable->append(&x->minimal.vtable, buf, len);
@@ -219,6 +239,11 @@ static void xw_end_cert(const br_x509_class **ctx)
 	struct xwrap *x = (struct xwrap *)(void *)ctx;
 	if (x->t->policy == TLS_VERIFY)
 		x->minimal.vtable->end_cert(&x->minimal.vtable);
+	/* an issuer we cannot read counts as constrained: refused rather than trusted blindly */
+	if (x->ncerts > 0 && (x->ca_bad || x->ca_len != x->ca_cap || cert_has_name_constraints(x->ca, x->ca_len) != 0))
+		x->constrained = 1;
+	free(x->ca);
+	x->ca = NULL;
 	x->ncerts++;
 }
 
@@ -327,6 +352,15 @@ static unsigned xw_end_chain(const br_x509_class **ctx)
 	}
 	x->have_pkey = 1;
 	if (t->policy == TLS_VERIFY) {
+		if (x->constrained || cert_has_name_constraints(x->ee, x->ee_len) != 0) {
+			fail(t, TLS_E_CERT, "a certificate in the chain carries name constraints, which spoolbox does not "
+			                    "process: refused");
+			return BR_ERR_X509_NOT_TRUSTED;
+		}
+		if (cert_server_auth_ok(x->ee, x->ee_len) != 1) {
+			fail(t, TLS_E_CERT, "the server certificate is not for TLS servers (extendedKeyUsage without serverAuth)");
+			return BR_ERR_X509_FORBIDDEN_KEY_USAGE;
+		}
 		char names[160];
 		int r = cert_check_name(x->ee, x->ee_len, t->name, names, sizeof names);
 		if (r < 0) {
@@ -477,6 +511,7 @@ static ssize_t tls_write(void *ctx, const void *p, size_t n, int timeout_ms)
 static void conn_free(struct tls_conn *t)
 {
 	free(t->xw.ee);
+	free(t->xw.ca);
 	for (size_t i = 0; i < t->chain_len; i++)
 		free(t->chain[i].data);
 	if (t->skey) {
@@ -678,6 +713,8 @@ static void profile(struct tls_conn *t, const struct tls_anchors *anchors)
 		br_x509_minimal_set_hash(&x->minimal, br_sha512_ID, &br_sha512_vtable);
 		br_x509_minimal_set_rsa(&x->minimal, br_rsa_i31_pkcs1_vrfy);
 		br_x509_minimal_set_ecdsa(&x->minimal, &ec_impl, br_ecdsa_i31_vrfy_asn1);
+		/* no RSA key under 2048 bits in the chain (anchors: tls_anchors.c) */
+		br_x509_minimal_set_minrsa(&x->minimal, TLS_RSA_MIN_BYTES);
 		/* the clock is ours to give (tests inject one; see TLS_CLOCK_PLAUSIBLE) */
 		br_x509_minimal_set_time(&x->minimal, (uint32_t)(t->now / 86400 + 719528), (uint32_t)(t->now % 86400));
 	}
@@ -715,6 +752,10 @@ static enum tls_status setup(struct tls_conn *t, const struct io *io, const stru
 		fail(t, TLS_E_CONFIG, "server name too long");
 		return t->st;
 	}
+	/* "relay.example.net." is the same host; SNI carries no trailing dot (RFC 6066 section 3) */
+	size_t nl = strlen(t->name);
+	while (nl > 1 && t->name[nl - 1] == '.')
+		t->name[--nl] = 0;
 	if (p->policy == TLS_VERIFY && (!t->name[0] || !p->anchors)) {
 		fail(t, TLS_E_CONFIG, "TLS policy verify needs %s", t->name[0] ? "trust anchors" : "a server name");
 		return t->st;
@@ -802,5 +843,40 @@ void tls_describe(const struct io *io, char *out, size_t size)
 			suite = suite_names[i];
 	str_fmt(out, size, "TLSv1.2 %s %s%s", suite, t->verified ? "verified" : t->pinned ? "pinned" : "unverified",
 	        t->verified && t->pinned ? "+pinned" : "");
+}
+
+int tls_peer_authenticated(const struct io *io)
+{
+	if (!tls_active(io))
+		return 0;
+	const struct tls_conn *t = io->ctx;
+	return t->verified || t->pinned;
+}
+
+int tls_app_data_arrived(struct io *io)
+{
+	if (!tls_active(io))
+		return 0;
+	if (io_pending(io))
+		return 1;
+	struct tls_conn *t = io->ctx;
+	br_ssl_engine_context *eng = &t->cc.eng;
+	/* take in every whole record that is already here, without waiting: a reply may come as
+	 * one record or in several, and only its application data tells */
+	for (;;) {
+		unsigned st = br_ssl_engine_current_state(eng);
+		if (st & (BR_SSL_RECVAPP | BR_SSL_CLOSED))
+			return 1;
+		if (!(st & BR_SSL_RECVREC) || io->fd < 0)
+			return 0;
+		size_t len;
+		unsigned char *buf = br_ssl_engine_recvrec_buf(eng, &len);
+		ssize_t r = recv(io->fd, buf, len, MSG_DONTWAIT);
+		if (r == 0)
+			return 1; /* the server closed: it spoke before the end of data too */
+		if (r < 0)
+			return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
+		br_ssl_engine_recvrec_ack(eng, (size_t)r);
+	}
 }
 #endif

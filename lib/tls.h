@@ -59,6 +59,7 @@ enum tls_status {
 #define TLS_CAFILE_MAX (4 << 20)  /* largest trust-anchor file */
 #define TLS_ANCHORS_MAX 4096      /* most anchors in one file */
 #define TLS_PEMFILE_MAX (256 << 10) /* largest client certificate or key file */
+#define TLS_RSA_MIN_BYTES 256     /* no RSA key under 2048 bits, in the chain or as an anchor */
 
 /* The system bundles tried in order when no CAFILE is configured. */
 #define TLS_SYSTEM_BUNDLES \
@@ -117,6 +118,14 @@ int tls_active(const struct io *io);
 /* For the log: "TLSv1.2 ECDHE-RSA-AES128-GCM-SHA256 verified" (or "unverified", "pinned").
  * Writes "" when io is not a TLS stream. */
 void tls_describe(const struct io *io, char *out, size_t size);
+/* 1 when io runs over TLS and the peer proved its identity: the chain and name were verified
+ * (TLS_VERIFY) or its key matched a pin. What decides whether a password may be sent. */
+int tls_peer_authenticated(const struct io *io);
+/* 1 when the peer has sent application data (or closed) that nobody has read yet: buffered in
+ * io, decrypted in the engine, or in whole records waiting on the socket, which this takes in
+ * without blocking. For the SMTP client's "no reply before the end of data" rule. 0 otherwise,
+ * and always 0 on a stream that is not TLS. */
+int tls_app_data_arrived(struct io *io);
 /* A short name for a status ("clock not set", "certificate", ...). */
 const char *tls_status_name(enum tls_status s);
 #endif

@@ -5,12 +5,14 @@
 #include "tls.h"
 #include "fileio.h"
 #include "log.h"
+#include "tls_cert.h"
 #include "tls_pem.h"
 #include "util.h"
 #include "tls_bearssl.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define DN_MAX 4096         /* longest subject DN kept */
@@ -20,6 +22,7 @@ struct tls_anchors {
 	br_x509_trust_anchor *ta;
 	size_t n, cap;
 	size_t skipped;          /* certificates BearSSL cannot use */
+	size_t weak, expired, constrained; /* refused by our rules (docs/tls.md) */
 	char file[256];
 };
 
@@ -47,6 +50,31 @@ static int add_cert(struct load *l, const unsigned char *der, size_t len)
 	if (!pk || !dn.len || dn.len >= DN_MAX) {
 		buf_free(&dn);
 		a->skipped++;
+		return 1;
+	}
+	/* our rules for anchors: no RSA key under 2048 bits, not expired, no name constraints (we
+	 * do not process them: a chain under a constrained anchor is refused, not trusted past them) */
+	size_t nlen = 0;
+	if (pk->key_type == BR_KEYTYPE_RSA) {
+		const unsigned char *n = pk->key.rsa.n;
+		nlen = pk->key.rsa.nlen;
+		while (nlen && !*n) {
+			n++;
+			nlen--;
+		}
+	}
+	time_t now = time(NULL);
+	uint32_t today = (uint32_t)(now / 86400 + 719528), secs = (uint32_t)(now % 86400);
+	size_t *why = NULL;
+	if (pk->key_type == BR_KEYTYPE_RSA && nlen < TLS_RSA_MIN_BYTES)
+		why = &a->weak;
+	else if (today > dc.notafter_days || (today == dc.notafter_days && secs > dc.notafter_seconds))
+		why = &a->expired;
+	else if (cert_has_name_constraints(der, len) != 0)
+		why = &a->constrained;
+	if (why) {
+		buf_free(&dn);
+		++*why;
 		return 1;
 	}
 	if (a->n == TLS_ANCHORS_MAX) {
@@ -123,7 +151,8 @@ struct tls_anchors *tls_anchors_parse(const void *pem, size_t len, const char *n
 	}
 	if (a->n == 0) {
 		str_fmt(err, errsize, "trust anchors %s: no usable CA certificate%s", name,
-		        a->skipped ? " (all have unsupported keys or cannot be decoded)" : "");
+		        a->skipped || a->weak || a->expired || a->constrained
+		            ? " (all are expired, weak, name-constrained, of unsupported keys or undecodable)" : "");
 		tls_anchors_free(a);
 		return NULL;
 	}
@@ -154,9 +183,11 @@ struct tls_anchors *tls_anchors_load(const char *cafile, char *err, size_t errsi
 	}
 	struct tls_anchors *a = tls_anchors_parse(text, len, path, err, errsize);
 	free(text);
-	if (a && a->skipped)
-		log_msg(LOG_WARNING, NULL, "trust anchors %s: %zu certificate%s skipped (unsupported key or encoding)",
-		        path, a->skipped, a->skipped == 1 ? "" : "s");
+	if (a && (a->skipped || a->weak || a->expired || a->constrained))
+		log_msg(LOG_WARNING, NULL,
+		        "trust anchors %s: not used: %zu expired, %zu with RSA keys under 2048 bits, %zu with name "
+		        "constraints, %zu with unsupported keys or encodings",
+		        path, a->expired, a->weak, a->constrained, a->skipped);
 	return a;
 }
 

@@ -45,6 +45,16 @@ int tls_active(const struct io *io)
 	return 0;
 }
 
+int tls_peer_authenticated(const struct io *io)
+{
+	return 0;
+}
+
+int tls_app_data_arrived(struct io *io)
+{
+	return 0;
+}
+
 void tls_describe(const struct io *io, char *out, size_t size)
 {
 	if (size)

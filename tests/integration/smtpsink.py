@@ -280,35 +280,41 @@ class TestCA:
     __test__ = False  # not a pytest test class
     """A throw-away certificate authority made with the openssl command line."""
 
-    def __init__(self, directory, name="spoolbox test CA"):
+    def __init__(self, directory, name="spoolbox test CA", extra_ext=(), start=None, end=None):
+        """extra_ext: more CA extensions ("nameConstraints=..."); start/end (YYYYMMDDHHMMSSZ): a CA
+        certificate valid only then (an expired trust anchor)."""
         self.dir = str(directory)
         os.makedirs(self.dir, exist_ok=True)
         self.key = os.path.join(self.dir, "ca.key")
         self.cert = os.path.join(self.dir, "ca.pem")
-        self._openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                      "-keyout", self.key, "-out", self.cert, "-days", "3650", "-subj", "/CN=" + name,
-                      "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign")
         with open(os.path.join(self.dir, "index.txt"), "w"):
             pass
         with open(os.path.join(self.dir, "serial"), "w") as f:
             f.write("1000\n")
+        exts = ["basicConstraints=critical,CA:TRUE", "keyUsage=critical,keyCertSign,cRLSign"] + list(extra_ext)
+        if not (start or end):
+            args = []
+            for e in exts:
+                args += ["-addext", e]
+            self._openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                          "-keyout", self.key, "-out", self.cert, "-days", "3650", "-subj", "/CN=" + name, *args)
+            return
+        csr, ext = os.path.join(self.dir, "ca.csr"), os.path.join(self.dir, "ca.ext")
+        with open(ext, "w") as f:
+            f.write("\n".join(exts) + "\n")
+        self._openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", self.key,
+                      "-out", csr, "-subj", "/CN=" + name)
+        self._openssl("ca", "-batch", "-selfsign", "-config", self._conf("ca"), "-keyfile", self.key, "-in", csr,
+                      "-out", self.cert, "-extfile", ext, "-notext", "-startdate", start or "20200101000000Z",
+                      "-enddate", end or "20300101000000Z")
 
     def _openssl(self, *args):
         p = subprocess.run(["openssl"] + list(args), capture_output=True, text=True)
         if p.returncode != 0:
             raise RuntimeError("openssl %s: %s" % (args[0], p.stderr))
 
-    def issue(self, name, dns_names, start=None, end=None, days=365, eku="serverAuth"):
-        """Issues a server certificate for dns_names; start/end as YYYYMMDDHHMMSSZ make it
-        expired or not yet valid. Returns (cert_path, key_path)."""
-        key = os.path.join(self.dir, name + ".key")
-        csr = os.path.join(self.dir, name + ".csr")
-        cert = os.path.join(self.dir, name + ".pem")
-        ext = os.path.join(self.dir, name + ".ext")
+    def _conf(self, name):
         conf = os.path.join(self.dir, name + ".cnf")
-        with open(ext, "w") as f:
-            f.write("basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=" + eku + "\n"
-                    "subjectAltName=" + ",".join("DNS:" + d for d in dns_names) + "\n")
         with open(conf, "w") as f:
             f.write(f"""[ca]
 default_ca = test
@@ -324,8 +330,25 @@ copy_extensions = none
 [any]
 commonName = supplied
 """)
-        self._openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key,
-                      "-out", csr, "-subj", "/CN=" + dns_names[0])
+        return conf
+
+    def issue(self, name, dns_names, start=None, end=None, days=365, eku="serverAuth", newkey=("ec", "-pkeyopt",
+              "ec_paramgen_curve:P-256"), san=True, cn=None):
+        """Issues a server certificate for dns_names; start/end as YYYYMMDDHHMMSSZ make it
+        expired or not yet valid; eku=None leaves extendedKeyUsage out; newkey are openssl req's
+        -newkey arguments ("rsa:1024",); san=False makes a CN-only certificate.
+        Returns (cert_path, key_path)."""
+        key = os.path.join(self.dir, name + ".key")
+        csr = os.path.join(self.dir, name + ".csr")
+        cert = os.path.join(self.dir, name + ".pem")
+        ext = os.path.join(self.dir, name + ".ext")
+        with open(ext, "w") as f:
+            f.write("basicConstraints=CA:FALSE\nkeyUsage=digitalSignature" + (",keyEncipherment" if newkey[0].startswith("rsa") else "") + "\n"
+                    + ("extendedKeyUsage=" + eku + "\n" if eku else "")
+                    + ("subjectAltName=" + ",".join("DNS:" + d for d in dns_names) + "\n" if san else ""))
+        conf = self._conf(name)
+        self._openssl("req", "-newkey", *newkey, "-nodes", "-keyout", key,
+                      "-out", csr, "-subj", "/CN=" + (cn or dns_names[0]))
         args = ["ca", "-batch", "-config", conf, "-cert", self.cert, "-keyfile", self.key, "-in", csr,
                 "-out", cert, "-extfile", ext, "-notext"]
         if start or end:
