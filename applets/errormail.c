@@ -265,7 +265,7 @@ static int waits_for_report(const struct spool_msg *m, size_t i)
 	return r->tag == RT_TRANSIT && a && (!strcmp(a->code, "error") || !strcmp(a->code, "error2"));
 }
 
-/* -m ID: the failed recipients of one message, one job per host as the scheduler's error threads
+/* -m ID: the failed recipients of one message, in one job as the scheduler's error thread
  * would hand them out. (ta_main_loop's by-hand mode picks recipients not yet final, which is
  * what delivery agents want; ours are exactly the final-for-delivery ones.) */
 static int by_hand(struct em *em, const struct spool *sp, const char *id)
@@ -299,11 +299,11 @@ static int by_hand(struct em *em, const struct spool *sp, const char *id)
 			continue;
 		size_t n = 0;
 		for (size_t k = i; k < job.msg.nrcpt; k++)
-			if (!taken[k] && waits_for_report(&job.msg, k) && !strcmp(job.msg.rcpt[k].host, job.msg.rcpt[i].host)) {
+			if (!taken[k] && waits_for_report(&job.msg, k)) {
 				taken[k] = 1;
 				mine[n++] = k;
 			}
-		str_lcpy(job.host, job.msg.rcpt[i].host, sizeof job.host);
+		str_lcpy(job.host, SPOOL_ANY_HOST, sizeof job.host);
 		job.idx = mine;
 		job.n = n;
 		em_job(em, &job);

@@ -520,7 +520,9 @@ void sq_activate(struct sched *s, struct qmsg *m)
 				continue;
 			}
 			if (!r->thr->is_error) {
-				struct thread *et = st_get(s, "error", r->thr->host, 1);
+				/* one error thread for every host: all failures of a message are one job, so
+				 * one report (docs/scheduler.md "The error channel") */
+				struct thread *et = st_get(s, "error", SPOOL_ANY_HOST, 1);
 				if (!et)
 					continue;
 				st_put(s, r->thr);

@@ -18,6 +18,10 @@
 #define SPOOL_TEXT_MAX 512        /* longest attempt text kept */
 #define SPOOL_BUCKET 10000        /* seconds per due-index bucket */
 #define SPOOL_TMP_MAX_AGE (36 * 3600)
+/* The host of a job line that takes the agent's recipients whatever their host: the error
+ * channel's one thread, so that all failures of a message make one report. No host name has
+ * a '*' (docs/spool.md 11). */
+#define SPOOL_ANY_HOST "*"
 
 /* Recipient tags (docs/spool.md 4.2). */
 enum {

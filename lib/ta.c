@@ -77,7 +77,8 @@ static int job_load(struct ta_job *job, const char *channel, int debug)
 		if (channel && strcmp(r->channel, channel) != 0)
 			continue;
 		if (debug ? (done_tag(r->tag) || (job->host[0] && strcmp(r->host, job->host)))
-		          : (r->tag != RT_TRANSIT || r->pid != me || strcmp(r->host, job->host)))
+		          : (r->tag != RT_TRANSIT || r->pid != me ||
+		             (strcmp(job->host, SPOOL_ANY_HOST) && strcmp(r->host, job->host))))
 			continue;
 		job->idx[job->n++] = i;
 	}

@@ -55,7 +55,7 @@ def mine(mid, host):
             break
         if line.startswith("r "):
             f = line.split(" ")
-            if f[1] == "T" and int(f[2]) == ME and f[6] == host:
+            if f[1] == "T" and int(f[2]) == ME and (host == "*" or f[6] == host):
                 out.append((pos, xdecode(f[7])))
         pos += len(raw) + 1
     return out

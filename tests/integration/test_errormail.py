@@ -130,6 +130,23 @@ def test_smtp_550_bounces_to_a_remote_sender_from_the_null_sender(box, sink):
     assert returned.get_payload()[0]["Subject"] == "hello"
 
 
+def test_failures_at_several_domains_make_one_report(box, sink):
+    # three threads (local, and smtp to two domains) fail: the sender gets one DSN naming all
+    for a in ("bob@example.com", "carol@example.net"):
+        sink.rcpt_replies[a] = f"550 5.1.1 <{a}>: no such user here"
+    env = {"SMARTHOST": f"[127.0.0.1]:{sink.port} tls=none"}
+    submit(box, "-f", "root@box.example", "nosuchuser", "bob@example.com", "carol@example.net", env=env)
+    log = run_once(box, env)
+    assert queue_empty(box), log
+    msgs = mbox_messages(box, "root")
+    assert len(msgs) == 1, log
+    _, _, rcpts, _ = parts(msgs[0])
+    assert sorted(r["Final-Recipient"] for r in rcpts) == [
+        "rfc822; bob@example.com", "rfc822; carol@example.net", "rfc822; nosuchuser@box.example"]
+    ids = re.findall(r"rcpt \d: failure reported as ([0-9A-Z]+)", log)
+    assert len(ids) == 3 and len(set(ids)) == 1, log
+
+
 def test_ret_hdrs_envid_and_orcpt_are_echoed(box):
     session = (b"EHLO c\r\nMAIL FROM:<root@box.example> RET=HDRS ENVID=env+2Bid42\r\n"
                b"RCPT TO:<nosuchuser@box.example> NOTIFY=FAILURE,DELAY ORCPT=rfc822;Orig+40Example.net\r\n"
