@@ -1,5 +1,6 @@
 /* Shared applet plumbing (see common.h). */
 #include "common.h"
+#include "log.h"
 #include "sysexits.h"
 #include <stdio.h>
 #include <string.h>
@@ -30,4 +31,10 @@ int applet_usage(const char *usage, int misuse)
 int applet_wants_help(int argc, char **argv)
 {
 	return argc > 1 && strcmp(argv[1], "--help") == 0;
+}
+
+void applet_log_init(const char *ident, const struct conf *c, int verbose)
+{
+	unsigned w = log_where_of(conf_str(c, CK_LOG));
+	log_init(ident, verbose ? w | LOG_TO_STDERR : w, verbose ? LOG_DEBUG : LOG_INFO);
 }

@@ -17,6 +17,9 @@
 /* Loads spoolbox.conf (path NULL: the default) and the environment into c. Every finding is
  * printed on stderr as "file:line: reason"; any error returns EX_CONFIG (78), else 0. */
 int applet_load_conf(struct conf *c, const char *path);
+/* The one logging setup of the applets: ident "spoolbox/NAME", where the LOG key says
+ * (stderr added when verbose), LOG_DEBUG when verbose. */
+void applet_log_init(const char *ident, const struct conf *c, int verbose);
 /* For an applet that is registered but not implemented: says so, returns EX_UNAVAILABLE. */
 int applet_unwritten(const char *name);
 /* Prints the applet's usage to stdout (help) or stderr (misuse) and returns 0 or EX_USAGE. */

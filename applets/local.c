@@ -572,17 +572,6 @@ static int show_expansion(struct local *L, const char *name)
 	return rc;
 }
 
-static void log_setup(const struct conf *c, int verbose)
-{
-	const char *where = conf_str(c, CK_LOG);
-	unsigned w = 0;
-	if (strstr(where, "syslog"))
-		w |= LOG_TO_SYSLOG;
-	if (strstr(where, "stderr") || verbose)
-		w |= LOG_TO_STDERR;
-	log_init("spoolbox/local", w, verbose ? LOG_DEBUG : LOG_INFO);
-}
-
 int local_main(int argc, char **argv)
 {
 	const char *debug_id = NULL, *xname = NULL;
@@ -608,7 +597,7 @@ int local_main(int argc, char **argv)
 		free(L);
 		return rc;
 	}
-	log_setup(&L->conf, verbose);
+	applet_log_init("spoolbox/local", &L->conf, verbose);
 	signal(SIGPIPE, SIG_IGN); /* a |command that stops reading is judged by its exit code */
 	signal(SIGCHLD, SIG_DFL); /* an ignored SIGCHLD inherited from a parent breaks waitpid() */
 	rc = local_setup(L);

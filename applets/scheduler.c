@@ -220,15 +220,16 @@ static int daemonize(int *readyfd)
 	return 0;
 }
 
-static unsigned log_where(const struct conf *c, int to_file)
+/* LOG's choice; -L adds the file (the stderr stream); in the foreground, what syslog cannot
+ * take (no socket: a container, an initramfs) goes to stderr, so the scheduler is never mute. */
+static unsigned log_where(const struct conf *c, int to_file, int fg)
 {
-	unsigned w = 0;
-	const char *v = conf_str(c, CK_LOG);
-	if (strstr(v, "syslog"))
-		w |= LOG_TO_SYSLOG;
-	if (strstr(v, "stderr") || to_file)
+	unsigned w = log_where_of(conf_str(c, CK_LOG));
+	if (to_file)
 		w |= LOG_TO_STDERR;
-	return w ? w : LOG_TO_SYSLOG;
+	if (fg)
+		w |= LOG_STDERR_FALLBACK;
+	return w;
 }
 
 /* spoolbox --check: scheduler.conf (a missing file means the built-in one, which is valid). */
@@ -255,7 +256,7 @@ int scheduler_main(int argc, char **argv)
 	if (rc)
 		return rc;
 	int fg = o.foreground && !o.daemon;
-	log_init("spoolbox/scheduler", log_where(&c, o.so.logfile != NULL), o.so.verbose ? LOG_DEBUG : LOG_INFO);
+	log_init("spoolbox/scheduler", log_where(&c, o.so.logfile != NULL, fg), o.so.verbose ? LOG_DEBUG : LOG_INFO);
 	const char *spool = o.spool ? o.spool : conf_str(&c, CK_SPOOL);
 	o.so.conf_path = o.conf_file ? o.conf_file : conf_str(&c, CK_SCHEDULER_CONF);
 	o.so.conf_missing_ok = o.conf_file == NULL;

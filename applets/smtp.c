@@ -417,16 +417,6 @@ int smtp_check(const struct conf *c, conf_report_fn *report, void *ctx)
 	return e;
 }
 
-static unsigned log_where(const char *list)
-{
-	unsigned w = 0;
-	if (strstr(list, "syslog"))
-		w |= LOG_TO_SYSLOG;
-	if (strstr(list, "stderr"))
-		w |= LOG_TO_STDERR;
-	return w ? w : LOG_TO_SYSLOG;
-}
-
 int smtp_main(int argc, char **argv)
 {
 	const char *conf_path = NULL, *debug_id = NULL;
@@ -447,7 +437,7 @@ int smtp_main(int argc, char **argv)
 	struct conf c;
 	if (applet_load_conf(&c, conf_path))
 		return EX_CONFIG;
-	log_init("spoolbox/smtp", log_where(conf_str(&c, CK_LOG)), verbose ? LOG_DEBUG : LOG_INFO);
+	log_init("spoolbox/smtp", log_where_of(conf_str(&c, CK_LOG)), verbose ? LOG_DEBUG : LOG_INFO);
 	struct smtp_ta *ta = calloc(1, sizeof *ta);
 	if (!ta) {
 		conf_free(&c);

@@ -1,7 +1,8 @@
 /* Logging to syslog (facility mail) and/or stderr. Every line names the message id when the
  * caller has one: "spoolbox/submit[123]: 1AB2CD3EF: text".
  *
- * The state is one struct that log_init() resets completely, so tests can start over. */
+ * The state is one struct that log_init() resets completely, so tests can start over. Syslog is
+ * written directly (RFC 3164 on the local datagram socket), not through libc's syslog(). */
 #ifndef SPOOLBOX_LOG_H
 #define SPOOLBOX_LOG_H
 #include <stdarg.h>
@@ -10,12 +11,18 @@
 enum {
 	LOG_TO_STDERR = 1,
 	LOG_TO_SYSLOG = 2,
+	LOG_STDERR_FALLBACK = 4, /* with LOG_TO_SYSLOG: lines syslog cannot take go to stderr */
 };
+
+/* The syslog socket is SPOOLBOX_SYSLOG_SOCKET (environment: containers, tests) or /dev/log.
+ * When it is missing, that is remembered for a minute: no connect per line. */
 
 /* ident is kept by pointer and must outlive logging. level_max drops messages above it
  * (LOG_INFO by default; LOG_DEBUG with -v). */
 void log_init(const char *ident, unsigned where, int level_max);
 void log_set_level(int level_max);
+/* The LOG key's list ("syslog", "stderr", both; anything else: syslog) as LOG_TO_* bits. */
+unsigned log_where_of(const char *list);
 /* Redirect the stderr stream of the log to fd (the scheduler's -L logfile); -1 restores 2. */
 void log_set_fd(int fd);
 void log_msg(int level, const char *id, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
