@@ -166,6 +166,10 @@ struct sched {
 	volatile sig_atomic_t sig_term, sig_quit, sig_hup, sig_usr1, sig_usr2, sig_alrm, sig_chld;
 	int quitting;
 	long long wall_mono;          /* real time minus monotonic time, to see the clock jump */
+	/* a run of the whole queue (trigger Q, or R for a domain) still being worked through: the
+	 * due index is walked again as memory frees up, until every message was looked at once */
+	long long runall_at;          /* when it was asked for, 0 = none */
+	char runall_dom[256];         /* "" = every domain */
 	/* counters for the dump */
 	unsigned long delivered, failed, deferred, lost, started;
 };

@@ -140,13 +140,16 @@ static int read_trigger(struct sched *s)
 		pos += len + 1;
 		if (len == 1 && p[0] == 'Q') {
 			log_msg(LOG_INFO, NULL, "trigger: run the whole queue");
+			s->runall_at = s->now;
+			s->runall_dom[0] = 0;
 			sq_scan(s, 1, NULL);
 		} else if (len >= 2 && p[0] == 'R') {
-			char dom[256];
-			size_t dl = len - 1 < sizeof dom - 1 ? len - 1 : sizeof dom - 1;
+			char *dom = s->runall_dom;
+			size_t dl = len - 1 < sizeof s->runall_dom - 1 ? len - 1 : sizeof s->runall_dom - 1;
 			memcpy(dom, p + 1, dl);
 			dom[dl] = 0;
 			log_msg(LOG_INFO, NULL, "trigger: run the queue for %s", dom);
+			s->runall_at = s->now;
 			sq_scan(s, 1, dom);
 		} else {
 			newmail = 1;
@@ -397,8 +400,10 @@ int sched_run(struct sched *s)
 		sq_timer_pass(s);
 		/* below the low watermark with work left on disk: read more at once; a due time
 		 * reached: at most one look per second */
-		if (!s->quitting && ((s->disk_more && s->count < s->o.queuelo) ||
-		                     (s->disk_next && s->now >= s->disk_next && s->now != s->last_scan)))
+		if (!s->quitting && s->runall_at && s->disk_more && s->count < s->o.queuelo)
+			sq_scan(s, 1, s->runall_dom[0] ? s->runall_dom : NULL); /* a run of the queue goes on */
+		else if (!s->quitting && ((s->disk_more && s->count < s->o.queuelo) ||
+		                          (s->disk_next && s->now >= s->disk_next && s->now != s->last_scan)))
 			sq_scan(s, 0, NULL);
 		sq_flush(s);
 		ta_expire_idle(s);

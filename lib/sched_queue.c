@@ -927,6 +927,9 @@ void sq_run_all(struct sched *s, const char *domain)
 {
 	for (struct qmsg *m = s->head; m; m = m->next) {
 		int hit = 0;
+		/* tried since the run was asked for: its turn in this run is over */
+		if (s->runall_at && m->seen >= s->runall_at && m->attempted)
+			continue;
 		for (unsigned i = 0; i < m->nrcpt; i++) {
 			struct qrcpt *r = &m->r[i];
 			if ((r->tag != RT_NEW && r->tag != RT_DEFERRED) || (domain && !domain_match(r->thr->host, domain)))
@@ -1028,6 +1031,11 @@ int sq_scan(struct sched *s, int all, const char *domain)
 	if (all) {
 		sq_run_all(s, domain);
 		s->disk_next = s->now + 1; /* and the normal view again */
+		if (!s->disk_more && s->runall_at) {
+			/* the whole due index fitted: every message has had its turn */
+			log_msg(LOG_INFO, NULL, "run of the queue: every message looked at");
+			s->runall_at = 0;
+		}
 	}
 	if (c.loaded)
 		log_msg(LOG_DEBUG, NULL, "due index: %ld messages loaded, %ld in memory", c.loaded, s->count);

@@ -676,3 +676,25 @@ def test_daemon_mode_detaches_when_ready(box):
     while time.time() < deadline and os.path.exists(f"/proc/{pid}"):
         time.sleep(0.05)
     assert "SIGTERM: exiting" in open(os.path.join(box.base, "d.log")).read()
+
+
+def test_run_the_queue_drains_more_than_the_high_watermark(box):
+    """sendmail -q runs the whole queue, not only the QUEUEHI messages that fit in memory: the
+    scheduler keeps refilling from the due index as messages finish (issue 13 point 1)."""
+    sconf(box, BASIC.replace("interval=1s", "interval=1h"))
+    later = int(time.time()) + 3600  # every message waits for a retry an hour away
+    ids = [gen.add_queued(box.spool, [("smtp", "a.example", "ok%d@a.example" % i)], due=later) for i in range(300)]
+    env = {"QUEUEHI": "50", "QUEUELO": "10"}
+    proc = start_daemon(box, env=env)
+    try:
+        time.sleep(0.3)
+        assert deliveries(box) == []  # nothing is due yet
+        p = box.run("submit", "-q", env=stub_env(box, env))
+        assert p.returncode == 0, p.stderr
+        deadline = time.time() + 30
+        while len(deliveries(box)) < len(ids) and time.time() < deadline:
+            time.sleep(0.1)
+    finally:
+        rc, err = stop(box, proc)
+    got = [d[2] for d in deliveries(box)]
+    assert sorted(got) == sorted(ids), (len(got), err[-2000:])  # every one, once
