@@ -1,8 +1,15 @@
 /* Shared applet plumbing (see common.h). */
 #include "common.h"
+#include "log.h"
 #include "sysexits.h"
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+
+extern char **environ;
+
+const struct applet *applet_self;
 
 int applet_load_conf(struct conf *c, const char *path)
 {
@@ -13,6 +20,78 @@ int applet_load_conf(struct conf *c, const char *path)
 		return EX_CONFIG;
 	}
 	return 0;
+}
+
+static int has_word(const char *list, const char *w)
+{
+	size_t n = strlen(w);
+	for (const char *p = list; *p;) {
+		p += strspn(p, ", \t");
+		size_t k = strcspn(p, ", \t");
+		if (k == n && strncmp(p, w, n) == 0)
+			return 1;
+		p += k;
+	}
+	return 0;
+}
+
+void applet_log_setup(const struct conf *c, const char *ident, unsigned extra, int verbose)
+{
+	static char own[64];
+	const char *name = applet_self ? applet_self->name : "spoolbox";
+	unsigned flags = applet_self ? applet_self->flags : 0;
+	const char *list = conf_str(c, CK_LOG);
+	unsigned w = extra;
+	if (has_word(list, "syslog"))
+		w |= LOG_TO_SYSLOG;
+	if (has_word(list, "stderr") || verbose)
+		w |= LOG_TO_STDERR;
+	if (!(w & (LOG_TO_SYSLOG | LOG_TO_STDERR)))
+		w |= LOG_TO_SYSLOG;
+	if (flags & AF_AGENT)
+		w |= LOG_STDERR_IF_NO_SYSLOG;
+	if (flags & AF_INTERACTIVE)
+		w |= LOG_ERRORS_TO_STDERR;
+	if (!ident) {
+		snprintf(own, sizeof own, "spoolbox/%s", name);
+		ident = own;
+	}
+	log_init(ident, w, verbose ? LOG_DEBUG : LOG_INFO);
+	log_set_syslog_path(conf_str(c, CK_SYSLOG_SOCKET));
+}
+
+void applet_set_title(const char *name, int argc, char **argv)
+{
+	char comm[16];
+	snprintf(comm, sizeof comm, "%s", name);
+	prctl(PR_SET_NAME, (unsigned long)comm, 0UL, 0UL, 0UL);
+	if (argc < 1 || !argv[0])
+		return;
+	/* The title goes where the kernel keeps the arguments, and may run on into the environment
+	 * strings that follow them (the kernel reads it from there, as for BSD's setproctitle):
+	 * both are copied to the heap first. Without memory the command line stays as it was. */
+	char *start = argv[0], *end = argv[0];
+	for (int i = 0; i < argc; i++) {
+		size_t n = strlen(argv[i]) + 1;
+		char *copy = argv[i] == end ? malloc(n) : NULL;
+		if (!copy)
+			return; /* the copies made so far serve as well as the originals */
+		memcpy(copy, argv[i], n);
+		argv[i] = copy;
+		end += n;
+	}
+	for (size_t i = 0; environ && environ[i] && environ[i] == end; i++) {
+		size_t n = strlen(environ[i]) + 1;
+		char *e = malloc(n);
+		if (!e)
+			break;
+		memcpy(e, environ[i], n);
+		environ[i] = e;
+		end += n;
+	}
+	size_t room = (size_t)(end - start);
+	memset(start, 0, room);
+	snprintf(start, room, "spoolbox: %s", name);
 }
 
 int applet_unwritten(const char *name)

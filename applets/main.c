@@ -17,15 +17,8 @@
 
 #define SPOOLBOX_VERSION "0.1"
 
-struct applet {
-	const char *name;
-	int (*main)(int, char **);
-	const char *usage;
-	const char *dir;
-};
-
 static const struct applet applets[] = {
-#define APPLET(n, d) {#n, n##_main, n##_usage, d},
+#define APPLET(n, d, f) {#n, n##_main, n##_usage, d, f},
 #define LINK(n, a, d)
 #include "applets.h"
 #undef APPLET
@@ -35,7 +28,7 @@ static const struct applet applets[] = {
 static const struct link {
 	const char *name, *applet, *dir;
 } links[] = {
-#define APPLET(n, d)
+#define APPLET(n, d, f)
 #define LINK(n, a, d) {#n, #a, d},
 #include "applets.h"
 #undef APPLET
@@ -157,17 +150,20 @@ static int check(int argc, char **argv)
 static void drop_group_unless(const struct applet *a)
 {
 	gid_t g = getgid();
-	if ((!a || a->main != submit_main) && getegid() != g && setresgid(g, g, g) < 0) {
+	if ((!a || !(a->flags & AF_SETGID)) && getegid() != g && setresgid(g, g, g) < 0) {
 		fprintf(stderr, "spoolbox: cannot drop the setgid group: %s\n", strerror(errno));
 		exit(EX_OSERR);
 	}
 }
 
-static int run(const struct applet *a, int argc, char **argv)
+/* argc0/argv0: the process's own arguments, where the title goes (argv may be argv0 + 1) */
+static int run(const struct applet *a, int argc, char **argv, int argc0, char **argv0)
 {
 	drop_group_unless(a);
 	if (applet_wants_help(argc, argv))
 		return applet_usage(a->usage, 0);
+	applet_self = a;
+	applet_set_title(a->name, argc0, argv0);
 	return a->main(argc, argv);
 }
 
@@ -177,7 +173,7 @@ int main(int argc, char **argv)
 	base = base ? base + 1 : (argc > 0 ? argv[0] : "spoolbox");
 	const struct applet *a = find_applet(base);
 	if (a)
-		return run(a, argc, argv);
+		return run(a, argc, argv, argc, argv);
 	if (argc < 2 || argv[1][0] == '-')
 		drop_group_unless(NULL);
 	if (argc < 2)
@@ -200,5 +196,5 @@ int main(int argc, char **argv)
 		fprintf(stderr, "spoolbox: unknown applet or option '%s'\n", cmd);
 		return applet_usage(spoolbox_usage, 1);
 	}
-	return run(a, argc - 1, argv + 1);
+	return run(a, argc - 1, argv + 1, argc, argv);
 }
