@@ -15,8 +15,10 @@
  * exit:   0 at the end of the protocol; 64 usage; 66 -m on a message that cannot be read;
  *         78 configuration error. */
 #include "common.h"
+#include "fileio.h"
 #include "header.h"
 #include "log.h"
+#include "mime7.h"
 #include "smarthost.h"
 #include "smtp_session.h"
 #include "spool.h"
@@ -29,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -175,6 +178,41 @@ static void txn_fill(const struct smtp_ta *ta, struct smtp_txn *t, const struct 
 	}
 }
 
+/* The message of fd converted to 7 bit (lib/mime7) for a server without 8BITMIME, in an
+ * anonymous file: its fd (offset 0) and size. Returns the fd; -1 with f filled (5.6.3 when the
+ * content cannot be converted, 4.3.0 when we could not). */
+static int convert7(const struct ta_job *job, int fd, struct smtp_fail *f, long long *size)
+{
+	const struct spool_msg *m = &job->msg;
+	struct buf out;
+	char why[200];
+	int cfd = -1, r = MIME7_NOMEM;
+	memset(f, 0, sizeof f[0]);
+	errno = 0;
+	buf_init(&out, (size_t)m->size * 4 + 65536);
+	char *in = m->size >= 0 ? malloc((size_t)m->size + 1) : NULL;
+	if (in && pread(fd, in, (size_t)m->size, m->body_off) == (ssize_t)m->size)
+		r = mime7_convert(in, (size_t)m->size, &out, why, sizeof why);
+	free(in);
+	if (r == MIME7_CANNOT) {
+		f->permanent = 1;
+		str_lcpy(f->enh, "5.6.3", sizeof f->enh);
+		str_fmt(f->text, sizeof f->text, "the server does not support 8BITMIME and the message cannot be converted "
+		        "to 7 bit: %s", why);
+	} else if (r == 0 && (cfd = memfd_create("spoolbox-7bit", MFD_CLOEXEC)) >= 0 &&
+	           fio_write_all(cfd, out.p, out.len, "the 7-bit copy") == 0) {
+		*size = (long long)out.len;
+	} else {
+		if (cfd >= 0)
+			close(cfd);
+		cfd = -1;
+		str_lcpy(f->enh, "4.3.0", sizeof f->enh);
+		str_fmt(f->text, sizeof f->text, "converting the message to 7 bit failed: %s", strerror(errno ? errno : ENOMEM));
+	}
+	buf_free(&out);
+	return cfd;
+}
+
 static int smtp_job(void *ctx, struct ta_job *job)
 {
 	struct smtp_ta *ta = ctx;
@@ -205,6 +243,8 @@ static int smtp_job(void *ctx, struct ta_job *job)
 	}
 	size_t max = ta->maxrcpt > 0 ? (size_t)ta->maxrcpt : 1;
 	struct smtp_txn_rcpt *rc = calloc(max, sizeof *rc);
+	int cfd = -1;            /* the message converted to 7 bit, once a server needed it */
+	long long csize = 0;
 	for (size_t start = 0; rc && start < job->n; start += max) {
 		size_t n = job->n - start < max ? job->n - start : max;
 		struct smtp_txn t;
@@ -216,8 +256,24 @@ static int smtp_job(void *ctx, struct ta_job *job)
 				report_fail(ta, job, start, &f);
 				goto done;
 			}
-			txn_fill(ta, &t, m, job, start, n, rc, fd);
-			int ok = lseek(fd, m->body_off, SEEK_SET) == m->body_off;
+			if (m->body8 && !(ta->sess.conn.caps.ext & SMTP_EXT_8BITMIME) && !ta->send_8bit && cfd < 0) {
+				/* RFC 6152 section 3: converted, as Postfix does, rather than refused */
+				cfd = convert7(job, fd, &f, &csize);
+				if (cfd < 0) {
+					report_fail(ta, job, start, &f);
+					goto done;
+				}
+				log_msg(LOG_INFO, job->id, "%s does not support 8BITMIME: the message was converted to 7 bit",
+				        ta->sess.relay);
+			}
+			int use7 = cfd >= 0 && !(ta->sess.conn.caps.ext & SMTP_EXT_8BITMIME);
+			txn_fill(ta, &t, m, job, start, n, rc, use7 ? cfd : fd);
+			if (use7) {
+				t.size = csize;
+				t.body8 = 0;
+			}
+			off_t from = use7 ? 0 : m->body_off;
+			int ok = lseek(use7 ? cfd : fd, from, SEEK_SET) == from;
 			tr = ok ? smtp_transaction(&ta->sess.conn, &t) : -1;
 			if (!ok)
 				for (size_t i = 0; i < n; i++) {
@@ -248,6 +304,8 @@ done:
 	}
 	free(rc);
 	close(fd);
+	if (cfd >= 0)
+		close(cfd);
 	ta->sess.conn.logid = NULL;
 	ta->sess.last_used = smtp_now();
 	idle_arm(ta);

@@ -30,8 +30,10 @@ int sclock_parse(struct sclock *c, const char *spec)
 	memcpy(off, spec, n);
 	off[n] = 0;
 	if (n) {
-		if (off[0] != '+' || parse_interval(off + 1, &offset) < 0 || offset > 100LL * 365 * 86400)
+		if ((off[0] != '+' && off[0] != '-') || parse_interval(off + 1, &offset) < 0 || offset > 100LL * 365 * 86400)
 			return -1;
+		if (off[0] == '-') /* a clock stepped back (docs/scheduler.md "Clock jumps") */
+			offset = -offset;
 	}
 	if (star) {
 		char *end;

@@ -2,7 +2,7 @@
  * tests and a later simulator can move time without sleeping.
  *
  * A clock is real time, optionally shifted by an offset and sped up by a factor (the test hook
- * SPOOLBOX_TEST_CLOCK="+OFFSET[*SPEED]", e.g. "+3d" or "+0*60"), or fully manual (a test sets
+ * SPOOLBOX_TEST_CLOCK="+OFFSET[*SPEED]" or "-OFFSET[*SPEED]", e.g. "+3d", "-365d" or "+0*60"), or fully manual (a test sets
  * c->manual and moves c->manual_ms itself). Timers are deadlines in the clock's own time;
  * sclock_wait_ms() turns the nearest deadline into a poll() timeout in real milliseconds. */
 #ifndef SPOOLBOX_CLOCK_H
@@ -18,7 +18,8 @@ struct sclock {
 
 /* Real time, no offset, speed 1. */
 void sclock_init(struct sclock *c);
-/* Applies a test-hook spec "+OFFSET[*SPEED]" or "*SPEED" (OFFSET an interval like 3d or 90).
+/* Applies a test-hook spec "+OFFSET[*SPEED]", "-OFFSET[*SPEED]" or "*SPEED" (OFFSET an interval
+ * like 3d or 90).
  * Returns 0, or -1 (the clock is left real) when the spec is malformed. */
 int sclock_parse(struct sclock *c, const char *spec);
 /* The clock's time in milliseconds and in seconds since the epoch. */

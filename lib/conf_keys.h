@@ -51,7 +51,7 @@ CONF(SMTP_DATA_INIT_TIMEOUT, CT_INTERVAL, "2m", "time limit for the 354 reply to
 CONF(SMTP_DATA_BLOCK_TIMEOUT, CT_INTERVAL, "3m", "time limit of each write of the message body")
 CONF(SMTP_DATA_DONE_TIMEOUT, CT_INTERVAL, "10m", "time limit for the reply to the end of data")
 CONF(SMTP_CLEARTEXT_AUTH, CT_BOOL, "no", "allow AUTH without TLS (every host; per smarthost: cleartext_auth)")
-CONF(SMTP_8BIT_FALLBACK, CT_STR, "bounce", "8-bit message, server without 8BITMIME: bounce (RFC 6152) or send")
+CONF(SMTP_8BIT_FALLBACK, CT_STR, "bounce", "8-bit message, server without 8BITMIME: bounce = convert to 7 bit, bounce what cannot be; send = unchanged")
 
 /* --- errormail --- */
 CONF(DSN_RETURN_LIMIT, CT_SIZE, "100K", "largest message a bounce returns whole (larger: its header only), 0 = header only")

@@ -57,6 +57,26 @@ void enq_free(struct enq *e)
 	hdr_reader_free(&e->hr);
 }
 
+/* A command-line address must not hold a control character: a CR LF in it would end up
+ * elsewhere than the caller meant (a header line, another recipient). Returns 0, or fails with
+ * the argument shown escaped (never raw, so the reason cannot forge a log line). */
+static int no_controls(struct enq *e, const char *arg, const char *where)
+{
+	const char *bad = NULL;
+	for (const char *p = arg; *p && !bad; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			bad = p;
+	if (!bad)
+		return 0;
+	char shown[200];
+	size_t o = 0;
+	for (const char *p = arg; *p && o + 5 < sizeof shown; p++)
+		o += (size_t)snprintf(shown + o, sizeof shown - o, (unsigned char)*p < 0x20 || *p == 0x7f ? "\\x%02x" : "%c",
+		                      (unsigned char)*p);
+	return fail(e, EX_DATAERR, "%s '%s': control character 0x%02x at position %d: not an address", where, shown,
+	            (unsigned char)*bad, (int)(bad - arg) + 1);
+}
+
 const char *enq_tmppath(const struct enq *e)
 {
 	return e->writing ? e->w.tmppath : "";
@@ -84,6 +104,8 @@ int enq_sender(struct enq *e, const char *arg)
 		return e->m.sender ? 0 : fail(e, EX_OSERR, "out of memory");
 	}
 	const char *src = c->allmailfrom && *c->allmailfrom ? c->allmailfrom : arg;
+	if (arg && no_controls(e, arg, "sender address"))
+		return e->err;
 	if (src) {
 		struct addr a;
 		if (addr_parse_one(src, strlen(src), &a, err, sizeof err) < 0)
@@ -151,6 +173,8 @@ static int add_each(void *ctx, const struct addr *a)
 int enq_add_rcpts(struct enq *e, const char *list, const char *where)
 {
 	char err[160];
+	if (no_controls(e, list, where))
+		return e->err;
 	int n = addr_parse_list(list, strlen(list), add_each, e, err, sizeof err);
 	if (e->err)
 		return e->err;

@@ -42,6 +42,7 @@ struct qmsg {
 	long long due;                /* the time in its due link's name */
 	long long arrival;
 	long long wake;               /* 0, or when to look at it again */
+	long long tried, seen;        /* age for expiry, and when it was last counted (sched_tried_add) */
 	int fd;                       /* control file while this turn's results are written */
 	unsigned jobs;                /* ready and outstanding jobs that point here */
 	unsigned nrcpt;
@@ -164,6 +165,7 @@ struct sched {
 	int stats_fd;
 	volatile sig_atomic_t sig_term, sig_quit, sig_hup, sig_usr1, sig_usr2, sig_alrm, sig_chld;
 	int quitting;
+	long long wall_mono;          /* real time minus monotonic time, to see the clock jump */
 	/* counters for the dump */
 	unsigned long delivered, failed, deferred, lost, started;
 };
@@ -182,9 +184,18 @@ long long sched_retry_next(const struct sc_params *p, unsigned tries, const char
 unsigned sched_retry_index(unsigned nretries, unsigned tries, const char *id);
 /* retryat's first word: "+SECONDS" (relative) or absolute epoch seconds. -1 when malformed. */
 long long sched_retryat(const char *message, long long now);
-/* 1 when a deferred recipient is past expiry: arrival + expiry <= now and an attempt was made in
- * this run; or, without an attempt, past expiry + expiry2 (expiry2 > 0). */
-int sched_expired(const struct sc_params *p, long long arrival, long long now, int attempted);
+/* Time that cannot lie (docs/scheduler.md "Clock jumps"): a message's age for expiry is the
+ * time the queue has been trying it, summed over the gaps between the attempts and observations
+ * it has seen, each gap counted between 0 and the longest wait the clause plans
+ * (sched_retry_cap: interval x the largest retries factor + interval). A clock stepped forward
+ * (NTP after a boot without RTC) or a queue that was off adds at most that cap; a clock stepped
+ * back adds nothing. */
+long long sched_retry_cap(const struct sc_params *p);
+long long sched_tried_add(long long tried, long long last, long long now, long long cap);
+/* 1 when a deferred recipient is past expiry: tried (the age above) >= expiry and an attempt
+ * was made in this run; or, without an attempt, past arrival + expiry + expiry2 by the wall
+ * clock (expiry2 > 0: the seed's fallback for mail that is never tried). */
+int sched_expired(const struct sc_params *p, long long arrival, long long tried, long long now, int attempted);
 /* Effective limits (0 in the configuration = maxta, and maxta 0 = fd budget). */
 int sched_maxta(const struct sc_params *p, int fd_budget);
 int sched_maxchannel(const struct sc_params *p, int fd_budget);
@@ -208,6 +219,12 @@ void sq_flush(struct sched *s);
 void sq_timer_pass(struct sched *s);
 int sq_pickup(struct sched *s);
 int sq_scan(struct sched *s, int all, const char *domain);
+/* Due entries further ahead than any clause would wait (a clock that went back while the queue
+ * was down, or while it ran): loaded now. */
+int sq_scan_parked(struct sched *s);
+/* The clock went back while running: in-memory next attempts beyond their clause's longest
+ * wait come closer, and the parked due entries are loaded. */
+void sq_clock_back(struct sched *s);
 void sq_free_all(struct sched *s);
 void sq_report(struct sched *s, struct ta *t, const char *line, size_t len);
 void sq_job_done(struct sched *s, struct ta *t, struct qmsg *m, uint16_t seq);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -288,6 +289,25 @@ static long long min_t(long long a, long long b)
 	return a < b ? a : b;
 }
 
+/* Watches the wall clock against the monotonic one: a step back brings parked work closer
+ * (sq_clock_back); a step forward needs nothing, since expiry counts tried time
+ * (docs/scheduler.md "Clock jumps"). */
+static void clock_jump(struct sched *s)
+{
+	struct timespec w, m;
+	clock_gettime(CLOCK_REALTIME, &w);
+	clock_gettime(CLOCK_MONOTONIC, &m);
+	long long d = (long long)w.tv_sec - (long long)m.tv_sec;
+	long long was = s->wall_mono;
+	s->wall_mono = d;
+	if (!was || (d - was < 60 && was - d < 60))
+		return;
+	log_msg(LOG_WARNING, NULL, "the system clock jumped %s by %llds", d > was ? "ahead" : "back",
+	        d > was ? d - was : was - d);
+	if (d < was)
+		sq_clock_back(s);
+}
+
 int sched_run(struct sched *s)
 {
 	sigset_t block, orig;
@@ -312,6 +332,7 @@ int sched_run(struct sched *s)
 		repair_scan(s);
 	sq_pickup(s);
 	sq_scan(s, 0, NULL);
+	sq_scan_parked(s); /* the clock may have gone back while we were down */
 	sq_flush(s);
 	log_msg(LOG_INFO, NULL, "started: %ld messages due in memory, %s", s->count, s->conf.file);
 	if (s->o.readyfd >= 0) {
@@ -327,6 +348,7 @@ int sched_run(struct sched *s)
 	int rc = 0;
 	for (;;) {
 		s->now = sclock_now(&s->clock);
+		clock_jump(s);
 		if (s->sig_chld) {
 			s->sig_chld = 0;
 			ta_reap(s);

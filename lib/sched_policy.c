@@ -85,9 +85,29 @@ long long sched_retryat(const char *message, long long now)
 	return v;
 }
 
-int sched_expired(const struct sc_params *p, long long arrival, long long now, int attempted)
+long long sched_retry_cap(const struct sc_params *p)
 {
-	if (attempted && now >= arrival + p->expiry)
+	long long mul = 1;
+	for (unsigned i = 0; i < p->nretries; i++)
+		if (p->retries[i] > mul)
+			mul = p->retries[i];
+	long long iv = p->interval > 0 ? p->interval : 1;
+	return iv * mul + iv;
+}
+
+long long sched_tried_add(long long tried, long long last, long long now, long long cap)
+{
+	long long gap = now - last;
+	if (gap < 0 || last <= 0)
+		gap = 0; /* a clock that went back, or nothing seen yet: no time passed for us */
+	if (gap > cap)
+		gap = cap; /* a clock that jumped ahead, or a queue that was not running */
+	return tried + gap;
+}
+
+int sched_expired(const struct sc_params *p, long long arrival, long long tried, long long now, int attempted)
+{
+	if (attempted && tried >= p->expiry)
 		return 1;
 	return p->expiry2 > 0 && now >= arrival + p->expiry + p->expiry2;
 }

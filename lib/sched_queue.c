@@ -276,11 +276,13 @@ static void apply_result(struct sched *s, struct qmsg *m, unsigned i, const char
 		return;
 	}
 	m->attempted = 1;
+	m->tried = sched_tried_add(m->tried, m->seen, s->now, sched_retry_cap(p));
+	m->seen = s->now;
 	int expired = 0;
-	if (newtag == RT_DEFERRED && sched_expired(p, m->arrival, s->now, 1)) {
+	if (newtag == RT_DEFERRED && sched_expired(p, m->arrival, m->tried, s->now, 1)) {
 		char msg[SPOOL_TEXT_MAX + 1];
-		snprintf(msg, sizeof msg, "expired: undeliverable for %llds (expiry %llds); last: %s",
-		         s->now - m->arrival, p->expiry, text && *text ? text : status);
+		snprintf(msg, sizeof msg, "expired: undeliverable for %llds of trying (expiry %llds); last: %s",
+		         m->tried, p->expiry, text && *text ? text : status);
 		if (write_attempt(s, m, i, "error", "failed", "4.4.7", remote, msg) == 0) {
 			newtag = RT_FAILED;
 			next = s->now;
@@ -786,6 +788,17 @@ static int load(struct sched *s, const char *id, long long due, int fresh)
 			return -1;
 		}
 	}
+	/* the age for expiry from the history: arrival, then every attempt in the order written
+	 * (the real order, whatever the clock said), each gap capped by the longest planned wait */
+	long long cap = 1;
+	for (unsigned i = 0; i < m->nrcpt; i++)
+		if (m->r[i].thr && sched_retry_cap(&m->r[i].thr->p) > cap)
+			cap = sched_retry_cap(&m->r[i].thr->p);
+	m->seen = sm.arrival;
+	for (size_t k = 0; k < sm.natt; k++) {
+		m->tried = sched_tried_add(m->tried, m->seen, sm.att[k].time, cap);
+		m->seen = sm.att[k].time;
+	}
 	for (unsigned i = 0; i < m->nrcpt; i++) {
 		const struct spool_rcpt *sr = &sm.rcpt[i];
 		struct qrcpt *r = &m->r[i];
@@ -797,6 +810,9 @@ static int load(struct sched *s, const char *id, long long due, int fresh)
 		 * (trigger Q/R) keeps its recipients waiting unless the trigger chose them */
 		if ((r->tag == RT_NEW || r->tag == RT_DEFERRED) && due > r->next)
 			r->next = due;
+		/* a clock stepped back leaves next times far ahead: never wait longer than planned */
+		if ((r->tag == RT_NEW || r->tag == RT_DEFERRED) && r->thr && r->next > s->now + sched_retry_cap(&r->thr->p))
+			r->next = s->now + sched_retry_cap(&r->thr->p);
 		r->pid = sr->pid;
 		if (r->tag == RT_DELIVERED || r->tag == RT_REPORTED)
 			continue;
@@ -818,7 +834,7 @@ static int load(struct sched *s, const char *id, long long due, int fresh)
 				log_msg(LOG_NOTICE, m->id, "rcpt %u: %s", i, why);
 			}
 		} else if ((r->tag == RT_NEW || r->tag == RT_DEFERRED) &&
-		           sched_expired(&r->thr->p, m->arrival, s->now, 0)) {
+		           sched_expired(&r->thr->p, m->arrival, m->tried, s->now, 0)) {
 			char why[160];
 			snprintf(why, sizeof why, "expired: undeliverable for %llds (expiry %llds + expiry2 %llds)",
 			         s->now - m->arrival, r->thr->p.expiry, r->thr->p.expiry2);
@@ -930,13 +946,16 @@ struct scan {
 	int all;
 	const char *domain;
 	long loaded;
+	long long parked;             /* > 0: only entries due after now + parked */
 };
 
 static int scan_one(void *ctx, const char *id, long long t)
 {
 	struct scan *c = ctx;
 	struct sched *s = c->s;
-	if (!c->all && t > s->now) {
+	if (c->parked && t <= s->now + c->parked)
+		return 0;
+	if (!c->all && !c->parked && t > s->now) {
 		if (!s->disk_next || t < s->disk_next)
 			s->disk_next = t;
 		return 0;
@@ -952,9 +971,51 @@ static int scan_one(void *ctx, const char *id, long long t)
 	return 0;
 }
 
+/* The longest wait any clause plans: a due entry further ahead than this was written by a
+ * clock that has since gone back. */
+static long long park_limit(const struct sched *s)
+{
+	struct sc_params def;
+	sc_params_default(&def);
+	long long max = sched_retry_cap(&def);
+	for (size_t i = 0; i < s->conf.n; i++)
+		if (sched_retry_cap(&s->conf.cl[i].p) > max)
+			max = sched_retry_cap(&s->conf.cl[i].p);
+	return max;
+}
+
+int sq_scan_parked(struct sched *s)
+{
+	struct scan c = {s, 0, NULL, 0, park_limit(s)};
+	spool_due_each(&s->sp, LLONG_MAX / 4, scan_one, &c);
+	if (c.loaded)
+		log_msg(LOG_NOTICE, NULL, "due index: %ld messages due more than %llds ahead (the clock went back): "
+		        "looked at now", c.loaded, c.parked);
+	return (int)c.loaded;
+}
+
+void sq_clock_back(struct sched *s)
+{
+	for (struct qmsg *m = s->head; m; m = m->next) {
+		int moved = 0;
+		for (unsigned i = 0; i < m->nrcpt; i++) {
+			struct qrcpt *r = &m->r[i];
+			if ((r->tag == RT_NEW || r->tag == RT_DEFERRED) && r->thr && r->next > s->now + sched_retry_cap(&r->thr->p)) {
+				r->next = s->now + sched_retry_cap(&r->thr->p);
+				moved = 1;
+			}
+		}
+		if (moved) {
+			m->wake = s->now;
+			s->mem_wake = s->now;
+		}
+	}
+	sq_scan_parked(s);
+}
+
 int sq_scan(struct sched *s, int all, const char *domain)
 {
-	struct scan c = {s, all, domain, 0};
+	struct scan c = {s, all, domain, 0, 0};
 	s->last_scan = s->now;
 	s->disk_more = 0;
 	s->disk_next = 0;

@@ -9,6 +9,7 @@ import mailbox
 import os
 import re
 import subprocess
+import time
 
 import pytest
 
@@ -308,14 +309,19 @@ def test_by_hand_usage_and_unknown_message(box):
 
 
 def test_expired_recipient_is_reported_with_4_4_7(box, sink):
-    # greylisted for ever: deferred now, then expired on the first attempt after three days
+    # greylisted for ever: deferred, retried every two hours (test clock), and expired once it
+    # has been tried for its whole expiry (6h): on the fourth attempt, not at the first one
+    with open(box.env["SCHEDULER_CONF"], "w") as f:
+        f.write('*/* interval=2h retries="1" expiry=6h\nsmtp/* command=smtp\nlocal/* command=local\n'
+                'error interval=5m command=errormail\n')
     sink.rcpt_replies["slow@example.com"] = "451 4.7.1 greylisted"
     env = {"SMARTHOST": f"[127.0.0.1]:{sink.port} tls=none"}
     submit(box, "-f", "root@box.example", "slow@example.com", env=env)
     log = run_once(box, env)
     assert len(spoolfmt.queued_ids(box.spool)) == 1, log
-    assert mbox_messages(box, "root") == []
-    log = run_once(box, dict(env, SPOOLBOX_TEST_CLOCK="+4d"))
+    for hours in (2, 4, 6):
+        assert mbox_messages(box, "root") == [], log
+        log = run_once(box, dict(env, SPOOLBOX_TEST_CLOCK=f"+{hours}h"))
     assert queue_empty(box), log
     msgs = mbox_messages(box, "root")
     assert len(msgs) == 1, log
@@ -359,3 +365,51 @@ def test_too_many_received_fields_bounce_before_smtp(box, sink):
     assert len(msgs) == 1, log
     _, _, rcpts, _ = parts(msgs[0])
     assert rcpts[0]["Status"] == "5.4.6" and "6 Received: header fields (limit 5)" in rcpts[0]["Diagnostic-Code"]
+
+
+CLOCK_CONF = ('*/* interval=1m retries="1" expiry=1h\nsmtp/* command=smtp\nlocal/* command=local\n'
+              'error interval=5m command=errormail\n')
+
+
+def test_clock_stepped_ahead_does_not_expire_untried_mail(box, sink):
+    # a router booted with a clock 400 days behind, queued the mail, then NTP stepped it
+    with open(box.env["SCHEDULER_CONF"], "w") as f:
+        f.write(CLOCK_CONF)
+    sink.rcpt_replies["slow@example.com"] = "451 4.7.1 greylisted"
+    env = {"SMARTHOST": f"[127.0.0.1]:{sink.port} tls=none"}
+    submit(box, "-f", "root@box.example", "slow@example.com", env=env)
+    log = run_once(box, dict(env, SPOOLBOX_TEST_CLOCK="+400d"))
+    assert "expired" not in log and mbox_messages(box, "root") == [], log  # deferred, not bounced
+    assert len(spoolfmt.queued_ids(box.spool)) == 1, log
+    assert "next attempt in 60s" in log, log
+    # retried on schedule, one minute later by that clock, and delivered
+    del sink.rcpt_replies["slow@example.com"]
+    log = run_once(box, dict(env, SPOOLBOX_TEST_CLOCK="+%d" % (400 * 86400 + 90)))
+    assert queue_empty(box), log
+    assert [m.rcpt_tos for m in sink.messages] == [["slow@example.com"]]
+    assert mbox_messages(box, "root") == []
+
+
+def test_clock_stepped_back_does_not_park_mail(box, sink):
+    # deferred with a retry a minute away; then the clock goes back a year (a board that lost
+    # its time): the retry comes after at most the clause's longest wait, not in a year
+    with open(box.env["SCHEDULER_CONF"], "w") as f:
+        f.write(CLOCK_CONF)
+    sink.rcpt_replies["slow@example.com"] = "451 4.7.1 greylisted"
+    env = {"SMARTHOST": f"[127.0.0.1]:{sink.port} tls=none"}
+    submit(box, "-f", "root@box.example", "slow@example.com", env=env)
+    log = run_once(box, env)
+    assert len(spoolfmt.queued_ids(box.spool)) == 1, log
+    del sink.rcpt_replies["slow@example.com"]
+    # a year back, and 600 times faster: the two minutes of the clause pass in 0.2 s
+    p = subprocess.Popen([BINARY, "scheduler", "-i"], env=box.environ(dict(env, SPOOLBOX_TEST_CLOCK="-365d*600")),
+                         stderr=subprocess.PIPE)
+    try:
+        deadline = time.time() + 20
+        while not sink.messages and time.time() < deadline:
+            time.sleep(0.05)
+    finally:
+        p.terminate()
+        log = p.communicate(timeout=10)[1].decode(errors="replace")
+    assert [m.rcpt_tos for m in sink.messages] == [["slow@example.com"]], log
+    assert "the clock went back" in log, log

@@ -306,18 +306,68 @@ def test_8bit_body_with_8bitmime(box, q, sink):
     assert sink.messages[0].data == wire(body)
 
 
-def test_8bit_body_without_8bitmime_is_refused_per_rfc6152(box, q):
+EIGHT_BIT_MESSAGES = {
+    # a plain text message, headers with 8-bit left alone, long lines, trailing blanks, "=", a dot
+    "plain": ("Subject: caf\u00e9\nContent-Type: text/plain; charset=utf-8\nContent-Transfer-Encoding: 8bit\n\n"
+              "d\u00e9j\u00e0 vu = 100%  \n" + "\u00fc" * 120 + "\n.leading dot\nlast line \u00e9 \t\n").encode(),
+    # multipart: an 8-bit text part, a 7-bit part, a nested message with 8-bit text
+    "multipart": ("MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"=_b1\"\nContent-Transfer-Encoding: 8bit\n\n"
+                  "preamble\n--=_b1\nContent-Type: text/plain; charset=iso-8859-1\n\n").encode() + b"\xe9t\xe9 \xe0 Paris\n" +
+                 ("--=_b1\nContent-Type: text/plain\n\nplain ascii\n--=_b1\nContent-Type: message/rfc822\n\n"
+                  "Subject: inner\nContent-Type: text/plain; charset=utf-8\n\nStra\u00dfe\n--=_b1--\nepilogue\n").encode(),
+}
+
+
+def mime_leaves(msg):
+    """(content type, decoded bytes) of every leaf of an email.message, nested messages included."""
+    import email.message
+    out = []
+    for part in msg.walk():
+        if part.is_multipart() or part.get_content_type() == "message/rfc822":
+            continue
+        out.append((part.get_content_type(), part.get_payload(decode=True)))
+    return out
+
+
+@pytest.mark.parametrize("kind", sorted(EIGHT_BIT_MESSAGES))
+def test_8bit_body_is_converted_for_a_server_without_8bitmime(box, q, kind):
+    import email
+    import email.policy
+    body = EIGHT_BIT_MESSAGES[kind]
     with SmtpSink(ehlo_drop=["8BITMIME"]) as s:
-        mid = q.add("root@box.example", ["a@example.com"], "Subject: x\n\n\u00e9\n".encode())
+        mid = q.add("root@box.example", ["a@example.com"], body)
         with TA(box, env=smarthost_env(s)) as ta:
             reps = ta.job(q, mid, "example.com")
-        assert reps[0].status == "error" and reps[0].enh == "5.6.3"
+        assert reps[0].status == "ok2", (reps, ta.log)
+        assert "converted to 7 bit" in ta.log
+        got = s.messages[0]
+    assert "BODY=8BITMIME" not in got.mail_options
+    head, _, rest = got.data.partition(b"\r\n\r\n")
+    assert all(b < 0x80 for b in rest), "the body went out with 8-bit bytes"
+    assert all(len(line) <= 76 for line in rest.split(b"\r\n")), "RFC 2045: encoded lines of 76 at most"
+    sent = email.message_from_bytes(got.data.replace(b"\r\n", b"\n"), policy=email.policy.compat32)
+    orig = email.message_from_bytes(body, policy=email.policy.compat32)
+    # every part decodes to the original bytes
+    assert mime_leaves(sent) == mime_leaves(orig)
+    assert sent["Subject"] == orig["Subject"]  # header fields are left alone
+
+
+def test_8bit_that_cannot_be_converted_is_refused_with_5_6_3(box, q):
+    body = (b"MIME-Version: 1.0\nContent-Type: application/octet-stream\nContent-Transfer-Encoding: binary\n\n"
+            b"\x00\xff\xfe raw")
+    with SmtpSink(ehlo_drop=["8BITMIME"]) as s:
+        mid = q.add("root@box.example", ["a@example.com"], body)
+        with TA(box, env=smarthost_env(s)) as ta:
+            reps = ta.job(q, mid, "example.com")
+        assert reps[0].status == "error" and reps[0].enh == "5.6.3", reps
+        assert "cannot be converted to 7 bit: a application/octet-stream part is declared binary" in reps[0].diag
         assert not s.messages
+        # the administrator's way around it: send it as it is
         env = smarthost_env(s)
         env["SMTP_8BIT_FALLBACK"] = "send"
         with TA(box, env=env) as ta:
             assert ta.job(q, mid, "example.com")[0].status == "ok2"
-        assert len(s.messages) == 1
+        assert s.messages[0].data.endswith(b"\xff\xfe raw\r\n")
 
 
 def test_smtputf8_address(box, q, sink):

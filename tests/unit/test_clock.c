@@ -17,6 +17,9 @@ TEST(clock_offset_and_speed)
 	int w = sclock_wait_ms(&c, sclock_now(&c) + 61, 100000);
 	CHECK(w > 900 && w <= 1100);
 	CHECK_INT(sclock_parse(&c, "*10"), 0);
+	/* a clock stepped back */
+	CHECK_INT(sclock_parse(&c, "-365d"), 0);
+	CHECK(real - sclock_now(&c) >= 365 * 86400 - 1 && real - sclock_now(&c) <= 365 * 86400 + 1);
 	CHECK_INT(sclock_parse(&c, "3d"), -1);
 	CHECK_INT(sclock_parse(&c, "+3x"), -1);
 	CHECK_INT(sclock_parse(&c, "+1*0"), -1);

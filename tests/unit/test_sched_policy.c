@@ -74,13 +74,15 @@ TEST(policy_expiry)
 	struct sc_params p;
 	sc_params_default(&p);
 	p.expiry = 100;
-	CHECK_INT(sched_expired(&p, 1000, 1099, 1), 0);
-	CHECK_INT(sched_expired(&p, 1000, 1100, 1), 1);
-	/* without an attempt in this run: only expiry2, and 0 means never */
-	CHECK_INT(sched_expired(&p, 1000, 999999, 0), 0);
+	/* tried time, not the wall clock */
+	CHECK_INT(sched_expired(&p, 1000, 99, 1099, 1), 0);
+	CHECK_INT(sched_expired(&p, 1000, 100, 1100, 1), 1);
+	CHECK_INT(sched_expired(&p, 1000, 5, 1000 + 400LL * 86400, 1), 0); /* a clock 400 days ahead */
+	/* without an attempt in this run: only expiry2, by the wall clock, and 0 means never */
+	CHECK_INT(sched_expired(&p, 1000, 0, 999999, 0), 0);
 	p.expiry2 = 50;
-	CHECK_INT(sched_expired(&p, 1000, 1149, 0), 0);
-	CHECK_INT(sched_expired(&p, 1000, 1150, 0), 1);
+	CHECK_INT(sched_expired(&p, 1000, 0, 1149, 0), 0);
+	CHECK_INT(sched_expired(&p, 1000, 0, 1150, 0), 1);
 }
 
 TEST(policy_limits)
@@ -104,4 +106,28 @@ TEST(policy_limits)
 	CHECK_INT(sched_idlemax(&p), 30);
 	p.idlemax = 7;
 	CHECK_INT(sched_idlemax(&p), 7);
+}
+
+TEST(policy_tried_time_ignores_clock_jumps)
+{
+	struct sc_params p;
+	sc_params_default(&p);
+	static const unsigned seq[] = {1, 2, 5};
+	p.interval = 60;
+	p.retries = seq;
+	p.nretries = 3;
+	long long cap = sched_retry_cap(&p);
+	CHECK_INT(cap, 60 * 5 + 60);
+	/* regular attempts count fully */
+	long long t = sched_tried_add(0, 1000, 1060, cap);
+	CHECK_INT(t, 60);
+	t = sched_tried_add(t, 1060, 1180, cap);
+	CHECK_INT(t, 180);
+	/* NTP steps 400 days ahead between two attempts: one cap, not 400 days */
+	t = sched_tried_add(t, 1180, 1180 + 400LL * 86400, cap);
+	CHECK_INT(t, 180 + cap);
+	/* and back a year: nothing */
+	CHECK_INT(sched_tried_add(t, 1180 + 400LL * 86400, 1180 + 35LL * 86400, cap), t);
+	/* nothing seen yet: nothing */
+	CHECK_INT(sched_tried_add(0, 0, 5000, cap), 0);
 }
