@@ -69,26 +69,28 @@ void applet_set_title(const char *name, int argc, char **argv)
 		return;
 	/* The title goes where the kernel keeps the arguments, and may run on into the environment
 	 * strings that follow them (the kernel reads it from there, as for BSD's setproctitle):
-	 * both are copied to the heap first. Without memory the command line stays as it was. */
+	 * both are copied into one block first, kept for the process's life (a static pointer, so
+	 * the leak checker sees it in use). Without memory the command line stays as it was. */
+	static char *block;
 	char *start = argv[0], *end = argv[0];
+	int nenv = 0;
 	for (int i = 0; i < argc; i++) {
-		size_t n = strlen(argv[i]) + 1;
-		char *copy = argv[i] == end ? malloc(n) : NULL;
-		if (!copy)
-			return; /* the copies made so far serve as well as the originals */
-		memcpy(copy, argv[i], n);
-		argv[i] = copy;
-		end += n;
+		if (argv[i] != end)
+			return; /* not the kernel's layout */
+		end += strlen(argv[i]) + 1;
 	}
-	for (size_t i = 0; environ && environ[i] && environ[i] == end; i++) {
-		size_t n = strlen(environ[i]) + 1;
-		char *e = malloc(n);
-		if (!e)
-			break;
-		memcpy(e, environ[i], n);
-		environ[i] = e;
-		end += n;
-	}
+	while (environ && environ[nenv] == end)
+		end += strlen(environ[nenv++]) + 1;
+	if (block)
+		return; /* once per process */
+	block = malloc((size_t)(end - start));
+	if (!block)
+		return;
+	memcpy(block, start, (size_t)(end - start));
+	for (int i = 0; i < argc; i++)
+		argv[i] = block + (argv[i] - start);
+	for (int i = 0; i < nenv; i++)
+		environ[i] = block + (environ[i] - start);
 	size_t room = (size_t)(end - start);
 	memset(start, 0, room);
 	snprintf(start, room, "spoolbox: %s", name);
