@@ -1,5 +1,5 @@
 /* What every applet shares: its prototypes and flags (from applets.h), configuration loading
- * with the one error policy, the one logging setup, the process title, and the "not written
+ * with the one error policy, the one logging setup, and the "not written
  * yet" answer for applets that do not exist yet. */
 #ifndef SPOOLBOX_APPLETS_COMMON_H
 #define SPOOLBOX_APPLETS_COMMON_H
@@ -35,13 +35,10 @@ extern const struct applet *applet_self;
 /* Loads spoolbox.conf (path NULL: the default) and the environment into c. Every finding is
  * printed on stderr as "file:line: reason"; any error returns EX_CONFIG (78), else 0. */
 int applet_load_conf(struct conf *c, const char *path);
-/* The one logging setup: LOG (syslog, stderr) and SYSLOG_SOCKET from c, the applet's flags, -v
+/* The one logging setup: LOG (syslog, stderr) from c, the applet's flags, -v
  * (verbose: debug level, and every line on stderr). ident NULL: "spoolbox/<applet>". extra adds
  * LOG_* bits (the scheduler's -L file and foreground mode). */
 void applet_log_setup(const struct conf *c, const char *ident, unsigned extra, int verbose);
-/* ps shows the applet: the process name (/proc/PID/comm) becomes the applet's name and the
- * command line "spoolbox: NAME". argv's strings are copied first, so argv stays usable. */
-void applet_set_title(const char *name, int argc, char **argv);
 /* For an applet that is registered but not implemented: says so, returns EX_UNAVAILABLE. */
 int applet_unwritten(const char *name);
 /* Prints the applet's usage to stdout (help) or stderr (misuse) and returns 0 or EX_USAGE. */

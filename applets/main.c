@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -156,24 +157,94 @@ static void drop_group_unless(const struct applet *a)
 	}
 }
 
-/* argc0/argv0: the process's own arguments, where the title goes (argv may be argv0 + 1) */
-static int run(const struct applet *a, int argc, char **argv, int argc0, char **argv0)
+/* The argument area of the process as the kernel set it up, for its title in ps. */
+static char *title_area;
+static size_t title_len;
+/* kept for the process's life (and seen by the leak checker): the applet's copy of its
+ * arguments, and the environment moved out of the title's way */
+static char **volatile title_argv;
+static char **volatile title_env;
+static char *volatile title_env_block;
+
+/* Names the process as admins look for it: comm (pgrep, top) is the applet's name, the command
+ * line (ps) "spoolbox: NAME ARGS" — agents are started through /proc/self/exe and would show
+ * as "exe". The applet gets a copy of its arguments, since the area is overwritten. Returns
+ * argv, or the copy. */
+static char **name_process(const char *name, int argc, char **argv)
+{
+	prctl(PR_SET_NAME, name, 0, 0, 0);
+	if (!title_area || !title_len)
+		return argv;
+	char **copy = malloc(((size_t)argc + 1) * sizeof *copy);
+	if (!copy)
+		return argv;
+	for (int i = 0; i < argc; i++)
+		if (!(copy[i] = strdup(argv[i]))) {
+			while (i--)
+				free(copy[i]);
+			free(copy);
+			return argv;
+		}
+	copy[argc] = NULL;
+	/* the environment strings that follow argv's make room for a longer title (the agents run
+	 * with a short argv): they move to the heap first */
+	extern char **environ;
+	size_t n = 0, bytes = 0;
+	while (environ && environ[n])
+		bytes += strlen(environ[n++]) + 1;
+	char **env = malloc((n + 1) * sizeof *env);
+	char *block = malloc(bytes ? bytes : 1), *end = title_area + title_len;
+	if (env && block) {
+		char *b = block;
+		for (size_t i = 0; i < n; i++) {
+			size_t k = strlen(environ[i]) + 1;
+			if (environ[i] == end)
+				end += k;
+			env[i] = memcpy(b, environ[i], k);
+			b += k;
+		}
+		env[n] = NULL;
+		environ = env;
+		title_env = env;
+		title_env_block = block;
+		title_len = (size_t)(end - title_area);
+	} else {
+		free(env);
+		free(block);
+	}
+	title_argv = copy;
+	size_t o = (size_t)snprintf(title_area, title_len, "spoolbox: %s", name);
+	for (int i = 1; i < argc && o + 1 < title_len; i++)
+		o += (size_t)snprintf(title_area + o, title_len - o, " %s", copy[i]);
+	if (o < title_len)
+		memset(title_area + o, 0, title_len - o);
+	return copy;
+}
+
+static int run(const struct applet *a, int argc, char **argv)
 {
 	drop_group_unless(a);
 	if (applet_wants_help(argc, argv))
 		return applet_usage(a->usage, 0);
 	applet_self = a;
-	applet_set_title(a->name, argc0, argv0);
-	return a->main(argc, argv);
+	return a->main(argc, name_process(a->name, argc, argv));
 }
 
 int main(int argc, char **argv)
 {
+	/* argv's strings lie one after the other: the area a title may use */
+	if (argc > 0 && argv[0]) {
+		title_area = argv[0];
+		title_len = (size_t)(argv[argc - 1] + strlen(argv[argc - 1]) + 1 - argv[0]);
+		for (int i = 1; i < argc; i++)
+			if (argv[i] != argv[i - 1] + strlen(argv[i - 1]) + 1)
+				title_area = NULL; /* not contiguous: leave the command line alone */
+	}
 	const char *base = argc > 0 ? strrchr(argv[0], '/') : NULL;
 	base = base ? base + 1 : (argc > 0 ? argv[0] : "spoolbox");
 	const struct applet *a = find_applet(base);
 	if (a)
-		return run(a, argc, argv, argc, argv);
+		return run(a, argc, argv);
 	if (argc < 2 || argv[1][0] == '-')
 		drop_group_unless(NULL);
 	if (argc < 2)
@@ -196,5 +267,5 @@ int main(int argc, char **argv)
 		fprintf(stderr, "spoolbox: unknown applet or option '%s'\n", cmd);
 		return applet_usage(spoolbox_usage, 1);
 	}
-	return run(a, argc - 1, argv + 1, argc, argv);
+	return run(a, argc - 1, argv + 1);
 }

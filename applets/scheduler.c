@@ -247,7 +247,7 @@ int scheduler_main(int argc, char **argv)
 	/* in the foreground (-i, -v: a supervisor's terminal or log) errors also go to stderr, and
 	 * everything does when there is no syslog daemon (containers, initramfs) */
 	applet_log_setup(&c, NULL, (o.so.logfile ? LOG_TO_STDERR : 0u) |
-	                 (fg ? LOG_ERRORS_TO_STDERR | LOG_STDERR_IF_NO_SYSLOG : 0u), 0);
+	                 (fg ? LOG_ERRORS_TO_STDERR | LOG_STDERR_FALLBACK : 0u), 0);
 	if (o.so.verbose)
 		log_set_level(LOG_DEBUG);
 	const char *spool = o.spool ? o.spool : conf_str(&c, CK_SPOOL);

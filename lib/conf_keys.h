@@ -6,7 +6,6 @@
 CONF(SPOOL, CT_PATH, DEFAULT_SPOOL, "queue directory")
 CONF(MYHOSTNAME, CT_STR, "", "this host's name (default: uname); never looked up in DNS")
 CONF(LOG, CT_LIST, "syslog", "where log lines go: syslog, stderr (comma separated)")
-CONF(SYSLOG_SOCKET, CT_PATH, "/dev/log", "the syslog daemon's socket (a chroot's or a test's)")
 
 /* --- submit --- */
 CONF(SIZELIMIT, CT_SIZE, "10M", "largest message accepted, 0 = no limit")

@@ -1,34 +1,123 @@
-/* Log sink: formats one line and sends it to the syslog socket and/or a stream fd (see log.h). */
+/* Log sink: formats one line and sends it to syslog and/or a stream fd (see log.h). Syslog is
+ * spoken directly (RFC 3164 over the local datagram socket) rather than through libc's
+ * syslog(): that one tries to reconnect on every line while there is no socket (containers,
+ * initramfs: ten failed system calls per message in a drain), and pulls in strftime. */
 #include "log.h"
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
+#define SYSLOG_RETRY_MS 60000 /* a socket that was missing is looked for again after this */
+
 static struct {
 	const char *ident;
-	char syslog_path[108]; /* sizeof sun_path */
 	unsigned where;
 	int level_max;
-	int fd;         /* the stream */
-	int sock;       /* the syslog socket, -1 when not connected */
-	time_t down_at; /* when the socket last failed; 0: not known to be down */
-} lg = {"spoolbox", LOG_SYSLOG_PATH, LOG_TO_STDERR, LOG_INFO, 2, -1, 0};
+	int fd;
+	int sl_fd;             /* the syslog socket, -1 when not connected */
+	long long sl_retry_ms; /* monotonic time before which no connect is tried again */
+} lg = {"spoolbox", LOG_TO_STDERR, LOG_INFO, 2, -1, 0};
+
+static long long mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+unsigned log_where_of(const char *list)
+{
+	unsigned w = 0;
+	if (list && strstr(list, "syslog"))
+		w |= LOG_TO_SYSLOG;
+	if (list && strstr(list, "stderr"))
+		w |= LOG_TO_STDERR;
+	return w ? w : LOG_TO_SYSLOG;
+}
+
+static void sl_close(void)
+{
+	if (lg.sl_fd >= 0)
+		close(lg.sl_fd);
+	lg.sl_fd = -1;
+}
+
+/* Connects the syslog socket (SPOOLBOX_SYSLOG_SOCKET, else /dev/log) unless a recent attempt
+ * failed. 0, or -1. */
+static int sl_connect(void)
+{
+	if (lg.sl_fd >= 0)
+		return 0;
+	if (lg.sl_retry_ms && mono_ms() < lg.sl_retry_ms)
+		return -1;
+	const char *path = getenv("SPOOLBOX_SYSLOG_SOCKET");
+	struct sockaddr_un sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sun_family = AF_UNIX;
+	if (!path || !*path || strlen(path) >= sizeof sa.sun_path)
+		path = "/dev/log";
+	memcpy(sa.sun_path, path, strlen(path));
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0) {
+		lg.sl_fd = fd;
+		lg.sl_retry_ms = 0;
+		return 0;
+	}
+	if (fd >= 0)
+		close(fd);
+	lg.sl_retry_ms = mono_ms() + SYSLOG_RETRY_MS;
+	return -1;
+}
+
+/* One line to syslog: "<PRI>Mmm dd hh:mm:ss ident[pid]: text". 0, or -1 when it did not go. */
+static int sl_send(int level, const char *id, const char *text)
+{
+	static const char mon[12][4] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+	                                "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+	if (sl_connect() < 0)
+		return -1;
+	time_t now = time(NULL);
+	struct tm tm;
+	if (!localtime_r(&now, &tm))
+		memset(&tm, 0, sizeof tm);
+	char buf[1400];
+	int n = snprintf(buf, sizeof buf, "<%d>%s %2d %02d:%02d:%02d %s[%ld]: %s%s%s", LOG_MAIL | (level & 7),
+	                 mon[tm.tm_mon % 12], tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, lg.ident, (long)getpid(),
+	                 id ? id : "", id ? ": " : "", text);
+	if (n < 0)
+		return -1;
+	if (n >= (int)sizeof buf)
+		n = (int)sizeof buf - 1;
+	for (int attempt = 0; attempt < 2; attempt++) {
+		/* never wait for a log daemon that does not read: a full queue drops the line */
+		if (send(lg.sl_fd, buf, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) >= 0)
+			return 0;
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return -1;
+		/* the log daemon restarted: one reconnect, then give up until the retry time */
+		sl_close();
+		if (attempt || sl_connect() < 0)
+			break;
+	}
+	lg.sl_retry_ms = mono_ms() + SYSLOG_RETRY_MS;
+	return -1;
+}
 
 void log_init(const char *ident, unsigned where, int level_max)
 {
-	if (lg.sock >= 0)
-		close(lg.sock);
+	sl_close();
 	lg.ident = ident;
 	lg.where = where;
 	lg.level_max = level_max;
 	lg.fd = 2;
-	lg.sock = -1;
-	lg.down_at = 0;
+	lg.sl_retry_ms = 0;
+	if (where & LOG_TO_SYSLOG)
+		sl_connect();
 }
 
 void log_set_level(int level_max)
@@ -36,67 +125,9 @@ void log_set_level(int level_max)
 	lg.level_max = level_max;
 }
 
-void log_set_syslog_path(const char *path)
-{
-	if (lg.sock >= 0)
-		close(lg.sock);
-	lg.sock = -1;
-	lg.down_at = 0;
-	if (!path || !*path)
-		path = LOG_SYSLOG_PATH;
-	if (strlen(path) < sizeof lg.syslog_path)
-		memcpy(lg.syslog_path, path, strlen(path) + 1);
-	else
-		lg.syslog_path[0] = 0; /* too long for a socket address: never reached */
-}
-
 void log_set_fd(int fd)
 {
 	lg.fd = fd < 0 ? 2 : fd;
-}
-
-static int syslog_connect(void)
-{
-	struct sockaddr_un sa;
-	if (!lg.syslog_path[0])
-		return -1;
-	memset(&sa, 0, sizeof sa);
-	sa.sun_family = AF_UNIX;
-	memcpy(sa.sun_path, lg.syslog_path, sizeof lg.syslog_path);
-	lg.sock = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (lg.sock < 0)
-		return -1;
-	if (connect(lg.sock, (struct sockaddr *)&sa, sizeof sa) < 0) {
-		close(lg.sock);
-		lg.sock = -1;
-		return -1;
-	}
-	return 0;
-}
-
-/* Sends one datagram; reconnects once (the daemon may have restarted). A failure is
- * remembered, so a system without a syslog daemon costs one connect per LOG_SYSLOG_RETRY
- * seconds, not one per line. Returns 0 when the line was taken. */
-static int syslog_send(const char *line, size_t n)
-{
-	time_t now = 0;
-	if (lg.down_at) {
-		now = time(NULL);
-		if (now - lg.down_at < LOG_SYSLOG_RETRY && now >= lg.down_at)
-			return -1;
-	}
-	for (int attempt = 0; attempt < 2; attempt++) {
-		if (lg.sock < 0 && syslog_connect() < 0)
-			break;
-		if (send(lg.sock, line, n, MSG_NOSIGNAL) == (ssize_t)n) {
-			lg.down_at = 0;
-			return 0;
-		}
-		close(lg.sock);
-		lg.sock = -1;
-	}
-	lg.down_at = now ? now : time(NULL);
-	return -1;
 }
 
 void log_vmsg(int level, const char *id, const char *fmt, va_list ap)
@@ -110,19 +141,13 @@ void log_vmsg(int level, const char *id, const char *fmt, va_list ap)
 	for (char *p = text; *p; p++)
 		if ((unsigned char)*p < 0x20 && *p != '\t')
 			*p = ' ';
-	char line[1200];
-	int to_stream = (lg.where & LOG_TO_STDERR) || ((lg.where & LOG_ERRORS_TO_STDERR) && level <= LOG_WARNING);
-	if (lg.where & LOG_TO_SYSLOG) {
-		int n = snprintf(line, sizeof line, "<%d>%s[%ld]: %s%s%s", LOG_MAIL | (level & LOG_PRIMASK), lg.ident,
-		                 (long)getpid(), id ? id : "", id ? ": " : "", text);
-		if (n > (int)sizeof line - 1)
-			n = (int)sizeof line - 1;
-		if (syslog_send(line, (size_t)n) < 0 && (lg.where & LOG_STDERR_IF_NO_SYSLOG))
-			to_stream = 1;
-	}
-	if (to_stream) {
-		int n = snprintf(line, sizeof line, "%s[%ld]: %s%s%s\n", lg.ident, (long)getpid(), id ? id : "",
-		                 id ? ": " : "", text);
+	int to_stderr = (lg.where & LOG_TO_STDERR) || ((lg.where & LOG_ERRORS_TO_STDERR) && level <= LOG_WARNING);
+	if ((lg.where & LOG_TO_SYSLOG) && sl_send(level, id, text) < 0 && (lg.where & LOG_STDERR_FALLBACK))
+		to_stderr = 1; /* no syslog socket: a foreground daemon must not be silent */
+	if (to_stderr) {
+		char line[1200];
+		int n = snprintf(line, sizeof line, "%s[%ld]: %s%s%s\n", lg.ident, (long)getpid(),
+		                 id ? id : "", id ? ": " : "", text);
 		if (n > (int)sizeof line - 1) {
 			n = (int)sizeof line - 1;
 			line[n - 1] = '\n';

@@ -614,13 +614,29 @@ int spool_record_append(int fd, const char *line, const char *path)
 	if (!rec)
 		return -1;
 	size_t o = 0;
-	/* a torn earlier append (crash mid-write) must not swallow this record */
-	if (st.st_size > 0 && pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n')
-		rec[o++] = '\n';
+	off_t at = st.st_size;
+	if (st.st_size > 0 && pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n') {
+		/* A torn earlier append (a full disk or a crash mid-write) is not a record: the new one
+		 * goes over it, from just after the last complete line (docs/spool.md 4.3). Giving it
+		 * a line end instead would leave a malformed line that makes the next load rebuild
+		 * the file and lose its delivered marks. */
+		char tail[SPOOL_LINE_MAX + 1];
+		off_t from = st.st_size > (off_t)sizeof tail ? st.st_size - (off_t)sizeof tail : 0;
+		ssize_t got = pread(fd, tail, (size_t)(st.st_size - from), from);
+		const char *lf = got > 0 ? memrchr(tail, '\n', (size_t)got) : NULL;
+		if (lf)
+			at = from + (lf - tail) + 1;
+		else
+			rec[o++] = '\n'; /* no line end within a line's length: keep it apart, as before */
+	}
 	memcpy(rec + o, line, n);
 	o += n;
 	rec[o++] = '\n';
-	int r = fio_pwrite_all(fd, rec, o, st.st_size, path);
+	int r = fio_pwrite_all(fd, rec, o, at, path);
+	/* a torn tail longer than the new record: what is left of it goes (a crash before this
+	 * leaves a tail without a line end, which readers ignore) */
+	if (r == 0 && at + (off_t)o < st.st_size && ftruncate(fd, at + (off_t)o) < 0)
+		log_msg(LOG_WARNING, NULL, "truncate %s: %s", path, strerror(errno));
 	free(rec);
 	return r;
 }

@@ -10,20 +10,34 @@
 
 #define TA_LINE_MAX 1024
 
-/* Reads one line from fd 0 without stdio (so nothing is buffered past the job line a
- * subprocess could inherit). Returns the length, 0 at EOF, -1 on error; overlong lines are
- * consumed and returned truncated with *overlong set. */
-static ssize_t read_line(char *out, size_t size, int *overlong)
+/* The scheduler's job lines on fd 0, read a buffer at a time (a byte at a time cost a system
+ * call per byte: about 30 per job). The buffer belongs to the loop, so what is read past one
+ * line is the next line, never lost; stdio is not used, so nothing an agent's child could
+ * inherit sits in a FILE. */
+struct line_reader {
+	char buf[4096];
+	size_t pos, len;
+};
+
+/* One line into out (NUL-terminated, without its LF). Returns its length + 1, 0 at EOF, -1 on
+ * error; overlong lines are consumed and returned truncated with *overlong set. */
+static ssize_t read_line(struct line_reader *lr, char *out, size_t size, int *overlong)
 {
 	size_t n = 0;
 	*overlong = 0;
 	for (;;) {
-		char c;
-		ssize_t r = read(0, &c, 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return r < 0 ? -1 : (n ? (ssize_t)n : 0);
+		if (lr->pos == lr->len) {
+			ssize_t r = read(0, lr->buf, sizeof lr->buf);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0) {
+				out[n] = 0;
+				return r < 0 ? -1 : (n ? (ssize_t)n : 0);
+			}
+			lr->pos = 0;
+			lr->len = (size_t)r;
+		}
+		char c = lr->buf[lr->pos++];
 		if (c == '\n')
 			break;
 		if (n + 1 < size)
@@ -136,10 +150,12 @@ int ta_main_loop(const struct spool *sp, const char *channel, const struct ta_op
 	if (debug_id)
 		return run_debug(sp, channel, ops, ctx, debug_id);
 	char line[TA_LINE_MAX];
+	struct line_reader lr;
+	lr.pos = lr.len = 0;
 	for (;;) {
 		put("#hungry\n");
 		int overlong;
-		ssize_t n = read_line(line, sizeof line, &overlong);
+		ssize_t n = read_line(&lr, line, sizeof line, &overlong);
 		if (n <= 0)
 			return 0; /* EOF: the scheduler wants us gone */
 		if (overlong) {

@@ -81,3 +81,30 @@ def test_version_reports_tls_option():
     assert p.returncode == 0
     assert p.stdout.startswith("spoolbox ")
     assert "tls=" in p.stdout
+
+
+def test_processes_show_their_applet_names(box, smtp_sink):
+    """ps shows "spoolbox: scheduler ..." and "spoolbox: smtp", pgrep finds "scheduler" and
+    "smtp" (comm), instead of "exe" for the agents started through /proc/self/exe."""
+    import time
+    env = {"SMARTHOST": f"[127.0.0.1]:{smtp_sink.port} tls=none", "SMTP_IDLE": "60s"}
+    p = box.run("submit", "-i", "someone@example.com", input=b"Subject: ps\n\nbody\n", env=env)
+    assert p.returncode == 0, p.stderr
+    s = subprocess.Popen([BINARY, "scheduler", "-i"], env=box.environ(env), stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 15
+        while not smtp_sink.messages and time.time() < deadline:
+            time.sleep(0.05)
+        assert smtp_sink.messages
+        def comm(pid):
+            return open(f"/proc/{pid}/comm").read().strip()
+        def cmdline(pid):
+            return open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")[0].decode()
+        assert comm(s.pid) == "scheduler"
+        assert cmdline(s.pid) == "spoolbox: scheduler -i"
+        kids = open(f"/proc/{s.pid}/task/{s.pid}/children").read().split()
+        names = {comm(k): cmdline(k) for k in kids}
+        assert names.get("smtp") == "spoolbox: smtp", names
+    finally:
+        s.terminate()
+        s.wait(10)

@@ -413,3 +413,60 @@ def test_clock_stepped_back_does_not_park_mail(box, sink):
         log = p.communicate(timeout=10)[1].decode(errors="replace")
     assert [m.rcpt_tos for m in sink.messages] == [["slow@example.com"]], log
     assert "the clock went back" in log, log
+
+
+def test_errormail_and_hold_log_to_syslog(box, tmp_path):
+    """LOG=syslog reaches the syslog socket from every applet, errormail included (it used to
+    write to stderr only, which a daemon's scheduler sends nowhere; hold has the same setup)."""
+    import socket
+    path = str(tmp_path / "log.sock")
+    import threading
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    srv.bind(path)
+    srv.settimeout(0.5)
+    lines = []
+
+    def reader():  # a log daemon: reads as lines come
+        while True:
+            try:
+                lines.append(srv.recv(4096).decode(errors="replace"))
+            except (socket.timeout, OSError):
+                return
+    t = threading.Thread(target=reader)
+    t.start()
+    try:
+        env = {"LOG": "syslog", "SPOOLBOX_SYSLOG_SOCKET": path}
+        submit(box, "-f", "root@box.example", "nosuchuser", env=env)
+        p = subprocess.run([BINARY, "scheduler", "-i", "-1"], env=box.environ(env), capture_output=True, timeout=30)
+        assert p.returncode == 0, p.stderr
+    finally:
+        t.join()
+        srv.close()
+    assert any(ln.startswith("<22>") and "spoolbox/errormail[" in ln and "DSN" in ln for ln in lines), lines
+    assert any("spoolbox/local[" in ln for ln in lines) and any("spoolbox/scheduler[" in ln for ln in lines), lines
+
+
+def test_foreground_scheduler_without_a_syslog_socket_speaks_on_stderr(box, tmp_path):
+    env = {"LOG": "syslog", "SPOOLBOX_SYSLOG_SOCKET": str(tmp_path / "no-such-socket")}
+    submit(box, "-f", "root@box.example", "root", env=env)
+    p = subprocess.run([BINARY, "scheduler", "-i", "-1"], env=box.environ(env), capture_output=True, timeout=30)
+    err = p.stderr.decode(errors="replace")
+    assert p.returncode == 0, err
+    assert "spoolbox/scheduler[" in err and "all 1 recipients done: removed" in err, err
+    assert len(mbox_messages(box, "root")) == 1
+
+
+def test_a_log_daemon_that_never_reads_blocks_nothing(box, tmp_path):
+    import socket
+    path = str(tmp_path / "stuck.sock")
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    srv.bind(path)  # bound, never read: its queue fills after a few lines
+    try:
+        env = {"LOG": "syslog", "SPOOLBOX_SYSLOG_SOCKET": path}
+        for _ in range(20):
+            submit(box, "-f", "root@box.example", "root", env=env)
+        p = subprocess.run([BINARY, "scheduler", "-i", "-1"], env=box.environ(env), capture_output=True, timeout=30)
+        assert p.returncode == 0, p.stderr
+    finally:
+        srv.close()
+    assert len(mbox_messages(box, "root")) == 20

@@ -450,3 +450,24 @@ error command="STUB error"
         proc.send_signal(signal.SIGKILL)     # the flooder then dies of EPIPE
         proc.wait()
     assert got == [mid]
+
+
+def test_a_torn_history_record_is_not_damage(box):
+    # a full disk tore an A record in the middle of its write; a later append must not turn it
+    # into a malformed line that makes the next start rebuild the file (losing the D mark of a
+    # delivered recipient, who would then get a second copy)
+    sconf(box, BASIC.replace("interval=1s", "interval=1h").replace("expiry=1h", "expiry=30d"))
+    mid = gen.add_queued(box.spool, [("smtp", "a.example", "ok@a.example"), ("smtp", "b.example", "defer@b.example")])
+    p, err = once(box)
+    assert [r.tag for r in ctl(box, mid).rcpts] == ["D", "Q"], err
+    path = os.path.join(box.spool, "queue", mid[-1], mid + ".c")
+    with open(path, "ab") as f:
+        f.write(b"A 1 1795000000 defer")  # no line end: torn in the middle of its fields
+    for hours in (2, 4):
+        p, err = once(box, env={"SPOOLBOX_TEST_CLOCK": f"+{hours}h"})
+        assert p.returncode == 0, err
+        assert "rebuilt" not in err and "damaged" not in err, err
+    m = ctl(box, mid)
+    assert [r.tag for r in m.rcpts] == ["D", "Q"]
+    assert all(r.startswith(("A ", "B ", "W ")) for r in m.records), m.records  # no torn line left
+    assert [d[4] for d in deliveries(box)].count("ok@a.example") == 1, deliveries(box)

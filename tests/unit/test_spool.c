@@ -297,10 +297,20 @@ TEST(append_repairs_torn_tail)
 	snprintf(path, sizeof path, "%s/ctl", unit_tmpdir());
 	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	CHECK(write(fd, "x\nA 0 1 ok deliv", 16) == 16);
+	/* the torn record is not kept as a line of its own (a malformed line would make the next
+	 * load rebuild the file): the new record replaces it, and the rest of it goes */
 	CHECK_INT(spool_record_append(fd, "W 5", path), 0);
 	char buf[64] = {0};
 	CHECK(pread(fd, buf, sizeof buf, 0) > 0);
-	CHECK_STR(buf, "x\nA 0 1 ok deliv\nW 5\n");
+	CHECK_STR(buf, "x\nW 5\n");
+	struct stat st;
+	CHECK(fstat(fd, &st) == 0 && st.st_size == 6);
+	/* a torn record shorter than the new one */
+	CHECK(pwrite(fd, "A", 1, 6) == 1);
+	CHECK_INT(spool_record_append(fd, "A 0 2 ok delivered 2.0.0 - fine", path), 0);
+	memset(buf, 0, sizeof buf);
+	CHECK(pread(fd, buf, sizeof buf, 0) > 0);
+	CHECK_STR(buf, "x\nW 5\nA 0 2 ok delivered 2.0.0 - fine\n");
 	close(fd);
 }
 
