@@ -49,9 +49,7 @@ int cleaner_main(int argc, char **argv)
 	int r = applet_load_conf(&conf, conf_path);
 	if (r)
 		return r;
-	log_init("spoolbox/cleaner", verbose ? LOG_TO_STDERR | LOG_TO_SYSLOG : LOG_TO_SYSLOG, LOG_INFO);
-	if (strstr(conf_str(&conf, CK_LOG), "stderr"))
-		log_init("spoolbox/cleaner", LOG_TO_STDERR, LOG_INFO);
+	applet_log_setup(&conf, NULL, 0, verbose);
 	struct spool sp;
 	if (spool_open(&sp, conf_str(&conf, CK_SPOOL), 0, -1) < 0) {
 		fprintf(stderr, "cleaner: cannot open the spool %s\n", conf_str(&conf, CK_SPOOL));

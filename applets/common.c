@@ -3,7 +3,10 @@
 #include "log.h"
 #include "sysexits.h"
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+const struct applet *applet_self;
 
 int applet_load_conf(struct conf *c, const char *path)
 {
@@ -14,6 +17,25 @@ int applet_load_conf(struct conf *c, const char *path)
 		return EX_CONFIG;
 	}
 	return 0;
+}
+
+void applet_log_setup(const struct conf *c, const char *ident, unsigned extra, int verbose)
+{
+	static char own[64];
+	const char *name = applet_self ? applet_self->name : "spoolbox";
+	unsigned flags = applet_self ? applet_self->flags : 0;
+	unsigned w = extra | log_where_of(conf_str(c, CK_LOG));
+	if (verbose)
+		w |= LOG_TO_STDERR;
+	if (flags & AF_AGENT)
+		w |= LOG_STDERR_FALLBACK;
+	if (flags & AF_INTERACTIVE)
+		w |= LOG_ERRORS_TO_STDERR;
+	if (!ident) {
+		snprintf(own, sizeof own, "spoolbox/%s", name);
+		ident = own;
+	}
+	log_init(ident, w, verbose ? LOG_DEBUG : LOG_INFO);
 }
 
 int applet_unwritten(const char *name)
@@ -31,10 +53,4 @@ int applet_usage(const char *usage, int misuse)
 int applet_wants_help(int argc, char **argv)
 {
 	return argc > 1 && strcmp(argv[1], "--help") == 0;
-}
-
-void applet_log_init(const char *ident, const struct conf *c, int verbose)
-{
-	unsigned w = log_where_of(conf_str(c, CK_LOG));
-	log_init(ident, verbose ? w | LOG_TO_STDERR : w, verbose ? LOG_DEBUG : LOG_INFO);
 }

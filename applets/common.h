@@ -1,10 +1,17 @@
-/* What every applet shares: its prototypes (from applets.h), configuration loading with the
- * one error policy, and the "not written yet" answer for applets that do not exist yet. */
+/* What every applet shares: its prototypes and flags (from applets.h), configuration loading
+ * with the one error policy, the one logging setup, and the "not written
+ * yet" answer for applets that do not exist yet. */
 #ifndef SPOOLBOX_APPLETS_COMMON_H
 #define SPOOLBOX_APPLETS_COMMON_H
 #include "conf.h"
 
-#define APPLET(name, dir) int name##_main(int argc, char **argv); extern const char name##_usage[];
+enum {
+	AF_SETGID = 1,      /* keeps the setgid group of the binary (submit, docs/spool.md 8) */
+	AF_AGENT = 2,       /* a transport agent run by the scheduler */
+	AF_INTERACTIVE = 4, /* run by a person: warnings and errors always on stderr */
+};
+
+#define APPLET(name, dir, flags) int name##_main(int argc, char **argv); extern const char name##_usage[];
 #define LINK(name, applet, dir)
 #include "applets.h"
 #undef APPLET
@@ -14,12 +21,24 @@
 #include "checks.h"
 #undef CHECKER
 
+struct applet {
+	const char *name;
+	int (*main)(int, char **);
+	const char *usage;
+	const char *dir;
+	unsigned flags; /* AF_* */
+};
+
+/* The applet this process runs (set once by main() before the applet starts). */
+extern const struct applet *applet_self;
+
 /* Loads spoolbox.conf (path NULL: the default) and the environment into c. Every finding is
  * printed on stderr as "file:line: reason"; any error returns EX_CONFIG (78), else 0. */
 int applet_load_conf(struct conf *c, const char *path);
-/* The one logging setup of the applets: ident "spoolbox/NAME", where the LOG key says
- * (stderr added when verbose), LOG_DEBUG when verbose. */
-void applet_log_init(const char *ident, const struct conf *c, int verbose);
+/* The one logging setup: LOG (syslog, stderr) from c, the applet's flags, -v
+ * (verbose: debug level, and every line on stderr). ident NULL: "spoolbox/<applet>". extra adds
+ * LOG_* bits (the scheduler's -L file and foreground mode). */
+void applet_log_setup(const struct conf *c, const char *ident, unsigned extra, int verbose);
 /* For an applet that is registered but not implemented: says so, returns EX_UNAVAILABLE. */
 int applet_unwritten(const char *name);
 /* Prints the applet's usage to stdout (help) or stderr (misuse) and returns 0 or EX_USAGE. */

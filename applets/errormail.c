@@ -372,7 +372,7 @@ int errormail_main(int argc, char **argv)
 	int rc = applet_load_conf(&c, cfile);
 	if (rc)
 		return rc;
-	applet_log_init("spoolbox/errormail", &c, 0);
+	applet_log_setup(&c, NULL, 0, 0);
 	struct em *em = calloc(1, sizeof *em);
 	struct spool *sp = calloc(1, sizeof *sp);
 	if (!em || !sp) {

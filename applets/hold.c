@@ -60,7 +60,7 @@ int hold_main(int argc, char **argv)
 	int rc = applet_load_conf(&c, cfile);
 	if (rc)
 		return rc;
-	applet_log_init("spoolbox/hold", &c, 0);
+	applet_log_setup(&c, NULL, 0, 0);
 	struct spool sp;
 	if (spool_open(&sp, conf_str(&c, CK_SPOOL), 0, -1) < 0) {
 		conf_free(&c);

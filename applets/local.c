@@ -22,6 +22,7 @@
 #include "spool.h"
 #include "sysexits.h"
 #include "ta.h"
+#include "route.h"
 #include "util.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -31,7 +32,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -118,11 +118,11 @@ static void aliases_refresh(struct local *L)
 
 static int local_setup(struct local *L)
 {
-	const char *h = conf_str(&L->conf, CK_MYHOSTNAME);
-	struct utsname un;
-	if (!*h && uname(&un) == 0)
-		h = un.nodename;
-	str_lcpy(L->host, *h ? h : "localhost", sizeof L->host);
+	char why[128];
+	if (route_myhostname(conf_str(&L->conf, CK_MYHOSTNAME), L->host, sizeof L->host, why, sizeof why) < 0) {
+		log_msg(LOG_ERR, NULL, "MYHOSTNAME=%s is not a domain name: %s", conf_str(&L->conf, CK_MYHOSTNAME), why);
+		return EX_CONFIG;
+	}
 	const char *style = conf_str(&L->conf, CK_MAILBOX_STYLE);
 	if (strcmp(style, "maildir") == 0)
 		L->maildir = 1;
@@ -597,7 +597,7 @@ int local_main(int argc, char **argv)
 		free(L);
 		return rc;
 	}
-	applet_log_init("spoolbox/local", &L->conf, verbose);
+	applet_log_setup(&L->conf, NULL, 0, verbose);
 	signal(SIGPIPE, SIG_IGN); /* a |command that stops reading is judged by its exit code */
 	signal(SIGCHLD, SIG_DFL); /* an ignored SIGCHLD inherited from a parent breaks waitpid() */
 	rc = local_setup(L);

@@ -18,15 +18,8 @@
 
 #define SPOOLBOX_VERSION "0.1"
 
-struct applet {
-	const char *name;
-	int (*main)(int, char **);
-	const char *usage;
-	const char *dir;
-};
-
 static const struct applet applets[] = {
-#define APPLET(n, d) {#n, n##_main, n##_usage, d},
+#define APPLET(n, d, f) {#n, n##_main, n##_usage, d, f},
 #define LINK(n, a, d)
 #include "applets.h"
 #undef APPLET
@@ -36,7 +29,7 @@ static const struct applet applets[] = {
 static const struct link {
 	const char *name, *applet, *dir;
 } links[] = {
-#define APPLET(n, d)
+#define APPLET(n, d, f)
 #define LINK(n, a, d) {#n, #a, d},
 #include "applets.h"
 #undef APPLET
@@ -158,7 +151,7 @@ static int check(int argc, char **argv)
 static void drop_group_unless(const struct applet *a)
 {
 	gid_t g = getgid();
-	if ((!a || a->main != submit_main) && getegid() != g && setresgid(g, g, g) < 0) {
+	if ((!a || !(a->flags & AF_SETGID)) && getegid() != g && setresgid(g, g, g) < 0) {
 		fprintf(stderr, "spoolbox: cannot drop the setgid group: %s\n", strerror(errno));
 		exit(EX_OSERR);
 	}
@@ -233,6 +226,7 @@ static int run(const struct applet *a, int argc, char **argv)
 	drop_group_unless(a);
 	if (applet_wants_help(argc, argv))
 		return applet_usage(a->usage, 0);
+	applet_self = a;
 	return a->main(argc, name_process(a->name, argc, argv));
 }
 

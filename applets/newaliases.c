@@ -27,18 +27,12 @@ int aliases_check(const struct conf *c, conf_report_fn *report, void *ctx)
 	aliases_free(&a);
 	const char *root = conf_str(c, CK_ROOT);
 	char err[300];
-	const char *where = c->path[0] ? c->path : "environment";
 	if (*root && aliases_targets(root, strlen(root), 0, NULL, NULL, err, sizeof err) < 0) {
-		char reason[400];
-		snprintf(reason, sizeof reason, "ROOT: %s", err);
-		report(ctx, where, c->origin[CK_ROOT] == CO_FILE ? c->line[CK_ROOT] : 0, reason);
-		errors++;
+		errors += conf_report_key(c, CK_ROOT, report, ctx, "ROOT: %s", err);
 	}
 	const char *style = conf_str(c, CK_MAILBOX_STYLE);
 	if (strcmp(style, "mbox") && strcmp(style, "maildir")) {
-		report(ctx, where, c->origin[CK_MAILBOX_STYLE] == CO_FILE ? c->line[CK_MAILBOX_STYLE] : 0,
-		       "MAILBOX_STYLE must be maildir or mbox");
-		errors++;
+		errors += conf_report_key(c, CK_MAILBOX_STYLE, report, ctx, "MAILBOX_STYLE must be maildir or mbox");
 	}
 	return errors;
 }

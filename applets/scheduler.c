@@ -220,18 +220,6 @@ static int daemonize(int *readyfd)
 	return 0;
 }
 
-/* LOG's choice; -L adds the file (the stderr stream); in the foreground, what syslog cannot
- * take (no socket: a container, an initramfs) goes to stderr, so the scheduler is never mute. */
-static unsigned log_where(const struct conf *c, int to_file, int fg)
-{
-	unsigned w = log_where_of(conf_str(c, CK_LOG));
-	if (to_file)
-		w |= LOG_TO_STDERR;
-	if (fg)
-		w |= LOG_STDERR_FALLBACK;
-	return w;
-}
-
 /* spoolbox --check: scheduler.conf (a missing file means the built-in one, which is valid). */
 int scheduler_check(const struct conf *c, conf_report_fn *report, void *ctx)
 {
@@ -256,7 +244,12 @@ int scheduler_main(int argc, char **argv)
 	if (rc)
 		return rc;
 	int fg = o.foreground && !o.daemon;
-	log_init("spoolbox/scheduler", log_where(&c, o.so.logfile != NULL, fg), o.so.verbose ? LOG_DEBUG : LOG_INFO);
+	/* in the foreground (-i, -v: a supervisor's terminal or log) errors also go to stderr, and
+	 * everything does when there is no syslog daemon (containers, initramfs) */
+	applet_log_setup(&c, NULL, (o.so.logfile ? LOG_TO_STDERR : 0u) |
+	                 (fg ? LOG_ERRORS_TO_STDERR | LOG_STDERR_FALLBACK : 0u), 0);
+	if (o.so.verbose)
+		log_set_level(LOG_DEBUG);
 	const char *spool = o.spool ? o.spool : conf_str(&c, CK_SPOOL);
 	o.so.conf_path = o.conf_file ? o.conf_file : conf_str(&c, CK_SCHEDULER_CONF);
 	o.so.conf_missing_ok = o.conf_file == NULL;

@@ -24,6 +24,7 @@
 #include "spool.h"
 #include "sysexits.h"
 #include "ta.h"
+#include "route.h"
 #include "util.h"
 #include <errno.h>
 #include <signal.h>
@@ -32,7 +33,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -328,44 +328,45 @@ static int load(struct smtp_ta *ta, const struct conf *c, conf_report_fn *rep, v
 	struct smtp_config *cfg = &ta->cfg;
 	int n = smarthost_parse(conf_str(c, CK_SMARTHOST), cfg->smarthost, SMARTHOST_MAX, err, sizeof err);
 	if (n < 0) {
-		rep(ctx, c->path[0] ? c->path : "environment", c->line[CK_SMARTHOST], err);
+		conf_report_key(c, CK_SMARTHOST, rep, ctx, "%s", err);
 		errors++;
 		n = 0;
 	}
 	cfg->nsmarthost = n;
 	if (tls_policy_parse(conf_str(c, CK_SMTP_TLS), &cfg->mx_policy) < 0) {
-		rep(ctx, c->path[0] ? c->path : "environment", c->line[CK_SMTP_TLS], "SMTP_TLS: want none, may, encrypt or verify");
+		conf_report_key(c, CK_SMTP_TLS, rep, ctx, "SMTP_TLS: want none, may, encrypt or verify");
 		errors++;
 	}
 	const char *eb = conf_str(c, CK_SMTP_8BIT_FALLBACK);
 	if (strcmp(eb, "bounce") && strcmp(eb, "send")) {
-		rep(ctx, c->path[0] ? c->path : "environment", c->line[CK_SMTP_8BIT_FALLBACK], "SMTP_8BIT_FALLBACK: want bounce or send");
+		conf_report_key(c, CK_SMTP_8BIT_FALLBACK, rep, ctx, "SMTP_8BIT_FALLBACK: want bounce or send");
 		errors++;
 	}
 	ta->send_8bit = strcmp(eb, "send") == 0;
 	long long port = conf_num(c, CK_SMTP_PORT);
 	if (port < 1 || port > 65535) {
-		rep(ctx, c->path[0] ? c->path : "environment", c->line[CK_SMTP_PORT], "SMTP_PORT: want 1-65535");
+		conf_report_key(c, CK_SMTP_PORT, rep, ctx, "SMTP_PORT: want 1-65535");
 		errors++;
 	}
 	cfg->mx_port = (unsigned)port;
 	ta->maxrcpt = (long)conf_num(c, CK_SMTP_MAXRCPT);
 	ta->hop_limit = (long)conf_num(c, CK_HOPCOUNT_LIMIT);
 	if (ta->maxrcpt < 1 || ta->maxrcpt > SPOOL_RCPT_MAX) {
-		rep(ctx, c->path[0] ? c->path : "environment", c->line[CK_SMTP_MAXRCPT], "SMTP_MAXRCPT: want 1-10000");
+		conf_report_key(c, CK_SMTP_MAXRCPT, rep, ctx, "SMTP_MAXRCPT: want 1-10000");
 		errors++;
 	}
 	ta->idle = (long)conf_num(c, CK_SMTP_IDLE);
 	const char *helo = conf_str(c, CK_HELO_NAME);
-	if (!*helo)
-		helo = conf_str(c, CK_MYHOSTNAME);
-	struct utsname u;
-	if (!*helo && uname(&u) == 0)
-		helo = u.nodename;
-	str_lcpy(ta->helo, *helo ? helo : "localhost", sizeof ta->helo);
+	char why[128];
+	if (*helo)
+		str_lcpy(ta->helo, helo, sizeof ta->helo);
+	else if (route_myhostname(conf_str(c, CK_MYHOSTNAME), ta->helo, sizeof ta->helo, why, sizeof why) < 0) {
+		conf_report_key(c, CK_MYHOSTNAME, rep, ctx, "MYHOSTNAME: not a domain name: %s", why);
+		errors++;
+	}
 	for (const char *p = ta->helo; *p; p++)
 		if ((unsigned char)*p <= ' ' || *p == 0x7f) {
-			rep(ctx, c->path[0] ? c->path : "environment", c->line[CK_HELO_NAME], "HELO_NAME: no blanks or control characters");
+			conf_report_key(c, CK_HELO_NAME, rep, ctx, "HELO_NAME: no blanks or control characters");
 			errors++;
 			break;
 		}
@@ -396,7 +397,6 @@ int smtp_check(const struct conf *c, conf_report_fn *report, void *ctx)
 		return 1;
 	int e = load(ta, c, report, ctx);
 	/* warnings, not errors: the admin chose these, and should know what they cost */
-	const char *where = c->path[0] ? c->path : "environment";
 	char w[400];
 	for (int i = 0; i < ta->cfg.nsmarthost; i++) {
 		const struct smarthost *sh = &ta->cfg.smarthost[i];
@@ -408,11 +408,11 @@ int smtp_check(const struct conf *c, conf_report_fn *report, void *ctx)
 			        "prefer tls=verify or pin=", sh->host, tls_policy_name(sh->policy));
 		else
 			continue;
-		report(ctx, where, c->line[CK_SMARTHOST], w);
+		conf_report_key(c, CK_SMARTHOST, report, ctx, "%s", w);
 	}
 	if (ta->cfg.cleartext_auth)
-		report(ctx, where, c->line[CK_SMTP_CLEARTEXT_AUTH],
-		       "warning: SMTP_CLEARTEXT_AUTH=yes sends passwords without TLS (and to unverified TLS peers)");
+		conf_report_key(c, CK_SMTP_CLEARTEXT_AUTH, report, ctx,
+		                "warning: SMTP_CLEARTEXT_AUTH=yes sends passwords without TLS (and to unverified TLS peers)");
 	free(ta);
 	return e;
 }
@@ -437,7 +437,7 @@ int smtp_main(int argc, char **argv)
 	struct conf c;
 	if (applet_load_conf(&c, conf_path))
 		return EX_CONFIG;
-	log_init("spoolbox/smtp", log_where_of(conf_str(&c, CK_LOG)), verbose ? LOG_DEBUG : LOG_INFO);
+	applet_log_setup(&c, NULL, 0, verbose);
 	struct smtp_ta *ta = calloc(1, sizeof *ta);
 	if (!ta) {
 		conf_free(&c);

@@ -341,19 +341,6 @@ static int env_overrides(void)
 }
 
 
-static int has_word(const char *list, const char *w)
-{
-	size_t n = strlen(w);
-	for (const char *p = list; *p;) {
-		while (*p == ',' || *p == ' ')
-			p++;
-		size_t k = strcspn(p, ", ");
-		if (k == n && strncmp(p, w, n) == 0)
-			return 1;
-		p += k;
-	}
-	return 0;
-}
 
 static int check_conf_addr(const struct conf *c, enum conf_key k)
 {
@@ -377,10 +364,7 @@ static int setup(struct submit_ctx *x, const struct opts *o)
 	int r = applet_load_conf(&x->conf, o->conf);
 	if (r)
 		return r;
-	const char *logs = conf_str(&x->conf, CK_LOG);
-	x->syslog = has_word(logs, "syslog");
-	x->level = o->verbose ? LOG_DEBUG : has_word(logs, "stderr") ? LOG_INFO : LOG_WARNING;
-	log_init(x->ident, LOG_TO_STDERR, x->level);
+	applet_log_setup(&x->conf, x->ident, 0, o->verbose);
 	if (priv.active) {
 		struct group *g = getgrnam(conf_str(&x->conf, CK_SUBMIT_GROUP));
 		if (!g || g->gr_gid != priv.group) {
@@ -448,33 +432,19 @@ int submit_open_spool(struct submit_ctx *x)
 	return 0;
 }
 
-/* The syslog socket is opened only for the one line each submission leaves there (opening it
- * costs more than the rest of a submission's system calls); errors always go to stderr, which
- * is where the caller looks. */
-static void log_line(struct submit_ctx *x, int level, const char *id, int to_stderr, const char *text)
-{
-	if (x->syslog) {
-		log_init(x->ident, LOG_TO_SYSLOG, LOG_INFO);
-		log_msg(level, id, "%s", text);
-	}
-	if (to_stderr) {
-		log_init(x->ident, LOG_TO_STDERR, LOG_DEBUG);
-		log_msg(level, id, "%s", text);
-	}
-	log_init(x->ident, LOG_TO_STDERR, x->level);
-}
-
 void submit_log_queued(struct submit_ctx *x, const struct enq *e)
 {
 	char text[700];
 	snprintf(text, sizeof text, "queued: from=<%s> nrcpt=%zu size=%lld uid=%ld", e->m.sender, e->m.nrcpt, e->size,
 	         e->c->uid);
-	log_line(x, LOG_INFO, e->m.id, x->level >= LOG_INFO, text);
+	(void)x;
+	log_msg(LOG_INFO, e->m.id, "%s", text);
 }
 
 void submit_log_failed(struct submit_ctx *x, const char *why)
 {
-	log_line(x, LOG_ERR, NULL, 1, why && *why ? why : "message not queued");
+	(void)x;
+	log_msg(LOG_ERR, NULL, "%s", why && *why ? why : "message not queued");
 }
 
 static void start_message(struct enq *e, const struct opts *o)
@@ -612,12 +582,7 @@ static int run_other(const char *applet, const struct opts *o)
  * checked before this runs). */
 static int check_report(const struct conf *c, enum conf_key k, conf_report_fn *report, void *ctx, const char *why)
 {
-	char text[300];
-	snprintf(text, sizeof text, "%s: %s", conf_name(k), why);
-	if (report)
-		report(ctx, c->origin[k] == CO_ENV ? "environment" : c->path[0] ? c->path : "spoolbox.conf",
-		       c->origin[k] == CO_FILE ? c->line[k] : 0, text);
-	return 1;
+	return conf_report_key(c, k, report, ctx, "%s: %s", conf_name(k), why);
 }
 
 int submit_check(const struct conf *c, conf_report_fn *report, void *ctx)

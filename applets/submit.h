@@ -13,8 +13,6 @@ struct submit_ctx {
 	struct enq_conf ec;
 	char hostname[256];
 	const char *ident;
-	int syslog;
-	int level;
 };
 
 /* Opens (as root: creates) the spool with the submit group raised; returns 0 or EX_TEMPFAIL. */

@@ -178,6 +178,19 @@ void conf_reportf(conf_report_fn *report, void *ctx, const char *file, int line,
 		report(ctx, file, line, msg);
 }
 
+int conf_report_key(const struct conf *c, enum conf_key k, conf_report_fn *report, void *ctx, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (report)
+		report(ctx, c->origin[k] == CO_ENV ? "environment" : c->path[0] ? c->path : "spoolbox.conf",
+		       c->origin[k] == CO_FILE ? c->line[k] : 0, msg);
+	return 1;
+}
+
 static int set_value(struct conf *c, enum conf_key k, const char *v, enum conf_origin o, int line,
                      const char *file, conf_report_fn *report, void *ctx)
 {

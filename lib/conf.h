@@ -65,6 +65,12 @@ int parse_bool(const char *s, long long *out);
 void conf_reportf(conf_report_fn *report, void *ctx, const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
+/* Reports a finding about key k where its value came from: "environment" (line 0) for an
+ * environment override, else the file and the key's line (0 for a compiled-in default). The
+ * one way every checker names a key's origin; returns 1 (one finding) for counting. */
+int conf_report_key(const struct conf *c, enum conf_key k, conf_report_fn *report, void *ctx, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
 /* A report callback that prints "file:line: reason" on stderr and counts. */
 struct conf_stderr_ctx {
 	int count;

@@ -141,7 +141,7 @@ void log_vmsg(int level, const char *id, const char *fmt, va_list ap)
 	for (char *p = text; *p; p++)
 		if ((unsigned char)*p < 0x20 && *p != '\t')
 			*p = ' ';
-	int to_stderr = (lg.where & LOG_TO_STDERR) != 0;
+	int to_stderr = (lg.where & LOG_TO_STDERR) || ((lg.where & LOG_ERRORS_TO_STDERR) && level <= LOG_WARNING);
 	if ((lg.where & LOG_TO_SYSLOG) && sl_send(level, id, text) < 0 && (lg.where & LOG_STDERR_FALLBACK))
 		to_stderr = 1; /* no syslog socket: a foreground daemon must not be silent */
 	if (to_stderr) {

@@ -12,6 +12,7 @@ enum {
 	LOG_TO_STDERR = 1,
 	LOG_TO_SYSLOG = 2,
 	LOG_STDERR_FALLBACK = 4, /* with LOG_TO_SYSLOG: lines syslog cannot take go to stderr */
+	LOG_ERRORS_TO_STDERR = 8, /* lines at LOG_WARNING or worse go to stderr too */
 };
 
 /* The syslog socket is SPOOLBOX_SYSLOG_SOCKET (environment: containers, tests) or /dev/log.
