@@ -400,10 +400,13 @@ int sched_run(struct sched *s)
 		sq_timer_pass(s);
 		/* below the low watermark with work left on disk: read more at once; a due time
 		 * reached: at most one look per second */
-		if (!s->quitting && s->runall_at && s->disk_more && s->count < s->o.queuelo)
-			sq_scan(s, 1, s->runall_dom[0] ? s->runall_dom : NULL); /* a run of the queue goes on */
-		else if (!s->quitting && ((s->disk_more && s->count < s->o.queuelo) ||
-		                          (s->disk_next && s->now >= s->disk_next && s->now != s->last_scan)))
+		/* a run of the queue under way covers the ordinary look (everything is due in it), and
+		 * an ordinary scan in between would forget that the run has more to read */
+		if (!s->quitting && s->runall_at) {
+			if (s->count < s->o.queuelo)
+				sq_scan(s, 1, s->runall_dom[0] ? s->runall_dom : NULL);
+		} else if (!s->quitting && ((s->disk_more && s->count < s->o.queuelo) ||
+		                            (s->disk_next && s->now >= s->disk_next && s->now != s->last_scan)))
 			sq_scan(s, 0, NULL);
 		sq_flush(s);
 		ta_expire_idle(s);
