@@ -38,6 +38,7 @@ struct sched_opts {
 	long queuelo, queuehi;
 	const char *logdir;           /* for ${LOGDIR} */
 	int readyfd;                  /* write one byte when ready (daemon start), -1 */
+	long long delay_warn;         /* DELAY_WARN: a delay notice after this much tried time, 0 = never */
 };
 
 struct sched {

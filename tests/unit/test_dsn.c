@@ -184,3 +184,52 @@ TEST(dsn_postmaster_notice_returns_headers_only)
 	CHECK(strstr(t, "Subject: hi\n"));
 	CHECK(!strstr(t, "more body"));
 }
+
+TEST(dsn_delay_report)
+{
+	/* Action delayed, a 4.x.x status (a recorded 5.x.x or junk becomes 4.0.0), headers only
+	 * whatever RET says (RFC 3461 4.3), and its own subject and words */
+	struct dsn_rcpt r[2] = {
+	    {"bob@example.com", NULL, "4.7.1", "mx.example.com[192.0.2.1]", "451 4.7.1 greylisted", 1795246900},
+	    {"carol@example.net", NULL, "5.1.1", NULL, NULL, 0},
+	};
+	struct dsn d = base(r, 2);
+	d.kind = DSN_DELAYED;
+	d.ret = 'F';
+	CHECK_INT(dsn_returns_full(&d), 0);
+	char *t = render(&d, original);
+	CHECK(strstr(t, "\nSubject: Delayed Mail (still being retried)\n"));
+	CHECK(strstr(t, "delivery is still being tried"));
+	CHECK(strstr(t, "<bob@example.com>: delayed: 451 4.7.1 greylisted\n"));
+	CHECK(strstr(t, "\nFinal-Recipient: rfc822; bob@example.com\nAction: delayed\nStatus: 4.7.1\n"
+	                "Remote-MTA: dns; mx.example.com[192.0.2.1]\nDiagnostic-Code: smtp; 451 4.7.1 greylisted\n"));
+	CHECK(strstr(t, "\nFinal-Recipient: rfc822; carol@example.net\nAction: delayed\nStatus: 4.0.0\n"));
+	CHECK(strstr(t, "--=_b\nContent-Type: text/rfc822-headers\nContent-Description: Delayed Message Headers\n"));
+	CHECK(!strstr(t, "more body"));
+	CHECK(!strstr(t, "Action: failed"));
+}
+
+TEST(dsn_success_report)
+{
+	/* delivered, relayed or expanded from the attempt; anything else is "delivered"; a
+	 * non-2.x.x status becomes 2.0.0; headers only */
+	struct dsn_rcpt r[3] = {
+	    {"root@box.example", NULL, "2.0.0", NULL, "delivered to mailbox /var/mail/root", 0, "delivered"},
+	    {"bob@example.com", NULL, "2.0.0", "mx.example.com[192.0.2.1]", "250 2.0.0 Ok: queued", 0, "relayed"},
+	    {"list@box.example", NULL, "5.9.9", NULL, NULL, 0, "failed\nX-Evil: 1"},
+	};
+	struct dsn d = base(r, 3);
+	d.kind = DSN_SUCCESS;
+	char *t = render(&d, original);
+	CHECK(strstr(t, "\nSubject: Successful Mail Delivery Report\n"));
+	CHECK(strstr(t, "\nFinal-Recipient: rfc822; root@box.example\nAction: delivered\nStatus: 2.0.0\n"));
+	CHECK(strstr(t, "\nFinal-Recipient: rfc822; bob@example.com\nAction: relayed\nStatus: 2.0.0\n"
+	                "Remote-MTA: dns; mx.example.com[192.0.2.1]\nDiagnostic-Code: smtp; 250 2.0.0 Ok: queued\n"));
+	CHECK(strstr(t, "\nFinal-Recipient: rfc822; list@box.example\nAction: delivered\nStatus: 2.0.0\n"));
+	CHECK(!strstr(t, "X-Evil"));
+	CHECK(strstr(t, "Content-Type: text/rfc822-headers\n"));
+	CHECK(!strstr(t, "more body"));
+	r[2].action = "expanded";
+	t = render(&d, original);
+	CHECK(strstr(t, "\nFinal-Recipient: rfc822; list@box.example\nAction: expanded\n"));
+}
