@@ -181,8 +181,10 @@ typedef int spool_each_fn(void *ctx, const char *id, long long t);
 /* Calls fn for every message in incoming/ (t = 0). fn returning non-zero stops the walk. */
 int spool_incoming_each(const struct spool *sp, spool_each_fn *fn, void *ctx);
 /* P1+P2 for one message; the directory fsyncs are left to spool_pickup_sync(). *arrival gets
- * the arrival time (the due link's time). */
-int spool_pickup_prepare(struct spool *sp, const char *id, long long *arrival);
+ * the arrival time (the due link's time). env != NULL: on success *env gets the parsed envelope,
+ * which is the new control file's whole content with the same offsets (the caller frees it with
+ * spool_msg_free), so the scheduler need not read back what it just wrote. */
+int spool_pickup_prepare(struct spool *sp, const char *id, long long *arrival, struct spool_msg *env);
 /* fsyncs the directories that prepare/finish touched. */
 int spool_sync_dirty(struct spool *sp);
 /* P3 for one message (rename into queue/). */
