@@ -7,7 +7,7 @@
  *
  * usage: local [-C FILE] [-v] [-m ID | -x NAME]
  * config: ALIASES ROOT MAILBOX_STYLE MAILDIR MBOX_DIR FORWARD DEFAULT_USER COMMAND_TIMEOUT
- *         LOCK_TIMEOUT MYHOSTNAME LOCALDOMAINS SPOOL LOG
+ *         LOCK_TIMEOUT DELIVERY_TIMEOUT MYHOSTNAME LOCALDOMAINS SPOOL LOG
  * exit:  0 at the scheduler's EOF (or -m done); 64 usage; 66 -m: no such message;
  *        75 the spool cannot be opened; 78 configuration error;
  *        -x: 0 every target is deliverable, 67 a permanent failure, 75 a temporary one. */
@@ -56,6 +56,7 @@ struct local {
 	char self[1024];          /* this binary, for re-entering the queue through submit */
 	int maildir;              /* MAILBOX_STYLE=maildir */
 	long lock_timeout, cmd_timeout;
+	long run_timeout;          /* a mailbox/file/Maildir process is killed after this */
 	/* the aliases file, re-read when it changes */
 	struct aliases al;
 	struct stat al_st;
@@ -132,6 +133,10 @@ static int local_setup(struct local *L)
 	}
 	L->lock_timeout = (long)conf_num(&L->conf, CK_LOCK_TIMEOUT);
 	L->cmd_timeout = (long)conf_num(&L->conf, CK_COMMAND_TIMEOUT);
+	/* the delivery child waits for the locks, then writes: both bounded, by the parent */
+	L->run_timeout = L->lock_timeout + (long)conf_num(&L->conf, CK_DELIVERY_TIMEOUT);
+	if (L->run_timeout <= 0)
+		L->run_timeout = 1;
 	L->hop_limit = (long)conf_num(&L->conf, CK_HOPCOUNT_LIMIT);
 	ssize_t n = readlink("/proc/self/exe", L->self, sizeof L->self - 1);
 	if (n > 0)
@@ -269,7 +274,7 @@ static void deliver_mailbox(struct local *L, const struct dl_target *t, const st
 			dl_set(r, DL_FAIL, "5.3.5", "Maildir path of %s too long", t->user.name);
 			return;
 		}
-		dl_run_as(&t->user, -1, child_maildir, &a, r);
+		dl_run_as(&t->user, -1, L->run_timeout, child_maildir, &a, r);
 		return;
 	}
 	const char *dir = conf_str(&L->conf, CK_MBOX_DIR);
@@ -283,13 +288,13 @@ static void deliver_mailbox(struct local *L, const struct dl_target *t, const st
 		return;
 	}
 	long g = mbox_dir_group(L);
-	dl_run_as(&t->user, g, child_mbox, &a, r);
+	dl_run_as(&t->user, g, L->run_timeout, child_mbox, &a, r);
 	if (r->status == DL_CREATE) {
 		/* the user may not create files in MBOX_DIR: root makes the empty mailbox (owned
 		 * by the user, mode 0600), the user's process does the rest */
 		mbox_create(path, t->user.uid, g >= 0 ? (gid_t)g : t->user.gid, r);
 		if (r->status == DL_OK)
-			dl_run_as(&t->user, g, child_mbox, &a, r);
+			dl_run_as(&t->user, g, L->run_timeout, child_mbox, &a, r);
 		if (r->status == DL_CREATE)
 			r->status = DL_DEFER;
 	}
@@ -328,7 +333,7 @@ static void deliver_target(struct local *L, const struct dl_target *t, const str
 		deliver_mailbox(L, t, m, r);
 		return;
 	case DK_FILE:
-		dl_run_as(&t->user, -1, child_mbox, &a, r);
+		dl_run_as(&t->user, -1, L->run_timeout, child_mbox, &a, r);
 		if (r->status == DL_CREATE) {
 			r->status = DL_DEFER;
 			str_lcpy(path, r->text, sizeof path);
@@ -336,7 +341,7 @@ static void deliver_target(struct local *L, const struct dl_target *t, const str
 		}
 		return;
 	case DK_MAILDIR:
-		dl_run_as(&t->user, -1, child_maildir, &a, r);
+		dl_run_as(&t->user, -1, L->run_timeout, child_maildir, &a, r);
 		return;
 	case DK_COMMAND:
 		deliver_command(L, t, m, r);

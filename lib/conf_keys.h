@@ -33,6 +33,7 @@ CONF(FORWARD, CT_BOOL, "yes", "honour ~/.forward")
 CONF(DEFAULT_USER, CT_STR, "nobody", "user for |command and /file aliases of root-owned files")
 CONF(COMMAND_TIMEOUT, CT_INTERVAL, "10m", "time limit of a |command delivery")
 CONF(LOCK_TIMEOUT, CT_INTERVAL, "60s", "how long local waits for a locked mbox before deferring")
+CONF(DELIVERY_TIMEOUT, CT_INTERVAL, "5m", "time limit of a mailbox, Maildir or /file write once locked; the process is killed after LOCK_TIMEOUT plus this")
 
 /* --- smtp --- */
 CONF(SMARTHOST, CT_STR, "", "relay host list; empty = deliver by MX")

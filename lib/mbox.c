@@ -16,13 +16,6 @@
 
 #define LOCK_POLL_US 50000
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int mbox_from_line(char *out, size_t size, const char *sender, time_t t)
 {
 	char who[1000];
@@ -110,7 +103,7 @@ static int dotlock_take(const char *lock, long long deadline, struct dl_result *
 			}
 			continue;
 		}
-		if (now_ms() >= deadline) {
+		if (dl_now_ms() >= deadline) {
 			dl_set(r, DL_DEFER, "4.2.0", "mailbox locked: %s exists", lock);
 			return -1;
 		}
@@ -128,7 +121,7 @@ static int fcntl_take(int fd, const char *path, long long deadline, struct dl_re
 			dl_set_errno(r, errno, "lock", path);
 			return -1;
 		}
-		if (now_ms() >= deadline) {
+		if (dl_now_ms() >= deadline) {
 			dl_set(r, DL_DEFER, "4.2.0", "mailbox locked: %s (fcntl lock held by another process)", path);
 			return -1;
 		}
@@ -186,7 +179,7 @@ void mbox_deliver(const char *path, const struct dl_msg *m, const struct mbox_op
 		dl_set(r, DL_FAIL, "5.3.5", "mailbox path too long: %s", path);
 		return;
 	}
-	long long deadline = now_ms() + (o->lock_timeout > 0 ? o->lock_timeout : 0) * 1000LL;
+	long long deadline = dl_now_ms() + (o->lock_timeout > 0 ? o->lock_timeout : 0) * 1000LL;
 	int dot = dotlock_take(lock, deadline, r);
 	if (dot < 0)
 		return;

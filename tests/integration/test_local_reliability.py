@@ -1,0 +1,125 @@
+"""Local delivery under a hostile or unlucky user (issue 11): one user cannot stop local delivery
+for the others (a lock she holds, a delivery process she stops, a slow |command), a kill in the
+middle of a mailbox write never leaves half a message for a reader, and a symlink planted in a
+world-writable mail directory neither captures nor bounces another user's mail."""
+import fcntl
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+from test_local import NOBODY, TA, Report, log_text, mark_transit, pubdir, queue_message, user  # noqa: F401
+from test_local_e2e import count_in, scheduler, sendmail, wait_for  # noqa: F401
+
+
+def children(pid):
+    """Pids whose parent is pid."""
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    st = f.read()
+            except OSError:
+                continue
+            if int(st.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(d))
+    return out
+
+
+def own_mailbox(path, pw):
+    with open(path, "wb"):
+        pass
+    os.chown(path, pw.pw_uid, pw.pw_gid)
+    os.chmod(path, 0o600)
+
+
+# ---------------------------------------------------------------- point 4: one user, everyone
+
+def test_stopped_delivery_process_is_killed_and_deferred(box, pubdir):
+    """She holds a lock on her own mailbox and stops our delivery process (it runs as her, so
+    she may): the agent kills it at LOCK_TIMEOUT + DELIVERY_TIMEOUT, defers her, and goes on."""
+    os.chmod(pubdir, 0o1777)
+    mbox = os.path.join(pubdir, "nobody")
+    own_mailbox(mbox, NOBODY)
+    holder = open(mbox, "ab")
+    fcntl.lockf(holder, fcntl.LOCK_EX)
+    mid = queue_message(box, ["nobody"], b"Subject: to her\n\nx\n")
+    ta = TA(box, {"MBOX_DIR": pubdir, "LOCK_TIMEOUT": "2s", "DELIVERY_TIMEOUT": "1s"})
+    try:
+        mark_transit(box, mid, ta.p.pid)
+        ta.p.stdin.write(f"{mid}\t-\n".encode())
+        ta.p.stdin.flush()
+        assert wait_for(lambda: children(ta.p.pid)), "no delivery process"
+        (child,) = children(ta.p.pid)
+        os.kill(child, signal.SIGSTOP)
+        holder.close()  # the lock goes, but the stopped process cannot use it
+        r = Report(ta.readline(30))
+        assert (r.status, r.enh) == ("deferred", "4.3.0"), r
+        assert "timed out after 3s" in r.diag and "killed" in r.diag, r
+        assert ta.readline(5) == "#hungry"
+        assert not os.path.exists(f"/proc/{child}") or open(f"/proc/{child}/stat").read().split()[2] == "Z"
+        # the agent is free for the next user
+        mid2 = queue_message(box, ["root"], b"Subject: to root\n\ny\n")
+        (r2,) = ta.job(mid2)
+        assert r2.status == "ok", (r2, log_text(box))
+    finally:
+        ta.close()
+    assert b"Subject: to root" in open(os.path.join(pubdir, "root"), "rb").read()
+    assert os.path.getsize(mbox) == 0
+    assert "timed out after 3s: killed" in log_text(box)
+
+
+def test_one_slow_user_does_not_hold_the_others(box, pubdir, user, scheduler):
+    """Her .forward runs a command that waits (for a file here, for ever in the issue), and
+    another time she holds a lock on her mailbox: root's mail is delivered meanwhile, because
+    local deliveries are serialised per user, not for everyone (a thread per local user)."""
+    os.chmod(pubdir, 0o1777)
+    go, out = os.path.join(pubdir, "go"), os.path.join(user.pw_dir, "out")
+    fwd = os.path.join(user.pw_dir, ".forward")
+    with open(fwd, "w") as f:
+        f.write(f"\"|while [ ! -e {go} ]; do sleep 0.05; done; cat > {out}\"\n")
+    os.chown(fwd, user.pw_uid, user.pw_gid)
+    os.chmod(fwd, 0o644)
+    env = {"MBOX_DIR": pubdir, "LOCK_TIMEOUT": "10m", "COMMAND_TIMEOUT": "10m"}
+    scheduler(env)
+    root_mbox = os.path.join(pubdir, "root")
+    sendmail(box, "-i", user.pw_name, data=b"Subject: slow\n\nfor her\n")
+    assert wait_for(lambda: processes_of(user.pw_uid)), "her command never started"
+    sendmail(box, "-i", "root", data=b"Subject: first\n\nfor root\n")
+    assert wait_for(lambda: count_in(root_mbox, b"Subject: first") == 1, 30), \
+        open(os.path.join(box.base, "scheduler.log")).read()
+    assert not os.path.exists(out)  # she is still being delivered
+    open(go, "w").close()
+    assert wait_for(lambda: os.path.exists(out) and b"for her" in open(out, "rb").read(), 30)
+    # a lock she holds on her own mailbox, for as long as she likes
+    os.unlink(fwd)
+    mbox = os.path.join(pubdir, user.pw_name)
+    own_mailbox(mbox, user)
+    holder = open(mbox, "ab")
+    fcntl.lockf(holder, fcntl.LOCK_EX)
+    try:
+        sendmail(box, "-i", user.pw_name, data=b"Subject: locked\n\nfor her\n")
+        time.sleep(0.5)  # let her delivery start and wait for the lock (order only, no timing)
+        sendmail(box, "-i", "root", data=b"Subject: second\n\nfor root\n")
+        assert wait_for(lambda: count_in(root_mbox, b"Subject: second") == 1, 30), \
+            open(os.path.join(box.base, "scheduler.log")).read()
+        assert os.path.getsize(mbox) == 0
+    finally:
+        holder.close()
+    assert wait_for(lambda: count_in(mbox, b"Subject: locked") == 1, 30)
+
+
+def processes_of(uid):
+    """Pids of the processes running as uid."""
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/status") as f:
+                    if any(line.startswith("Uid:") and int(line.split()[1]) == uid for line in f):
+                        out.append(int(d))
+            except OSError:
+                pass
+    return out
