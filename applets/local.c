@@ -19,6 +19,7 @@
 #include "log.h"
 #include "maildir.h"
 #include "mbox.h"
+#include "mbox_journal.h"
 #include "spool.h"
 #include "sysexits.h"
 #include "ta.h"
@@ -221,6 +222,27 @@ static void child_mbox(void *arg, struct dl_result *r)
 	mbox_deliver(a->path, a->m, &a->o, r);
 }
 
+/* An mbox delivery: the recipient's process appends, with the mailbox's append journal open,
+ * and when that process dies in the middle (killed, timed out), a second one undoes the
+ * unfinished append at once, so readers do not see half a message until the next delivery. */
+static void run_mbox(struct local *L, const struct dl_user *u, long g, struct child_arg *a, struct dl_result *r)
+{
+	a->o.journal = mbox_journal_open(L->sp.dir, a->path);
+	dl_run_as(u, g, L->run_timeout, child_mbox, a, r);
+	if (r->died && a->o.journal >= 0) {
+		struct child_arg fix = *a;
+		struct dl_result fr;
+		fix.m = NULL;
+		fix.o.create = 0;
+		dl_run_as(u, g, L->run_timeout, child_mbox, &fix, &fr);
+		if (fr.status != DL_OK)
+			log_msg(LOG_WARNING, NULL, "%s: checking for an unfinished append: %s", a->path, fr.text);
+	}
+	if (a->o.journal >= 0)
+		close(a->o.journal);
+	a->o.journal = -1;
+}
+
 static void child_maildir(void *arg, struct dl_result *r)
 {
 	struct child_arg *a = arg;
@@ -268,7 +290,7 @@ static long mbox_dir_group(const struct local *L)
 static void deliver_mailbox(struct local *L, const struct dl_target *t, const struct dl_msg *m, struct dl_result *r)
 {
 	char path[4200];
-	struct child_arg a = {path, L->host, m, {L->lock_timeout, 1}};
+	struct child_arg a = {path, L->host, m, {L->lock_timeout, 1, -1}};
 	if (L->maildir) {
 		if (maildir_path(L, &t->user, path, sizeof path) < 0) {
 			dl_set(r, DL_FAIL, "5.3.5", "Maildir path of %s too long", t->user.name);
@@ -288,13 +310,13 @@ static void deliver_mailbox(struct local *L, const struct dl_target *t, const st
 		return;
 	}
 	long g = mbox_dir_group(L);
-	dl_run_as(&t->user, g, L->run_timeout, child_mbox, &a, r);
+	run_mbox(L, &t->user, g, &a, r);
 	if (r->status == DL_CREATE) {
 		/* the user may not create files in MBOX_DIR: root makes the empty mailbox (owned
 		 * by the user, mode 0600), the user's process does the rest */
 		mbox_create(path, t->user.uid, g >= 0 ? (gid_t)g : t->user.gid, r);
 		if (r->status == DL_OK)
-			dl_run_as(&t->user, g, L->run_timeout, child_mbox, &a, r);
+			run_mbox(L, &t->user, g, &a, r);
 		if (r->status == DL_CREATE)
 			r->status = DL_DEFER;
 	}
@@ -323,7 +345,7 @@ static void deliver_command(struct local *L, const struct dl_target *t, const st
 static void deliver_target(struct local *L, const struct dl_target *t, const struct dl_msg *m, struct dl_result *r)
 {
 	char path[4200];
-	struct child_arg a = {t->text, L->host, m, {L->lock_timeout, 1}};
+	struct child_arg a = {t->text, L->host, m, {L->lock_timeout, 1, -1}};
 	memset(r, 0, sizeof *r);
 	switch (t->kind) {
 	case DK_ERROR:
@@ -333,7 +355,7 @@ static void deliver_target(struct local *L, const struct dl_target *t, const str
 		deliver_mailbox(L, t, m, r);
 		return;
 	case DK_FILE:
-		dl_run_as(&t->user, -1, L->run_timeout, child_mbox, &a, r);
+		run_mbox(L, &t->user, -1, &a, r);
 		if (r->status == DL_CREATE) {
 			r->status = DL_DEFER;
 			str_lcpy(path, r->text, sizeof path);

@@ -32,6 +32,7 @@ struct dl_result {
 	char status;          /* DL_OK, DL_DEFER, DL_FAIL */
 	char enh[8];          /* "2.0.0", "4.3.1", ... */
 	char text[400];
+	char died;            /* dl_run_as: the process died or was killed without a result */
 };
 
 void dl_set(struct dl_result *r, char status, const char *enh, const char *fmt, ...) __attribute__((format(printf, 4, 5)));

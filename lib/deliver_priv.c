@@ -46,6 +46,7 @@ int dl_become(const struct dl_user *u, long extra_gid)
 void dl_run_as(const struct dl_user *u, long extra_gid, long timeout, dl_child_fn *fn, void *arg, struct dl_result *r)
 {
 	int p[2];
+	memset(r, 0, sizeof *r);
 	if (pipe(p) < 0) {
 		dl_set_errno(r, errno, "pipe", "for the delivery process");
 		return;
@@ -103,6 +104,7 @@ void dl_run_as(const struct dl_user *u, long extra_gid, long timeout, dl_child_f
 		kill(pid, SIGKILL); /* also ends a stopped process */
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
+	r->died = 1;
 	if (timed_out) {
 		log_msg(LOG_WARNING, NULL, "delivery process %ld for %s timed out after %lds: killed", (long)pid, u->name, timeout);
 		dl_set(r, DL_DEFER, "4.3.0", "delivery as %s timed out after %lds (process killed)", u->name, timeout);
@@ -116,6 +118,7 @@ void dl_run_as(const struct dl_user *u, long extra_gid, long timeout, dl_child_f
 			       WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 		return;
 	}
+	r->died = 0;
 	r->enh[sizeof r->enh - 1] = 0;
 	r->text[sizeof r->text - 1] = 0;
 }

@@ -1,6 +1,7 @@
 /* mbox delivery: dotlock and fcntl lock, From_ line, mboxrd body, fsync, truncate back on any
  * error (see mbox.h; the choices are explained in docs/local.md). */
 #include "mbox.h"
+#include "mbox_journal.h"
 #include "fileio.h"
 #include "log.h"
 #include "util.h"
@@ -57,6 +58,13 @@ static int dotlock_stale(const char *lock)
 	long pid = strtol(buf, &end, 10);
 	if (pid > 0 && end != buf && (*end == '\n' || *end == 0) && kill((pid_t)pid, 0) < 0 && errno == ESRCH)
 		return 1;
+	return 0;
+}
+
+static int count_bytes(void *ctx, const void *p, size_t n)
+{
+	(void)p;
+	*(long long *)ctx += (long long)n;
 	return 0;
 }
 
@@ -183,7 +191,7 @@ void mbox_deliver(const char *path, const struct dl_msg *m, const struct mbox_op
 	int dot = dotlock_take(lock, deadline, r);
 	if (dot < 0)
 		return;
-	int created = 0;
+	int created = 0, rfd = -1;
 	int fd = open_mailbox(path, o, &created, r);
 	if (fd < 0)
 		goto out;
@@ -194,36 +202,50 @@ void mbox_deliver(const char *path, const struct dl_msg *m, const struct mbox_op
 		dl_set_errno(r, errno, "stat", path);
 		goto out;
 	}
-	off_t old = st.st_size;
+	/* the same inode for reading (fd is write-only): by /proc, else by name and compared,
+	 * never blocking on a FIFO swapped in under the name */
+	char proc[64];
+	struct stat rst;
+	snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+	rfd = open(proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (rfd < 0)
+		rfd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (rfd >= 0 && (fstat(rfd, &rst) < 0 || rst.st_dev != st.st_dev || rst.st_ino != st.st_ino)) {
+		close(rfd);
+		rfd = -1;
+	}
+	/* an append that a kill or a power cut left unfinished goes first */
+	off_t old = mbox_journal_recover(o->journal, fd, rfd, &st, path);
+	if (!m) {
+		dl_set(r, DL_OK, "2.0.0", "mailbox %s checked", path);
+		goto out;
+	}
 	/* the previous message must end with a blank line, or our From_ line is not a separator */
 	char sep[4] = "", tail[2] = {'\n', '\n'};
 	if (old > 0) {
-		/* the same inode for reading (fd is write-only): by /proc, else by name and compared,
-		 * never blocking on a FIFO swapped in under the name */
-		char proc[64];
-		struct stat rst;
-		snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
-		int rfd = open(proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-		if (rfd < 0)
-			rfd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-		if (rfd >= 0 && (fstat(rfd, &rst) < 0 || rst.st_dev != st.st_dev || rst.st_ino != st.st_ino)) {
-			close(rfd);
-			rfd = -1;
-		}
 		size_t k = old >= 2 ? 2 : 1;
 		if (rfd < 0 || pread(rfd, tail + 2 - k, k, old - (off_t)k) != (ssize_t)k)
 			tail[0] = tail[1] = '\n';
-		if (rfd >= 0)
-			close(rfd);
 		if (tail[1] != '\n')
 			str_lcpy(sep, "\n\n", sizeof sep);
 		else if (tail[0] != '\n')
 			str_lcpy(sep, "\n", sizeof sep);
 	}
-	char from[100000];
-	mbox_from_line(from, sizeof from, m->sender, m->now);
+	char from[MBOXJ_PREFIX_MAX + 1100];
+	size_t slen = strlen(sep);
+	memcpy(from, sep, slen);
+	mbox_from_line(from + slen, sizeof from - slen, m->sender, m->now);
+	size_t flen = strlen(from);
 	int rd_fail = 0, e = 0;
-	if (dl_write_fd(&fd, sep, strlen(sep)) < 0 || dl_write_fd(&fd, from, strlen(from)) < 0)
+	long long body = 0;
+	/* the length the mailbox will have, for the journal: the copy, counted first */
+	if (o->journal >= 0 && dl_copy(m, count_bytes, &body, DL_MBOXRD, &rd_fail) < 0)
+		e = errno;
+	else if (o->journal >= 0)
+		mbox_journal_begin(o->journal, &st, old, old + (off_t)flen + (off_t)body, from, flen);
+	if (e)
+		;
+	else if (dl_write_fd(&fd, from, flen) < 0)
 		e = errno;
 	else if (dl_copy(m, dl_write_fd, &fd, DL_MBOXRD, &rd_fail) < 0)
 		e = errno;
@@ -235,14 +257,19 @@ void mbox_deliver(const char *path, const struct dl_msg *m, const struct mbox_op
 		/* never leave half a message: cut back to where we started */
 		if (ftruncate(fd, old) < 0 || fsync(fd) < 0)
 			log_msg(LOG_ERR, NULL, "truncate %s back to %lld bytes: %s", path, (long long)old, strerror(errno));
+		else
+			mbox_journal_end(o->journal);
 		if (rd_fail)
 			dl_set(r, DL_DEFER, "4.3.0", "read message file: %s", strerror(e));
 		else
 			dl_set_errno(r, e, "write", path);
 		goto out;
 	}
+	mbox_journal_end(o->journal);
 	dl_set(r, DL_OK, "2.0.0", "delivered to mailbox %s", path);
 out:
+	if (rfd >= 0)
+		close(rfd);
 	if (fd >= 0)
 		close(fd);
 	if (dot > 0)

@@ -15,8 +15,16 @@
 struct mbox_opts {
 	long lock_timeout;    /* seconds to wait for the locks before deferring */
 	int create;           /* create a missing mailbox (mode 0600) */
+	int journal;          /* the mailbox's append journal (mbox_journal.h), or -1 */
 };
 
+/* Appends m to the mailbox. With a journal, an append cut short by a kill or a power cut is
+ * recoverable: after the locks are held and before anything is written, the journal durably
+ * records the mailbox (device, inode), its length, the length it will have and the first bytes
+ * to be written; it is emptied once the mailbox is fsync'd. Whoever next holds the locks
+ * (another delivery, or m == NULL: recovery only) truncates an append the journal shows
+ * unfinished (the mailbox is longer than it was, shorter than it would have been, and starts
+ * there with the recorded bytes) back to where it started. */
 void mbox_deliver(const char *path, const struct dl_msg *m, const struct mbox_opts *o, struct dl_result *r);
 /* As root: creates an empty mailbox owned by uid:gid, mode 0600, refusing to follow a symlink.
  * EEXIST is success (someone else made it; mbox_deliver checks it). */

@@ -123,3 +123,106 @@ def processes_of(uid):
             except OSError:
                 pass
     return out
+
+
+# ---------------------------------------------------------------- point 7: kill during a write
+
+def norm(data):
+    """A mailbox with its From_ line dates replaced (they differ from one delivery to the next)."""
+    import re
+    return re.sub(rb"(?m)^From (\S+) .*\n", rb"From \1 DATE\n", data)
+
+
+def test_kill_during_mbox_write_never_leaves_half_a_message(box, tmp_path):
+    """The delivery process is killed (SIGKILL, injected by strace) at its Nth write, for every
+    N of the append (dotlock, From_ line, each 64 KiB of the body) and at its fsync: right after
+    the kill, and after the next delivery, the mailbox holds only whole messages."""
+    import shutil
+    if not shutil.which("strace"):
+        pytest.skip("strace is needed to kill at an exact write")
+    big = b"Subject: big\n\n" + b"".join(b"line %06d of a long message\n" % i for i in range(12000))
+    ref_dir = tmp_path / "ref"
+    ref_dir.mkdir()
+    mid = queue_message(box, ["root"], big)
+    ta = TA(box, {"MBOX_DIR": str(ref_dir)})
+    try:
+        assert ta.job(mid)[0].status == "ok"
+    finally:
+        ta.close()
+    copy = norm(open(ref_dir / "root", "rb").read())
+    mbox = os.path.join(box.mail, "root")
+    ta = TA(box)
+    try:
+        assert ta.job(queue_message(box, ["root"], b"Subject: first\n\nalready there\n"))[0].status == "ok"
+    finally:
+        ta.close()
+    raw_before = open(mbox, "rb").read()
+    before = norm(raw_before)
+
+    def whole(data, least):
+        data = norm(data)
+        assert data.startswith(before), data[:300]
+        rest = data[len(before):]
+        k = len(rest) // len(copy) if copy else 0
+        assert rest == copy * k and k >= least, "half a message in the mailbox (%d bytes after the first)" % len(rest)
+        return k
+
+    killed = 0
+    rounds = [(f"write:signal=KILL:when={n}", False) for n in range(1, 10)] + [("fsync:signal=KILL", False)]
+    # the agent dies with its delivery process (a kill -9 of the lot): the next delivery repairs
+    rounds += [(f"write:signal=KILL:when={n}", True) for n in (2, 4)]
+    for inject, agent_dies in rounds:
+        holder = open(mbox, "ab")
+        fcntl.lockf(holder, fcntl.LOCK_EX)
+        mid = queue_message(box, ["root"], big)
+        ta = TA(box, {"LOCK_TIMEOUT": "60s"})
+        try:
+            mark_transit(box, mid, ta.p.pid)
+            ta.p.stdin.write(f"{mid}\t-\n".encode())
+            ta.p.stdin.flush()
+            assert wait_for(lambda: children(ta.p.pid)), "no delivery process"
+            (child,) = children(ta.p.pid)
+            st = subprocess.Popen(["strace", "-p", str(child), "-o", "/dev/null", "-e", "trace=write,fsync",
+                                   "-e", "inject=" + inject], stderr=subprocess.PIPE)
+            line = st.stderr.readline()
+            if b"attached" not in line:
+                st.kill()
+                pytest.skip("strace cannot attach: %r" % line)
+            if agent_dies:
+                os.kill(ta.p.pid, signal.SIGSTOP)
+            holder.close()  # the delivery process takes the lock and writes
+            if agent_dies:
+                st.wait(10)
+                os.kill(ta.p.pid, signal.SIGKILL)
+                ta.p.wait(10)
+                assert len(open(mbox, "rb").read()) > len(raw_before)  # half a message, for now
+                mid2 = queue_message(box, ["root"], big)
+                ta.log.close()
+                ta = TA(box)
+                (r2,) = ta.job(mid2)
+                assert r2.status == "ok", (r2, log_text(box))
+                assert whole(open(mbox, "rb").read(), 1) == 1
+                killed += 1
+                continue  # (the mailbox is reset below, in finally)
+            r = Report(ta.readline(30))
+            st.wait(10)
+            if r.status == "deferred":
+                assert "killed by signal 9" in r.diag, r
+                killed += 1
+            else:
+                assert r.status == "ok", r
+            assert ta.readline(5) == "#hungry"
+            # right after the kill: the agent has already undone the unfinished append
+            n_before = whole(open(mbox, "rb").read(), 0)
+            # and the message is delivered whole by the next attempt
+            (r2,) = ta.job(queue_message(box, ["root"], big))
+            assert r2.status == "ok", (r2, log_text(box))
+            assert whole(open(mbox, "rb").read(), 1) == n_before + 1
+        finally:
+            holder.close()
+            ta.close()
+            with open(mbox, "r+b") as f:  # the next round starts from the first message alone
+                f.write(raw_before)
+                f.truncate(len(raw_before))
+    assert killed >= 8, "the kill moments did not hit the append"
+    assert "removed an unfinished append" in log_text(box)
