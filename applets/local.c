@@ -309,6 +309,8 @@ static void deliver_mailbox(struct local *L, const struct dl_target *t, const st
 		dl_set_errno(r, errno, "mkdir", dir);
 		return;
 	}
+	/* a world-writable MBOX_DIR: what another user planted under this name goes aside */
+	mbox_unplant(dir, t->user.name, t->user.uid);
 	long g = mbox_dir_group(L);
 	run_mbox(L, &t->user, g, &a, r);
 	if (r->status == DL_CREATE) {

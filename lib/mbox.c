@@ -7,6 +7,7 @@
 #include "util.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -296,4 +297,33 @@ void mbox_create(const char *path, uid_t uid, gid_t gid, struct dl_result *r)
 	}
 	close(fd);
 	dl_set(r, DL_OK, "2.0.0", "created");
+}
+
+int mbox_unplant(const char *dir, const char *name, uid_t uid)
+{
+	char path[4200], aside[4300];
+	struct stat d, st, a;
+	if (stat(dir, &d) < 0 || !S_ISDIR(d.st_mode) || !(d.st_mode & S_IWOTH) ||
+	    str_fmt(path, sizeof path, "%s/%s", dir, name) < 0 || lstat(path, &st) < 0)
+		return 0;
+	if (st.st_uid == uid || st.st_uid == 0)
+		return 0; /* hers or the admin's: the ordinary checks refuse what is wrong with it */
+	const char *what = S_ISLNK(st.st_mode) ? "symlink"
+	                   : S_ISREG(st.st_mode) ? (st.st_nlink > 1 ? "hard link" : "file")
+	                   : S_ISDIR(st.st_mode) ? "directory" : "special file";
+	struct passwd *pw = getpwuid(st.st_uid);
+	if (str_fmt(aside, sizeof aside, "%s/.%s.planted.%lld.%ld", dir, name, (long long)time(NULL), (long)getpid()) < 0)
+		return -1;
+	/* rename, not unlink: nothing of hers is destroyed, and the admin has the evidence */
+	if (rename(path, aside) < 0) {
+		log_msg(LOG_ALERT, NULL, "mailbox %s of uid %ld is a %s planted by uid %ld (%s), and moving it aside failed: %s",
+		        path, (long)uid, what, (long)st.st_uid, pw ? pw->pw_name : "?", strerror(errno));
+		return -1;
+	}
+	if (lstat(aside, &a) < 0 || a.st_dev != st.st_dev || a.st_ino != st.st_ino || a.st_uid != st.st_uid)
+		log_msg(LOG_ALERT, NULL, "%s changed while it was moved aside to %s: check both", path, aside);
+	fio_fsync_dir(dir);
+	log_msg(LOG_ALERT, NULL, "mailbox %s of %s was a %s planted by uid %ld (%s): moved aside to %s, delivering into a new mailbox",
+	        path, name, what, (long)st.st_uid, pw ? pw->pw_name : "?", aside);
+	return 1;
 }

@@ -226,3 +226,74 @@ def test_kill_during_mbox_write_never_leaves_half_a_message(box, tmp_path):
                 f.truncate(len(raw_before))
     assert killed >= 8, "the kill moments did not hit the append"
     assert "removed an unfinished append" in log_text(box)
+
+
+# ---------------------------------------------------------------- point 10: planted mailboxes
+
+def as_nobody(fn):
+    """Runs fn in a child process with nobody's privileges (the attacker)."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setgroups([])
+            os.setgid(NOBODY.pw_gid)
+            os.setuid(NOBODY.pw_uid)
+            fn()
+            os._exit(0)
+        except BaseException:
+            os._exit(1)
+    _, st = os.waitpid(pid, 0)
+    assert st == 0
+
+
+def test_planted_mailbox_in_world_writable_dir_is_moved_aside_and_mail_delivered(box, pubdir, user):
+    """In a world-writable (sticky) mail directory nobody plants a symlink under another user's
+    mailbox name, or a file of her own: it is moved aside and logged as an attack, and the mail
+    is delivered into a fresh mailbox of the recipient now, not deferred for 3 hours and bounced."""
+    os.chmod(pubdir, 0o1777)
+    env = {"MBOX_DIR": pubdir}
+    mbox = os.path.join(pubdir, user.pw_name)
+    trap = os.path.join(pubdir, "trap")
+
+    def plant_symlink():
+        with open(trap, "wb"):
+            pass
+        os.chmod(trap, 0o666)
+        os.symlink(trap, mbox)
+
+    as_nobody(plant_symlink)
+    mid = queue_message(box, [user.pw_name], b"Subject: one\n\nfor the user\n")
+    ta = TA(box, env)
+    try:
+        (r,) = ta.job(mid)
+        assert (r.status, r.action) == ("ok", "delivered"), (r, log_text(box))
+        st = os.lstat(mbox)
+        assert (st.st_uid, st.st_mode & 0o7777) == (user.pw_uid, 0o600) and not os.path.islink(mbox)
+        assert b"for the user" in open(mbox, "rb").read()
+        assert os.path.getsize(trap) == 0
+        aside = [n for n in os.listdir(pubdir) if n.startswith(f".{user.pw_name}.planted.")]
+        assert len(aside) == 1 and os.path.islink(os.path.join(pubdir, aside[0])), os.listdir(pubdir)
+        log = log_text(box)
+        assert f"mailbox {mbox} of {user.pw_name} was a symlink planted by uid {NOBODY.pw_uid}" in log, log
+        # a file of her own under his name (to read his mail): the same
+        os.unlink(mbox)
+
+        def plant_file():
+            with open(mbox, "wb") as f:
+                f.write(b"hers\n")
+            os.chmod(mbox, 0o666)
+
+        as_nobody(plant_file)
+        (r,) = ta.job(queue_message(box, [user.pw_name], b"Subject: two\n\nagain\n"))
+        assert r.status == "ok", (r, log_text(box))
+        assert os.stat(mbox).st_uid == user.pw_uid and b"hers" not in open(mbox, "rb").read()
+        assert f"mailbox {mbox} of {user.pw_name} was a file planted by uid {NOBODY.pw_uid}" in log_text(box)
+        # the recipient's own symlink is her business: refused (deferred), nothing moved
+        os.unlink(mbox)
+        os.symlink(trap, mbox)
+        os.lchown(mbox, user.pw_uid, user.pw_gid)
+        (r,) = ta.job(queue_message(box, [user.pw_name], b"Subject: three\n\n"))
+        assert (r.status, r.enh) == ("deferred", "4.2.0") and "symlink" in r.diag, r
+        assert os.path.islink(mbox)
+    finally:
+        ta.close()
