@@ -351,7 +351,9 @@ static void deliver_target(struct local *L, const struct dl_target *t, const str
 	memset(r, 0, sizeof *r);
 	switch (t->kind) {
 	case DK_ERROR:
-		dl_set(r, t->status == 'd' ? DL_DEFER : DL_FAIL, t->enh, "%s", t->text);
+		if (t->public_text) /* the full text, which may quote a user's file, is for the log */
+			log_msg(LOG_NOTICE, NULL, "to=<%s> %s: %s", m->rcpt, t->enh, t->text);
+		dl_set(r, t->status == 'd' ? DL_DEFER : DL_FAIL, t->enh, "%s", t->public_text ? t->public_text : t->text);
 		return;
 	case DK_MAILBOX:
 		deliver_mailbox(L, t, m, r);
