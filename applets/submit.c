@@ -390,6 +390,9 @@ static int setup(struct submit_ctx *x, const struct opts *o)
 	ec->allmailfrom = conf_str(&x->conf, CK_ALLMAILFROM);
 	ec->rewrite_from = conf_str(&x->conf, CK_REWRITE_FROM);
 	ec->sizelimit = conf_num(&x->conf, CK_SIZELIMIT);
+	/* the free-space reserve (docs/spool.md 5): users stop at QUEUE_MINFREE, root at half of
+	 * it, so cron's and the monitors' mail still gets in after a user has filled her share */
+	ec->minfree = conf_num(&x->conf, CK_QUEUE_MINFREE) / (getuid() == 0 ? 2 : 1);
 	long long mr = conf_num(&x->conf, CK_MAXRCPT_SUBMIT);
 	ec->maxrcpt = mr <= 0 || mr > SPOOL_RCPT_MAX ? SPOOL_RCPT_MAX : (unsigned)mr;
 	if (route_conf_init(&ec->rc, conf_str(&x->conf, CK_LOCALDOMAINS), x->hostname) < 0) {

@@ -150,11 +150,19 @@ struct spool_writer {
 	int body8;                     /* saw a byte >= 0x80 */
 	const struct spool *sp;
 	size_t blen;                   /* bytes waiting in buf */
+	/* bytes of the spool's file system that must stay free (QUEUE_MINFREE), checked at every
+	 * flush and before the commit; begin sets 0 (none), the caller may set it afterwards */
+	long long minfree;
 	char buf[16384];
 };
 
+/* The free-space reserve (QUEUE_MINFREE, Postfix's queue_minfree; docs/spool.md 5): 0 while
+ * the spool's file system has at least minfree bytes available (and a few inodes), else -1 with
+ * errno EDQUOT, the figures logged (under id, may be NULL). minfree <= 0: always 0. */
+int spool_room(const struct spool *sp, long long minfree, const char *id);
 /* E1: creates the temporary file, assigns the id (w->id, and m->id), writes the envelope block.
- * m->arrival is set to now when 0. */
+ * m->arrival is set to now when 0. With w->minfree set afterwards, a write or the commit that
+ * finds less free space fails with errno EDQUOT (spool_room). */
 int spool_writer_begin(const struct spool *sp, struct spool_writer *w, struct spool_msg *m);
 /* Appends message bytes (already in the stored form: LF line endings). */
 int spool_writer_write(struct spool_writer *w, const void *p, size_t n);
