@@ -32,8 +32,9 @@ struct applet {
 /* The applet this process runs (set once by main() before the applet starts). */
 extern const struct applet *applet_self;
 
-/* Loads spoolbox.conf (path NULL: the default) and the environment into c. Every finding is
- * printed on stderr as "file:line: reason"; any error returns EX_CONFIG (78), else 0. */
+/* Loads spoolbox.conf (path NULL: $SPOOLBOX_CONF or the default) and the environment into c.
+ * Every finding is printed on stderr as "file:line: reason"; any error returns EX_CONFIG (78),
+ * else 0. An explicit path (-C) is put into $SPOOLBOX_CONF for the processes this one starts. */
 int applet_load_conf(struct conf *c, const char *path);
 /* The one logging setup: LOG (syslog, stderr) from c, the applet's flags, -v
  * (verbose: debug level, and every line on stderr). ident NULL: "spoolbox/<applet>". extra adds

@@ -334,6 +334,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 
 static int env_overrides(void)
 {
+	if (getenv(CONF_PATH_ENV))
+		return 1;
 	for (int k = 0; k < CK__COUNT; k++)
 		if (getenv(conf_name((enum conf_key)k)))
 			return 1;

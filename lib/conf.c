@@ -161,6 +161,8 @@ long long conf_num(const struct conf *c, enum conf_key k)
 
 int conf_env_used(const struct conf *c)
 {
+	if (getenv(CONF_PATH_ENV))
+		return 1;
 	for (int k = 0; k < CK__COUNT; k++)
 		if (c->origin[k] == CO_ENV)
 			return 1;
@@ -348,6 +350,10 @@ int conf_apply_env(struct conf *c, conf_report_fn *report, void *ctx)
 
 int conf_load(struct conf *c, const char *path, conf_report_fn *report, void *ctx)
 {
+	if (!path && (path = getenv(CONF_PATH_ENV)) && !*path) {
+		conf_reportf(report, ctx, "environment", 0, "%s is set but empty", CONF_PATH_ENV);
+		return 1 + conf_apply_env(c, report, ctx);
+	}
 	const char *p = path ? path : DEFAULT_CONF_PATH;
 	char *text = NULL;
 	size_t len = 0;
