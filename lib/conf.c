@@ -23,6 +23,11 @@ const char *conf_name(enum conf_key k)
 	return keys[k].name;
 }
 
+const char *conf_default(enum conf_key k)
+{
+	return keys[k].def;
+}
+
 enum conf_type conf_type_of(enum conf_key k)
 {
 	return keys[k].type;
