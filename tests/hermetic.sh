@@ -50,6 +50,7 @@ chmod 600 /etc/spoolbox/credentials
 printf 'root: planted-root\npostmaster: planted-root\n' >/etc/spoolbox/aliases
 printf 'root: planted-root\npostmaster: planted-root\n' >/etc/aliases
 printf 'planted\n' >/tmp/x
+groupadd -r spoolbox   # an installed spoolbox has its group
 
 # an installed spoolbox that fails loudly under every name
 cat >/usr/sbin/spoolbox <<'EOF'

@@ -5,6 +5,7 @@ untouched."""
 import os
 import shutil
 import stat
+import subprocess
 
 import pytest
 
@@ -13,6 +14,8 @@ from conftest import BINARY, IS_ASAN
 
 pytestmark = pytest.mark.skipif(IS_ASAN, reason="LeakSanitizer cannot run in a setgid process")
 
+# a group of this run's own: the machine may have a spoolbox group of an installed spoolbox
+GROUP = f"sbx{os.getpid() % 100000}"
 NOBODY = "setpriv --reuid=65534 --regid=65534 --clear-groups"
 # the spool entries of docs/spool.md 8: mode, and whether they are in the submit group
 MODES = {"": (0o710, True), "tmp": (0o1770, True), "incoming": (0o1770, True), "trigger": (0o620, True),
@@ -31,7 +34,7 @@ def system(box):
         os.chmod(binary, 0o755)
         spool, mail = os.path.join(top, "spool"), os.path.join(top, "mail")
         os.mkdir(mail)
-        conf = (f"SPOOL={spool}\nMYHOSTNAME=box.example\nLOG=stderr\nMBOX_DIR={mail}\n"
+        conf = (f"SPOOL={spool}\nMYHOSTNAME=box.example\nLOG=stderr\nMBOX_DIR={mail}\nSUBMIT_GROUP={GROUP}\n"
                 f"ALIASES={box.etc}/aliases\nSCHEDULER_CONF={box.etc}/scheduler.conf\n")
         yield {"top": top, "bin": binary, "spool": spool, "mail": mail, "conf": conf}
     finally:
@@ -41,7 +44,7 @@ def system(box):
 def in_system(box, system, script, input=b""):
     """Runs a shell script as root in the private system with the system's configuration at
     the default path (no SPOOLBOX_CONF: a setgid submit reads only that)."""
-    env = {"BIN": system["bin"], "HOME": "/"}
+    env = {"BIN": system["bin"], "HOME": "/", "GROUP": GROUP}
     return sysroot.run(box.base, ["sh", "-c", script], env, conf=system["conf"], input=input)
 
 
@@ -65,12 +68,12 @@ def field(out, prefix):
 def test_install_as_root_makes_dirs_group_setgid_and_spool(box, system):
     """The measured failure: --install exited 73 when /usr/libexec/spoolbox did not exist."""
     p = in_system(box, system, 'set -e; "$BIN" --install; echo "rc=$?"; ls /usr/libexec/spoolbox; '
-                               'echo "gid=$(getent group spoolbox | cut -d: -f3)"')
+                               'echo "gid=$(getent group $GROUP | cut -d: -f3)"')
     out = p.stdout.decode()
     assert p.returncode == 0 and "rc=0" in out, (p.stdout, p.stderr)
     gid = int(field(p.stdout, "gid="))
-    assert f"created group spoolbox (gid {gid}) with groupadd -r" in out
-    assert f"made {system['bin']} setgid spoolbox (mode 2755)" in out
+    assert f"created group {GROUP} (gid {gid}) with groupadd -r" in out
+    assert f"made {system['bin']} setgid {GROUP} (mode 2755)" in out
     assert f"spool {system['spool']} has the owners and modes of docs/spool.md 8" in out
     assert "to do as root" not in out
     for agent in ("smtp", "local", "errormail", "hold"):
@@ -91,8 +94,8 @@ def test_install_into_a_new_directory_as_nobody_prints_the_commands(box, system)
     assert os.readlink(os.path.join(target, "sendmail")) == system["bin"]
     assert os.readlink(os.path.join(target, "smtp")) == system["bin"]
     b = system["bin"]
-    assert "to do as root: groupadd -r spoolbox   (BusyBox: addgroup -S spoolbox)" in out
-    assert f"to do as root: chgrp spoolbox {b} && chmod 2755 {b}" in out
+    assert f"to do as root: groupadd -r {GROUP}   (BusyBox: addgroup -S {GROUP})" in out
+    assert f"to do as root: chgrp {GROUP} {b} && chmod 2755 {b}" in out
     assert "to do as root: spoolbox --install" in out
     assert not os.path.exists(system["spool"])
     assert stat.S_IMODE(os.stat(b).st_mode) == 0o755
@@ -103,15 +106,15 @@ def test_scheduler_first_then_nobody_submits_and_it_is_delivered(box, system):
     without the submit group, and every non-root sender got 75."""
     mbox = os.path.join(system["mail"], "root")
     script = f'''
-groupadd -r spoolbox
-chgrp spoolbox "$BIN" && chmod 2755 "$BIN"
+groupadd -r $GROUP
+chgrp $GROUP "$BIN" && chmod 2755 "$BIN"
 "$BIN" scheduler -i 2>"{system['top']}/sched.log" &
 s=$!
 i=0; while [ ! -p "{system['spool']}/trigger" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done
 {NOBODY} "$BIN" submit root; echo "submit=$?"
 i=0; while ! grep -q "Subject: from nobody" "{mbox}" 2>/dev/null && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done
 kill $s; wait $s
-echo "gid=$(getent group spoolbox | cut -d: -f3)"
+echo "gid=$(getent group $GROUP | cut -d: -f3)"
 '''
     p = in_system(box, system, script, input=b"Subject: from nobody\n\nhello\n")
     log = open(os.path.join(system["top"], "sched.log"), errors="replace").read()
@@ -128,12 +131,12 @@ def test_check_reports_a_spool_without_the_group_and_the_scheduler_repairs_it(bo
     repairs it and --check is clean again."""
     script = f'''
 "$BIN" scheduler -1 2>/dev/null; echo "first=$?"
-groupadd -r spoolbox
-chgrp spoolbox "$BIN" && chmod 2755 "$BIN"
+groupadd -r $GROUP
+chgrp $GROUP "$BIN" && chmod 2755 "$BIN"
 "$BIN" --check; echo "check1=$?"
 "$BIN" scheduler -1 2>"{system['top']}/sched.log"; echo "second=$?"
 "$BIN" --check; echo "check2=$?"
-echo "gid=$(getent group spoolbox | cut -d: -f3)"
+echo "gid=$(getent group $GROUP | cut -d: -f3)"
 '''
     p = in_system(box, system, script)
     out, err = p.stdout.decode(), p.stderr.decode()
@@ -143,7 +146,7 @@ echo "gid=$(getent group spoolbox | cut -d: -f3)"
     assert field(p.stdout, "check1=") == "78", (out, err)
     for name in ("tmp", "incoming"):
         assert (f"{sp}/{name}: error: group is not SUBMIT_GROUP (1770, uid 0, gid 0); "
-                f"fix: chgrp spoolbox {sp}/{name} && chmod 1770 {sp}/{name}") in err, err
+                f"fix: chgrp {GROUP} {sp}/{name} && chmod 1770 {sp}/{name}") in err, err
     assert f"{sp}/trigger: error: group is not SUBMIT_GROUP" in err
     log = open(os.path.join(system["top"], "sched.log")).read()
     assert f"repaired {sp}/tmp: mode 1770, group {gid} (was 1770, group 0)" in log
@@ -155,3 +158,18 @@ def test_check_warns_about_a_binary_that_is_not_setgid(box):
     p = box.run(None, "--check")
     assert p.returncode == 0, p.stderr
     assert f"{os.path.realpath(BINARY)}: warning: not setgid: only root can submit mail; fix: ".encode() in p.stderr
+
+
+def test_check_warns_about_a_spool_in_ram(box):
+    """OpenWrt's /var is RAM: queued mail would not survive a reboot (issue 12 point 2)."""
+    ram = os.path.join(box.base, "ram")
+    os.mkdir(ram)
+    script = f'mount -t tmpfs ram {ram} && SPOOL={ram}/spool "$0" --check'
+    p = sysroot.run(box.base, ["sh", "-c", script, BINARY], box.environ())
+    assert p.returncode == 0, p.stderr
+    assert (f"environment: warning: SPOOL={ram}/spool is on tmpfs: queued mail does not survive a reboot; "
+            "set SPOOL to a directory on persistent storage").encode() in p.stderr
+    on_disk = subprocess.run(["stat", "-f", "-c", "%T", box.base], capture_output=True, text=True).stdout.strip()
+    if on_disk not in ("tmpfs", "ramfs"):
+        p = box.run(None, "--check")
+        assert p.returncode == 0 and b"reboot" not in p.stderr, p.stderr
