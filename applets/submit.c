@@ -56,7 +56,8 @@ const char submit_usage[] =
     "  -v            verbose\n"
     "Accepted for compatibility: -o options (-oem -oep -oee -oeq -oew -odi -odb -odq -om\n"
     "-oQ -oX -oL ...), -O, -G, -U, -L TAG, -X FILE, -h N, -d X, -e X, -A X, -M X, -p X, -Q X,\n"
-    "-c, -I, -m, -n, -s.\n";
+    "-c, -I, -m, -n, -s. Other sendmails' options (msmtp -a ACCOUNT, --NAME[=VALUE]; BusyBox\n"
+    "-S HOST, -au USER, -ap PASS, -w SECS, -H PROG) and unknown letters are ignored and logged.\n";
 
 struct opts {
 	const char *conf;
@@ -75,6 +76,8 @@ struct opts {
 	char tagbuf[64];
 	char **rcpt;
 	int nrcpt;
+	char ignored[16][48]; /* options of other sendmails, logged once the log is set up */
+	size_t nignored;
 };
 
 /* The setgid privilege (docs/spool.md 8): held only around the spool steps. */
@@ -188,8 +191,54 @@ static int parse_notify(const char *s, unsigned *out)
 
 /* sendmail's option letters: these take an argument (attached or the next word) ... */
 #define WITH_ARG "ABbCdeFfhLMNOopQqRrVX"
-/* ... and these do not. Anything else is a usage error. */
+/* ... and these do not. */
 #define NO_ARG "cGIimnstUv"
+/* Other sendmails' letters, ignored with their argument (docs/submit.md 1): msmtp's -a ACCOUNT,
+ * BusyBox's -S HOST, -au USER, -ap PASS, -am METHOD, -w SECS, -H 'PROG ARGS'. Any letter in
+ * none of these lists is ignored too, without an argument (as sendmail and Postfix accept
+ * what they do not use): a caller written for another sendmail still gets its mail queued. */
+#define FOREIGN_WITH_ARG "aSwH"
+/* msmtp's long options that take the next word when written without '=' (--account NAME);
+ * --read-recipients is -t and --from is -f, every other long option is ignored. */
+static const char *const long_with_arg[] = {
+    "account", "host", "port", "timeout", "protocol", "domain", "user", "passwordeval", "tls-trust-file",
+    "tls-crl-file", "tls-fingerprint", "tls-key-file", "tls-cert-file", "tls-priorities", "tls-host-override",
+    "from", "maildomain", "dsn-notify", "dsn-return", "logfile", "logfile-time-format", "aliases",
+    "proxy-host", "proxy-port", "source-ip", "socket", "file",
+};
+
+static int option(struct opts *o, char c, const char *arg);
+
+/* Remembers an ignored option for the log (never its argument: -ap carries a password). */
+static void ignored(struct opts *o, const char *name, size_t n, int with_arg)
+{
+	if (o->nignored < ARRAY_LEN(o->ignored))
+		snprintf(o->ignored[o->nignored++], sizeof o->ignored[0], "%.*s%s", (int)n, name,
+		         with_arg ? " (with its argument)" : "");
+}
+
+/* --name, --name=value, --name value. Returns 0 or EX_USAGE; *i moves past a used word. */
+static int long_option(struct opts *o, const char *a, int *i, int argc, char **argv)
+{
+	const char *name = a + 2, *eq = strchr(name, '=');
+	size_t n = eq ? (size_t)(eq - name) : strlen(name);
+	const char *val = eq ? eq + 1 : NULL;
+	int takes = 0;
+	for (size_t k = 0; k < ARRAY_LEN(long_with_arg); k++)
+		if (strlen(long_with_arg[k]) == n && memcmp(long_with_arg[k], name, n) == 0)
+			takes = 1;
+	if (takes && !val) {
+		if (*i + 1 >= argc)
+			return usage_error("option %s needs an argument", a);
+		val = argv[++*i];
+	}
+	if (n == 15 && memcmp(name, "read-recipients", n) == 0 && !val)
+		return option(o, 't', "");
+	if (n == 4 && memcmp(name, "from", 4) == 0)
+		return option(o, 'f', val);
+	ignored(o, a, n + 2, val != NULL);
+	return 0;
+}
 
 static int option(struct opts *o, char c, const char *arg)
 {
@@ -272,7 +321,13 @@ static int option(struct opts *o, char c, const char *arg)
 		o->verbose = 1;
 		return 0;
 	default:
-		return 0; /* accepted for compatibility, no effect (docs/submit.md) */
+		/* accepted for compatibility, no effect (docs/submit.md); another sendmail's own
+		 * options are logged, sendmail's documented no-ops are not */
+		if (strchr(FOREIGN_WITH_ARG, c) || !strchr(WITH_ARG NO_ARG, c)) {
+			char name[3] = {'-', c, 0};
+			ignored(o, name, 2, strchr(FOREIGN_WITH_ARG, c) != NULL);
+		}
+		return 0;
 	}
 }
 
@@ -293,19 +348,28 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			only_rcpts = 1;
 			continue;
 		}
+		if (a[1] == '-') {
+			int r = long_option(o, a, &i, argc, argv);
+			if (r)
+				return r;
+			continue;
+		}
 		for (char *p = a + 1; *p; p++) {
 			char c = *p;
-			if (strchr(NO_ARG, c)) {
+			if (strchr(NO_ARG, c) || !strchr(WITH_ARG FOREIGN_WITH_ARG, c)) {
 				int r = option(o, c, "");
 				if (r)
 					return r;
 				continue;
 			}
-			if (!strchr(WITH_ARG, c)) {
-				char s[2] = {c, 0};
-				return usage_error("unknown option -%s", s);
-			}
 			const char *arg = p + 1;
+			if (c == 'a' && (!strcmp(arg, "u") || !strcmp(arg, "p") || !strcmp(arg, "m")) && i + 1 < argc) {
+				/* BusyBox's -au USER, -ap PASS, -am METHOD: two words */
+				char name[4] = {'-', 'a', arg[0], 0};
+				ignored(o, name, 3, 1);
+				i++;
+				break;
+			}
 			if (c == 'q') {
 				/* -q takes only an attached argument, except -qR DOMAIN */
 				if (strcmp(arg, "R") == 0) {
@@ -367,6 +431,8 @@ static int setup(struct submit_ctx *x, const struct opts *o)
 	if (r)
 		return r;
 	applet_log_setup(&x->conf, x->ident, 0, o->verbose);
+	for (size_t i = 0; i < o->nignored; i++)
+		log_msg(LOG_NOTICE, NULL, "ignored option %s: spoolbox does not use it", o->ignored[i]);
 	if (priv.active) {
 		struct group *g = getgrnam(conf_str(&x->conf, CK_SUBMIT_GROUP));
 		if (!g || g->gr_gid != priv.group) {

@@ -292,10 +292,57 @@ def test_compatibility_options_are_accepted(box):
     assert m.recipients == ["root"]
 
 
-def test_unknown_option_is_a_usage_error(box):
-    p = sendmail(box, "-Z", "root", input=MSG)
-    assert p.returncode == 64
-    assert b"unknown option -Z" in p.stderr
+# Other sendmails' options (issue 12 point 4): (arguments, what the log names). Each is
+# accepted, its argument is not taken for a recipient, and the log says it was ignored.
+FOREIGN = [
+    (["-a", "work"], "-a (with its argument)"),                      # msmtp account
+    (["-awork"], "-a (with its argument)"),
+    (["--read-envelope-from"], "--read-envelope-from"),             # msmtp
+    (["--account=work"], "--account (with its argument)"),
+    (["--account", "work"], "--account (with its argument)"),
+    (["--tls-trust-file", "/etc/ssl/ca.pem"], "--tls-trust-file (with its argument)"),
+    (["--auth=on"], "--auth (with its argument)"),
+    (["-S", "smtp.example.net:587"], "-S (with its argument)"),     # BusyBox
+    (["-Ssmtp.example.net"], "-S (with its argument)"),
+    (["-au", "bob"], "-au (with its argument)"),
+    (["-aubob"], "-a (with its argument)"),
+    (["-ap", "SECRETPW"], "-ap (with its argument)"),
+    (["-am", "PLAIN"], "-am (with its argument)"),
+    (["-w", "30"], "-w (with its argument)"),
+    (["-H", "openssl s_client -quiet -connect smtp.example.net:465"], "-H (with its argument)"),
+    (["-Z"], "-Z"),                                                 # any other letter
+    (["-Zi"], "-Z"),
+]
+
+
+@pytest.mark.parametrize("args,logged", FOREIGN, ids=[" ".join(a) for a, _ in FOREIGN])
+def test_other_sendmails_options_are_accepted_and_logged(box, args, logged):
+    p = sendmail(box, *args, "root", input=MSG)
+    assert p.returncode == 0, p.stderr
+    _, m, _ = queued(box)
+    assert m.recipients == ["root"]
+    assert f"ignored option {logged}: spoolbox does not use it".encode() in p.stderr
+    assert b"SECRETPW" not in p.stderr
+
+
+def test_busybox_invocation_as_one_line(box):
+    p = sendmail(box, "-S", "smtp.example.net", "-au", "bob", "-ap", "SECRETPW", "-w", "10", "-t",
+                 input=b"To: root\nSubject: busybox\n\nx\n")
+    assert p.returncode == 0, p.stderr
+    _, m, _ = queued(box)
+    assert m.recipients == ["root"] and b"SECRETPW" not in p.stderr
+
+
+def test_msmtp_long_forms_that_mean_something(box):
+    p = sendmail(box, "--read-recipients", "--from=alice@example.org", input=b"To: root\n\nx\n")
+    assert p.returncode == 0, p.stderr
+    _, m, _ = queued(box)
+    assert m.recipients == ["root"] and m.sender == "alice@example.org"
+
+
+def test_usage_errors_that_remain(box):
+    p = sendmail(box, "--account", input=MSG)
+    assert p.returncode == 64 and b"option --account needs an argument" in p.stderr
     p = sendmail(box, input=MSG)
     assert p.returncode == 64
     assert b"no recipients given" in p.stderr
