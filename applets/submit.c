@@ -408,18 +408,56 @@ static int env_overrides(void)
 
 
 
-static int check_conf_addr(const struct conf *c, enum conf_key k)
+/* A key whose value cannot be used is dropped (its default applies), with a warning: mail is
+ * queued all the same (docs/configuration.md, "Errors"). */
+static void check_conf_addr(struct conf *c, enum conf_key k)
 {
 	const char *v = conf_str(c, k);
 	struct addr a;
 	char err[160];
 	if (!*v)
-		return 0;
+		return;
 	if (addr_parse_one(v, strlen(v), &a, err, sizeof err) < 0 || !a.domain[0]) {
-		log_msg(LOG_ERR, NULL, "%s=%s: not an address with a domain%s%s", conf_name(k), v, err[0] ? ": " : "", err);
-		return EX_CONFIG;
+		log_msg(LOG_WARNING, NULL, "%s=%s: not an address with a domain%s%s; ignored until it is fixed (spoolbox --check)",
+		        conf_name(k), v, err[0] ? ": " : "", err);
+		conf_unset(c, k);
 	}
-	return 0;
+}
+
+/* The findings of loading spoolbox.conf, kept until the log is set up. */
+struct conf_findings {
+	int count, fatal;
+	char text[8][300];
+};
+
+static void keep_finding(void *ctx, const char *file, int line, const char *reason)
+{
+	struct conf_findings *f = ctx;
+	/* without a readable file or a usable SPOOL there is no telling where mail should go */
+	if (str_starts(reason, "cannot read") || str_starts(reason, "SPOOL:") || str_starts(reason, CONF_PATH_ENV))
+		f->fatal = 1;
+	if (f->count < (int)ARRAY_LEN(f->text))
+		snprintf(f->text[f->count], sizeof f->text[0], line > 0 ? "%s:%d: %s" : "%s:%.0d %s", file, line, reason);
+	f->count++;
+}
+
+/* Reads spoolbox.conf as sendmail must: a mistake submit can work around (an unknown or
+ * misspelled key, a malformed line, a bad value) is logged and skipped, as Postfix warns about
+ * an unknown parameter, and the mail is queued; only an unreadable file or an unusable SPOOL
+ * refuses it (78). spoolbox --check and every other applet still treat them as errors. */
+static int load_conf(struct submit_ctx *x, const struct opts *o, struct conf_findings *f)
+{
+	memset(f, 0, sizeof *f);
+	conf_init(&x->conf);
+	if (conf_load(&x->conf, o->conf, keep_finding, f) == 0)
+		return 0;
+	if (!f->fatal)
+		return 0;
+	for (int i = 0; i < f->count && i < (int)ARRAY_LEN(f->text); i++)
+		fprintf(stderr, "%s\n", f->text[i]);
+	fprintf(stderr, "sendmail: message not queued: the configuration cannot be used\n");
+	conf_free(&x->conf);
+	return EX_CONFIG;
 }
 
 static int setup(struct submit_ctx *x, const struct opts *o)
@@ -427,10 +465,14 @@ static int setup(struct submit_ctx *x, const struct opts *o)
 	if (o->conf || env_overrides())
 		if (priv_drop() < 0) /* a privileged submit never reads another configuration or spool */
 			return EX_OSERR;
-	int r = applet_load_conf(&x->conf, o->conf);
+	struct conf_findings f;
+	int r = load_conf(x, o, &f);
 	if (r)
 		return r;
 	applet_log_setup(&x->conf, x->ident, 0, o->verbose);
+	for (int i = 0; i < f.count && i < (int)ARRAY_LEN(f.text); i++)
+		log_msg(LOG_WARNING, NULL, "configuration error ignored, mail is queued all the same: %s (spoolbox --check)",
+		        f.text[i]);
 	for (size_t i = 0; i < o->nignored; i++)
 		log_msg(LOG_NOTICE, NULL, "ignored option %s: spoolbox does not use it", o->ignored[i]);
 	if (priv.active) {
@@ -442,13 +484,17 @@ static int setup(struct submit_ctx *x, const struct opts *o)
 				return EX_OSERR;
 		}
 	}
-	if ((r = check_conf_addr(&x->conf, CK_ALLMAILFROM)) || (r = check_conf_addr(&x->conf, CK_REWRITE_FROM)))
-		return r;
+	check_conf_addr(&x->conf, CK_ALLMAILFROM);
+	check_conf_addr(&x->conf, CK_REWRITE_FROM);
 
 	char why[128];
 	if (route_myhostname(conf_str(&x->conf, CK_MYHOSTNAME), x->hostname, sizeof x->hostname, why, sizeof why) < 0) {
-		log_msg(LOG_ERR, NULL, "MYHOSTNAME=%s is not a domain name: %s", conf_str(&x->conf, CK_MYHOSTNAME), why);
-		return EX_CONFIG;
+		log_msg(LOG_WARNING, NULL, "MYHOSTNAME=%s is not a domain name: %s; the system's name is used (spoolbox --check)",
+		        conf_str(&x->conf, CK_MYHOSTNAME), why);
+		if (route_myhostname("", x->hostname, sizeof x->hostname, why, sizeof why) < 0) {
+			log_msg(LOG_ERR, NULL, "no usable host name: %s", why);
+			return EX_CONFIG;
+		}
 	}
 	struct enq_conf *ec = &x->ec;
 	memset(ec, 0, sizeof *ec);

@@ -154,6 +154,16 @@ void conf_free(struct conf *c)
 	conf_init(c);
 }
 
+void conf_unset(struct conf *c, enum conf_key k)
+{
+	long long n;
+	free(c->val[k]);
+	c->val[k] = NULL;
+	c->num[k] = typecheck(k, keys[k].def, &n) ? 0 : n;
+	c->origin[k] = CO_DEFAULT;
+	c->line[k] = 0;
+}
+
 const char *conf_str(const struct conf *c, enum conf_key k)
 {
 	return c->val[k] ? c->val[k] : keys[k].def;

@@ -52,6 +52,8 @@ int conf_apply_env(struct conf *c, conf_report_fn *report, void *ctx);
 const char *conf_str(const struct conf *c, enum conf_key k);
 long long conf_num(const struct conf *c, enum conf_key k);
 const char *conf_name(enum conf_key k);
+/* Drops k's value: the compiled-in default applies again. */
+void conf_unset(struct conf *c, enum conf_key k);
 /* The compiled-in default of k. */
 const char *conf_default(enum conf_key k);
 enum conf_type conf_type_of(enum conf_key k);

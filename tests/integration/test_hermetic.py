@@ -58,7 +58,7 @@ def test_submit_ignores_the_planted_file(box):
 def test_spoolbox_conf_must_exist(box):
     p = box.run("submit", "root", input=b"x\n", env={"SPOOLBOX_CONF": os.path.join(box.base, "missing.conf")})
     assert p.returncode == 78
-    assert b"missing.conf: error: cannot read: No such file or directory" in p.stderr
+    assert b"missing.conf: cannot read: No such file or directory" in p.stderr
     assert incoming(box.spool) == []
 
 

@@ -276,9 +276,33 @@ def test_C_reads_another_configuration(box):
     assert p.returncode == 0, p.stderr
     _, m, _ = queued(box)
     assert m.sender == "root@from-file.example"
-    bad = box.write_conf("NOSUCHKEY=1\n")
-    p = sendmail(box, "-C", bad, "root", input=MSG)
+    p = sendmail(box, "-C", os.path.join(box.base, "missing.conf"), "root", input=MSG)
     assert p.returncode == 78
+
+
+def test_a_configuration_mistake_never_refuses_mail(box):
+    """Issue 12 point 2: one misspelled key made sendmail refuse all mail (78). Now it queues,
+    logs each mistake, and spoolbox --check still reports them as errors."""
+    path = box.write_conf("QUALIFYDOMAIN=from-file.example\nSMARTHSOT=relay.example\nSIZELIMIT=huge\n"
+                          "not a line\nALLMAILFROM=not an address\n")
+    p = sendmail(box, "root", input=MSG)
+    assert p.returncode == 0, p.stderr
+    _, m, _ = queued(box)
+    assert m.sender == "root@from-file.example" and m.recipients == ["root"]
+    err = p.stderr.decode()
+    for where, what in ((2, "unknown key SMARTHSOT"), (3, "SIZELIMIT: not a size"), (4, "expected NAME=value")):
+        assert f"configuration error ignored, mail is queued all the same: {path}:{where}: {what}" in err, err
+    assert "ALLMAILFROM=not an address: not an address with a domain" in err and "ignored until it is fixed" in err
+    p = box.run(None, "--check")
+    assert p.returncode == 78
+    assert f"{path}:2: error: unknown key SMARTHSOT".encode() in p.stderr
+
+
+def test_a_configuration_submit_cannot_work_around_is_refused(box):
+    box.write_conf("SPOOL=relative/spool\n")
+    p = sendmail(box, "root", input=MSG)
+    assert p.returncode == 78
+    assert b"SPOOL: not an absolute path" in p.stderr and b"message not queued" in p.stderr
 
 
 def test_compatibility_options_are_accepted(box):
