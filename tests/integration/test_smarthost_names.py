@@ -72,7 +72,7 @@ def test_a_line_for_another_port_is_not_used_and_check_says_so(box):
 
 def test_check_accepts_lines_that_match_and_the_fallback(box):
     write_creds(box, "relay.example.net r1 p\n[192.0.2.7]:465 r2 p\n*:2525 r3 p\n")
-    env = {"SMARTHOST": "relay.example.net:587, [192.0.2.7] smtps"}
+    env = {"SMARTHOST": "relay.example.net:587 tls=may, [192.0.2.7] smtps tls=encrypt"}
     p = box.run(None, "--check", env=env)
     assert p.returncode == 0, p.stderr
     write_creds(box, "relay.example.net r1 p\nold-relay.example.net r2 p\n")
@@ -113,3 +113,26 @@ def test_name_verifies_a_relay_reached_by_address(box, pki):
 def test_name_must_be_a_host_name(box):
     p = box.run(None, "--check", env={"SMARTHOST": "[192.0.2.1] name=bad/name"})
     assert p.returncode == 78 and b"name= wants a host name" in p.stderr
+
+
+def test_check_reports_verify_without_trust_anchors(box, pki):
+    """Issue 12 point 2: a tls=verify smarthost with no CA bundle deferred every message for
+    days before anyone noticed; --check says so at once."""
+    env = {"SMARTHOST": "relay.example.net:587", "CAFILE": os.path.join(box.base, "no-such-ca.pem")}
+    p = check(box, env)
+    assert p.returncode == 78
+    if HAVE_TLS:
+        assert (b"relay.example.net: tls=verify, but no trust anchors can be loaded (trust anchors "
+                + env["CAFILE"].encode() + b": No such file or directory)") in p.stderr, p.stderr
+        assert b"fix: install the CA bundle" in p.stderr
+        p = check(box, dict(env, CAFILE=pki["ca"]))
+        assert p.returncode == 0, p.stderr
+    else:
+        assert b"relay.example.net: tls=verify, but this spoolbox is built without TLS" in p.stderr
+    # by MX with SMTP_TLS=verify, the same
+    p = check(box, {"SMTP_TLS": "verify", "CAFILE": env["CAFILE"]})
+    assert p.returncode == 78 and b"MX hosts (SMTP_TLS=verify): tls=verify, but" in p.stderr
+    # encrypt with a pin needs no anchors
+    pin = "0" * 64
+    p = check(box, {"SMARTHOST": f"relay.example.net:587 tls=encrypt pin={pin}", "CAFILE": env["CAFILE"]})
+    assert p.returncode == 0 or not HAVE_TLS, p.stderr
