@@ -16,6 +16,11 @@ int applet_load_conf(struct conf *c, const char *path)
 		conf_free(c);
 		return EX_CONFIG;
 	}
+	/* the agents, errormail and submit this process starts read the same file, never the
+	 * system's (they run from another directory: the name is made absolute) */
+	char abs[4096];
+	if (path && c->path[0] && setenv(CONF_PATH_ENV, realpath(path, abs) ? abs : path, 1) < 0)
+		return EX_OSERR;
 	return 0;
 }
 

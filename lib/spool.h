@@ -114,9 +114,23 @@ int spool_path_due(const struct spool *sp, const char *id, long long t, char *ou
 
 /* ---- opening ---- */
 
-/* Opens the spool at dir. With create, makes the layout (root only; modes of docs/spool.md 8,
- * group gid or -1 to leave the group alone). Without, only checks that it is there. */
+/* Opens the spool at dir. With create, makes the layout and repairs its modes (root only;
+ * docs/spool.md 8 with spool_perm(); group gid, or -1 for spool_submit_gid(NULL)). Without,
+ * only checks that it is there. */
 int spool_open(struct spool *sp, const char *dir, int create, long gid);
+
+/* ---- permissions (docs/spool.md 8) ---- */
+
+/* The gid of the submit group named group; NULL: SUBMIT_GROUP from the environment (where the
+ * scheduler exports its configuration) or its compiled-in default. -1 when there is none. */
+long spool_submit_gid(const char *group);
+/* A difference from docs/spool.md 8: the path, what is wrong, the command that fixes it. */
+typedef void spool_perm_fn(void *ctx, const char *path, const char *problem, const char *fix);
+/* Compares every entry of the spool root dir with docs/spool.md 8 (tmp/, incoming/, trigger
+ * and the root itself in group gid when gid >= 0; everything owned by the root's owner). With
+ * fix, sets what differs where this process may (logged at notice level); never follows a
+ * symlink. report (may be NULL) gets each difference left. Returns their number. */
+int spool_perm(const char *dir, long gid, int fix, spool_perm_fn *report, void *ctx);
 
 /* ---- the text formats ---- */
 
