@@ -220,6 +220,8 @@ class OpenWrt:
                 f"\toption myhostname 'box.example'\n\toption log 'stderr'\n\toption mbox_dir '{b.mail}'\n"
                 f"\toption scheduler_conf '{b.env['SCHEDULER_CONF']}'\n\toption aliases '{b.env['ALIASES']}'\n"
                 f"\toption flush_on_ifup 'wan wwan'\n" + extra)
+        if "option username" not in extra:  # else the init script names its own file
+            text += f"\toption credentials '{b.env['CREDENTIALS']}'\n"
         (self.uci / "spoolbox").write_text(text)
 
     def env(self, **extra):
@@ -312,10 +314,28 @@ def test_uci_values_are_quoted_and_the_login_goes_to_a_private_file(openwrt, box
     assert stat.S_IMODE(os.stat(creds).st_mode) == 0o600
     assert creds.read_text() == '[127.0.0.1]:2 "router@example.net" "p\\"a$s \\\\w"\n'
     # spoolbox itself reads both back as they were meant
-    c = box.run(None, "--check", "-C", str(openwrt.conf), env={k: "" for k in ()})
+    c = subprocess.run([BINARY, "--check", "-C", str(openwrt.conf)], env=openwrt.env(), capture_output=True)
     assert c.returncode == 0, c.stderr
     assert openwrt.pid() and alive(openwrt.pid())
     openwrt.rc("stop")
+
+
+def test_procd_script_makes_the_directories_above_spool_and_mailboxes(openwrt, box, tmp_path):
+    flash = tmp_path / "overlay" / "usr" / "var"
+    openwrt.uci_config()
+    text = (openwrt.uci / "spoolbox").read_text()
+    text = text.replace(f"option spool '{box.spool}'", f"option spool '{flash}/spool/spoolbox'")
+    text = text.replace(f"option mbox_dir '{box.mail}'", f"option mbox_dir '{flash}/mail'")
+    (openwrt.uci / "spoolbox").write_text(text)
+    assert openwrt.rc("start").returncode == 0
+    try:
+        assert wait_for(lambda: os.path.isdir(flash / "spool" / "spoolbox" / "incoming"))
+        s = openwrt.sendmail("-i", "root", data=b"Subject: x\n\non flash\n")
+        assert s.returncode == 0, s.stderr
+        assert wait_for(lambda: b"on flash" in (flash / "mail" / "root").read_bytes()
+                        if (flash / "mail" / "root").exists() else False)
+    finally:
+        openwrt.rc("stop")
 
 
 def test_procd_script_does_not_start_with_a_broken_configuration(openwrt):
@@ -340,7 +360,7 @@ def test_openwrt_build_keeps_the_spool_on_flash():
     assert '#define DEFAULT_SPOOL "/usr/var/spool/spoolbox"' in mk
     assert '#define DEFAULT_CONF_PATH "/var/etc/spoolbox/spoolbox.conf"' in mk
     uci = open(os.path.join(OPENWRT, "spoolbox.config")).read()
-    assert "option spool '/usr/var/spool/spoolbox'" in uci
+    assert "option spool '/usr/var/spool/spoolbox'" in uci and "option mbox_dir '/usr/var/mail'" in uci
     init = open(os.path.join(OPENWRT, "spoolbox.init")).read()
     assert "CONF=$CONF_DIR/spoolbox.conf" in init and "CONF_DIR=/var/etc/spoolbox" in init
 
@@ -647,3 +667,47 @@ def test_systemd_unit_is_more_confined_than_a_bare_one(tmp_path):
         return float(m.group(1))
 
     assert exposure(UNIT) <= exposure(bare) - 3.0
+
+
+# --- Buildroot: BusyBox init script with BusyBox's start-stop-daemon ----------------------
+
+def test_buildroot_init_script_starts_and_stops_a_scheduler(box, tmp_path):
+    conf_from_box(box)
+    # the script's paths, moved into tmp_path; everything else runs as written
+    text = open(os.path.join(PKG, "buildroot", "spoolbox", "S50spoolbox")).read()
+    pidfile = tmp_path / "spoolbox.pid"
+    default = tmp_path / "default-spoolbox"
+    default.write_text(f'SPOOLBOX_CONF="{box.conf_path}"\n')
+    for old, new in (("DAEMON=/usr/sbin/spoolbox", f"DAEMON={BINARY}"),
+                     ("PIDFILE=/var/run/spoolbox.pid", f"PIDFILE={pidfile}"),
+                     ("/etc/default/spoolbox", str(default))):
+        assert old in text
+        text = text.replace(old, new)
+    script = tmp_path / "S50spoolbox"
+    script.write_text(text)
+    bb = tmp_path / "busybox-bin"  # BusyBox's applets first, as on a Buildroot system
+    bb.mkdir()
+    for applet in ("start-stop-daemon", "sleep", "cat", "rm", "printf"):
+        os.symlink(shutil.which("busybox"), bb / applet)
+    env = box.environ({"PATH": f"{bb}:/usr/bin:/bin"})
+    run = lambda action: subprocess.run(["busybox", "sh", str(script), action], env=env, capture_output=True,
+                                        text=True, timeout=60)
+    p = run("start")
+    assert p.returncode == 0 and p.stdout == "Starting spoolbox: OK\n", p.stdout + p.stderr
+    assert wait_for(lambda: pidfile.exists() and alive(int(pidfile.read_text())))
+    pid = int(pidfile.read_text())
+    try:
+        s = box.run("submit", "-i", "root", input=b"Subject: initramfs\n\nrescue log\n")
+        assert s.returncode == 0, s.stderr
+        assert wait_for(lambda: b"rescue log" in mbox(box))
+        assert run("flush").returncode == 0
+        p = run("stop")
+        assert p.returncode == 0 and p.stdout == "Stopping spoolbox: OK\n", p.stdout + p.stderr
+        assert not alive(pid) and not pidfile.exists()
+    finally:
+        if alive(pid):
+            os.kill(pid, signal.SIGKILL)
+    box.write_conf("NO_SUCH_KEY=1\n")
+    p = run("start")
+    assert p.returncode == 1 and "FAIL (spoolbox --check found errors)" in p.stdout
+    assert not pidfile.exists()
