@@ -195,8 +195,7 @@ static void quarantine(const struct spool *sp, const char *id, const char *from,
 		log_msg(LOG_ERR, id, "unreadable message %s (%s), and moving it to %s failed: %s", from, why, to, strerror(errno));
 }
 
-/* Reads the envelope block (up to and including the "." line) of a message file. */
-static int read_envelope(const char *path, struct buf *b)
+int spool_env_read(const char *path, struct buf *b)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0) {
@@ -243,7 +242,7 @@ int spool_pickup_prepare(struct spool *sp, const char *id, long long *arrival)
 		return -1;
 	struct buf b;
 	buf_init(&b, SPOOL_CTL_MAX);
-	if (read_envelope(src, &b) < 0) {
+	if (spool_env_read(src, &b) < 0) {
 		if (errno == EINVAL || errno == EFBIG)
 			quarantine(sp, id, src, "no complete envelope block");
 		buf_free(&b);
@@ -565,7 +564,7 @@ int spool_ctl_rebuild(const struct spool *sp, const char *id, char *err, size_t 
 	struct buf b;
 	buf_init(&b, SPOOL_CTL_MAX);
 	struct spool_msg m;
-	if (read_envelope(msg, &b) < 0) {
+	if (spool_env_read(msg, &b) < 0) {
 		snprintf(err, errlen, "%s: no complete envelope block to rebuild from", msg);
 		goto fail;
 	}
