@@ -18,6 +18,7 @@
 #include "sysexits.h"
 #include "util.h"
 #include <errno.h>
+#include <grp.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,7 +57,42 @@ struct mq {
 	struct spool sp;
 	struct mq_out out;
 	char user[64];
+	gid_t gid_real, gid_set;   /* the setgid group (docs/spool.md 8), raised only to read */
 };
+
+/* The group a setgid mailq reads the queue with: raised around the reads only. */
+static void group_set(const struct mq *q, int raise)
+{
+	if (q->gid_real != q->gid_set && setresgid((gid_t)-1, raise ? q->gid_set : q->gid_real, (gid_t)-1) < 0)
+		fprintf(stderr, "mailq: setresgid: %s\n", strerror(errno));
+}
+
+/* For good: another configuration or spool is never read with the group. */
+static int group_drop(struct mq *q)
+{
+	if (q->gid_real != q->gid_set && setresgid(q->gid_real, q->gid_real, q->gid_real) < 0)
+		return -1;
+	q->gid_set = q->gid_real;
+	return 0;
+}
+
+/* MAILQ_RESTRICT=yes: root and members of SUBMIT_GROUP only (sendmail's restrictmailq). */
+static int may_list(const struct conf *c)
+{
+	if (!conf_num(c, CK_MAILQ_RESTRICT) || getuid() == 0)
+		return 1;
+	struct group *g = getgrnam(conf_str(c, CK_SUBMIT_GROUP));
+	if (!g)
+		return 0;
+	if (getgid() == g->gr_gid)
+		return 1;
+	gid_t list[256];
+	int n = getgroups(256, list);
+	for (int i = 0; i < n; i++)
+		if (list[i] == g->gr_gid)
+			return 1;
+	return 0;
+}
 
 /* "name (uid N)" of the caller, for the log line of every action. */
 static void caller(char *out, size_t size)
@@ -91,7 +127,8 @@ static int list(struct mq *q, long sched)
 {
 	mq_out_init(&q->out, stdout, (long long)time(NULL));
 	q->out.verbose = q->mode == M_VERBOSE;
-	int rc = 0;
+	int rc = 0, walked = 0;
+	group_set(q, 1);
 	if (q->nids) {
 		for (int i = 0; i < q->nids; i++) {
 			int r = mq_find(&q->sp, q->ids[i], show_one, q);
@@ -100,7 +137,11 @@ static int list(struct mq *q, long sched)
 				rc = EX_NOINPUT;
 			}
 		}
-	} else if (mq_walk(&q->sp, show_one, q) == -1) {
+	} else {
+		walked = mq_walk(&q->sp, show_one, q);
+	}
+	group_set(q, 0);
+	if (walked == -1) {
 		int e = errno;
 		fprintf(stderr, "mailq: cannot read the queue in %s: %s%s\n", q->sp.dir, strerror(e),
 		        e == EACCES ? " (the queue is readable by root only)" : "");
@@ -195,10 +236,6 @@ static int act_on_spool(struct mq *q)
 
 static int mode_action(struct mq *q)
 {
-	if (geteuid() != 0) {
-		fprintf(stderr, "mailq: only root may %s messages (users may run sendmail -q)\n", qctl_name(q->action));
-		return EX_NOPERM;
-	}
 	for (int i = 0; i < q->nids; i++)
 		if (!spool_id_valid(q->ids[i])) {
 			fprintf(stderr, "mailq: %s: not a message id\n", q->ids[i]);
@@ -247,10 +284,6 @@ static int mode_run(struct mq *q)
 	long pid = qctl_scheduler_pid(&q->sp);
 	if (pid > 0)
 		return ask_scheduler(q, line, line[0] == 'Q' ? "run the queue" : line);
-	if (geteuid() != 0) {
-		fprintf(stderr, "mailq: no scheduler is running; the queue is run when it starts\n");
-		return EX_TEMPFAIL;
-	}
 	struct qctl_lock lk;
 	int lr = qctl_lock(&q->sp, &lk, &pid);
 	if (lr == 1)
@@ -342,6 +375,13 @@ int mailq_main(int argc, char **argv)
 		return applet_usage(mailq_usage, 0);
 	struct mq q;
 	memset(&q, 0, sizeof q);
+	q.gid_real = getgid();
+	q.gid_set = getegid();
+	/* setgid (a user's mailq): the group is lowered before anything is parsed */
+	if (q.gid_real != q.gid_set && setresgid((gid_t)-1, q.gid_real, (gid_t)-1) < 0) {
+		fprintf(stderr, "mailq: cannot lower the setgid group: %s\n", strerror(errno));
+		return EX_OSERR;
+	}
 	int i = parse(argc, argv, &q);
 	if (i < 0)
 		return applet_usage(mailq_usage, 1);
@@ -358,24 +398,43 @@ int mailq_main(int argc, char **argv)
 		if (q.all)
 			q.nids = 0;
 	}
+	if ((q.mode == M_ACTION || q.mode == M_RUN) && geteuid() != 0) {
+		fprintf(stderr, "mailq: only root may %s (users may run sendmail -q, once a minute)\n",
+		        q.mode == M_RUN ? "run the queue with mailq" : q.action == QA_HOLD ? "hold messages" :
+		        q.action == QA_RELEASE ? "release messages" : q.action == QA_DELETE ? "delete messages" : "retry messages");
+		return EX_NOPERM;
+	}
+	if ((q.conf_path || applet_env_overrides() || q.mode > M_SUMMARY) && group_drop(&q) < 0) {
+		fprintf(stderr, "mailq: cannot drop the setgid group: %s\n", strerror(errno));
+		return EX_OSERR;
+	}
 	struct conf conf;
 	int rc = applet_load_conf(&conf, q.conf_path);
 	if (rc)
 		return rc;
+	if (!may_list(&conf)) {
+		fprintf(stderr, "mailq: MAILQ_RESTRICT=yes: only root and the %s group may list the queue\n",
+		        conf_str(&conf, CK_SUBMIT_GROUP));
+		conf_free(&conf);
+		return EX_NOPERM;
+	}
+	if (q.gid_real != q.gid_set) {
+		/* the group must be the one the spool is made for, or it is dropped (as submit) */
+		struct group *g = getgrnam(conf_str(&conf, CK_SUBMIT_GROUP));
+		if ((!g || g->gr_gid != q.gid_set) && group_drop(&q) < 0) {
+			conf_free(&conf);
+			return EX_OSERR;
+		}
+	}
 	applet_log_setup(&conf, NULL, 0, 0);
 	caller(q.user, sizeof q.user);
+	/* no check that the spool is set up: what is missing is simply empty (a queue nothing was
+	 * ever submitted to), and every path below is made from a checked id */
 	const char *dir = conf_str(&conf, CK_SPOOL);
-	if (q.mode <= M_SUMMARY) {
-		/* listing only reads: a spool not made yet is an empty queue */
-		if (str_lcpy(q.sp.dir, dir, sizeof q.sp.dir) >= sizeof q.sp.dir || !*dir) {
-			fprintf(stderr, "mailq: spool directory name too long or empty: %s\n", dir);
-			conf_free(&conf);
-			return EX_CONFIG;
-		}
-	} else if (spool_open(&q.sp, dir, 0, -1) < 0) {
-		fprintf(stderr, "mailq: cannot open the spool %s\n", dir);
+	if (str_lcpy(q.sp.dir, dir, sizeof q.sp.dir) >= sizeof q.sp.dir || !*dir) {
+		fprintf(stderr, "mailq: spool directory name too long or empty: %s\n", dir);
 		conf_free(&conf);
-		return EX_TEMPFAIL;
+		return EX_CONFIG;
 	}
 	conf_free(&conf);
 	switch (q.mode) {

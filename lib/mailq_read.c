@@ -7,6 +7,7 @@
 #include "util.h"
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -43,7 +44,7 @@ static int load_queued(const struct spool *sp, struct mq_item *it, struct spool_
 	char err[sizeof it->damage];
 	if (spool_ctl_load(sp, it->id, 1, m, &fd, err, sizeof err) < 0) {
 		char path[SPOOL_PATH_MAX];
-		if (spool_path_ctl(sp, it->id, path, sizeof path) == 0 && access(path, F_OK) < 0 && errno == ENOENT)
+		if (spool_path_ctl(sp, it->id, path, sizeof path) == 0 && faccessat(AT_FDCWD, path, F_OK, AT_EACCESS) < 0 && errno == ENOENT)
 			return 1;
 		str_lcpy(it->damage, err, sizeof it->damage);
 		return 0;
@@ -105,8 +106,9 @@ int mq_walk(const struct spool *sp, mq_fn *fn, void *ctx)
 	if (str_fmt(dir, sizeof dir, "%s/incoming", sp->dir) < 0)
 		return -1;
 	int r = walk_dir(sp, dir, MQ_INCOMING, fn, ctx);
-	/* queue/ itself: a user the spool keeps out must hear so, not see an empty queue */
-	if (!r && (str_fmt(dir, sizeof dir, "%s/queue", sp->dir) < 0 || (access(dir, R_OK | X_OK) < 0 && errno != ENOENT)))
+	/* queue/ itself: a user the spool keeps out must hear so, not see an empty queue (with the
+	 * effective ids: a user's mailq reads with its setgid group) */
+	if (!r && (str_fmt(dir, sizeof dir, "%s/queue", sp->dir) < 0 || (faccessat(AT_FDCWD, dir, R_OK | X_OK, AT_EACCESS) < 0 && errno != ENOENT)))
 		return -1;
 	for (int h = 0; !r && h < 36; h++)
 		if (str_fmt(dir, sizeof dir, "%s/queue/%c", sp->dir, hashes[h]) == 0)

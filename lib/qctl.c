@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,7 +26,7 @@ int qctl_path_hold(const struct spool *sp, const char *id, char *out, size_t siz
 int qctl_held(const struct spool *sp, const char *id)
 {
 	char path[SPOOL_PATH_MAX];
-	return qctl_path_hold(sp, id, path, sizeof path) == 0 && access(path, F_OK) == 0;
+	return qctl_path_hold(sp, id, path, sizeof path) == 0 && faccessat(AT_FDCWD, path, F_OK, AT_EACCESS) == 0;
 }
 
 static int pidfile(const struct spool *sp, int flags)
@@ -186,6 +187,20 @@ static int pick_up(struct spool *sp, const char *id)
 	return 0;
 }
 
+/* hold/ as spool_open makes it: the group and mode of queue/, so a user's mailq (setgid to that
+ * group, docs/spool.md 8) sees held mail too. */
+static int make_hold_dir(const struct spool *sp, const char *dir)
+{
+	char q[SPOOL_PATH_MAX];
+	struct stat st;
+	if (mkdir(dir, 0750) < 0)
+		return errno == EEXIST ? 0 : -1;
+	if (str_fmt(q, sizeof q, "%s/queue", sp->dir) == 0 && stat(q, &st) == 0 &&
+	    (chown(dir, (uid_t)-1, st.st_gid) < 0 || chmod(dir, st.st_mode & 07777) < 0))
+		return -1;
+	return 0;
+}
+
 /* Hold: the due link goes first (a crash then leaves no index entry, which the next start
  * repairs to "due": not held, as mailq did not report), then the hold link is made. */
 static int do_hold(struct spool *sp, const char *id)
@@ -204,7 +219,7 @@ static int do_hold(struct spool *sp, const char *id)
 	if (t > 0 && (spool_path_due(sp, id, t, due, sizeof due) < 0 || unlink_logged(id, due) < 0))
 		return -1;
 	char dir[SPOOL_PATH_MAX];
-	if (str_fmt(dir, sizeof dir, "%s/hold", sp->dir) < 0 || (mkdir(dir, 0750) < 0 && errno != EEXIST)) {
+	if (str_fmt(dir, sizeof dir, "%s/hold", sp->dir) < 0 || make_hold_dir(sp, dir) < 0) {
 		log_msg(LOG_ERR, id, "mkdir %s: %s", dir, strerror(errno));
 		return -1;
 	}
@@ -291,4 +306,32 @@ const char *qctl_name(enum qctl_action a)
 int qctl_line(enum qctl_action a, const char *id, char *out, size_t size)
 {
 	return str_fmt(out, size, "%c%s", "HUDI"[a], id);
+}
+
+int qctl_qrun_allowed(const struct spool *sp, long long now, long *wait)
+{
+	char path[SPOOL_PATH_MAX];
+	*wait = 0;
+	if (str_fmt(path, sizeof path, "%s/tmp/.qrun", sp->dir) < 0)
+		return -1;
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0660);
+	if (fd < 0)
+		return -1;
+	int r = -1;
+	struct stat st;
+	if (flock(fd, LOCK_EX) == 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		/* the umask must not keep the next user (the same group) from writing it */
+		if (st.st_uid == geteuid() && (st.st_mode & 0777) != 0660)
+			fchmod(fd, 0660);
+		long long since = now - (long long)st.st_mtime;
+		/* a stamp from the future (the clock went back) does not lock users out */
+		if (st.st_size && since >= 0 && since < QCTL_QRUN_INTERVAL) {
+			*wait = (long)(QCTL_QRUN_INTERVAL - since);
+			r = 0;
+		} else {
+			r = pwrite(fd, "q\n", 2, 0) == 2 && futimens(fd, NULL) == 0 ? 1 : -1;
+		}
+	}
+	close(fd);
+	return r;
 }

@@ -32,6 +32,12 @@ long long qctl_due_time(const struct spool *sp, const char *id);
 /* One action on one message, with the lock held (or by the scheduler for a trigger line, for
  * a message it does not have in memory). now is the time written for retry and release. */
 int qctl_apply(struct spool *sp, enum qctl_action a, const char *id, long long now);
+/* Users' runs of the queue (sendmail -q by anyone but root, issue 11 point 10): at most one per
+ * QCTL_QRUN_INTERVAL seconds for all users together, counted by the time of SPOOL/tmp/.qrun
+ * (group-writable, flock'd). 1 allowed (and counted), 0 not yet (*wait: seconds left), -1 the
+ * stamp could not be used (refused too). */
+#define QCTL_QRUN_INTERVAL 60
+int qctl_qrun_allowed(const struct spool *sp, long long now, long *wait);
 /* "hold", "release", ... */
 const char *qctl_name(enum qctl_action a);
 /* The trigger line for an action ("H<id>", docs/spool.md 10); 0, or -1 when it does not fit. */

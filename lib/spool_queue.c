@@ -195,7 +195,8 @@ static void quarantine(const struct spool *sp, const char *id, const char *from,
 		log_msg(LOG_ERR, id, "unreadable message %s (%s), and moving it to %s failed: %s", from, why, to, strerror(errno));
 }
 
-int spool_env_read(const char *path, struct buf *b)
+/* Reads the envelope block (up to and including the "." line) of a message file. */
+static int read_envelope(const char *path, struct buf *b)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0) {
@@ -242,7 +243,7 @@ int spool_pickup_prepare(struct spool *sp, const char *id, long long *arrival)
 		return -1;
 	struct buf b;
 	buf_init(&b, SPOOL_CTL_MAX);
-	if (spool_env_read(src, &b) < 0) {
+	if (read_envelope(src, &b) < 0) {
 		if (errno == EINVAL || errno == EFBIG)
 			quarantine(sp, id, src, "no complete envelope block");
 		buf_free(&b);
@@ -564,7 +565,7 @@ int spool_ctl_rebuild(const struct spool *sp, const char *id, char *err, size_t 
 	struct buf b;
 	buf_init(&b, SPOOL_CTL_MAX);
 	struct spool_msg m;
-	if (spool_env_read(msg, &b) < 0) {
+	if (read_envelope(msg, &b) < 0) {
 		snprintf(err, errlen, "%s: no complete envelope block to rebuild from", msg);
 		goto fail;
 	}
@@ -702,4 +703,9 @@ int spool_msg_open(const struct spool *sp, const char *id, off_t body_off)
 		return -1;
 	}
 	return fd;
+}
+
+int spool_env_read(const char *path, struct buf *b)
+{
+	return read_envelope(path, b);
 }

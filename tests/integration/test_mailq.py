@@ -6,10 +6,13 @@ import os
 import subprocess
 import time
 
+import pytest
+
 from conftest import BINARY
 from mailqlib import check_mailq, ctl_path, listing, queue_msg
 from smtpsink import SmtpSink
 import spoolfmt
+from test_submit_perm import run_nobody, setgid_install  # noqa: F401 (a fixture)
 
 
 def submit(box, rcpts, body=b"Subject: t\n\nhello\n", sender="root@box.example", env=None):
@@ -221,3 +224,35 @@ def test_no_word_on_stderr_with_a_scheduler_running(box):
     finally:
         s.terminate()
         s.wait(timeout=10)
+
+
+def test_a_user_lists_envelopes_through_the_setgid_binary(setgid_install):
+    """As with Postfix, any user may list the queue: the binary is setgid to the submit group,
+    queue/ and hold/ belong to that group (docs/spool.md 8), and mailq reads control files and
+    envelope blocks only. MAILQ_RESTRICT=yes keeps users out (77); -C keeps the group away."""
+    binary, spool, confdir, gid = setgid_install
+    q = os.path.join(spool, "queue")
+    os.chown(q, 0, gid)
+    os.chmod(q, 0o2750)
+    now = int(time.time())
+    mid = queue_msg(spool, [("admin@example.com", "Q", 1, now + 60)],
+                    attempts=[(0, now - 5, "deferred", "delayed", "4.4.1", "mx.example.com", "refused")])
+    assert os.stat(os.path.dirname(ctl_path(spool, mid))).st_gid == gid
+    p = run_nobody(confdir, [binary, "mailq"])
+    if p.returncode in (121, 122, 123):
+        pytest.skip("cannot make a private mount namespace here")
+    assert p.returncode == 0, p.stderr
+    msgs, last = listing(p.stdout)
+    assert msgs[mid][3] == ["admin@example.com"] and last == "-- 0 Kbytes in 1 Request."
+    assert b"(4.4.1 mx.example.com: refused)" in p.stdout
+    # without the group, nobody cannot read it: the listing is the group's doing
+    p = run_nobody(confdir, [binary, "mailq", "-C", "/etc/spoolbox/spoolbox.conf"])
+    assert p.returncode == 77 and b"Permission denied" in p.stderr, p.stderr
+    # and control stays root's
+    p = run_nobody(confdir, [binary, "mailq", "--delete", mid])
+    assert p.returncode == 77 and os.path.exists(ctl_path(spool, mid))
+    with open(os.path.join(confdir, "spoolbox.conf"), "a") as f:
+        f.write("MAILQ_RESTRICT=yes\n")
+    p = run_nobody(confdir, [binary, "mailq"])
+    assert p.returncode == 77 and b"MAILQ_RESTRICT=yes" in p.stderr, p.stderr
+    assert p.stdout == b""
