@@ -2,15 +2,13 @@
  * per-recipient state, TA reports written to the control file (A record, then the status field)
  * and made durable once per loop turn before anything acts on them, then settling: removal when
  * every recipient is done, the error channel for failures, the due link moved for the rest. */
-#include "sched.h"
+#include "sched_int.h"
 #include "fileio.h"
+#include "glob.h"
 #include "log.h"
-#include "ta.h"
 #include "util.h"
 #include <errno.h>
 #include <fcntl.h>
-#include "glob.h"
-#include <sys/socket.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -66,13 +64,18 @@ static void ctl_path(struct sched *s, const struct qmsg *m, char *out, size_t si
 		str_lcpy(out, m->id, size);
 }
 
-void sq_touch(struct sched *s, struct qmsg *m)
+/* One line of the statistics log (-l), the seed's new format. */
+static void stat_line(struct sched *s, const struct qmsg *m, const char *state, const struct thread *t)
 {
-	if (!m->in_turn) {
-		m->in_turn = 1;
-		m->dnext = s->turn;
-		s->turn = m;
-	}
+	if (s->stats_fd < 0)
+		return;
+	long long made = spool_id_time(m->id);
+	long long dt1 = made >= 0 && m->arrival >= made ? m->arrival - made : 0;
+	char line[600];
+	int n = snprintf(line, sizeof line, "%s %lld %lld %s %s/%s\n", m->id, dt1, s->now - m->arrival, state,
+	                 t ? t->name : "-", t ? t->host : "-");
+	if (n > 0 && n < (int)sizeof line && write(s->stats_fd, line, (size_t)n) < 0)
+		log_msg(LOG_ERR, NULL, "statistics log: %s", strerror(errno));
 }
 
 /* 1 when every recipient is done and no job points at m: settle() removes it this turn. */
@@ -116,7 +119,7 @@ static int msg_open(struct sched *s, struct qmsg *m)
 		return -1;
 	}
 	s->turn_fds++;
-	sq_touch(s, m);
+	sched_touch(s, m);
 	return m->fd;
 }
 
@@ -302,14 +305,14 @@ static void apply_result(struct sched *s, struct qmsg *m, unsigned i, const char
 	case RT_DELIVERED:
 		s->delivered++;
 		log_msg(LOG_INFO, m->id, "rcpt %u %s %s: %s %s %s", i, fin, where, status, enh && *enh ? enh : "-", text);
-		sched_stat(s, m, "ok", thr);
+		stat_line(s, m, "ok", thr);
 		rcpt_done(s, r);
 		break;
 	case RT_FAILED:
 		s->failed++;
 		log_msg(LOG_NOTICE, m->id, "rcpt %u %s %s: %s %s %s", i, fin, where, expired ? "expired" : status,
 		        expired ? "4.4.7" : (enh && *enh ? enh : "-"), text);
-		sched_stat(s, m, expired ? "expiry" : "error", thr);
+		stat_line(s, m, expired ? "expiry" : "error", thr);
 		break;
 	default:
 		s->deferred++;
@@ -317,30 +320,20 @@ static void apply_result(struct sched *s, struct qmsg *m, unsigned i, const char
 		        enh && *enh ? enh : "-", text, next - s->now);
 		break;
 	}
-	sq_touch(s, m);
+	sched_touch(s, m);
 }
 
-void sq_report(struct sched *s, struct ta *t, const char *line, size_t len)
+void sq_result(struct sched *s, long pid, const char *who, const struct sta_report *rl)
 {
-	struct ta_report_line *rl = malloc(sizeof *rl);
-	if (!rl)
-		return;
-	if (ta_report_parse(line, len, rl) < 0) {
-		log_msg(LOG_INFO, NULL, "%s[%ld]: %.*s", t->argv0, (long)t->pid, (int)(len > 512 ? 512 : len), line);
-		free(rl);
-		return;
-	}
 	struct qmsg *m = sq_find(s, rl->id);
 	int i = m ? rcpt_by_off(m, rl->offset) : -1;
-	if (i < 0 || m->r[i].tag != RT_TRANSIT || m->r[i].pid != t->pid || !(m->r[i].flags & RF_OURS)) {
-		log_msg(LOG_WARNING, rl->id, "%s[%ld] reported on %s/%lld, which it was not given; ignored", t->argv0,
-		        (long)t->pid, rl->id, rl->offset);
-		free(rl);
+	if (i < 0 || m->r[i].tag != RT_TRANSIT || m->r[i].pid != pid || !(m->r[i].flags & RF_OURS)) {
+		log_msg(LOG_WARNING, rl->id, "%s[%ld] reported on %s/%lld, which it was not given; ignored", who, pid,
+		        rl->id, rl->offset);
 		return;
 	}
 	apply_result(s, m, (unsigned)i, rl->status, rl->action, rl->enh, rl->remote,
 	             rl->diag[0] ? rl->diag : rl->message, rl->message, rl->final);
-	free(rl);
 }
 
 /* A recipient that was T and has no result: "lost", then back to Q (or F in the error phase). */
@@ -355,23 +348,21 @@ static void lose(struct sched *s, struct qmsg *m, unsigned i, const char *why)
 	apply_result(s, m, i, "lost", "delayed", "4.0.0", NULL, why, why, NULL);
 }
 
-void sq_job_done(struct sched *s, struct ta *t, struct qmsg *m, uint16_t seq)
+void sq_job_done(struct sched *s, struct qmsg *m, uint16_t seq, long pid, const char *who)
 {
 	char why[160];
-	snprintf(why, sizeof why, "transport agent %s[%ld] ended the job without a report", t->argv0, (long)t->pid);
+	snprintf(why, sizeof why, "transport agent %s[%ld] ended the job without a report", who, pid);
 	for (unsigned i = 0; i < m->nrcpt; i++) {
 		struct qrcpt *r = &m->r[i];
-		if (r->tag == RT_TRANSIT && (r->flags & RF_OURS) && r->pid == t->pid && r->jobseq == seq)
+		if (r->tag == RT_TRANSIT && (r->flags & RF_OURS) && r->pid == pid && r->jobseq == seq)
 			lose(s, m, i, why);
 	}
 	m->jobs--;
-	sq_touch(s, m);
+	sched_touch(s, m);
 }
 
-int sq_handout(struct sched *s, struct ta *t, struct job *j)
+int sq_claim(struct sched *s, struct thread *thr, struct qmsg *m, long pid, uint16_t seq)
 {
-	struct qmsg *m = j->m;
-	struct thread *thr = t->thr;
 	unsigned n = 0;
 	for (unsigned i = 0; i < m->nrcpt; i++) {
 		const struct qrcpt *r = &m->r[i];
@@ -385,10 +376,9 @@ int sq_handout(struct sched *s, struct ta *t, struct job *j)
 	}
 	if (n == 0) {
 		m->jobs--;
-		sq_touch(s, m);
+		sched_touch(s, m);
 		return -1;
 	}
-	uint16_t seq = ++t->seq;
 	unsigned char was_dirty = m->dirty;
 	n = 0;
 	for (unsigned i = 0; i < m->nrcpt; i++) {
@@ -399,7 +389,7 @@ int sq_handout(struct sched *s, struct ta *t, struct job *j)
 		long long oldnext = r->next;
 		r->flags &= ~RF_QUEUED;
 		r->tag = RT_TRANSIT;
-		r->pid = t->pid;
+		r->pid = pid;
 		r->next = s->now;
 		r->jobseq = seq;
 		if (write_status(s, m, i) < 0) {
@@ -414,37 +404,16 @@ int sq_handout(struct sched *s, struct ta *t, struct job *j)
 	m->dirty = was_dirty;
 	if (n == 0) {
 		m->jobs--;
-		sq_touch(s, m);
+		sched_touch(s, m);
 		return -1;
 	}
-	char line[SPOOL_ID_MAX + 300];
-	int len = snprintf(line, sizeof line, "%s\t%s\n", m->id, thr->host);
-	/* the ack is queued even when the write fails: closing the TA then loses these properly */
-	if (t->nack == t->ackcap) {
-		unsigned cap = t->ackcap ? t->ackcap * 2 : 8;
-		struct ta_ack *a = malloc(cap * sizeof *a);
-		if (!a)
-			return -2;
-		for (unsigned k = 0; k < t->nack; k++)
-			a[k] = t->acks[(t->ackhead + k) % t->ackcap];
-		free(t->acks);
-		t->acks = a;
-		t->ackhead = 0;
-		t->ackcap = cap;
-	}
-	t->acks[(t->ackhead + t->nack++) % t->ackcap] = (struct ta_ack){m, seq};
-	if (len < 0 || (size_t)len >= sizeof line || send(t->fd, line, (size_t)len, MSG_DONTWAIT | MSG_NOSIGNAL) != len) {
-		log_msg(LOG_ERR, m->id, "writing the job to %s[%ld]: %s", t->argv0, (long)t->pid, strerror(errno));
-		return -2;
-	}
-	log_msg(LOG_DEBUG, m->id, "%u rcpt to %s[%ld] for %s/%s", n, t->argv0, (long)t->pid, thr->name, thr->host);
-	return 1;
+	return (int)n;
 }
 
 /* Queues recipient i into its thread's ready list (joining the message's job there, if it is the
  * newest one), or, when no clause with a command matches its channel, records that as a
  * deferral so the message does not wait silently. */
-static void enqueue(struct sched *s, struct qmsg *m, unsigned i)
+static int enqueue(struct sched *s, struct qmsg *m, unsigned i)
 {
 	struct qrcpt *r = &m->r[i];
 	struct thread *thr = r->thr;
@@ -452,11 +421,12 @@ static void enqueue(struct sched *s, struct qmsg *m, unsigned i)
 		char why[400];
 		snprintf(why, sizeof why, "no scheduler.conf clause with a command matches %s/%s", thr->name, thr->host);
 		apply_result(s, m, i, "deferred", "delayed", "4.3.5", NULL, why, why, NULL);
-		return;
+		return 0;
 	}
+	if (!(thr->tail && thr->tail->m == m) && st_enqueue(s, thr, m) < 0)
+		return -1; /* out of memory: it stays waiting, and the timer looks again */
 	r->flags |= RF_QUEUED;
-	if (!(thr->tail && thr->tail->m == m))
-		st_enqueue(s, thr, m);
+	return 0;
 }
 
 static int only_ok(struct sched *s, const struct thread *t)
@@ -505,7 +475,8 @@ void sq_activate(struct sched *s, struct qmsg *m)
 			WAKE(now + 3600);
 			continue;
 		}
-		enqueue(s, m, i);
+		if (enqueue(s, m, i) < 0)
+			WAKE(now + 1);
 		if (r->tag == RT_DEFERRED && r->next > now)
 			WAKE(r->next);
 	}
@@ -543,7 +514,8 @@ void sq_activate(struct sched *s, struct qmsg *m)
 				WAKE(now + 3600);
 				continue;
 			}
-			enqueue(s, m, i);
+			if (enqueue(s, m, i) < 0)
+				WAKE(now + 1);
 		}
 	}
 #undef WAKE
@@ -680,7 +652,7 @@ void sq_timer_pass(struct sched *s)
 				lose(s, m, i, why);
 			}
 		}
-		sq_touch(s, m);
+		sched_touch(s, m);
 	}
 }
 
@@ -842,14 +814,14 @@ static int load(struct sched *s, const char *id, long long due, int fresh)
 				r->tag = RT_FAILED;
 				r->next = s->now;
 				write_status(s, m, i);
-				sched_stat(s, m, "expiry", r->thr);
+				stat_line(s, m, "expiry", r->thr);
 				log_msg(LOG_NOTICE, m->id, "rcpt %u %s/%s: %s", i, r->thr->name, r->thr->host, why);
 			}
 		}
 	}
 	spool_msg_free(&sm);
 	close(fd);
-	sq_touch(s, m);
+	sched_touch(s, m);
 	return 0;
 }
 
@@ -940,7 +912,7 @@ void sq_run_all(struct sched *s, const char *domain)
 			hit = 1;
 		}
 		if (hit)
-			sq_touch(s, m);
+			sched_touch(s, m);
 	}
 }
 

@@ -2,7 +2,6 @@
  * round trip, in-place status updates, attempt records, corrupt and truncated files, the
  * enqueue/pick-up/index/removal sequence on a real directory. */
 #include "spool.h"
-#include "ta.h"
 #include "unit.h"
 #include "util.h"
 #include <fcntl.h>
@@ -345,32 +344,6 @@ TEST(trigger_reaches_reader)
 	CHECK_INT(spool_trigger_drain(fd, buf, sizeof buf), 14);
 	CHECK_STR(buf, "\nRexample.com\n");
 	close(fd);
-}
-
-TEST(ta_report_parse_accepts_and_rejects)
-{
-	struct ta_report_line r;
-	const char *ok = "T4G2KQ80A1F3Z7K/123\trfc822;a@b\001delivered\0012.0.0\001250 ok\001mx[1.2.3.4]\tok 250 ok\n";
-	CHECK_INT(ta_report_parse(ok, strlen(ok), &r), 0);
-	CHECK_STR(r.id, "T4G2KQ80A1F3Z7K");
-	CHECK_INT(r.offset, 123);
-	CHECK_STR(r.final, "rfc822;a@b");
-	CHECK_STR(r.action, "delivered");
-	CHECK_STR(r.enh, "2.0.0");
-	CHECK_STR(r.remote, "mx[1.2.3.4]");
-	CHECK_STR(r.status, "ok");
-	CHECK_STR(r.message, "250 ok");
-	const char *retry = "T4G2KQ80A1F3Z7K/9\trfc822;a@b\001delayed\0014.0.0\001held\001\tretryat +3600 held";
-	CHECK_INT(ta_report_parse(retry, strlen(retry), &r), 0);
-	CHECK_STR(r.status, "retryat");
-	CHECK_STR(r.message, "+3600 held");
-	CHECK_INT(ta_report_parse("#hungry", 7, &r), -1);
-	const char *bad = "T4G2KQ80A1F3Z7K/12x\ta\001b\001c\001d\001e\tok x";
-	CHECK_INT(ta_report_parse(bad, strlen(bad), &r), -1);
-	const char *badst = "T4G2KQ80A1F3Z7K/12\ta\001b\001c\001d\001e\tfine x";
-	CHECK_INT(ta_report_parse(badst, strlen(badst), &r), -1);
-	const char *few = "T4G2KQ80A1F3Z7K/12\ta\001b\001c\tok x";
-	CHECK_INT(ta_report_parse(few, strlen(few), &r), -1);
 }
 
 TEST(clean_removes_only_leftovers)
