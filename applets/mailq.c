@@ -250,14 +250,24 @@ static int mode_action(struct mq *q)
 	}
 	if (lr == 1) {
 		int rc = 0;
-		for (int i = 0; i < (q->all ? 1 : q->nids) && !rc; i++) {
+		for (int i = 0; i < (q->all ? 1 : q->nids); i++) {
 			char line[SPOOL_ID_MAX + 8], what[SPOOL_ID_MAX + 16];
-			qctl_line(q->action, q->all ? "ALL" : q->ids[i], line, sizeof line);
+			if (!q->all && mq_find(&q->sp, q->ids[i], NULL, NULL) != 0) {
+				fprintf(stderr, "mailq: %s: no such message in the queue\n", q->ids[i]);
+				rc = EX_NOINPUT;
+				continue;
+			}
+			/* retry of everything is a run of the queue (sendmail -q) */
+			if (q->all && q->action == QA_RETRY)
+				str_lcpy(line, "Q", sizeof line);
+			else
+				qctl_line(q->action, q->all ? "ALL" : q->ids[i], line, sizeof line);
 			snprintf(what, sizeof what, "%s %s", qctl_name(q->action), q->all ? "ALL" : q->ids[i]);
-			rc = ask_scheduler(q, line, what);
-			if (!rc)
-				printf("%s: asked the scheduler (pid %ld) to %s it\n", q->all ? "ALL" : q->ids[i], pid,
-				       qctl_name(q->action));
+			int r = ask_scheduler(q, line, what);
+			if (r)
+				return r;
+			printf("%s: asked the scheduler (pid %ld) to %s it\n", q->all ? "ALL" : q->ids[i], pid,
+			       qctl_name(q->action));
 		}
 		return rc;
 	}
@@ -435,6 +445,12 @@ int mailq_main(int argc, char **argv)
 		fprintf(stderr, "mailq: spool directory name too long or empty: %s\n", dir);
 		conf_free(&conf);
 		return EX_CONFIG;
+	}
+	/* acting as the scheduler does (root): the spool's layout is made when missing */
+	if (q.mode > M_SUMMARY && spool_open(&q.sp, dir, 1, -1) < 0) {
+		fprintf(stderr, "mailq: cannot set up the spool %s\n", dir);
+		conf_free(&conf);
+		return EX_TEMPFAIL;
 	}
 	conf_free(&conf);
 	switch (q.mode) {

@@ -97,6 +97,23 @@ void qctl_unlock(struct qctl_lock *lk)
 	lk->fd = -1;
 }
 
+int qctl_hold_each(const struct spool *sp, spool_each_fn *fn, void *ctx)
+{
+	char dir[SPOOL_PATH_MAX];
+	if (str_fmt(dir, sizeof dir, "%s/hold", sp->dir) < 0)
+		return -1;
+	DIR *d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -1;
+	struct dirent *e;
+	int r = 0;
+	while (!r && (e = readdir(d)))
+		if (spool_id_valid(e->d_name))
+			r = fn(ctx, e->d_name, 0);
+	closedir(d);
+	return r;
+}
+
 long long qctl_due_time(const struct spool *sp, const char *id)
 {
 	char path[SPOOL_PATH_MAX];
@@ -151,7 +168,7 @@ static int sync_dir_of(const char *path)
 
 /* Delete: the control file goes first and decides it (without it nothing is delivered again);
  * index links and the message file left by a crash are the cleaner's (docs/spool.md 7, 12). */
-static int do_delete(struct spool *sp, const char *id)
+static int do_delete(struct spool *sp, const char *id, long long t)
 {
 	char ctl[SPOOL_PATH_MAX], path[SPOOL_PATH_MAX];
 	if (spool_path_ctl(sp, id, ctl, sizeof ctl) < 0)
@@ -161,7 +178,8 @@ static int do_delete(struct spool *sp, const char *id)
 			return 1;
 		return unlink_logged(id, path) < 0 || sync_dir_of(path) < 0 ? -1 : 0;
 	}
-	long long t = qctl_due_time(sp, id);
+	if (t < 0)
+		t = qctl_due_time(sp, id);
 	if (unlink_logged(id, ctl) < 0 || sync_dir_of(ctl) < 0)
 		return -1;
 	int r = 0;
@@ -203,7 +221,7 @@ static int make_hold_dir(const struct spool *sp, const char *dir)
 
 /* Hold: the due link goes first (a crash then leaves no index entry, which the next start
  * repairs to "due": not held, as mailq did not report), then the hold link is made. */
-static int do_hold(struct spool *sp, const char *id)
+static int do_hold(struct spool *sp, const char *id, long long t)
 {
 	char ctl[SPOOL_PATH_MAX], hold[SPOOL_PATH_MAX], due[SPOOL_PATH_MAX];
 	if (spool_path_ctl(sp, id, ctl, sizeof ctl) < 0 || qctl_path_hold(sp, id, hold, sizeof hold) < 0)
@@ -215,7 +233,8 @@ static int do_hold(struct spool *sp, const char *id)
 	}
 	if (access(hold, F_OK) == 0)
 		return 1;
-	long long t = qctl_due_time(sp, id);
+	if (t < 0)
+		t = qctl_due_time(sp, id);
 	if (t > 0 && (spool_path_due(sp, id, t, due, sizeof due) < 0 || unlink_logged(id, due) < 0))
 		return -1;
 	char dir[SPOOL_PATH_MAX];
@@ -284,14 +303,19 @@ static int do_release(struct spool *sp, const char *id, long long now)
 
 int qctl_apply(struct spool *sp, enum qctl_action a, const char *id, long long now)
 {
+	return qctl_apply_at(sp, a, id, -1, now);
+}
+
+int qctl_apply_at(struct spool *sp, enum qctl_action a, const char *id, long long due, long long now)
+{
 	if (!spool_id_valid(id)) {
 		errno = EINVAL;
 		return -1;
 	}
 	switch (a) {
-	case QA_HOLD: return do_hold(sp, id);
+	case QA_HOLD: return do_hold(sp, id, due);
 	case QA_RELEASE: return do_release(sp, id, now);
-	case QA_DELETE: return do_delete(sp, id);
+	case QA_DELETE: return do_delete(sp, id, due);
 	case QA_RETRY: return do_retry(sp, id, now);
 	}
 	return -1;

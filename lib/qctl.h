@@ -38,6 +38,11 @@ int qctl_apply(struct spool *sp, enum qctl_action a, const char *id, long long n
  * stamp could not be used (refused too). */
 #define QCTL_QRUN_INTERVAL 60
 int qctl_qrun_allowed(const struct spool *sp, long long now, long *wait);
+/* The same, when the time in the message's due link is known (the scheduler's m->due, or a walk
+ * of the due index); due < 0: looked up. */
+int qctl_apply_at(struct spool *sp, enum qctl_action a, const char *id, long long due, long long now);
+/* Calls fn for every held message (t = 0); fn returning non-zero stops the walk. */
+int qctl_hold_each(const struct spool *sp, spool_each_fn *fn, void *ctx);
 /* "hold", "release", ... */
 const char *qctl_name(enum qctl_action a);
 /* The trigger line for an action ("H<id>", docs/spool.md 10); 0, or -1 when it does not fit. */
