@@ -250,6 +250,11 @@ struct spool_clean_counts {
 };
 int spool_clean(struct spool *sp, long long now, long long max_age, struct spool_clean_counts *counts);
 
+/* Reads the envelope block (up to and including the "." line) of a message file into b (its
+ * max bounds it); nothing after the block is read. -1 with errno (EFBIG, ENOMEM, EINVAL: no
+ * end of block) when it fails. */
+int spool_env_read(const char *path, struct buf *b);
+
 /* Opens the message file for reading, positioned at the first header byte. */
 int spool_msg_open(const struct spool *sp, const char *id, off_t body_off);
 #endif

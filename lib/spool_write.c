@@ -41,7 +41,8 @@ int spool_open(struct spool *sp, const char *dir, int create, long gid)
 		mode_t mode;
 		int grouped;
 	} sub[] = {
-	    {"tmp", 01770, 1}, {"incoming", 01770, 1}, {"queue", 0750, 0}, {"due", 0750, 0}, {"corrupt", 0750, 0},
+	    {"tmp", 01770, 1}, {"incoming", 01770, 1}, {"queue", 02750, 1}, {"due", 0750, 0}, {"corrupt", 0750, 0},
+	    {"hold", 02750, 1},
 	};
 	char path[SPOOL_PATH_MAX];
 	if (create) {
