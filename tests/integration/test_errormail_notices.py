@@ -301,15 +301,15 @@ def test_kill_9_after_the_W_record_sends_no_second_notice(box, greylist):
 KILLER = r'''#!/usr/bin/python3
 # The error channel for a crash test: becomes the real errormail (same pid, which the scheduler
 # marked its recipients with), its output read by a helper process that, the first time
-# errormail reports a queued delay notice, kills the scheduler with SIGKILL before the report
-# reaches it: the notice is durable, its W record never written.
+# errormail reports a queued $KILLON notice ("delay", "success"), kills the scheduler with
+# SIGKILL before the report reaches it: the notice is durable, the scheduler never hears of it.
 import os, signal, sys
 sched = os.getppid()
 r, w = os.pipe()
 if os.fork() == 0:
     os.close(w)
     for line in os.fdopen(r, "rb"):
-        if b"delay notice queued" in line and not os.path.exists(os.environ["KILLMARK"]):
+        if os.environ["KILLON"].encode() + b" notice queued" in line and not os.path.exists(os.environ["KILLMARK"]):
             open(os.environ["KILLMARK"], "w").close()
             os.kill(sched, signal.SIGKILL)
             os._exit(0)
@@ -322,14 +322,19 @@ os.execv(sys.argv[1], [sys.argv[1], "errormail"])
 '''
 
 
-def test_kill_9_between_the_notice_and_its_W_record_sends_it_again_once(box, greylist, tmp_path):
-    sink, env = greylist
+def killer_conf(box, tmp_path, on):
     killer = tmp_path / "killer.py"
     killer.write_text(KILLER)
     killer.chmod(0o755)
     mark = tmp_path / "killed"
     with open(box.env["SCHEDULER_CONF"], "w") as f:
-        f.write(DELAY_CONF.replace("command=errormail", f'command="KILLMARK={mark} {killer} {BINARY}"'))
+        f.write(DELAY_CONF.replace("command=errormail", f'command="KILLON={on} KILLMARK={mark} {killer} {BINARY}"'))
+    return mark
+
+
+def test_kill_9_between_the_notice_and_its_W_record_sends_it_again_once(box, greylist, tmp_path):
+    sink, env = greylist
+    mark = killer_conf(box, tmp_path, "delay")
     submit(box, "-f", SENDER, "bob@example.com", env=env)
     mid = spoolfmt.only_incoming(box.spool)[0]
     log = run_once(box, env)
@@ -347,3 +352,19 @@ def test_kill_9_between_the_notice_and_its_W_record_sends_it_again_once(box, gre
         log += run_once(box, at(env, t))
     assert len(made(box, DELAYED)) == 2, log
     assert "\nW " in ctl_text(box, mid)
+
+
+def test_kill_9_while_a_success_notice_is_out_never_delivers_again(box, tmp_path):
+    # the scheduler dies after the success notice is queued, before it hears so: restarted, the
+    # recipient (T for a dead errormail, last record "ok") goes back to S, not to delivery
+    mark = killer_conf(box, tmp_path, "success")
+    submit(box, "-f", SENDER, "-N", "success", "root")
+    mid = spoolfmt.only_incoming(box.spool)[0]
+    p = subprocess.run([BINARY, "scheduler", "-i", "-1"], env=box.environ(), capture_output=True, timeout=30)
+    log = p.stderr.decode(errors="replace")
+    assert p.returncode == -signal.SIGKILL and mark.exists(), log
+    assert [r.tag for r in spoolfmt.Message(ctl_text(box, mid).encode()).rcpts] == ["T"]
+    log += run_once(box)
+    assert queue_empty(box), log
+    assert [m["Subject"] for m in mbox_messages(box, "root")].count("hello") == 1, log  # delivered once
+    assert len(made(box, SUCCESS)) == 2, log  # notified again (a duplicate), never not at all
