@@ -2,13 +2,10 @@
 submit, scheduler, local, smtp and errormail against local mailboxes and aiosmtpd servers with
 and without the DSN extension. The notices are parsed with Python's email package; the control
 files are read with spoolfmt. Time moves with the injectable clock (SPOOLBOX_TEST_CLOCK)."""
-import email
 import os
 import re
 import signal
 import subprocess
-import sys
-import time
 
 import pytest
 
@@ -16,6 +13,7 @@ from conftest import BINARY
 from smtpsink import SmtpSink
 import spoolfmt
 from test_errormail import mbox_messages, parts, queue_empty, run_once, submit
+from test_local_e2e import wait_for
 
 pytestmark = pytest.mark.skipif(not os.path.exists(BINARY), reason="no binary")
 
@@ -264,15 +262,6 @@ def test_a_clock_step_does_not_bring_the_notice_early(box, greylist):
     run_once(box, env)
     log = run_once(box, at(env, 86400))
     assert notices(box, DELAYED) == [], log
-
-
-def wait_for(cond, timeout=20):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if cond():
-            return True
-        time.sleep(0.02)
-    return False
 
 
 def test_kill_9_after_the_W_record_sends_no_second_notice(box, greylist):
