@@ -34,7 +34,7 @@ static const char original[] = "Received: from root by box.example\nSubject: hi\
 static struct dsn base(const struct dsn_rcpt *r, size_t n)
 {
 	struct dsn d = {"box.example", "alice@example.org", "T4G2KQ80A1F3Z7K", NULL, 0, 1795246800,
-	                (long long)strlen(original), 100000, 0, "=_b", r, n, 0};
+	                (long long)strlen(original), 100000, 0, "=_b", r, n, 0, DSN_FAILED};
 	return d;
 }
 
@@ -55,8 +55,8 @@ TEST(dsn_fields_of_a_failure)
 {
 	struct dsn_rcpt r[2] = {
 	    {"bob@example.com", "rfc822;Bob@Example.com", "5.1.1", "mx.example.com[192.0.2.1]",
-	     "550 5.1.1 <bob@example.com>: no such user", 1795246900},
-	    {"root@box.example", NULL, "-", NULL, "unknown user: root2", 0},
+	     "550 5.1.1 <bob@example.com>: no such user", 1795246900, NULL},
+	    {"root@box.example", NULL, "-", NULL, "unknown user: root2", 0, NULL},
 	};
 	struct dsn d = base(r, 2);
 	d.envid = "QQ314159";
@@ -82,7 +82,7 @@ TEST(dsn_fields_of_a_failure)
 
 TEST(dsn_ret_hdrs_returns_only_the_header)
 {
-	struct dsn_rcpt r = {"bob@example.com", NULL, "5.2.2", NULL, "mailbox full", 0};
+	struct dsn_rcpt r = {"bob@example.com", NULL, "5.2.2", NULL, "mailbox full", 0, NULL};
 	struct dsn d = base(&r, 1);
 	d.ret = 'H';
 	char *t = render(&d, original);
@@ -95,7 +95,7 @@ TEST(dsn_ret_hdrs_returns_only_the_header)
 
 TEST(dsn_large_message_returns_headers_and_says_so)
 {
-	struct dsn_rcpt r = {"bob@example.com", NULL, "5.0.0", NULL, NULL, 0};
+	struct dsn_rcpt r = {"bob@example.com", NULL, "5.0.0", NULL, NULL, 0, NULL};
 	struct dsn d = base(&r, 1);
 	d.return_max = 10;
 	char *t = render(&d, original);
@@ -110,7 +110,7 @@ TEST(dsn_large_message_returns_headers_and_says_so)
 
 TEST(dsn_header_only_original_and_no_final_newline)
 {
-	struct dsn_rcpt r = {"bob@example.com", NULL, "5.0.0", NULL, NULL, 0};
+	struct dsn_rcpt r = {"bob@example.com", NULL, "5.0.0", NULL, NULL, 0, NULL};
 	struct dsn d = base(&r, 1);
 	const char *o = "Subject: x";
 	d.size = (long long)strlen(o);
@@ -129,7 +129,7 @@ TEST(dsn_header_only_original_and_no_final_newline)
 TEST(dsn_fields_cannot_inject_headers)
 {
 	struct dsn_rcpt r = {"evil@example.com\nBcc: x@y", "rfc822;a\r\nX-Evil: 1", "5.1.1\nX: y",
-	                     "mx\nX-Evil: 2", "550 bad\r\nX-Evil: 3\x01\xff", 0};
+	                     "mx\nX-Evil: 2", "550 bad\r\nX-Evil: 3\x01\xff", 0, NULL};
 	struct dsn d = base(&r, 1);
 	d.to = "alice@example.org\nBcc: victim@example.net";
 	d.envid = "id\nX-Evil: 4";
@@ -147,7 +147,7 @@ TEST(dsn_fields_cannot_inject_headers)
 
 TEST(dsn_8bit_original_is_declared)
 {
-	struct dsn_rcpt r = {"bob@example.com", NULL, "5.0.0", NULL, NULL, 0};
+	struct dsn_rcpt r = {"bob@example.com", NULL, "5.0.0", NULL, NULL, 0, NULL};
 	struct dsn d = base(&r, 1);
 	d.body8 = 1;
 	char *t = render(&d, original);
@@ -171,7 +171,7 @@ TEST(dsn_clean_and_boundary)
 
 TEST(dsn_postmaster_notice_returns_headers_only)
 {
-	struct dsn_rcpt r = {"ghost@box.example", NULL, "5.1.1", NULL, "unknown user: ghost", 0};
+	struct dsn_rcpt r = {"ghost@box.example", NULL, "5.1.1", NULL, "unknown user: ghost", 0, NULL};
 	struct dsn d = base(&r, 1);
 	d.to = "root";
 	d.ret = 'F'; /* the sender's RET does not matter: the postmaster never gets the body */
@@ -190,8 +190,8 @@ TEST(dsn_delay_report)
 	/* Action delayed, a 4.x.x status (a recorded 5.x.x or junk becomes 4.0.0), headers only
 	 * whatever RET says (RFC 3461 4.3), and its own subject and words */
 	struct dsn_rcpt r[2] = {
-	    {"bob@example.com", NULL, "4.7.1", "mx.example.com[192.0.2.1]", "451 4.7.1 greylisted", 1795246900},
-	    {"carol@example.net", NULL, "5.1.1", NULL, NULL, 0},
+	    {"bob@example.com", NULL, "4.7.1", "mx.example.com[192.0.2.1]", "451 4.7.1 greylisted", 1795246900, NULL},
+	    {"carol@example.net", NULL, "5.1.1", NULL, NULL, 0, NULL},
 	};
 	struct dsn d = base(r, 2);
 	d.kind = DSN_DELAYED;
