@@ -357,3 +357,16 @@ def test_kill_9_while_a_success_notice_is_out_never_delivers_again(box, tmp_path
     assert queue_empty(box), log
     assert [m["Subject"] for m in mbox_messages(box, "root")].count("hello") == 1, log  # delivered once
     assert len(made(box, SUCCESS)) == 2, log  # notified again (a duplicate), never not at all
+
+
+def test_held_mail_gets_no_delay_notice(box):
+    # the hold channel keeps mail on purpose: not "still being tried" (Postfix's hold queue
+    # sends no delay warning either); three hours of a clock later it has counted the hold
+    # clause's longest wait (175m) of trying, well past DELAY_WARN
+    import sched_gen
+    env = {"DELAY_WARN": "5m"}
+    mid = sched_gen.add_incoming(box.spool, [("hold", "x", "someone@example.com")])
+    log = run_once(box, env)
+    log += run_once(box, at(env, 3 * 3600))
+    assert spoolfmt.queued_ids(box.spool) == [mid], log
+    assert mbox_messages(box, "root") == [] and "delay notice" not in log, log
