@@ -145,6 +145,8 @@ def test_success_owed_is_kept_on_disk_as_S_and_sent_later(box):
     m = spoolfmt.Message(text.encode())
     assert [r.tag for r in m.rcpts] == ["S"], text
     assert [x["Subject"] for x in mbox_messages(box, "root")] == ["hello"]  # delivered, not twice
+    p = box.run("mailq", "-v")
+    assert p.returncode == 0 and b"state delivered-notice-owed," in p.stdout, p.stdout + p.stderr
     p = box.run("errormail", "-m", mid)
     assert p.returncode == 0, p.stderr
     out = p.stdout.decode()
