@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #define BACKSTOP 60        /* seconds: incoming/ is looked at this often even without a trigger */
-#define QUIT_WAIT 30       /* seconds SIGQUIT waits for TAs to finish */
+#define QUIT_WAIT 30       /* seconds TERM and QUIT wait for TAs to finish their message */
 
 static struct sched *sig_target;
 
@@ -29,7 +29,7 @@ static void on_signal(int sig)
 	if (!s)
 		return;
 	switch (sig) {
-	case SIGTERM: case SIGINT: s->sig_term = 1; break;
+	case SIGTERM: case SIGINT: s->sig_term = s->sig_term < 2 ? s->sig_term + 1 : 2; break;
 	case SIGQUIT: s->sig_quit = 1; break;
 	case SIGHUP: s->sig_hup = 1; break;
 	case SIGUSR1: s->sig_usr1 = 1; break;
@@ -343,12 +343,16 @@ int sched_run(struct sched *s)
 			s->sig_chld = 0;
 			sta_reap(s);
 		}
-		if (s->sig_term) {
-			log_msg(LOG_INFO, NULL, "SIGTERM: exiting; running transport agents finish on their own");
+		/* TERM (how procd, runit, s6 and init scripts stop a daemon) stops as cleanly as QUIT
+		 * (issue 11 point 1): nothing more is handed out, every TA gets EOF, finishes the
+		 * message it is on and exits, and its reports are collected until QUIT_WAIT. A second
+		 * TERM or INT exits at once. */
+		if (s->quitting && s->sig_term > 1) {
+			log_msg(LOG_NOTICE, NULL, "SIGTERM again: exiting now; running transport agents stop after their message");
 			break;
 		}
-		if (s->sig_quit && !s->quitting) {
-			log_msg(LOG_INFO, NULL, "SIGQUIT: stopping the transport agents first");
+		if ((s->sig_term || s->sig_quit) && !s->quitting) {
+			log_msg(LOG_INFO, NULL, "%s: stopping the transport agents first", s->sig_term ? "SIGTERM" : "SIGQUIT");
 			s->quitting = 1;
 			quit_deadline = s->now + QUIT_WAIT;
 			sta_close_all(s, 1);
@@ -396,7 +400,7 @@ int sched_run(struct sched *s)
 		                            (s->disk_next && s->now >= s->disk_next && s->now != s->last_scan)))
 			sq_scan(s, 0, NULL);
 		sq_flush(s);
-		sta_expire_idle(s);
+		sta_timers(s);
 		sta_dispatch(s);
 		sq_flush(s);
 		if (s->o.oneshot && !s->quitting && !s->incoming_more && !s->disk_more && !has_ready(s) && !busy_tas(s) &&

@@ -269,7 +269,9 @@ static void apply_result(struct sched *s, struct qmsg *m, unsigned i, const char
 		break;
 	default:
 		newtag = RT_DEFERRED;
-		next = sched_retry_next(p, r->tries, m->id, s->now);
+		/* lost while stopping: most likely a job the agent did not start (it stops at the
+		 * message boundary when we close its input), so due again at the next start */
+		next = oc == SO_UNKNOWN && s->quitting ? s->now : sched_retry_next(p, r->tries, m->id, s->now);
 		break;
 	}
 	if (write_attempt(s, m, i, status, action, enh, remote, text) < 0) {
@@ -349,10 +351,13 @@ static void lose(struct sched *s, struct qmsg *m, unsigned i, const char *why)
 	apply_result(s, m, i, "lost", "delayed", "4.0.0", NULL, why, why, NULL);
 }
 
-void sq_job_done(struct sched *s, struct qmsg *m, uint16_t seq, long pid, const char *who)
+void sq_job_done(struct sched *s, struct qmsg *m, uint16_t seq, long pid, const char *who, const char *reason)
 {
-	char why[160];
-	snprintf(why, sizeof why, "transport agent %s[%ld] ended the job without a report", who, pid);
+	char why[200];
+	if (reason)
+		str_lcpy(why, reason, sizeof why);
+	else
+		snprintf(why, sizeof why, "transport agent %s[%ld] ended the job without a report", who, pid);
 	for (unsigned i = 0; i < m->nrcpt; i++) {
 		struct qrcpt *r = &m->r[i];
 		if (r->tag == RT_TRANSIT && (r->flags & RF_OURS) && r->pid == pid && r->jobseq == seq)

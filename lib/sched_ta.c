@@ -161,7 +161,7 @@ static struct sta *sta_spawn(struct sched *s, struct thread *thr)
 	t->rbuf = rbuf;
 	t->acks = acks;
 	t->ackcap = 8;
-	t->acks[t->nack++] = (struct sta_ack){NULL, 0}; /* its first #hungry */
+	t->acks[t->nack++] = (struct sta_ack){NULL, 0, 0}; /* its first #hungry */
 	t->next = s->tas;
 	s->tas = t;
 	s->ntas++;
@@ -201,21 +201,45 @@ static void sta_free(struct sta *t)
 	free(t);
 }
 
+/* The job at the head of the ack FIFO is the one the TA works on: its time limit runs from when
+ * it got there (issue 11 point 6). */
+static void head_changed(struct sched *s, struct sta *t)
+{
+	const struct sta_ack *h = t->nack ? &t->acks[t->ackhead] : NULL;
+	t->deadline = h && h->m && h->limit > 0 ? s->now + h->limit : 0;
+}
+
+/* Callers make room first (ack_room, or a check of ackcap). */
+static void ack_push(struct sched *s, struct sta *t, struct sta_ack a)
+{
+	t->acks[(t->ackhead + t->nack++) % t->ackcap] = a;
+	if (t->nack == 1)
+		head_changed(s, t);
+}
+
+static struct sta_ack ack_pop(struct sched *s, struct sta *t)
+{
+	struct sta_ack a = t->acks[t->ackhead];
+	t->ackhead = (t->ackhead + 1) % t->ackcap;
+	t->nack--;
+	head_changed(s, t);
+	return a;
+}
+
 /* Ends a TA: its outstanding jobs lose their recipients (back to the queue), it leaves every
  * count, and its process is reaped by SIGCHLD. */
-static void sta_gone(struct sched *s, struct sta *t, const char *why)
+static void sta_gone(struct sched *s, struct sta *t, const char *why, const char *job_why)
 {
 	struct thread *thr = t->thr;
 	int never_started = t->state == STA_STARTING;
 	if (never_started || (why && t->nack > 0))
 		log_msg(never_started ? LOG_ERR : LOG_WARNING, NULL, "%s[%ld] %s%s", t->argv0, (long)t->pid,
 		        never_started ? "could not be started: " : "", why ? why : "ended");
-	while (t->nack) {
-		struct sta_ack a = t->acks[t->ackhead];
-		t->ackhead = (t->ackhead + 1) % t->ackcap;
-		t->nack--;
+	/* job_why: the reason for the job it was on; the jobs behind it were not started */
+	for (int first = 1; t->nack; first = 0) {
+		struct sta_ack a = ack_pop(s, t);
 		if (a.m)
-			sq_job_done(s, a.m, a.seq, (long)t->pid, t->argv0);
+			sq_job_done(s, a.m, a.seq, (long)t->pid, t->argv0, first ? job_why : NULL);
 	}
 	if (never_started && thr) {
 		long long retry = s->now + (thr->p.interval > 0 ? thr->p.interval : 60);
@@ -252,7 +276,7 @@ static void send_idle(struct sched *s, struct sta *t)
 		sta_close(t);
 		return;
 	}
-	t->acks[(t->ackhead + t->nack++) % t->ackcap] = (struct sta_ack){NULL, 0};
+	ack_push(s, t, (struct sta_ack){NULL, 0, 0});
 	t->state = STA_IDLE;
 	t->since = s->now;
 }
@@ -288,7 +312,7 @@ int sta_handout(struct sched *s, struct sta *t, struct job *j)
 		return n;
 	t->seq = seq;
 	/* the ack is queued even when the write fails: closing the TA then loses these properly */
-	t->acks[(t->ackhead + t->nack++) % t->ackcap] = (struct sta_ack){m, seq};
+	ack_push(s, t, (struct sta_ack){m, seq, thr->p.timelimit});
 	char line[SPOOL_ID_MAX + 300];
 	int len = snprintf(line, sizeof line, "%s\t%s\n", m->id, thr->host);
 	if (len < 0 || (size_t)len >= sizeof line || send(t->fd, line, (size_t)len, MSG_DONTWAIT | MSG_NOSIGNAL) != len) {
@@ -511,11 +535,9 @@ void sta_line(struct sched *s, struct sta *t, char *line, size_t len)
 			log_msg(LOG_WARNING, NULL, "%s[%ld]: #hungry with nothing outstanding", t->argv0, (long)t->pid);
 			return;
 		}
-		struct sta_ack a = t->acks[t->ackhead];
-		t->ackhead = (t->ackhead + 1) % t->ackcap;
-		t->nack--;
+		struct sta_ack a = ack_pop(s, t);
 		if (a.m)
-			sq_job_done(s, a.m, a.seq, (long)t->pid, t->argv0);
+			sq_job_done(s, a.m, a.seq, (long)t->pid, t->argv0, NULL);
 		else if (t->state == STA_STARTING)
 			t->state = STA_BUSY;
 		return;
@@ -537,7 +559,7 @@ void sta_io(struct sched *s, struct sta *t)
 		if (n < 0 && errno == EAGAIN)
 			return;
 		if (n <= 0) {
-			sta_gone(s, t, n < 0 ? strerror(errno) : "exited");
+			sta_gone(s, t, n < 0 ? strerror(errno) : "exited", NULL);
 			return;
 		}
 		t->rlen += (size_t)n;
@@ -589,9 +611,10 @@ void sta_free_all(struct sched *s)
 	}
 }
 
-void sta_expire_idle(struct sched *s)
+void sta_timers(struct sched *s)
 {
-	for (struct sta *t = s->tas; t; t = t->next) {
+	for (struct sta *t = s->tas, *nx; t; t = nx) {
+		nx = t->next;
 		/* a TA that never says #hungry would hold its thread forever */
 		if (t->state == STA_STARTING && t->since + STA_START_MAX <= s->now) {
 			log_msg(LOG_ERR, NULL, "%s[%ld] said nothing for %ds after its start: killed", t->argv0, (long)t->pid,
@@ -603,6 +626,17 @@ void sta_expire_idle(struct sched *s)
 			log_msg(LOG_DEBUG, NULL, "%s[%ld] idle for %llds: ended", t->argv0, (long)t->pid, s->now - t->since);
 			sta_close(t);
 		}
+		/* a job that hangs would keep its recipients T for ever (issue 11 point 6): the TA is
+		 * killed and the job's recipients are deferred with the reason */
+		if (t->deadline && t->deadline <= s->now) {
+			const struct sta_ack *h = &t->acks[t->ackhead];
+			char why[200];
+			snprintf(why, sizeof why, "transport agent %s[%ld] killed: the job ran over its time limit of %llds "
+			         "(timelimit)", t->argv0, (long)t->pid, h->limit);
+			log_msg(LOG_ERR, h->m->id, "%s", why);
+			kill(t->pid, SIGKILL);
+			sta_gone(s, t, "killed (time limit)", why);
+		}
 	}
 }
 
@@ -613,6 +647,8 @@ long long sta_next_timer(struct sched *s)
 		long long at = t->state == STA_IDLE ? t->since + t->idlemax : t->state == STA_STARTING ? t->since + STA_START_MAX : 0;
 		if (at && (!next || at < next))
 			next = at;
+		if (t->deadline && (!next || t->deadline < next))
+			next = t->deadline;
 	}
 	return next;
 }
