@@ -3,6 +3,7 @@
  * and made durable once per loop turn before anything acts on them, then settling: removal when
  * every recipient is done, the error channel for failures, the due link moved for the rest. */
 #include "sched_int.h"
+#include "qctl.h"
 #include "fileio.h"
 #include "glob.h"
 #include "log.h"
@@ -370,6 +371,18 @@ void sq_job_done(struct sched *s, struct qmsg *m, uint16_t seq, long pid, const 
 int sq_claim(struct sched *s, struct thread *thr, struct qmsg *m, long pid, uint16_t seq)
 {
 	unsigned n = 0;
+	if (m->ctl) {
+		/* held or deleted by mailq since this job was queued: it does not go out */
+		for (unsigned i = 0; i < m->nrcpt; i++)
+			if (m->r[i].thr == thr)
+				m->r[i].flags &= (unsigned char)~RF_QUEUED;
+		m->jobs--;
+		sched_touch(s, m);
+		/* the agent that popped this job has nothing: the next tick gives it other work */
+		if (!s->mem_wake || s->mem_wake > s->now)
+			s->mem_wake = s->now;
+		return -1;
+	}
 	for (unsigned i = 0; i < m->nrcpt; i++) {
 		const struct qrcpt *r = &m->r[i];
 		if (r->thr != thr)
@@ -449,6 +462,12 @@ void sq_activate(struct sched *s, struct qmsg *m)
 	long long now = s->now, wake = 0;
 	unsigned transit = 0, waiting = 0;
 	int held = 0;
+	if (m->ctl) {
+		/* mailq asked to hold or delete it: nothing more is queued for delivery */
+		m->held = 1;
+		m->wake = 0;
+		return;
+	}
 #define WAKE(t) do { if (!wake || (t) < wake) wake = (t); } while (0)
 	for (unsigned i = 0; i < m->nrcpt; i++) {
 		struct qrcpt *r = &m->r[i];
@@ -551,6 +570,19 @@ static void settle(struct sched *s, struct qmsg *m)
 	sq_activate(s, m);
 	if (m->jobs || transit)
 		return;
+	if (m->ctl && m->fd < 0) {
+		/* mailq's hold or delete, now that nothing of the message is out (docs/spool.md 12) */
+		enum qctl_action a = (enum qctl_action)(m->ctl - 1);
+		m->ctl = 0;
+		if (qctl_apply_at(&s->sp, a, m->id, m->due, s->now) < 0) {
+			log_msg(LOG_ERR, m->id, "%s asked by mailq failed: it stays queued", qctl_name(a));
+			sched_touch(s, m);
+			return;
+		}
+		log_msg(LOG_NOTICE, m->id, "%s, as mailq asked", a == QA_HOLD ? "held" : "deleted");
+		msg_free(s, m);
+		return;
+	}
 	/* nothing ready now: the due link moves to the earliest next attempt */
 	long long due = m->wake;
 	if (!due || m->held)

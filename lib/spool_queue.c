@@ -709,3 +709,8 @@ int spool_msg_open(const struct spool *sp, const char *id, off_t body_off)
 	}
 	return fd;
 }
+
+int spool_env_read(const char *path, struct buf *b)
+{
+	return read_envelope(path, b);
+}
