@@ -10,8 +10,8 @@
  * usage: see scheduler_usage below.
  * config: SPOOL, SCHEDULER_CONF, QUEUELO, QUEUEHI, LOG (spoolbox.conf); scheduler.conf.
  * exit: 0 after TERM/QUIT (or -1 with nothing left to do), 64 usage, 75 another scheduler holds
- *       the spool (its pid is named) or the spool cannot be opened, 78 configuration errors,
- *       71 system errors. */
+ *       the spool (its pid is named), the spool cannot be opened, the pid cannot be written, or
+ *       -1 leaves mail stuck, 78 configuration errors, 71 system errors. */
 #include "common.h"
 #include "fileio.h"
 #include "log.h"
@@ -152,6 +152,18 @@ static void export_conf(const struct conf *c, const char *spool)
 	setenv("SPOOL", spool, 1);
 }
 
+#define PID_RESERVE 64 /* bytes kept allocated behind an empty scheduler.pid */
+
+/* Keeps space for the pid allocated while the file is empty (FALLOC_FL_KEEP_SIZE: the size stays
+ * 0, which says "stopped cleanly"), so a scheduler that ran before can start again on a full
+ * disk, which it must to drain it. Best effort: a filesystem without fallocate does without. */
+static void pid_reserve(int fd)
+{
+	if (fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, PID_RESERVE) < 0) {
+		/* nothing to do: the next start finds out whether there is room */
+	}
+}
+
 /* Locks SPOOL/scheduler.pid. Returns the fd, or -1 (said why). *unclean: the file still named a
  * pid, so the last scheduler did not stop cleanly. */
 static int lock_pidfile(const char *spool, int *unclean)
@@ -179,8 +191,17 @@ static int lock_pidfile(const char *spool, int *unclean)
 	*unclean = n > 0;
 	char line[32];
 	int len = snprintf(line, sizeof line, "%ld\n", (long)getpid());
-	if (ftruncate(fd, 0) < 0 || pwrite(fd, line, (size_t)len, 0) != len)
-		log_msg(LOG_ERR, NULL, "write %s: %s", path, strerror(errno));
+	/* over the old contents or the reserved space (a full disk can still take it), then cut;
+	 * a scheduler that cannot say its pid does not run (issue 11 point 10): mailq, submit and
+	 * an unclean-stop check would not find it */
+	pid_reserve(fd);
+	ssize_t w = pwrite(fd, line, (size_t)len, 0);
+	if (w != len || ftruncate(fd, len) < 0) {
+		log_msg(LOG_ERR, NULL, "cannot write my pid to %s: %s; not starting (mail stays queued)", path,
+		        w < 0 || w == len ? strerror(errno) : "short write");
+		close(fd);
+		return -1;
+	}
 	return fd;
 }
 
@@ -299,6 +320,7 @@ int scheduler_main(int argc, char **argv)
 	free(s);
 	if (ftruncate(pidfd, 0) < 0)
 		log_msg(LOG_ERR, NULL, "truncating scheduler.pid: %s", strerror(errno));
+	pid_reserve(pidfd);
 	close(pidfd);
 	conf_free(&c);
 	return rc;

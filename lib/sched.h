@@ -79,6 +79,9 @@ struct sched {
 	char runall_dom[256];         /* "" = every domain */
 	/* counters for the dump */
 	unsigned long delivered, failed, deferred, lost, started;
+	/* messages that could not be picked up or loaded, and directories that could not be read:
+	 * a one-shot run (-1) that leaves mail stuck so exits 75, not 0 (issue 11 point 10) */
+	unsigned long stuck;
 };
 
 /* Opens the spool, reads scheduler.conf (o->conf_path) and sets up the tables. Returns 0, or an

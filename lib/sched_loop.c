@@ -481,6 +481,11 @@ int sched_run(struct sched *s)
 	free(pfd);
 	sq_flush(s);
 	sigprocmask(SIG_SETMASK, &orig, NULL);
+	if (s->o.oneshot && rc == 0 && s->stuck) {
+		log_msg(LOG_ERR, NULL, "one-shot: mail is stuck in the queue (%lu problems above): exit %d", s->stuck,
+		        EX_TEMPFAIL);
+		rc = EX_TEMPFAIL;
+	}
 	return rc;
 }
 

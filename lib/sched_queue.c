@@ -727,6 +727,7 @@ static int load_msg(struct sched *s, const char *id, long long due, struct spool
  * read again then. */
 static void look_later(struct sched *s, const char *id, long long due, long long secs)
 {
+	s->stuck++;
 	if (due > 0 && spool_due_move(&s->sp, id, due, s->now + secs) == 0 &&
 	    (!s->disk_next || s->now + secs < s->disk_next))
 		s->disk_next = s->now + secs;
@@ -906,6 +907,12 @@ static int pick_one(void *ctx, const char *id, long long t)
 	return ++p->n >= p->cap;
 }
 
+static int still_incoming(struct sched *s, const char *id)
+{
+	char path[SPOOL_PATH_MAX];
+	return spool_path_incoming(&s->sp, id, path, sizeof path) == 0 && access(path, F_OK) == 0;
+}
+
 int sq_pickup(struct sched *s)
 {
 	struct pick p = {0};
@@ -923,16 +930,22 @@ int sq_pickup(struct sched *s)
 	/* the parsed envelopes go straight to load (issue 9 point 7); without memory for them,
 	 * load reads the control files instead */
 	struct spool_msg *env = calloc(p.cap, sizeof *env);
-	spool_incoming_each(&s->sp, pick_one, &p);
+	if (spool_incoming_each(&s->sp, pick_one, &p) < 0)
+		s->stuck++;
 	unsigned ok = 0;
 	for (unsigned i = 0; i < p.n; i++) {
-		if (spool_pickup_prepare(&s->sp, p.ids[i], &p.arrival[i], env ? &env[i] : NULL) < 0)
+		if (spool_pickup_prepare(&s->sp, p.ids[i], &p.arrival[i], env ? &env[i] : NULL) < 0) {
+			if (still_incoming(s, p.ids[i]))
+				s->stuck++; /* not quarantined: it waits in incoming/ (said why) */
 			p.ids[i][0] = 0;
+		}
 	}
 	spool_sync_dirty(&s->sp);
 	for (unsigned i = 0; i < p.n; i++)
-		if (p.ids[i][0] && spool_pickup_finish(&s->sp, p.ids[i]) < 0)
+		if (p.ids[i][0] && spool_pickup_finish(&s->sp, p.ids[i]) < 0) {
+			s->stuck++;
 			p.ids[i][0] = 0;
+		}
 	spool_sync_dirty(&s->sp);
 	for (unsigned i = 0; i < p.n; i++) {
 		if (!p.ids[i][0])
@@ -1061,7 +1074,8 @@ int sq_scan(struct sched *s, int all, const char *domain)
 	s->last_scan = s->now;
 	s->disk_more = 0;
 	s->disk_next = 0;
-	spool_due_each(&s->sp, all ? LLONG_MAX / 4 : s->now, scan_one, &c);
+	if (spool_due_each(&s->sp, all ? LLONG_MAX / 4 : s->now, scan_one, &c) < 0)
+		s->stuck++;
 	if (!all) {
 		long long nb = spool_due_next_bucket(&s->sp, s->now);
 		if (nb > 0 && (!s->disk_next || nb < s->disk_next))
