@@ -49,8 +49,8 @@ const char scheduler_usage[] =
     "  -V        print the version and run in the foreground\n"
     "  -n        bounces return headers only when the sender gave no RET (DSN_RET_DEFAULT=hdrs)\n"
     "  -H -Q -W -q -R -M -Z  accepted for ZMailer compatibility (no effect here)\n"
-    "signals: HUP reopen logs, TERM exit, QUIT stop TAs first, ALRM look for work,\n"
-    "         USR1 reload scheduler.conf, USR2 dump state to the log\n";
+    "signals: TERM/QUIT stop (TAs finish their message first), ALRM look for work,\n"
+    "         HUP reopen logs and reload, USR1 reload both files, USR2 dump state\n";
 
 struct opts {
 	struct sched_opts so;
@@ -142,14 +142,81 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
+/* What a reload needs: which keys we put into the environment (a reload takes them out again
+ * before it reads the file, or they would override its new values as if the user had set them). */
+struct reload_ctx {
+	const char *spool;
+	unsigned char exported[CK__COUNT];
+};
+
 /* Children (transport agents) read spoolbox.conf without -C: what came from an explicit file, and
  * the spool chosen with -P, reach them through the environment, which overrides their file. */
-static void export_conf(const struct conf *c, const char *spool)
+static void export_conf(const struct conf *c, const char *spool, struct reload_ctx *r)
 {
 	for (int k = 0; k < CK__COUNT; k++)
-		if (c->origin[k] == CO_FILE && c->val[k])
+		if (c->origin[k] == CO_FILE && c->val[k]) {
 			setenv(conf_name((enum conf_key)k), c->val[k], 1);
+			r->exported[k] = 1;
+		}
 	setenv("SPOOL", spool, 1);
+}
+
+static void log_finding(void *ctx, const char *file, int line, const char *reason)
+{
+	(void)ctx;
+	if (line > 0)
+		log_msg(LOG_ERR, NULL, "%s:%d: %s", file, line, reason);
+	else
+		log_msg(LOG_ERR, NULL, "%s: %s", file, reason);
+}
+
+/* HUP/USR1: spoolbox.conf again (the file this scheduler read: $SPOOLBOX_CONF, which -C set, or
+ * the default), exported for the agents started from now on; they read the credentials file
+ * themselves when they start. A file with errors changes nothing (sched_opts.reload_hook). The
+ * scheduler's own keys (SPOOL, QUEUELO, QUEUEHI, SCHEDULER_CONF, LOG) take effect at a restart. */
+static int reload_conf(void *vctx)
+{
+	struct reload_ctx *r = vctx;
+	char *saved[CK__COUNT];
+	int rc = 0;
+	for (int k = 0; k < CK__COUNT; k++) {
+		saved[k] = NULL;
+		if (!r->exported[k] || !getenv(conf_name((enum conf_key)k)))
+			continue;
+		if (!(saved[k] = strdup(getenv(conf_name((enum conf_key)k))))) {
+			log_msg(LOG_ERR, NULL, "spoolbox.conf: out of memory");
+			rc = -1;
+		}
+	}
+	struct conf c;
+	conf_init(&c);
+	if (rc == 0) {
+		for (int k = 0; k < CK__COUNT; k++)
+			if (r->exported[k])
+				unsetenv(conf_name((enum conf_key)k));
+		int errors = conf_load(&c, NULL, log_finding, NULL);
+		if (errors) {
+			log_msg(LOG_ERR, NULL, "spoolbox.conf: %d error%s", errors, errors == 1 ? "" : "s");
+			rc = -1;
+		}
+		for (int k = 0; k < CK__COUNT; k++)
+			if (saved[k] && rc < 0)
+				setenv(conf_name((enum conf_key)k), saved[k], 1); /* all as before */
+	}
+	if (rc == 0) {
+		/* a key gone from the file: its compiled-in default again */
+		for (int k = 0; k < CK__COUNT; k++)
+			if (r->exported[k] && c.origin[k] != CO_FILE) {
+				unsetenv(conf_name((enum conf_key)k));
+				r->exported[k] = 0;
+			}
+		export_conf(&c, r->spool, r);
+		log_msg(LOG_INFO, NULL, "spoolbox.conf: %s read again", c.path[0] ? c.path : "(none: the defaults)");
+	}
+	for (int k = 0; k < CK__COUNT; k++)
+		free(saved[k]);
+	conf_free(&c);
+	return rc;
 }
 
 #define PID_RESERVE 64 /* bytes kept allocated behind an empty scheduler.pid */
@@ -287,7 +354,12 @@ int scheduler_main(int argc, char **argv)
 		conf_free(&c);
 		return EX_CONFIG;
 	}
-	export_conf(&c, spool);
+	struct reload_ctx rctx;
+	memset(&rctx, 0, sizeof rctx);
+	rctx.spool = spool;
+	export_conf(&c, spool, &rctx);
+	o.so.reload_hook = reload_conf;
+	o.so.reload_ctx = &rctx;
 	if (fio_mkdirs(spool, 0755) < 0) {
 		conf_free(&c);
 		return EX_TEMPFAIL;

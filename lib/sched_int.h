@@ -113,6 +113,7 @@ struct sta {
 	unsigned nack, ackhead, ackcap;
 	uint16_t seq;
 	unsigned streak;              /* jobs from the attached thread in a row */
+	unsigned gen;                 /* s->gen when it was started (its environment, its files) */
 	char *rbuf;
 	size_t rlen;
 	unsigned char skipping;       /* dropping the rest of an overlong line */

@@ -93,6 +93,9 @@ void sched_dump(struct sched *s)
 			        t->blocked_until > s->now ? ", blocked" : "");
 }
 
+/* HUP, USR1: scheduler.conf and (through the applet's hook) spoolbox.conf with the credentials
+ * file it names, all or nothing. Idle TAs end now and busy ones after their jobs, so the next
+ * job runs under the new files (a new SMARTHOST without a restart, issue 12 point 2). */
 static void reload(struct sched *s)
 {
 	struct schedconf nc;
@@ -104,13 +107,18 @@ static void reload(struct sched *s)
 		schedconf_free(&nc);
 		return;
 	}
+	if (s->o.reload_hook && s->o.reload_hook(s->o.reload_ctx) < 0) {
+		log_msg(LOG_ERR, NULL, "reload: keeping the previous configuration");
+		schedconf_free(&nc);
+		return;
+	}
 	struct schedconf old = s->conf;
 	s->conf = nc;
 	st_reresolve(s);
 	schedconf_free(&old);
-	/* idle TAs of the old rings would run old commands */
+	s->gen++;
 	for (struct sta *t = s->tas; t; t = t->next)
-		if (t->state == STA_IDLE && t->ring->stale)
+		if (t->state == STA_IDLE)
 			sta_close(t);
 	log_msg(LOG_INFO, NULL, "reload: %s read (%zu clauses)", s->conf.file, s->conf.n);
 }
@@ -365,6 +373,7 @@ int sched_run(struct sched *s)
 			s->sig_hup = 0;
 			reopen_logs(s);
 			log_msg(LOG_INFO, NULL, "SIGHUP: log files reopened");
+			reload(s);
 		}
 		if (s->sig_usr1) {
 			s->sig_usr1 = 0;

@@ -36,45 +36,69 @@ static int thread_key(struct sched *s, const struct thread *t, char *key, size_t
 	return n < size ? 0 : -1;
 }
 
+/* The ids a clause's user= and group= name. */
+struct ta_ids {
+	uid_t uid;
+	gid_t gid;
+	int have_uid, have_gid;
+};
+
+/* Resolves user= and group= in the scheduler (so that a failure is said in its log, not only on
+ * the child's stderr): a name through /etc/passwd and /etc/group, a number as it is, and "root"
+ * as uid 0 even without /etc/passwd (rescue images, initramfs: issue 12 point 2). Returns 0, or
+ * -1 with the reason in why. */
+static int resolve_ids(struct sched *s, const struct sc_params *p, struct ta_ids *ids, char *why, size_t size)
+{
+	memset(ids, 0, sizeof *ids);
+	char *end;
+	if (p->group) {
+		struct group *g = getgrnam(p->group);
+		long v = strtol(p->group, &end, 10);
+		if (g)
+			ids->gid = g->gr_gid;
+		else if (!*end && end != p->group && v >= 0)
+			ids->gid = (gid_t)v;
+		else if (!strcmp(p->group, "root"))
+			ids->gid = 0;
+		else {
+			snprintf(why, size, "group=%s: no such group (not in /etc/group, not a number)", p->group);
+			return -1;
+		}
+		ids->have_gid = 1;
+	}
+	if (p->user) {
+		struct passwd *pw = getpwnam(p->user);
+		long v = strtol(p->user, &end, 10);
+		if (pw) {
+			ids->uid = pw->pw_uid;
+			if (!ids->have_gid)
+				ids->gid = pw->pw_gid;
+		} else if (!*end && end != p->user && v >= 0) {
+			ids->uid = (uid_t)v;
+		} else if (!strcmp(p->user, "root")) {
+			ids->uid = 0;
+			if (!s->said_nopasswd) {
+				log_msg(LOG_NOTICE, NULL, "user=root is not in /etc/passwd: the agents run as uid 0, gid 0");
+				s->said_nopasswd = 1;
+			}
+		} else {
+			snprintf(why, size, "user=%s: no such user (not in /etc/passwd, not a number)", p->user);
+			return -1;
+		}
+		ids->have_gid = 1;
+		ids->have_uid = 1;
+	}
+	return 0;
+}
+
 /* In the child: the TA's user and group, when we are root and the clause names them. */
-static int drop_to(const char *user, const char *group)
+static int drop_to(const struct ta_ids *ids)
 {
 	if (getuid() != 0)
 		return 0;
-	gid_t gid = 0;
-	uid_t uid = 0;
-	int have_gid = 0;
-	if (group) {
-		struct group *g = getgrnam(group);
-		char *end;
-		long v = strtol(group, &end, 10);
-		if (g)
-			gid = g->gr_gid;
-		else if (!*end && end != group)
-			gid = (gid_t)v;
-		else
-			return -1;
-		have_gid = 1;
-	}
-	if (user) {
-		struct passwd *pw = getpwnam(user);
-		char *end;
-		long v = strtol(user, &end, 10);
-		if (pw) {
-			uid = pw->pw_uid;
-			if (!have_gid) {
-				gid = pw->pw_gid;
-				have_gid = 1;
-			}
-		} else if (!*end && end != user) {
-			uid = (uid_t)v;
-		} else {
-			return -1;
-		}
-	}
-	if (have_gid && (setgroups(1, &gid) < 0 || setgid(gid) < 0))
+	if (ids->have_gid && (setgroups(1, &ids->gid) < 0 || setgid(ids->gid) < 0))
 		return -1;
-	if (user && uid != 0 && setuid(uid) < 0)
+	if (ids->have_uid && ids->uid != 0 && setuid(ids->uid) < 0)
 		return -1;
 	return 0;
 }
@@ -86,6 +110,13 @@ static struct sta *sta_spawn(struct sched *s, struct thread *thr)
 	if (thread_key(s, thr, key, sizeof key, abuf, sizeof abuf, argv, env) < 0) {
 		log_msg(LOG_ERR, NULL, "%s/%s: the command does not expand: %s", thr->name, thr->host,
 		        thr->p.command ? thr->p.command : "(none)");
+		return NULL;
+	}
+	struct ta_ids ids;
+	char why[200];
+	if (resolve_ids(s, &thr->p, &ids, why, sizeof why) < 0) {
+		log_msg(LOG_ERR, NULL, "%s/%s: %s: its agents cannot start; fix scheduler.conf or create it", thr->name,
+		        thr->host, why);
 		return NULL;
 	}
 	int sv[2];
@@ -134,7 +165,7 @@ static struct sta *sta_spawn(struct sched *s, struct thread *thr)
 			_exit(127);
 		for (int k = 0; env[k]; k++)
 			putenv(env[k]);
-		if (drop_to(thr->p.user, thr->p.group) < 0) {
+		if (drop_to(&ids) < 0) {
 			dprintf(2, "spoolbox/scheduler: TA %s: cannot become user %s group %s\n", argv[0],
 			        thr->p.user ? thr->p.user : "-", thr->p.group ? thr->p.group : "-");
 			_exit(127);
@@ -157,6 +188,7 @@ static struct sta *sta_spawn(struct sched *s, struct thread *thr)
 	t->key = tkey;
 	t->argv0 = targv0;
 	t->since = s->now;
+	t->gen = s->gen;
 	t->idlemax = sched_idlemax(&thr->p);
 	t->rbuf = rbuf;
 	t->acks = acks;
@@ -333,6 +365,8 @@ static void feed(struct sched *s, struct sta *t)
 {
 	struct thread *thr = t->thr;
 	int limit = thr->p.overfeed > 0 ? thr->p.overfeed : 1;
+	if (t->gen != s->gen)
+		return; /* started under an older configuration: it finishes what it has, no more */
 	unsigned tries = thr->nready;
 	while (thr->nready && tries-- > 0 && (int)t->nack < limit && t->state == STA_BUSY) {
 		if (t->streak >= (unsigned)limit && starving(s, t))
@@ -443,6 +477,12 @@ static struct thread *starving(struct sched *s, struct sta *t)
 static void reassign(struct sched *s, struct sta *t)
 {
 	struct thread *cur = t->thr;
+	if (t->gen != s->gen) {
+		/* a new spoolbox.conf or scheduler.conf: a new TA reads it */
+		detach(s, t);
+		sta_close(t);
+		return;
+	}
 	if (cur && cur->nready && cur->blocked_until <= s->now) {
 		struct thread *other = t->streak >= (unsigned)(cur->p.overfeed > 0 ? cur->p.overfeed : 1) ? starving(s, t) : NULL;
 		if (!other) {

@@ -812,13 +812,15 @@ error command="STUB error"
                     break
                 time.sleep(0.01)
             ooms = text.count("out of memory")
-            assert proc.poll() is None, "the scheduler exited under a cap of %d pages" % extra
+            assert proc.poll() is None, "the scheduler exited (%s) under a cap of %d pages: %s" % (
+                proc.returncode, extra, text[-2000:])
             resource.prlimit(proc.pid, resource.RLIMIT_AS, (hard, hard))
-        deadline = time.time() + 30
+        deadline = time.time() + 90
         while time.time() < deadline and len({d[2] for d in deliveries(box)}) < len(mids):
             proc.send_signal(signal.SIGALRM)
             time.sleep(0.2)
-        assert {d[2] for d in deliveries(box)} == set(mids)
+        missing = set(mids) - {d[2] for d in deliveries(box)}
+        assert not missing, (sorted(missing), open(logfile, errors="replace").read()[-3000:])
         assert proc.poll() is None
     finally:
         rc, err = stop(box, proc, signal.SIGQUIT)
