@@ -94,6 +94,7 @@ enum sta_state { STA_STARTING, STA_BUSY, STA_IDLE, STA_CLOSING };
 struct sta_ack {
 	struct qmsg *m;               /* NULL: the start or an #idle */
 	uint16_t seq;
+	long long limit;              /* the job's time limit (timelimit of its clause), 0 = none */
 };
 
 struct sta {
@@ -108,9 +109,11 @@ struct sta {
 	long long since;              /* started, or idle since */
 	long long idlemax;
 	struct sta_ack *acks;          /* FIFO of what each coming #hungry answers */
+	long long deadline;           /* the job at the FIFO's head must be done by then, 0 = none */
 	unsigned nack, ackhead, ackcap;
 	uint16_t seq;
 	unsigned streak;              /* jobs from the attached thread in a row */
+	unsigned gen;                 /* s->gen when it was started (its environment, its files) */
 	char *rbuf;
 	size_t rlen;
 	unsigned char skipping;       /* dropping the rest of an overlong line */
@@ -214,8 +217,9 @@ int sq_claim(struct sched *s, struct thread *thr, struct qmsg *m, long pid, uint
  * on a recipient that is not T for this agent is logged and ignored. */
 void sq_result(struct sched *s, long pid, const char *who, const struct sta_report *rl);
 /* Job seq of agent pid on m has ended (its #hungry, or the agent is gone): recipients it did not
- * report on are "lost" (deferred). */
-void sq_job_done(struct sched *s, struct qmsg *m, uint16_t seq, long pid, const char *who);
+ * report on are "lost" (deferred), with the reason why (NULL: "ended the job without a
+ * report"). */
+void sq_job_done(struct sched *s, struct qmsg *m, uint16_t seq, long pid, const char *who, const char *why);
 
 /* ---- transport agents, the scheduler's end (sched_ta.c) ---- */
 /* Parses one report line (fuzzable, tests/fuzz/fuzz_tareport.c). Returns 0 and fills r, or -1
@@ -232,7 +236,7 @@ void sta_io(struct sched *s, struct sta *t);
 void sta_close_all(struct sched *s, int graceful);
 void sta_reap(struct sched *s);
 void sta_close(struct sta *t);
-void sta_expire_idle(struct sched *s);
+void sta_timers(struct sched *s);
 long long sta_next_timer(struct sched *s);
 void sta_free_all(struct sched *s);
 /* ---- mailq's requests (sched_mailq.c, called by the loop) ---- */

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #define BACKSTOP 60        /* seconds: incoming/ is looked at this often even without a trigger */
-#define QUIT_WAIT 30       /* seconds SIGQUIT waits for TAs to finish */
+#define QUIT_WAIT 30       /* seconds TERM and QUIT wait for TAs to finish their message */
 
 static struct sched *sig_target;
 
@@ -30,7 +30,7 @@ static void on_signal(int sig)
 	if (!s)
 		return;
 	switch (sig) {
-	case SIGTERM: case SIGINT: s->sig_term = 1; break;
+	case SIGTERM: case SIGINT: s->sig_term = s->sig_term < 2 ? s->sig_term + 1 : 2; break;
 	case SIGQUIT: s->sig_quit = 1; break;
 	case SIGHUP: s->sig_hup = 1; break;
 	case SIGUSR1: s->sig_usr1 = 1; break;
@@ -93,6 +93,9 @@ void sched_dump(struct sched *s)
 			        t->blocked_until > s->now ? ", blocked" : "");
 }
 
+/* HUP, USR1: scheduler.conf and (through the applet's hook) spoolbox.conf with the credentials
+ * file it names, all or nothing. Idle TAs end now and busy ones after their jobs, so the next
+ * job runs under the new files (a new SMARTHOST without a restart, issue 12 point 2). */
 static void reload(struct sched *s)
 {
 	struct schedconf nc;
@@ -104,13 +107,18 @@ static void reload(struct sched *s)
 		schedconf_free(&nc);
 		return;
 	}
+	if (s->o.reload_hook && s->o.reload_hook(s->o.reload_ctx) < 0) {
+		log_msg(LOG_ERR, NULL, "reload: keeping the previous configuration");
+		schedconf_free(&nc);
+		return;
+	}
 	struct schedconf old = s->conf;
 	s->conf = nc;
 	st_reresolve(s);
 	schedconf_free(&old);
-	/* idle TAs of the old rings would run old commands */
+	s->gen++;
 	for (struct sta *t = s->tas; t; t = t->next)
-		if (t->state == STA_IDLE && t->ring->stale)
+		if (t->state == STA_IDLE)
 			sta_close(t);
 	log_msg(LOG_INFO, NULL, "reload: %s read (%zu clauses)", s->conf.file, s->conf.n);
 }
@@ -345,12 +353,16 @@ int sched_run(struct sched *s)
 			s->sig_chld = 0;
 			sta_reap(s);
 		}
-		if (s->sig_term) {
-			log_msg(LOG_INFO, NULL, "SIGTERM: exiting; running transport agents finish on their own");
+		/* TERM (how procd, runit, s6 and init scripts stop a daemon) stops as cleanly as QUIT
+		 * (issue 11 point 1): nothing more is handed out, every TA gets EOF, finishes the
+		 * message it is on and exits, and its reports are collected until QUIT_WAIT. A second
+		 * TERM or INT exits at once. */
+		if (s->quitting && s->sig_term > 1) {
+			log_msg(LOG_NOTICE, NULL, "SIGTERM again: exiting now; running transport agents stop after their message");
 			break;
 		}
-		if (s->sig_quit && !s->quitting) {
-			log_msg(LOG_INFO, NULL, "SIGQUIT: stopping the transport agents first");
+		if ((s->sig_term || s->sig_quit) && !s->quitting) {
+			log_msg(LOG_INFO, NULL, "%s: stopping the transport agents first", s->sig_term ? "SIGTERM" : "SIGQUIT");
 			s->quitting = 1;
 			quit_deadline = s->now + QUIT_WAIT;
 			sta_close_all(s, 1);
@@ -361,6 +373,7 @@ int sched_run(struct sched *s)
 			s->sig_hup = 0;
 			reopen_logs(s);
 			log_msg(LOG_INFO, NULL, "SIGHUP: log files reopened");
+			reload(s);
 		}
 		if (s->sig_usr1) {
 			s->sig_usr1 = 0;
@@ -398,7 +411,7 @@ int sched_run(struct sched *s)
 		                            (s->disk_next && s->now >= s->disk_next && s->now != s->last_scan)))
 			sq_scan(s, 0, NULL);
 		sq_flush(s);
-		sta_expire_idle(s);
+		sta_timers(s);
 		sta_dispatch(s);
 		sq_flush(s);
 		if (s->o.oneshot && !s->quitting && !s->incoming_more && !s->disk_more && !has_ready(s) && !busy_tas(s) &&
@@ -477,6 +490,11 @@ int sched_run(struct sched *s)
 	free(pfd);
 	sq_flush(s);
 	sigprocmask(SIG_SETMASK, &orig, NULL);
+	if (s->o.oneshot && rc == 0 && s->stuck) {
+		log_msg(LOG_ERR, NULL, "one-shot: mail is stuck in the queue (%lu problems above): exit %d", s->stuck,
+		        EX_TEMPFAIL);
+		rc = EX_TEMPFAIL;
+	}
 	return rc;
 }
 
