@@ -18,6 +18,9 @@ CONF(REWRITE_FROM, CT_STR, "", "From: address given to mail from local users")
 CONF(MAXRCPT_SUBMIT, CT_INT, "10000", "most recipients of one message")
 CONF(SUBMIT_GROUP, CT_STR, "spoolbox", "group a setgid submit writes the spool with (docs/spool.md 8)")
 
+/* --- mailq --- */
+CONF(MAILQ_RESTRICT, CT_BOOL, "no", "yes: only root and members of SUBMIT_GROUP may list the queue")
+
 /* --- scheduler --- */
 CONF(SCHEDULER_CONF, CT_PATH, "/etc/spoolbox/scheduler.conf", "scheduler clause file")
 CONF(QUEUELO, CT_INT, "200", "in-memory queue low watermark (messages)")

@@ -41,13 +41,18 @@ int spool_open(struct spool *sp, const char *dir, int create, long gid)
 		mode_t mode;
 		int grouped;
 	} sub[] = {
-	    {"tmp", 01770, 1}, {"incoming", 01770, 1}, {"queue", 0750, 0}, {"due", 0750, 0}, {"corrupt", 0750, 0},
+	    {"tmp", 01770, 1}, {"incoming", 01770, 1}, {"queue", 02750, 1}, {"due", 0750, 0}, {"corrupt", 0750, 0},
+	    {"hold", 02750, 1},
 	};
 	char path[SPOOL_PATH_MAX];
 	if (create) {
 		if (fio_mkdirs(dir, 0755) < 0)
 			return -1;
-		if (gid >= 0 && (chmod(dir, 0710) < 0 || chown(dir, (uid_t)-1, (gid_t)gid) < 0))
+		/* the scheduler passes no group: SUBMIT_GROUP is in its environment (or the default),
+		 * so a scheduler started before any submit still makes the spool submit can use */
+		if (gid < 0)
+			gid = spool_submit_gid(NULL);
+		if (chmod(dir, 0710) < 0 || (gid >= 0 && chown(dir, (uid_t)-1, (gid_t)gid) < 0))
 			log_msg(LOG_WARNING, NULL, "set mode/group of %s: %s", dir, strerror(errno));
 		for (size_t i = 0; i < ARRAY_LEN(sub); i++) {
 			str_fmt(path, sizeof path, "%s/%s", dir, sub[i].name);
@@ -62,6 +67,9 @@ int spool_open(struct spool *sp, const char *dir, int create, long gid)
 			log_msg(LOG_ERR, NULL, "mkfifo %s: %s", path, strerror(errno));
 			return -1;
 		}
+		/* what an earlier run left in other modes (an older version, a scheduler started
+		 * before the group existed, a restore) is put right; what cannot be is logged */
+		spool_perm(dir, gid, 1, NULL, NULL);
 		return 0;
 	}
 	str_fmt(path, sizeof path, "%s/incoming", dir);

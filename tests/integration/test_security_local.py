@@ -46,13 +46,14 @@ def test_include_of_a_fifo_or_device_is_never_opened(box, pubdir, user):  # noqa
 def test_forward_symlink_still_ignored(box, pubdir, user):  # noqa: F811
     target = os.path.join(pubdir, "real-forward")
     with open(target, "w") as f:
-        f.write('"|touch /tmp/should-not-run"\n')
+        f.write('"|touch %s"\n' % os.path.join(box.base, "should-not-run"))
     os.chown(target, user.pw_uid, user.pw_gid)
     os.symlink(target, os.path.join(user.pw_dir, ".forward"))
     p = box.run("local", "-x", user.pw_name)
     assert p.returncode == 0, p.stderr
     assert p.stdout.decode().startswith("mailbox "), p.stdout
     assert "is a symlink" in p.stderr.decode()
+    assert not os.path.exists(os.path.join(box.base, "should-not-run"))
 
 
 def test_include_fan_out_is_bounded(box, pubdir, user):  # noqa: F811
