@@ -5,6 +5,7 @@
 
 CHECKER(submit_check)
 CHECKER(scheduler_check)
+CHECKER(schedconf_users_check)
 CHECKER(aliases_check)
 CHECKER(smtp_check)
 CHECKER(creds_check)
