@@ -7,8 +7,11 @@
  * destination; "#idle" from the scheduler closes it.
  *
  * usage: smtp [-C FILE] [-v] [-m ID]
+ *        smtp -t [-s] [-f FROM] [-C FILE] [-v] [RCPT]
  *   -m ID   deliver the smtp recipients of message ID now, print the report lines, change
  *           nothing in the spool (debugging; the scheduler records nothing)
+ *   -t      test the setup: route, connect, EHLO, TLS, AUTH, MAIL, RCPT, each with a verdict;
+ *           nothing is sent unless -s (smtp_test.c)
  *   -v      log the SMTP dialogue (AUTH lines hidden)
  * config: SMARTHOST, CREDENTIALS, CAFILE, SMTP_TLS, HELO_NAME, SMTP_MAXRCPT, SMTP_IDLE,
  *         SMTP_PORT, SMTP_*_TIMEOUT, SMTP_CLEARTEXT_AUTH, SMTP_8BIT_FALLBACK
@@ -21,6 +24,7 @@
 #include "mime7.h"
 #include "smarthost.h"
 #include "smtp_session.h"
+#include "smtp_test.h"
 #include "spool.h"
 #include "sysexits.h"
 #include "ta.h"
@@ -38,9 +42,13 @@
 
 const char smtp_usage[] =
     "usage: smtp [-C FILE] [-v] [-m ID]\n"
+    "       smtp -t [-s] [-f FROM] [-C FILE] [-v] [RCPT]\n"
     "SMTP transport agent: run by the scheduler, speaks its protocol on stdin/stdout.\n"
     "  -C FILE  read FILE instead of " DEFAULT_CONF_PATH "\n"
     "  -m ID    deliver message ID's smtp recipients now and print the reports (changes nothing)\n"
+    "  -t       test the outgoing setup: route, connect, EHLO, TLS and the certificate, AUTH,\n"
+    "           MAIL FROM (-f FROM, default ALLMAILFROM or postmaster@), RCPT TO:<RCPT>, each\n"
+    "           with a verdict; nothing is sent unless -s (a short test message to RCPT)\n"
     "  -v       log the SMTP dialogue (passwords and tokens are never shown)\n";
 
 struct smtp_ta {
@@ -450,25 +458,30 @@ int smtp_check(const struct conf *c, conf_report_fn *report, void *ctx)
 
 int smtp_main(int argc, char **argv)
 {
-	const char *conf_path = NULL, *debug_id = NULL;
-	int verbose = 0;
+	const char *conf_path = NULL, *debug_id = NULL, *from = NULL;
+	int verbose = 0, test = 0, send = 0;
 	if (applet_wants_help(argc, argv))
 		return applet_usage(smtp_usage, 0);
 	int opt;
-	while ((opt = getopt(argc, argv, "C:m:v")) != -1) {
+	while ((opt = getopt(argc, argv, "C:m:vtsf:")) != -1) {
 		switch (opt) {
 		case 'C': conf_path = optarg; break;
 		case 'm': debug_id = optarg; break;
 		case 'v': verbose = 1; break;
+		case 't': test = 1; break;
+		case 's': send = 1; break;
+		case 'f': from = optarg; break;
 		default: return applet_usage(smtp_usage, 1);
 		}
 	}
-	if (optind != argc)
+	if (optind != argc && !(test && optind + 1 == argc))
+		return applet_usage(smtp_usage, 1);
+	if ((send || from) && !test)
 		return applet_usage(smtp_usage, 1);
 	struct conf c;
 	if (applet_load_conf(&c, conf_path))
 		return EX_CONFIG;
-	applet_log_setup(&c, NULL, 0, verbose);
+	applet_log_setup(&c, NULL, test ? LOG_TO_STDERR : 0u, verbose);
 	struct smtp_ta *ta = calloc(1, sizeof *ta);
 	if (!ta) {
 		conf_free(&c);
@@ -484,7 +497,17 @@ int smtp_main(int argc, char **argv)
 	smtp_session_init(&ta->sess);
 	struct spool sp;
 	int code = EX_OK;
-	if (spool_open(&sp, conf_str(&c, CK_SPOOL), 0, -1) < 0) {
+	if (test) {
+		char self[300];
+		if (!from && *conf_str(&c, CK_ALLMAILFROM))
+			from = conf_str(&c, CK_ALLMAILFROM);
+		if (!from) {
+			const char *q = *conf_str(&c, CK_QUALIFYDOMAIN) ? conf_str(&c, CK_QUALIFYDOMAIN) : ta->helo;
+			str_fmt(self, sizeof self, "postmaster@%s", q);
+			from = self;
+		}
+		code = smtp_test(&ta->sess, &ta->cfg, &c, from, optind < argc ? argv[optind] : NULL, send);
+	} else if (spool_open(&sp, conf_str(&c, CK_SPOOL), 0, -1) < 0) {
 		code = EX_TEMPFAIL;
 	} else {
 		struct sigaction sa;
