@@ -59,3 +59,13 @@ int applet_wants_help(int argc, char **argv)
 {
 	return argc > 1 && strcmp(argv[1], "--help") == 0;
 }
+
+int applet_env_overrides(void)
+{
+	if (getenv(CONF_PATH_ENV)) /* another spoolbox.conf is as much an override as -C */
+		return 1;
+	for (int k = 0; k < CK__COUNT; k++)
+		if (getenv(conf_name((enum conf_key)k)))
+			return 1;
+	return 0;
+}

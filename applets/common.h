@@ -51,6 +51,9 @@ int install_check(const struct conf *c, conf_report_fn *report, void *ctx, conf_
 int applet_unwritten(const char *name);
 /* Prints the applet's usage to stdout (help) or stderr (misuse) and returns 0 or EX_USAGE. */
 int applet_usage(const char *usage, int misuse);
+/* 1 when any spoolbox.conf key is set in the environment (a setgid applet then drops its group
+ * before reading anything: nobody points a privileged process at another spool). */
+int applet_env_overrides(void);
 /* 1 when argv[1] is --help. */
 int applet_wants_help(int argc, char **argv);
 #endif

@@ -15,6 +15,7 @@
 #include "submit.h"
 #include "enqueue.h"
 #include "log.h"
+#include "qctl.h"
 #include "smtpd.h"
 #include "spool.h"
 #include "sysexits.h"
@@ -28,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 _Static_assert((int)SMTPD_NOTIFY_SUCCESS == (int)NOTIFY_SUCCESS && (int)SMTPD_NOTIFY_FAILURE == (int)NOTIFY_FAILURE &&
@@ -51,7 +53,8 @@ const char submit_usage[] =
     "  -bs           SMTP dialogue on standard input and output\n"
     "  -bp           list the queue (runs mailq)\n"
     "  -bv           show how each recipient would be routed; queue nothing\n"
-    "  -q, -qR DOM   ask the scheduler to run the queue now (all, or one domain)\n"
+    "  -q, -qR DOM, -qI ID  run the queue now (all, one domain, one message); with no\n"
+    "                scheduler running, root runs it once here (users: once a minute)\n"
     "  -C FILE       configuration file (drops a setgid privilege)\n"
     "  -v            verbose\n"
     "Accepted for compatibility: -o options (-oem -oep -oee -oeq -oew -odi -odb -odq -om\n"
@@ -71,6 +74,7 @@ struct opts {
 	int body8;
 	char mode;        /* m s p q v i */
 	const char *qr;   /* -qR domain */
+	const char *qi;   /* -qI id */
 	int verbose;
 	const char *tag;
 	char tagbuf[64];
@@ -300,6 +304,8 @@ static int option(struct opts *o, char c, const char *arg)
 		o->mode = 'q';
 		if (arg[0] == 'R')
 			o->qr = arg + 1;
+		else if (arg[0] == 'I')
+			o->qi = arg + 1;
 		return 0;
 	case 'L':
 	{
@@ -371,13 +377,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				break;
 			}
 			if (c == 'q') {
-				/* -q takes only an attached argument, except -qR DOMAIN */
-				if (strcmp(arg, "R") == 0) {
+				/* -q takes only an attached argument, except -qR DOMAIN and -qI ID */
+				if (strcmp(arg, "R") == 0 || strcmp(arg, "I") == 0) {
 					if (i + 1 >= argc)
-						return usage_error("-qR needs a domain%s", "");
+						return usage_error("-q%s needs a value", arg);
 					char *d = argv[++i];
 					o->mode = 'q';
-					o->qr = d;
+					*(arg[0] == 'R' ? &o->qr : &o->qi) = d;
 					break;
 				}
 			} else if (!*arg) {
@@ -396,15 +402,6 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
-static int env_overrides(void)
-{
-	if (getenv(CONF_PATH_ENV))
-		return 1;
-	for (int k = 0; k < CK__COUNT; k++)
-		if (getenv(conf_name((enum conf_key)k)))
-			return 1;
-	return 0;
-}
 
 
 
@@ -462,7 +459,7 @@ static int load_conf(struct submit_ctx *x, const struct opts *o, struct conf_fin
 
 static int setup(struct submit_ctx *x, const struct opts *o)
 {
-	if (o->conf || env_overrides())
+	if (o->conf || applet_env_overrides())
 		if (priv_drop() < 0) /* a privileged submit never reads another configuration or spool */
 			return EX_OSERR;
 	struct conf_findings f;
@@ -504,6 +501,9 @@ static int setup(struct submit_ctx *x, const struct opts *o)
 	ec->allmailfrom = conf_str(&x->conf, CK_ALLMAILFROM);
 	ec->rewrite_from = conf_str(&x->conf, CK_REWRITE_FROM);
 	ec->sizelimit = conf_num(&x->conf, CK_SIZELIMIT);
+	/* the free-space reserve (docs/spool.md 5): users stop at QUEUE_MINFREE, root at half of
+	 * it, so cron's and the monitors' mail still gets in after a user has filled her share */
+	ec->minfree = conf_num(&x->conf, CK_QUEUE_MINFREE) / (getuid() == 0 ? 2 : 1);
 	long long mr = conf_num(&x->conf, CK_MAXRCPT_SUBMIT);
 	ec->maxrcpt = mr <= 0 || mr > SPOOL_RCPT_MAX ? SPOOL_RCPT_MAX : (unsigned)mr;
 	if (route_conf_init(&ec->rc, conf_str(&x->conf, CK_LOCALDOMAINS), x->hostname) < 0) {
@@ -610,7 +610,30 @@ static int mode_mail(struct submit_ctx *x, const struct opts *o)
 	return r;
 }
 
-/* -q / -qR DOMAIN: a trigger line for the scheduler (docs/spool.md 10). */
+/* -q / -qR DOMAIN / -qI ID without a scheduler: root runs the queue once in the foreground
+ * (mailq -q, which ends in scheduler -1), as dma -q does without a daemon. */
+static int run_queue_here(const struct opts *o)
+{
+	if (priv_drop() < 0)
+		return EX_OSERR;
+	char *args[6] = {"mailq", "-q", NULL, NULL, NULL, NULL};
+	int n = 1;
+	if (o->qr || o->qi) {
+		args[n++] = o->qr ? "-qR" : "-qI";
+		args[n++] = (char *)(o->qr ? o->qr : o->qi);
+	} else {
+		n++;
+	}
+	if (o->conf) {
+		args[n++] = "-C";
+		args[n++] = (char *)o->conf;
+	}
+	fflush(NULL);
+	execv("/proc/self/exe", args);
+	return mailq_main(n, args);
+}
+
+/* -q / -qR DOMAIN / -qI ID: a trigger line for the scheduler (docs/spool.md 10). */
 static int mode_queue_run(struct submit_ctx *x, const struct opts *o)
 {
 	char line[300];
@@ -621,25 +644,42 @@ static int mode_queue_run(struct submit_ctx *x, const struct opts *o)
 			return EX_USAGE;
 		}
 		snprintf(line, sizeof line, "R%s", o->qr);
+	} else if (o->qi) {
+		if (!spool_id_valid(o->qi)) {
+			log_msg(LOG_ERR, NULL, "-qI %s: not a message id", o->qi);
+			return EX_USAGE;
+		}
+		snprintf(line, sizeof line, "I%s", o->qi);
 	} else {
 		str_lcpy(line, "Q", sizeof line);
 	}
 	int r = submit_open_spool(x);
 	if (r)
 		return r;
+	long wait = 0;
 	priv_set(1);
-	r = spool_trigger_send(&x->sp, line);
+	int allowed = getuid() == 0 ? 1 : qctl_qrun_allowed(&x->sp, (long long)time(NULL), &wait);
+	r = allowed > 0 ? spool_trigger_send(&x->sp, line) : -1;
 	int e = errno;
 	priv_set(0);
+	if (allowed <= 0) {
+		if (allowed == 0)
+			log_msg(LOG_ERR, NULL, "runs of the queue by users are limited to one a minute: try again in %lds", wait);
+		else
+			log_msg(LOG_ERR, NULL, "cannot use %s/tmp/.qrun to count runs of the queue: %s", x->sp.dir, strerror(e));
+		return EX_TEMPFAIL;
+	}
 	if (r < 0) {
+		if (e == ENXIO && getuid() == 0)
+			return run_queue_here(o);
 		if (e == ENXIO)
 			log_msg(LOG_ERR, NULL, "no scheduler is running; the queue is run when it starts");
 		else
 			log_msg(LOG_ERR, NULL, "cannot wake the scheduler through %s/trigger: %s", x->sp.dir, strerror(e));
 		return EX_TEMPFAIL;
 	}
-	log_msg(LOG_DEBUG, NULL, "asked the scheduler to run %s%s", o->qr ? "the queue for " : "the whole queue",
-	        o->qr ? o->qr : "");
+	log_msg(LOG_DEBUG, NULL, "asked the scheduler to run %s%s by uid %ld", o->qr ? "the queue for " : o->qi ? "message " :
+	        "the whole queue", o->qr ? o->qr : o->qi ? o->qi : "", (long)getuid());
 	return 0;
 }
 

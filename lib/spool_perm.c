@@ -20,7 +20,7 @@ static const struct {
 	int fifo;
 } entries[] = {
     {"", 0710, 1, 0},        {"tmp", 01770, 1, 0},   {"incoming", 01770, 1, 0}, {"trigger", 0620, 1, 1},
-    {"queue", 0750, 0, 0},   {"due", 0750, 0, 0},    {"corrupt", 0750, 0, 0},
+    {"queue", 02750, 1, 0},  {"due", 0750, 0, 0},    {"corrupt", 0750, 0, 0}, {"hold", 02750, 1, 0},
 };
 
 long spool_submit_gid(const char *group)

@@ -17,8 +17,8 @@ def test_recipients_as_arguments_are_routed(box):
     p = sendmail(box, "root", "Admin@Example.COM", "user@localhost", "x@box.example", input=MSG)
     assert p.returncode == 0, p.stderr
     _, m, msg = queued(box)
-    assert routes(m) == [("local", "-", "root"), ("smtp", "example.com", "Admin@Example.COM"),
-                         ("local", "-", "user"), ("local", "-", "x")]
+    assert routes(m) == [("local", "root", "root"), ("smtp", "example.com", "Admin@Example.COM"),
+                         ("local", "user", "user"), ("local", "x", "x")]
     assert m.sender == "root@box.example"
     assert all(r.tag == "N" and r.priv == -1 for r in m.rcpts)
     assert msg.endswith(b"\n\nhello\n")
@@ -196,7 +196,7 @@ def test_bp_runs_mailq_and_passes_its_exit_code(box):
 def test_bv_shows_routes_and_queues_nothing(box):
     p = sendmail(box, "-bv", "root", "a@Example.com")
     assert p.returncode == 0
-    assert p.stdout == b"root: channel local host - user root\na@Example.com: channel smtp host example.com user a@Example.com\n"
+    assert p.stdout == b"root: channel local host root user root\na@Example.com: channel smtp host example.com user a@Example.com\n"
     p = sendmail(box, "-bv", "a@@b")
     assert p.returncode == 65
     assert not os.path.exists(os.path.join(box.spool, "incoming")) or os.listdir(os.path.join(box.spool, "incoming")) == []
@@ -235,11 +235,13 @@ def test_qR_writes_the_domain_to_the_trigger(box, args):
         os.close(fd)
 
 
-def test_q_without_scheduler_says_so(box):
+def test_q_without_scheduler_runs_the_queue_once(box):
+    # issue 10 point 5: root's -q with no scheduler runs the queue in the foreground (mailq -q,
+    # then scheduler -1); tests/integration/test_mailq_control.py checks what it delivers
     sendmail(box, "root", input=MSG)
-    p = sendmail(box, "-q")
-    assert p.returncode == 75
-    assert b"no scheduler is running" in p.stderr
+    p = sendmail(box, "-q", timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert b"no scheduler: running the queue once in the foreground" in p.stderr
     p = sendmail(box, "-qR", "bad domain")
     assert p.returncode == 64
 
@@ -384,7 +386,7 @@ def test_cron(box):
     assert p.returncode == 0, p.stderr
     _, m, stored = queued(box)
     assert m.sender == "root@box.example"
-    assert routes(m) == [("local", "-", "root")]
+    assert routes(m) == [("local", "root", "root")]
     assert m.field("b") == "8"
     assert header(stored, "From") == ["root@box.example (Cron Daemon)"]
     assert header(stored, "To") == ["root@box.example"]
@@ -404,7 +406,7 @@ def test_mailx_user(box):
     p = sendmail(box, "-i", "admin", input=b"Subject: x\n\n.\nbody\n")
     assert p.returncode == 0, p.stderr
     _, m, stored = queued(box)
-    assert routes(m) == [("local", "-", "admin")]
+    assert routes(m) == [("local", "admin", "admin")]
     assert stored.endswith(b"\n\n.\nbody\n")
 
 
@@ -450,7 +452,7 @@ def test_sudo(box):
     p = sendmail(box, "-t", input=msg)
     assert p.returncode == 0, p.stderr
     _, m, stored = queued(box)
-    assert routes(m) == [("local", "-", "root")]
+    assert routes(m) == [("local", "root", "root")]
     assert header(stored, "From") == ["root@box.example"]
     assert header(stored, "To") == ["root@box.example"]
 

@@ -75,7 +75,7 @@ def test_bare_addresses_are_qualified_in_envelope_and_address_fields(box):
     assert header(stored, "X-Other") == ["root"]
     assert split(stored)[1] == b"root\n"
     # bare recipients are local whatever QUALIFYDOMAIN says
-    assert routes(m) == [("local", "-", "admin"), ("smtp", "example.com", "ops@example.com"), ("local", "-", "bob")]
+    assert routes(m) == [("local", "admin", "admin"), ("smtp", "example.com", "ops@example.com"), ("local", "bob", "bob")]
 
 
 def test_qualifydomain_defaults_to_myhostname(box):
@@ -232,7 +232,7 @@ def test_localdomains_setting(box):
                  env={"LOCALDOMAINS": "mail.example.org, other.net"})
     assert p.returncode == 0
     _, m, _ = queued(box)
-    assert routes(m) == [("local", "-", "a"), ("smtp", "box.example", "b@box.example"), ("smtp", "other.org", "c@other.org")]
+    assert routes(m) == [("local", "a", "a"), ("smtp", "box.example", "b@box.example"), ("smtp", "other.org", "c@other.org")]
 
 
 def test_smarthost_does_not_change_the_route(box):
