@@ -6,6 +6,7 @@
  * RSET. docs/smtp.md "Testing a smarthost". */
 #include "common.h"
 #include "creds.h"
+#include "header.h"
 #include "smtp_session.h"
 #include "smtp_test.h"
 #include "sysexits.h"
@@ -109,8 +110,8 @@ int smtp_test(struct smtp_session *s, const struct smtp_config *cfg, const struc
 		if ((code == 250 || code == 251) && send) {
 			if (command(&s->conn, "DATA", "DATA", 354, cfg->to.data_init) == 354) {
 				char date[64];
-				time_t now = time(NULL);
-				strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S +0000", gmtime(&now));
+				if (hdr_date(time(NULL), date, sizeof date) < 0)
+					date[0] = 0;
 				str_fmt(line, sizeof line,
 				        "From: <%s>\r\nTo: <%s>\r\nDate: %s\r\nSubject: spoolbox smarthost test\r\n\r\n"
 				        "This message tests the outgoing mail setup (spoolbox smtp -t -s).\r\n.",
