@@ -410,22 +410,27 @@ static int check_anchors(const struct conf *c, const struct smtp_config *cfg, co
 		who = "MX hosts (SMTP_TLS=verify)";
 	if (!who)
 		return 0;
-	if (!ENABLE_TLS)
-		return conf_report_key(c, CK_SMARTHOST, report, ctx,
-		                       "%s: tls=verify, but this spoolbox is built without TLS, so every message to it would "
-		                       "be deferred until it expires; fix: tls=none (only on a trusted link) or a TLS build",
-		                       who);
+	/* a warning: the scheduler must still start (local mail goes on), but the admin hears of
+	 * it now rather than from a bounce days later */
+	if (!ENABLE_TLS) {
+		conf_report_key(c, CK_SMARTHOST, report, ctx,
+		                CONF_WARNING "%s: tls=verify, but this spoolbox is built without TLS, so every message to it "
+		                "would be deferred until it expires; fix: tls=none (only on a trusted link) or a TLS build",
+		                who);
+		return 0;
+	}
 	char err[256];
 	struct tls_anchors *a = tls_anchors_load(conf_str(c, CK_CAFILE), err, sizeof err);
 	if (a) {
 		tls_anchors_free(a);
 		return 0;
 	}
-	return conf_report_key(c, *conf_str(c, CK_CAFILE) ? CK_CAFILE : CK_SMARTHOST, report, ctx,
-	                       "%s: tls=verify, but no trust anchors can be loaded (%s), so every message to it would be "
-	                       "deferred until it expires; fix: install the CA bundle (Debian, Alpine: ca-certificates; "
-	                       "OpenWrt: ca-bundle), or set CAFILE= to the relay's CA, or use tls=encrypt with pin=",
-	                       who, err);
+	conf_report_key(c, *conf_str(c, CK_CAFILE) ? CK_CAFILE : CK_SMARTHOST, report, ctx,
+	                CONF_WARNING "%s: tls=verify, but no trust anchors can be loaded (%s), so every message to it "
+	                "would be deferred until it expires; fix: install the CA bundle (Debian, Alpine: ca-certificates; "
+	                "OpenWrt: ca-bundle), or set CAFILE= to the relay's CA, or use tls=encrypt with pin=",
+	                who, err);
+	return 0;
 }
 
 int smtp_check(const struct conf *c, conf_report_fn *report, void *ctx)
@@ -439,10 +444,10 @@ int smtp_check(const struct conf *c, conf_report_fn *report, void *ctx)
 	for (int i = 0; i < ta->cfg.nsmarthost; i++) {
 		const struct smarthost *sh = &ta->cfg.smarthost[i];
 		if (sh->cleartext_auth)
-			str_fmt(w, sizeof w, "warning: SMARTHOST %s: cleartext_auth sends the password without TLS", sh->host);
+			str_fmt(w, sizeof w, CONF_WARNING "SMARTHOST %s: cleartext_auth sends the password without TLS", sh->host);
 		else if (sh->unverified_auth && sh->policy < TLS_VERIFY && !sh->pins[0])
 			str_fmt(w, sizeof w,
-			        "warning: SMARTHOST %s: unverified_auth sends the password to whoever answers (tls=%s, no pin); "
+			        CONF_WARNING "SMARTHOST %s: unverified_auth sends the password to whoever answers (tls=%s, no pin); "
 			        "prefer tls=verify or pin=", sh->host, tls_policy_name(sh->policy));
 		else
 			continue;
@@ -450,7 +455,7 @@ int smtp_check(const struct conf *c, conf_report_fn *report, void *ctx)
 	}
 	if (ta->cfg.cleartext_auth)
 		conf_report_key(c, CK_SMTP_CLEARTEXT_AUTH, report, ctx,
-		                "warning: SMTP_CLEARTEXT_AUTH=yes sends passwords without TLS (and to unverified TLS peers)");
+		                CONF_WARNING "SMTP_CLEARTEXT_AUTH=yes sends passwords without TLS (and to unverified TLS peers)");
 	e += check_anchors(c, &ta->cfg, report, ctx);
 	free(ta);
 	return e;

@@ -65,8 +65,8 @@ def test_a_line_for_another_port_is_not_used_and_check_says_so(box):
             reps = ta.job(q, mid, "example.com")
         assert reps[0].status != "ok2" and s.logins == [] and not s.messages, reps
         p = check(box, env)
-        assert p.returncode == 78
-        assert (f"{box.env['CREDENTIALS']}:1: error: host [127.0.0.1]:587 matches no SMARTHOST entry "
+        assert p.returncode == 0, p.stderr
+        assert (f"{box.env['CREDENTIALS']}:1: warning: host [127.0.0.1]:587 matches no SMARTHOST entry "
                 f"([127.0.0.1]:{s.port} tls=none cleartext_auth), so this line is never used").encode() in p.stderr
 
 
@@ -77,9 +77,9 @@ def test_check_accepts_lines_that_match_and_the_fallback(box):
     assert p.returncode == 0, p.stderr
     write_creds(box, "relay.example.net r1 p\nold-relay.example.net r2 p\n")
     p = box.run(None, "--check", env=env)
-    assert p.returncode == 78
-    assert f"{box.env['CREDENTIALS']}:2: error: host old-relay.example.net matches no SMARTHOST".encode() in p.stderr
-    assert b":1: error" not in p.stderr
+    assert p.returncode == 0, p.stderr
+    assert f"{box.env['CREDENTIALS']}:2: warning: host old-relay.example.net matches no SMARTHOST".encode() in p.stderr
+    assert b":1: warning" not in p.stderr
     # without a smarthost, lines name MX hosts: nothing to compare with
     p = box.run(None, "--check")
     assert p.returncode == 0, p.stderr
@@ -119,8 +119,10 @@ def test_check_reports_verify_without_trust_anchors(box, pki):
     """Issue 12 point 2: a tls=verify smarthost with no CA bundle deferred every message for
     days before anyone noticed; --check says so at once."""
     env = {"SMARTHOST": "relay.example.net:587", "CAFILE": os.path.join(box.base, "no-such-ca.pem")}
+    # warnings: the scheduler must still start for local mail (init scripts run --check first)
     p = check(box, env)
-    assert p.returncode == 78
+    assert p.returncode == 0, p.stderr
+    assert b"warning: relay.example.net: tls=verify, but" in p.stderr
     if HAVE_TLS:
         assert (b"relay.example.net: tls=verify, but no trust anchors can be loaded (trust anchors "
                 + env["CAFILE"].encode() + b": No such file or directory)") in p.stderr, p.stderr
@@ -131,11 +133,11 @@ def test_check_reports_verify_without_trust_anchors(box, pki):
         assert b"relay.example.net: tls=verify, but this spoolbox is built without TLS" in p.stderr
     # by MX with SMTP_TLS=verify, the same
     p = check(box, {"SMTP_TLS": "verify", "CAFILE": env["CAFILE"]})
-    assert p.returncode == 78 and b"MX hosts (SMTP_TLS=verify): tls=verify, but" in p.stderr
+    assert p.returncode == 0 and b"warning: MX hosts (SMTP_TLS=verify): tls=verify, but" in p.stderr
     # encrypt with a pin needs no anchors
     pin = "0" * 64
     p = check(box, {"SMARTHOST": f"relay.example.net:587 tls=encrypt pin={pin}", "CAFILE": env["CAFILE"]})
-    assert p.returncode == 0 or not HAVE_TLS, p.stderr
+    assert b"trust anchors" not in p.stderr, p.stderr
 
 
 # ---- smtp -t: the setup tested end to end (issue 12 point 3) ----
