@@ -5,6 +5,7 @@
 #   make CC=gcc SANITIZE=1    glibc ASan+UBSan variant (build/gcc-asan/spoolbox)
 #   make test                 everything: product, sanitizer and no-TLS builds, unit, fuzz, integration
 #   make size | bench | demo | fuzz
+#   make install DESTDIR= PREFIX=/usr   binary, links, man pages, sample configuration
 #
 # Sources are found by wildcard: a new lib/*.c or applets/*.c needs no Makefile edit.
 
@@ -49,11 +50,11 @@ APPLET_OBJ := $(APPLET_SRC:%.c=$(B)/%.o)
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 
-.PHONY: all deps variant test unit fuzz-regress integration size bench demo clean fuzz help
+.PHONY: all deps variant test unit fuzz-regress integration size bench demo clean fuzz help install
 all: deps spoolbox
 
 help:
-	@sed -n '2,10p' Makefile
+	@sed -n '2,11p' Makefile
 
 deps:
 	@sh scripts/deps.sh
@@ -129,6 +130,11 @@ bench: deps spoolbox
 
 demo: deps spoolbox
 	@sh scripts/demo.sh
+
+# Links and their directories come from applets/applets.h (scripts/install.sh).
+install: $(B)/spoolbox
+	DESTDIR='$(DESTDIR)' PREFIX='$(PREFIX)' SYSCONFDIR='$(SYSCONFDIR)' MANDIR='$(MANDIR)' \
+	  SUBMIT_GROUP='$(SUBMIT_GROUP)' sh scripts/install.sh $(B)/spoolbox
 
 clean:
 	rm -rf build spoolbox demo

@@ -199,7 +199,7 @@ static int pick_up(struct spool *sp, const char *id)
 	long long arrival;
 	if (spool_path_incoming(sp, id, path, sizeof path) < 0 || access(path, F_OK) < 0)
 		return 1;
-	if (spool_pickup_prepare(sp, id, &arrival) < 0 || spool_sync_dirty(sp) < 0 || spool_pickup_finish(sp, id) < 0 ||
+	if (spool_pickup_prepare(sp, id, &arrival, NULL) < 0 || spool_sync_dirty(sp) < 0 || spool_pickup_finish(sp, id) < 0 ||
 	    spool_sync_dirty(sp) < 0)
 		return -1;
 	return 0;

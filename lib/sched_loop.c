@@ -422,16 +422,24 @@ int sched_run(struct sched *s)
 		size_t need = 1 + (size_t)s->ntas;
 		if (need > pcap) {
 			struct pollfd *np = realloc(pfd, need * 2 * sizeof *pfd);
-			if (!np) {
-				rc = EX_OSERR;
-				break;
+			if (np) {
+				pfd = np;
+				pcap = need * 2;
+			} else {
+				/* out of memory: the agents that do not fit wait a turn (never an exit) */
+				log_msg(LOG_ERR, NULL, "out of memory for the poll set; %zu of %zu descriptors watched", pcap, need);
+				if (timeout < 0 || timeout > 1000)
+					timeout = 1000;
 			}
-			pfd = np;
-			pcap = need * 2;
+		}
+		if (!pfd) {
+			struct timespec pause = {1, 0};
+			nanosleep(&pause, NULL);
+			continue;
 		}
 		pfd[0] = (struct pollfd){s->trigger_fd, s->quitting ? 0 : POLLIN, 0};
 		size_t n = 1;
-		for (struct sta *t = s->tas; t; t = t->next)
+		for (struct sta *t = s->tas; t && n < pcap; t = t->next)
 			pfd[n++] = (struct pollfd){t->fd, POLLIN, 0};
 		struct timespec ts, *tsp = NULL;
 		if (timeout >= 0) {
@@ -440,7 +448,12 @@ int sched_run(struct sched *s)
 			tsp = &ts;
 		}
 		int r = ppoll(pfd, n, tsp, &orig);
-		if (r < 0 && errno != EINTR) {
+		if (r < 0 && errno == ENOMEM) {
+			/* the kernel's memory: wait a moment and go on */
+			log_msg(LOG_ERR, NULL, "poll: %s", strerror(errno));
+			struct timespec pause = {1, 0};
+			nanosleep(&pause, NULL);
+		} else if (r < 0 && errno != EINTR) {
 			log_msg(LOG_ERR, NULL, "poll: %s", strerror(errno));
 			rc = EX_OSERR;
 			break;

@@ -21,6 +21,7 @@
 #define PICKUP_BATCH 128     /* messages picked up between two directory syncs */
 #define FOREIGN_RECHECK 2    /* seconds between looks at a TA of an earlier scheduler */
 #define BADLOAD_RETRY 3600   /* a control file that cannot be read is looked at again after this */
+#define NOMEM_RETRY 5        /* seconds: a message that did not fit in memory is loaded again */
 
 static unsigned hash_id(const char *id)
 {
@@ -715,18 +716,33 @@ static int msg_file_present(struct sched *s, const char *id)
 	return -1;
 }
 
-static int load(struct sched *s, const char *id, long long due, int fresh)
+static int load_msg(struct sched *s, const char *id, long long due, struct spool_msg *smp, int fd);
+
+/* A message that could not be loaded now: its due link moves `secs` ahead, and the due index is
+ * read again then. */
+static void look_later(struct sched *s, const char *id, long long due, long long secs)
+{
+	if (due > 0 && spool_due_move(&s->sp, id, due, s->now + secs) == 0 &&
+	    (!s->disk_next || s->now + secs < s->disk_next))
+		s->disk_next = s->now + secs;
+}
+
+/* Loads message id into memory. given != NULL: its envelope as pick-up just wrote it (taken
+ * over, the control file is not read back); else the control file is read. */
+static int load(struct sched *s, const char *id, long long due, struct spool_msg *given)
 {
 	struct spool_msg sm;
 	int fd = -1;
 	char err[256];
+	if (given) {
+		sm = *given;
+		memset(given, 0, sizeof *given);
+		return load_msg(s, id, due, &sm, fd);
+	}
 	memset(&sm, 0, sizeof sm);
-	if (!fresh && msg_file_present(s, id) < 0) {
-		if (!s->incoming_more && due > 0) {
-			spool_due_move(&s->sp, id, due, s->now + BADLOAD_RETRY);
-			if (!s->disk_next || s->now + BADLOAD_RETRY < s->disk_next)
-				s->disk_next = s->now + BADLOAD_RETRY;
-		}
+	if (msg_file_present(s, id) < 0) {
+		if (!s->incoming_more)
+			look_later(s, id, due, BADLOAD_RETRY);
 		return -1;
 	}
 	int lr = spool_ctl_load(&s->sp, id, 0, &sm, &fd, err, sizeof err);
@@ -741,24 +757,31 @@ static int load(struct sched *s, const char *id, long long due, int fresh)
 	}
 	if (lr < 0) {
 		log_msg(LOG_ERR, id, "cannot load the control file: %s; looked at again in %ds", err, BADLOAD_RETRY);
-		if (due > 0)
-			spool_due_move(&s->sp, id, due, s->now + BADLOAD_RETRY);
-		if (!s->disk_next || s->now + BADLOAD_RETRY < s->disk_next)
-			s->disk_next = s->now + BADLOAD_RETRY;
+		look_later(s, id, due, BADLOAD_RETRY);
 		return -1;
 	}
+	return load_msg(s, id, due, &sm, fd);
+}
+
+/* The in-memory message from its parsed control file sm (freed here, and fd closed). */
+static int load_msg(struct sched *s, const char *id, long long due, struct spool_msg *smp, int fd)
+{
+	struct spool_msg sm = *smp;
 	if (sm.nrcpt == 0 || sm.nrcpt > SPOOL_RCPT_MAX) {
 		log_msg(LOG_ERR, id, "control file with %zu recipients; looked at again in %ds", sm.nrcpt, BADLOAD_RETRY);
 		spool_msg_free(&sm);
-		close(fd);
-		if (due > 0)
-			spool_due_move(&s->sp, id, due, s->now + BADLOAD_RETRY);
+		if (fd >= 0)
+			close(fd);
+		look_later(s, id, due, BADLOAD_RETRY);
 		return -1;
 	}
 	struct qmsg *m = calloc(1, sizeof *m + sm.nrcpt * sizeof m->r[0]);
 	if (!m) {
+		log_msg(LOG_ERR, id, "out of memory loading the message; looked at again in %ds", NOMEM_RETRY);
 		spool_msg_free(&sm);
-		close(fd);
+		if (fd >= 0)
+			close(fd);
+		look_later(s, id, due, NOMEM_RETRY);
 		return -1;
 	}
 	str_lcpy(m->id, id, sizeof m->id);
@@ -782,13 +805,12 @@ static int load(struct sched *s, const char *id, long long due, int fresh)
 			continue;
 		m->r[i].thr = st_get(s, sr->channel, sr->host, 0);
 		if (!m->r[i].thr) {
-			log_msg(LOG_ERR, id, "out of memory loading the message; looked at again in 60s");
+			log_msg(LOG_ERR, id, "out of memory loading the message; looked at again in %ds", NOMEM_RETRY);
 			spool_msg_free(&sm);
-			close(fd);
+			if (fd >= 0)
+				close(fd);
 			msg_free(s, m);
-			if (due > 0 && spool_due_move(&s->sp, id, due, s->now + 60) == 0 &&
-			    (!s->disk_next || s->now + 60 < s->disk_next))
-				s->disk_next = s->now + 60;
+			look_later(s, id, due, NOMEM_RETRY);
 			return -1;
 		}
 	}
@@ -852,14 +874,15 @@ static int load(struct sched *s, const char *id, long long due, int fresh)
 		}
 	}
 	spool_msg_free(&sm);
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	sched_touch(s, m);
 	return 0;
 }
 
 int sq_load(struct sched *s, const char *id, long long due)
 {
-	return load(s, id, due, 0);
+	return load(s, id, due, NULL);
 }
 
 struct pick {
@@ -889,12 +912,16 @@ int sq_pickup(struct sched *s)
 	if (!p.ids || !p.arrival) {
 		free(p.ids);
 		free(p.arrival);
+		log_msg(LOG_ERR, NULL, "out of memory picking up new mail; tried again later");
 		return -1;
 	}
+	/* the parsed envelopes go straight to load (issue 9 point 7); without memory for them,
+	 * load reads the control files instead */
+	struct spool_msg *env = calloc(p.cap, sizeof *env);
 	spool_incoming_each(&s->sp, pick_one, &p);
 	unsigned ok = 0;
 	for (unsigned i = 0; i < p.n; i++) {
-		if (spool_pickup_prepare(&s->sp, p.ids[i], &p.arrival[i]) < 0)
+		if (spool_pickup_prepare(&s->sp, p.ids[i], &p.arrival[i], env ? &env[i] : NULL) < 0)
 			p.ids[i][0] = 0;
 	}
 	spool_sync_dirty(&s->sp);
@@ -907,13 +934,16 @@ int sq_pickup(struct sched *s)
 			continue;
 		ok++;
 		log_msg(LOG_INFO, p.ids[i], "picked up");
-		if (s->count < s->o.queuehi && !sq_find(s, p.ids[i])) {
-			load(s, p.ids[i], p.arrival[i], 1);
-		} else {
+		if (s->count < s->o.queuehi && !sq_find(s, p.ids[i]))
+			load(s, p.ids[i], p.arrival[i], env ? &env[i] : NULL);
+		else
 			s->disk_more = 1;
-		}
 	}
 	s->incoming_more = p.n == p.cap && ok > 0;
+	if (env)
+		for (unsigned i = 0; i < p.n; i++)
+			spool_msg_free(&env[i]);
+	free(env);
 	free(p.ids);
 	free(p.arrival);
 	return (int)ok;
