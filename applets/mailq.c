@@ -199,9 +199,26 @@ static int act_one(struct each_ctx *c, const char *id)
 	return r;
 }
 
+/* 1 when a recipient of m that is not done has its host at domain or below it (-qR). */
+static int at_domain(const struct spool_msg *m, const char *domain)
+{
+	size_t dl = strlen(domain);
+	for (size_t i = 0; m && i < m->nrcpt; i++) {
+		const char *h = m->rcpt[i].host;
+		size_t hl = strlen(h);
+		if (m->rcpt[i].tag != RT_DEFERRED || hl < dl || !str_caseeq(h + hl - dl, domain))
+			continue;
+		if (hl == dl || h[hl - dl - 1] == '.')
+			return 1;
+	}
+	return 0;
+}
+
 static int act_each(void *ctx, const struct mq_item *it)
 {
 	struct each_ctx *c = ctx;
+	if (c->q->domain && !at_domain(it->m, c->q->domain))
+		return 0;
 	/* ALL: what the action applies to; the rest is left alone without a word */
 	if (c->q->action == QA_RELEASE && !it->held)
 		return 0;
@@ -315,7 +332,7 @@ static int mode_run(struct mq *q)
 			qctl_unlock(&lk);
 			return EX_NOINPUT;
 		}
-	} else if (!q->domain) {
+	} else {
 		mq_walk(&q->sp, act_each, &c);
 	}
 	qctl_unlock(&lk);
@@ -323,7 +340,7 @@ static int mode_run(struct mq *q)
 		return EX_TEMPFAIL;
 	log_msg(LOG_NOTICE, NULL, "no scheduler: running the queue once in the foreground, by %s", q->user);
 	fflush(NULL);
-	/* -qR without a daemon: the one-shot scheduler runs only that domain's threads */
+	/* -qR without a daemon: the one-shot scheduler runs only the threads at that domain */
 	char pat[300];
 	snprintf(pat, sizeof pat, "*/*%s", q->domain ? q->domain : "");
 	char *args[10] = {"scheduler", "-1", "-i"};
