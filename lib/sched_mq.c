@@ -4,7 +4,7 @@
  * QUEUE THREADS, SHOW THREAD channel host, ETRN domain, KILL MSG id; replies are POP-style
  * (+OK / -ERR, multi-line answers end with "." and dot-stuff). On this socket the peer's uid
  * (SO_PEERCRED) stands in for a password: root may do everything, another user what the auth
- * file gives its name without a password.
+ * file gives its name without a password. PATH.v1 serves the seed's version 1 dump and closes.
  *
  * The event loop never waits for a client: every socket is non-blocking, each client has a
  * bounded input line and a bounded output buffer, a client whose output is backed up is not
@@ -45,6 +45,7 @@ struct mq_client {
 
 struct sched_mq {
 	int lfd;
+	int v1fd;                     /* PATH.v1: the seed's version 1 dump, then close */
 	unsigned long serial;         /* makes every challenge differ */
 	char path[sizeof ((struct sockaddr_un *)0)->sun_path];
 	struct mq_client c[MQ_CLIENTS];
@@ -70,8 +71,31 @@ void sched_mq_close(struct sched *s)
 		close(q->lfd);
 		unlink(q->path);
 	}
+	if (q->v1fd >= 0) {
+		char v1[sizeof q->path + 3];
+		snprintf(v1, sizeof v1, "%s.v1", q->path);
+		close(q->v1fd);
+		unlink(v1);
+	}
 	free(q);
 	s->mq = NULL;
+}
+
+/* A listening socket at path, for anyone (the protocol decides who may do what); -1 logged. */
+static int listen_at(const char *path)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	str_lcpy(a.sun_path, path, sizeof a.sun_path);
+	/* we hold the spool's lock: a socket left there is a dead scheduler's */
+	unlink(path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || chmod(path, 0666) < 0 || listen(fd, MQ_CLIENTS) < 0) {
+		log_msg(LOG_ERR, NULL, "mailq socket %s: %s: no live queries there", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 int sched_mq_open(struct sched *s)
@@ -81,6 +105,7 @@ int sched_mq_open(struct sched *s)
 		return -1;
 	for (int i = 0; i < MQ_CLIENTS; i++)
 		q->c[i].fd = -1;
+	q->lfd = q->v1fd = -1;
 	s->mq = q;
 	const char *p = s->conf.mailqpath;
 	char path[SPOOL_PATH_MAX];
@@ -95,20 +120,10 @@ int sched_mq_open(struct sched *s)
 		return -1;
 	}
 	str_lcpy(q->path, path, sizeof q->path);
-	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	str_lcpy(a.sun_path, q->path, sizeof a.sun_path);
-	/* we hold the spool's lock: a socket left there is a dead scheduler's */
-	unlink(q->path);
-	q->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (q->lfd < 0 || bind(q->lfd, (struct sockaddr *)&a, sizeof a) < 0 || chmod(q->path, 0666) < 0 ||
-	    listen(q->lfd, MQ_CLIENTS) < 0) {
-		log_msg(LOG_ERR, NULL, "mailq socket %s: %s: no live queries", q->path, strerror(errno));
-		if (q->lfd >= 0)
-			close(q->lfd);
-		q->lfd = -1;
-		return -1;
-	}
-	return 0;
+	q->lfd = listen_at(q->path);
+	char v1[sizeof q->path + 3];
+	q->v1fd = snprintf(v1, sizeof v1, "%s.v1", q->path) < (int)sizeof q->path ? listen_at(v1) : -1;
+	return q->lfd < 0 ? -1 : 0;
 }
 
 /* Appends to the client's output; what does not fit is dropped and marked (the answer ends
@@ -285,6 +300,62 @@ static void command(struct sched *s, struct mq_client *c, char *line)
 	}
 }
 
+/* The seed's version 1 dump ("zmailer 1.0"): every message in memory as a vertex (key, file,
+ * recipients not done and their offsets), then which keys each channel and host has. Written
+ * raw (no dot-stuffing) and the connection closes after it. */
+static void dump_v1(struct sched *s, struct mq_client *c)
+{
+	put(c, "version zmailer 1.0\nVertices:\n", 30);
+	unsigned long key = 0;
+	char line[600];
+	for (struct qmsg *m = s->head; m; m = m->next, key++) {
+		int n = snprintf(line, sizeof line, "%lu:\tqueue/%c/%s.c\t", key, m->id[strlen(m->id) - 1], m->id);
+		unsigned k = 0;
+		for (unsigned i = 0; i < m->nrcpt; i++)
+			k += m->r[i].thr != NULL;
+		n += snprintf(line + n, sizeof line - (size_t)n, "%u;", k);
+		for (unsigned i = 0, first = 1; i < m->nrcpt && n < (int)sizeof line - 16; i++)
+			if (m->r[i].thr) {
+				n += snprintf(line + n, sizeof line - (size_t)n, "%s%lu", first ? " " : ",", (unsigned long)m->r[i].off);
+				first = 0;
+			}
+		line[n++] = '\n';
+		put(c, line, (size_t)n);
+	}
+	for (int hosts = 0; hosts < 2; hosts++) {
+		put(c, hosts ? "Hosts:\n" : "Channels:\n", hosts ? 7 : 10);
+		/* each channel (or thread's host) once, with the keys of its messages */
+		for (unsigned b = 0; b <= s->tmask; b++)
+			for (struct thread *t = s->thash[b]; t; t = t->hnext) {
+				const char *word = hosts ? t->host : t->name;
+				int seen = 0;
+				for (unsigned b2 = 0; b2 <= b && !seen; b2++)
+					for (struct thread *u = s->thash[b2]; u && u != t && !seen; u = u->hnext)
+						seen = !strcmp(hosts ? u->host : u->name, word);
+				if (seen)
+					continue;
+				int n = snprintf(line, sizeof line, "%s:\t", word);
+				key = 0;
+				for (struct qmsg *m = s->head; m; m = m->next, key++)
+					for (unsigned i = 0; i < m->nrcpt; i++)
+						if (m->r[i].thr && !strcmp(hosts ? m->r[i].thr->host : m->r[i].thr->name, word)) {
+							if (n > (int)sizeof line - 24) {
+								put(c, line, (size_t)n);
+								n = 0;
+							}
+							n += snprintf(line + n, sizeof line - (size_t)n, ">%lu", key);
+							break;
+						}
+				line[n++] = '\n';
+				put(c, line, (size_t)n);
+			}
+	}
+	put(c, "End:\n", 5);
+	if (c->cut)
+		end(c); /* the reader sees it was cut */
+	c->closing = 1;
+}
+
 /* The attributes a peer has without AUTH: root everything; another user what the auth file
  * gives its name (or "nobody") from 127.0.0.1, without a password. */
 static unsigned peer_attrs(struct sched *s, int fd)
@@ -307,10 +378,10 @@ static unsigned peer_attrs(struct sched *s, int fd)
 	return 0;
 }
 
-static void accept_all(struct sched *s, struct sched_mq *q)
+static void accept_all(struct sched *s, struct sched_mq *q, int lfd)
 {
 	for (;;) {
-		int fd = accept4(q->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
 			return;
 		struct mq_client *c = NULL;
@@ -331,6 +402,14 @@ static void accept_all(struct sched *s, struct sched_mq *q)
 		c->out = out;
 		c->last = s->now;
 		c->attrs = peer_attrs(s, fd);
+		if (lfd == q->v1fd) {
+			/* version 1 has no login: the peer's own right to see the threads decides */
+			if (c->attrs & MQA_TT)
+				dump_v1(s, c);
+			else
+				c->closing = 1;
+			continue;
+		}
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		snprintf(c->challenge, sizeof c->challenge, "MAILQ-V2-CHALLENGE: %lld.%06ld.%lu", (long long)ts.tv_sec,
@@ -396,11 +475,13 @@ size_t sched_mq_pollfds(struct sched *s, struct pollfd *p, size_t room)
 	if (!q || q->lfd < 0 || !room)
 		return 0;
 	p[n++] = (struct pollfd){q->lfd, POLLIN, 0};
+	if (q->v1fd >= 0 && n < room)
+		p[n++] = (struct pollfd){q->v1fd, POLLIN, 0};
 	for (int i = 0; i < MQ_CLIENTS && n < room; i++) {
 		struct mq_client *c = &q->c[i];
 		if (c->fd < 0)
 			continue;
-		if (s->now - c->last > MQ_IDLE) {
+		if (s->now - c->last > MQ_IDLE || (c->closing && c->outoff == c->outlen)) {
 			drop(c);
 			continue;
 		}
@@ -415,7 +496,7 @@ size_t sched_mq_pollfds(struct sched *s, struct pollfd *p, size_t room)
 
 size_t sched_mq_nfds(const struct sched *s)
 {
-	return s->mq ? 1 + MQ_CLIENTS : 0;
+	return s->mq ? 2 + MQ_CLIENTS : 0;
 }
 
 void sched_mq_io(struct sched *s, struct pollfd *p, size_t n)
@@ -426,8 +507,8 @@ void sched_mq_io(struct sched *s, struct pollfd *p, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		if (!p[i].revents)
 			continue;
-		if (p[i].fd == q->lfd) {
-			accept_all(s, q);
+		if (p[i].fd == q->lfd || p[i].fd == q->v1fd) {
+			accept_all(s, q, p[i].fd);
 			continue;
 		}
 		for (int k = 0; k < MQ_CLIENTS; k++)

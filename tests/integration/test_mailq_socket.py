@@ -116,6 +116,49 @@ def test_greeting_root_views_and_mailq_Q(box):
     assert not os.path.exists(s.sock)  # removed at the end
 
 
+def test_version_1_dump(box):
+    """The seed's "zmailer 1.0" dump on SOCKET.v1: vertices, channels, hosts, End:, then close;
+    for a peer with the TT right (root here)."""
+    a = gen.add_incoming(box.spool, [("smtp", "a.example", "defer1@a.example"), ("smtp", "b.example", "defer2@b.example")])
+    b = gen.add_incoming(box.spool, [("smtp", "b.example", "defer3@b.example")])
+    s = Sched(box)
+    try:
+        assert wait(lambda: all(os.path.exists(ctl_path(box.spool, i)) and
+                                "A " in open(ctl_path(box.spool, i), errors="replace").read() for i in (a, b)))
+        c = socket.socket(socket.AF_UNIX)
+        c.settimeout(20)
+        c.connect(s.sock + ".v1")
+        data = b""
+        while True:
+            chunk = c.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        c.close()
+    finally:
+        s.stop()
+    lines = data.decode().split("\n")
+    assert lines[:2] == ["version zmailer 1.0", "Vertices:"] and lines[-2:] == ["End:", ""], lines
+    vert = {}
+    i = 2
+    while lines[i] != "Channels:":
+        key, rest = lines[i].split(":\t", 1)
+        path, addrs = rest.split("\t")
+        n, offs = addrs.split(";")
+        vert[os.path.basename(path)[:-2]] = (key, int(n), offs.strip().split(","))
+        i += 1
+    assert vert[a][1] == 2 and vert[b][1] == 1
+    m = spoolfmt.Message(open(ctl_path(box.spool, a), "rb").read())
+    assert vert[a][2] == [str(r.off) for r in m.rcpts]
+    rest = lines[i:]
+    def keys(word):
+        (line,) = [ln for ln in rest if ln.startswith(word + ":\t")]
+        return sorted(line.split(">")[1:])
+    assert rest.index("Hosts:") > rest.index("Channels:")
+    assert keys("smtp") == sorted([vert[a][0], vert[b][0]])
+    assert keys("a.example") == [vert[a][0]] and keys("b.example") == sorted([vert[a][0], vert[b][0]])
+
+
 def test_auth_with_the_md5_challenge_and_the_auth_file(box):
     auth = os.path.join(box.etc, "mailq.auth")
     with open(auth, "w") as f:
