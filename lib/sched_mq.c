@@ -5,6 +5,7 @@
  * (+OK / -ERR, multi-line answers end with "." and dot-stuff). On this socket the peer's uid
  * (SO_PEERCRED) stands in for a password: root may do everything, another user what the auth
  * file gives its name without a password. PATH.v1 serves the seed's version 1 dump and closes.
+ * PARAMmailqpath="TCP:PORT" puts the v2 listener on TCP instead (only when asked).
  *
  * The event loop never waits for a client: every socket is non-blocking, each client has a
  * bounded input line and a bounded output buffer, a client whose output is backed up is not
@@ -14,7 +15,9 @@
 #include "log.h"
 #include "mqauth.h"
 #include "util.h"
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <pwd.h>
 #include <stdarg.h>
@@ -33,6 +36,7 @@
 
 struct mq_client {
 	int fd;
+	uint32_t ip;                  /* the peer's IPv4 address; a UNIX-socket peer is 127.0.0.1 */
 	unsigned attrs;               /* MQA_* allowed */
 	int closing;                  /* close once the output is written */
 	int cut;                      /* this answer did not fit */
@@ -69,7 +73,8 @@ void sched_mq_close(struct sched *s)
 		drop(&q->c[i]);
 	if (q->lfd >= 0) {
 		close(q->lfd);
-		unlink(q->path);
+		if (q->path[0])
+			unlink(q->path);
 	}
 	if (q->v1fd >= 0) {
 		char v1[sizeof q->path + 3];
@@ -98,6 +103,21 @@ static int listen_at(const char *path)
 	return fd;
 }
 
+static int listen_tcp(int port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr = {htonl(INADDR_ANY)}};
+	int one = 1;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+	    bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, MQ_CLIENTS) < 0) {
+		log_msg(LOG_ERR, NULL, "mailq TCP port %d: %s: no live queries", port, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 int sched_mq_open(struct sched *s)
 {
 	struct sched_mq *q = calloc(1, sizeof *q);
@@ -109,8 +129,19 @@ int sched_mq_open(struct sched *s)
 	s->mq = q;
 	const char *p = s->conf.mailqpath;
 	char path[SPOOL_PATH_MAX];
+	if (p && str_starts(p, "TCP:")) {
+		/* only when asked: the seed's MAILQ port (174, "mailq") or the number given */
+		char *e;
+		long port = !strcmp(p + 4, "mailq") ? 174 : strtol(p + 4, &e, 10);
+		if (port < 1 || port > 65535 || (port != 174 && *e)) {
+			log_msg(LOG_ERR, NULL, "PARAMmailqpath=%s: not TCP:PORT: no live queries", p);
+			return -1;
+		}
+		q->lfd = listen_tcp((int)port);
+		return q->lfd < 0 ? -1 : 0;
+	}
 	if (p && !str_starts(p, "UNIX:")) {
-		log_msg(LOG_WARNING, NULL, "PARAMmailqpath=%s: only UNIX:/path is served; using the spool's socket", p);
+		log_msg(LOG_WARNING, NULL, "PARAMmailqpath=%s: not UNIX:/path or TCP:port; using the spool's socket", p);
 		p = NULL;
 	}
 	if ((p ? str_fmt(path, sizeof path, "%s", p + 5) : str_fmt(path, sizeof path, "%s/scheduler.sock", s->sp.dir)) < 0 ||
@@ -255,7 +286,7 @@ static void command(struct sched *s, struct mq_client *c, char *line)
 		unsigned attrs = 0;
 		if (!s->conf.authfile ||
 		    mqauth_read(s->conf.authfile, geteuid(), text, sizeof text, &len, err, sizeof err) < 0 ||
-		    mqauth_lookup(text, len, w[1], 0x7f000001, pass, sizeof pass, &attrs, err, sizeof err) != 1) {
+		    mqauth_lookup(text, len, w[1], c->ip, pass, sizeof pass, &attrs, err, sizeof err) != 1) {
 			if (s->conf.authfile && err[0])
 				log_msg(LOG_WARNING, NULL, "mailq authentication file %s", err);
 			reply(c, "-LOGIN FAILED\n");
@@ -356,14 +387,24 @@ static void dump_v1(struct sched *s, struct mq_client *c)
 	c->closing = 1;
 }
 
-/* The attributes a peer has without AUTH: root everything; another user what the auth file
- * gives its name (or "nobody") from 127.0.0.1, without a password. */
-static unsigned peer_attrs(struct sched *s, int fd)
+/* The attributes a peer has without AUTH: on the UNIX socket root everything, another user what
+ * the auth file gives its name (or "nobody") from 127.0.0.1, without a password; over TCP what
+ * the "nobody" line gives the peer's address (the seed's default account). */
+static unsigned peer_attrs(struct sched *s, struct mq_client *c)
 {
-	struct ucred cr;
+	struct ucred cr = {0, (uid_t)-1, (gid_t)-1};
 	socklen_t len = sizeof cr;
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0)
+	struct sockaddr_in sin;
+	socklen_t sl = sizeof sin;
+	c->ip = 0x7f000001;
+	if (getsockname(c->fd, (struct sockaddr *)&sin, &sl) == 0 && sin.sin_family == AF_INET) {
+		sl = sizeof sin;
+		if (getpeername(c->fd, (struct sockaddr *)&sin, &sl) < 0)
+			return 0;
+		c->ip = ntohl(sin.sin_addr.s_addr);
+	} else if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0) {
 		return 0;
+	}
 	if (cr.uid == 0)
 		return MQA_ALL;
 	char text[MQAUTH_FILE_MAX], pass[256], err[160];
@@ -371,9 +412,9 @@ static unsigned peer_attrs(struct sched *s, int fd)
 	unsigned attrs = 0;
 	if (!s->conf.authfile || mqauth_read(s->conf.authfile, geteuid(), text, sizeof text, &n, err, sizeof err) < 0)
 		return 0;
-	struct passwd *pw = getpwuid(cr.uid);
-	if ((pw && mqauth_lookup(text, n, pw->pw_name, 0x7f000001, pass, sizeof pass, &attrs, err, sizeof err) == 1) ||
-	    mqauth_lookup(text, n, "nobody", 0x7f000001, pass, sizeof pass, &attrs, err, sizeof err) == 1)
+	struct passwd *pw = cr.uid != (uid_t)-1 ? getpwuid(cr.uid) : NULL;
+	if ((pw && mqauth_lookup(text, n, pw->pw_name, c->ip, pass, sizeof pass, &attrs, err, sizeof err) == 1) ||
+	    mqauth_lookup(text, n, "nobody", c->ip, pass, sizeof pass, &attrs, err, sizeof err) == 1)
 		return attrs;
 	return 0;
 }
@@ -401,7 +442,7 @@ static void accept_all(struct sched *s, struct sched_mq *q, int lfd)
 		c->fd = fd;
 		c->out = out;
 		c->last = s->now;
-		c->attrs = peer_attrs(s, fd);
+		c->attrs = peer_attrs(s, c);
 		if (lfd == q->v1fd) {
 			/* version 1 has no login: the peer's own right to see the threads decides */
 			if (c->attrs & MQA_TT)

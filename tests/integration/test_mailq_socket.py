@@ -23,16 +23,18 @@ STUB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sched_stub_ta.p
 
 
 class Sched:
-    def __init__(self, box, authfile=None, slow="0"):
+    def __init__(self, box, authfile=None, slow="0", mailqpath=None):
         with open(box.env["SCHEDULER_CONF"], "w") as f:
             if authfile:
                 f.write('PARAMauthfile="%s"\n' % authfile)
+            if mailqpath:
+                f.write('PARAMmailqpath="%s"\n' % mailqpath)
             f.write('*/* interval=1m retries="1" expiry=1d\nsmtp command="%s"\n' % STUB)
         self.box = box
         self.sock = os.path.join(box.spool, "scheduler.sock")
         self.p = subprocess.Popen([BINARY, "scheduler", "-i"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                   env=box.environ({"STUB_LOG": os.path.join(box.base, "stub.log"), "STUB_SLOW": slow}))
-        assert wait(lambda: os.path.exists(self.sock))
+        assert mailqpath or wait(lambda: os.path.exists(self.sock))
 
     def stop(self):
         self.p.terminate()
@@ -291,3 +293,42 @@ def test_clients_never_stall_the_loop(box):
             c.close()
         s.stop()
     assert all(i not in spoolfmt.queued_ids(box.spool) for i in ids + more)
+
+
+def test_tcp_only_when_mailqpath_asks(box):
+    """PARAMmailqpath="TCP:port": the same protocol on TCP (and no UNIX socket); a TCP peer has no
+    uid, so it gets what the auth file's nobody line gives its address until it AUTHs."""
+    from smtpsink import free_port
+    port = free_port()
+    auth = os.path.join(box.etc, "mailq.auth")
+    with open(auth, "w") as f:
+        f.write("nobody:nobody:SNMP:[127.0.0.0]/8\nroot:r00t:ALL:[127.0.0.1]/32\n")
+    os.chmod(auth, 0o600)
+    s = Sched(box, authfile=auth, mailqpath="TCP:%d" % port)
+    try:
+        c = None
+        for _ in range(200):
+            try:
+                c = socket.create_connection(("127.0.0.1", port), timeout=20)
+                break
+            except OSError:
+                time.sleep(0.05)
+        f = c.makefile("rb")
+        assert f.readline() == b"version zmailer 2.0\n"
+        challenge = f.readline().decode().rstrip("\n")
+
+        def ask(line):
+            c.sendall(line.encode() + b"\n")
+            first = f.readline().decode().rstrip("\n")
+            if first.startswith("+OK until"):
+                while f.readline() != b".\n":
+                    pass
+            return first
+        assert ask("SHOW SNMP") == "+OK until LF.LF"
+        assert ask("SHOW QUEUE THREADS") == "-ERR not allowed"
+        assert ask("AUTH root " + md5auth(challenge, "r00t")) == "+OK"
+        assert ask("SHOW QUEUE THREADS") == "+OK until LF.LF"
+        c.close()
+        assert not os.path.exists(s.sock)
+    finally:
+        s.stop()
