@@ -19,7 +19,7 @@ GROUP = f"sbx{os.getpid() % 100000}"
 NOBODY = "setpriv --reuid=65534 --regid=65534 --clear-groups"
 # the spool entries of docs/spool.md 8: mode, and whether they are in the submit group
 MODES = {"": (0o710, True), "tmp": (0o1770, True), "incoming": (0o1770, True), "trigger": (0o620, True),
-         "queue": (0o2750, True), "hold": (0o2750, True), "due": (0o750, False), "corrupt": (0o750, False)}
+         "queue": (0o2750, True), "due": (0o750, False), "corrupt": (0o750, False), "hold": (0o2750, True)}
 
 
 @pytest.fixture

@@ -238,9 +238,9 @@ def test_users_run_the_queue_once_a_minute(box):
     top = tempfile.mkdtemp(prefix="spoolbox-qrun-")  # pytest's own directories are root's only
     os.chmod(top, 0o755)
     box.spool = box.env["SPOOL"] = os.path.join(top, "spool")
+    # nobody must be able to read the box's spoolbox.conf as well
     box.conf_path = box.env["SPOOLBOX_CONF"] = os.path.join(top, "spoolbox.conf")
-    with open(box.conf_path, "w") as f:
-        f.write("# readable by nobody\n")
+    box.write_conf("# this test's spoolbox.conf\n")
     os.chmod(box.conf_path, 0o644)
     try:
         user_runs(box)

@@ -313,7 +313,12 @@ def test_uci_values_are_quoted_and_the_login_goes_to_a_private_file(openwrt, box
     assert f'CREDENTIALS="{creds}"\n' in conf
     assert stat.S_IMODE(os.stat(creds).st_mode) == 0o600
     assert creds.read_text() == '[127.0.0.1]:2 "router@example.net" "p\\"a$s \\\\w"\n'
-    # spoolbox itself reads both back as they were meant
+    # spoolbox itself reads both back as they were meant (once the scheduler has made its spool:
+    # --check looks at the spool's modes too, and the scheduler starts in the background)
+    pidfile = os.path.join(box.spool, "scheduler.pid")
+    deadline = time.time() + 10
+    while not os.path.exists(pidfile) and time.time() < deadline:
+        time.sleep(0.05)
     c = subprocess.run([BINARY, "--check", "-C", str(openwrt.conf)], env=openwrt.env(), capture_output=True)
     assert c.returncode == 0, c.stderr
     assert openwrt.pid() and alive(openwrt.pid())
