@@ -84,6 +84,7 @@ struct sched {
 	 * due index is walked again as memory frees up, until every message was looked at once */
 	long long runall_at;          /* when it was asked for, 0 = none */
 	char runall_dom[256];         /* "" = every domain */
+	struct sched_mq *mq;          /* the live query socket (sched_mq.c), NULL = none */
 	/* counters for the dump */
 	unsigned long delivered, failed, deferred, lost, started;
 	/* messages that could not be picked up or loaded, and directories that could not be read:

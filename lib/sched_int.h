@@ -239,6 +239,18 @@ void sta_close(struct sta *t);
 void sta_timers(struct sched *s);
 long long sta_next_timer(struct sched *s);
 void sta_free_all(struct sched *s);
+/* ---- the live query socket, MAILQv2 (sched_mq.c, called by the loop) ---- */
+struct pollfd;
+/* Listens on SPOOL/scheduler.sock (or PARAMmailqpath UNIX:/path); -1 (logged): no live queries. */
+int sched_mq_open(struct sched *s);
+void sched_mq_close(struct sched *s);
+/* Most descriptors sched_mq_pollfds may add. */
+size_t sched_mq_nfds(const struct sched *s);
+/* Fills at most room poll entries (the listener, then the clients; idle clients are closed
+ * here) and returns how many; sched_mq_io handles their events. */
+size_t sched_mq_pollfds(struct sched *s, struct pollfd *p, size_t room);
+void sched_mq_io(struct sched *s, struct pollfd *p, size_t n);
+
 /* ---- mailq's requests (sched_mailq.c, called by the loop) ---- */
 /* A trigger line H<id>, U<id>, D<id>, I<id> (hold, release, delete, retry now; id "ALL" for
  * every message): 1 when the line was one of these (carried out, or logged why not), else 0. */
