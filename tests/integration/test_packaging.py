@@ -793,3 +793,26 @@ package
     assert stat.S_IMODE(os.stat(pkgdir / "etc/init.d/spoolbox").st_mode) == 0o755
     assert (pkgdir / "etc/conf.d/spoolbox").is_file()
     assert (pkgdir / "usr/share/man/man8/spoolbox.8").is_file()  # for the -doc subpackage
+
+
+@pytest.mark.slow
+def test_buildroot_package_builds_and_installs_with_buildroot_s_steps(tmp_path):
+    dl = fake_bearssl_tarball(tmp_path)
+    target = tmp_path / "target"
+    p = subprocess.run(["make", "-j2", "-f", os.path.join(STUBS, "buildroot", "Makefile"),
+                        f"PKGMK={PKG}/buildroot/spoolbox/spoolbox.mk", f"BUILD_DIR={tmp_path}/build",
+                        f"TARGET_DIR={target}", f"DL_DIR={dl}", "BR2_PACKAGE_SPOOLBOX_TLS=y",
+                        'BR2_PACKAGE_SPOOLBOX_SPOOL="/data/spool/spoolbox"', "spoolbox-install"],
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    binary = target / "usr/sbin/spoolbox"
+    assert b"/data/spool/spoolbox\0" in binary.read_bytes()  # the spool directory option
+    v = subprocess.run([str(binary), "--version"], capture_output=True, text=True)
+    assert "tls=bearssl" in v.stdout
+    assert os.path.samefile(target / "usr/lib/sendmail", binary)
+    assert stat.S_IMODE(os.stat(target / "etc/init.d/S50spoolbox").st_mode) == 0o755
+    # setgid to the submit group, which the users table creates
+    perms = (tmp_path / "build" / "spoolbox.permissions").read_text().split()
+    assert perms[:5] == ["/usr/sbin/spoolbox", "f", "2755", "0", "spoolbox"]
+    users = (tmp_path / "build" / "spoolbox.users").read_text().split()
+    assert users[:4] == ["-", "-1", "spoolbox", "-1"]
