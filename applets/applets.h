@@ -2,7 +2,8 @@
  * applets/<name>.c, which defines <name>_main() and <name>_usage[]. Adding an applet is one line
  * here plus that file. LINK(name, applet, directory) adds another name for an applet, installed
  * by `spoolbox --install` (sendmail in its two customary places). Keep APPLET lines sorted.
- * Flags (common.h): AF_SETGID keeps a setgid group (every other applet drops it at once);
+ * Flags (common.h): AF_SETGID keeps a setgid group (every other applet drops it at once; mailq
+ * reads the queue with it);
  * AF_AGENT is a transport agent, whose stderr is the scheduler's, so its log lines go there when
  * syslog cannot be reached; AF_INTERACTIVE is run by a person, who sees its warnings and errors
  * on stderr whatever LOG says. */
@@ -10,7 +11,7 @@ APPLET(cleaner, "/usr/sbin", AF_INTERACTIVE)
 APPLET(errormail, "/usr/libexec/spoolbox", AF_AGENT)
 APPLET(hold, "/usr/libexec/spoolbox", AF_AGENT)
 APPLET(local, "/usr/libexec/spoolbox", AF_AGENT)
-APPLET(mailq, "/usr/bin", AF_INTERACTIVE)
+APPLET(mailq, "/usr/bin", AF_SETGID | AF_INTERACTIVE)
 APPLET(newaliases, "/usr/bin", AF_INTERACTIVE)
 APPLET(scheduler, "/usr/sbin", 0)
 APPLET(smtp, "/usr/libexec/spoolbox", AF_AGENT)

@@ -45,6 +45,8 @@ struct qmsg {
 	unsigned jobs;                /* ready and outstanding jobs that point here */
 	unsigned nrcpt;
 	unsigned char dirty, attempted, held, in_turn;
+	unsigned char ctl;            /* mailq's hold or delete (QA_* + 1, sched_mailq.c): nothing more
+	                               * goes out, and it is done once nothing is out (settle) */
 	char id[SPOOL_ID_MAX];
 	struct qrcpt r[];
 };
@@ -233,4 +235,9 @@ void sta_close(struct sta *t);
 void sta_expire_idle(struct sched *s);
 long long sta_next_timer(struct sched *s);
 void sta_free_all(struct sched *s);
+/* ---- mailq's requests (sched_mailq.c, called by the loop) ---- */
+/* A trigger line H<id>, U<id>, D<id>, I<id> (hold, release, delete, retry now; id "ALL" for
+ * every message): 1 when the line was one of these (carried out, or logged why not), else 0. */
+int sched_mailq_line(struct sched *s, const char *line, size_t len);
+
 #endif

@@ -2,6 +2,7 @@
  * its lines, signals (HUP TERM QUIT ALRM USR1 USR2 CHLD), configuration reload, the state dump,
  * the statistics log, and the one poll() whose timeout is always the earliest known due time. */
 #include "sched_int.h"
+#include "qctl.h"
 #include "fileio.h"
 #include "log.h"
 #include "sysexits.h"
@@ -114,7 +115,7 @@ static void reload(struct sched *s)
 	log_msg(LOG_INFO, NULL, "reload: %s read (%zu clauses)", s->conf.file, s->conf.n);
 }
 
-/* Trigger lines (docs/spool.md 10): new mail, Q (run everything), R<domain>. */
+/* Trigger lines (docs/spool.md 10): new mail, Q (run everything), R<domain>, mailq's H U D I. */
 static int read_trigger(struct sched *s)
 {
 	char buf[1024];
@@ -138,7 +139,7 @@ static int read_trigger(struct sched *s)
 			log_msg(LOG_INFO, NULL, "trigger: run the queue for %s", dom);
 			s->runall_at = s->now;
 			sq_scan(s, 1, dom);
-		} else {
+		} else if (!sched_mailq_line(s, p, len)) {
 			newmail = 1;
 		}
 	}
@@ -191,6 +192,7 @@ static void repair_scan(struct sched *s)
 {
 	struct idset c = {NULL, 0, 0, s, 0};
 	spool_due_each(&s->sp, LLONG_MAX / 4, collect_due, &c);
+	qctl_hold_each(&s->sp, collect_due, &c); /* held messages are indexed too (docs/spool.md 12) */
 	if (c.n)
 		qsort(c.ids, c.n, sizeof *c.ids, cmp_id);
 	spool_queue_each(&s->sp, repair_one, &c);
@@ -420,16 +422,24 @@ int sched_run(struct sched *s)
 		size_t need = 1 + (size_t)s->ntas;
 		if (need > pcap) {
 			struct pollfd *np = realloc(pfd, need * 2 * sizeof *pfd);
-			if (!np) {
-				rc = EX_OSERR;
-				break;
+			if (np) {
+				pfd = np;
+				pcap = need * 2;
+			} else {
+				/* out of memory: the agents that do not fit wait a turn (never an exit) */
+				log_msg(LOG_ERR, NULL, "out of memory for the poll set; %zu of %zu descriptors watched", pcap, need);
+				if (timeout < 0 || timeout > 1000)
+					timeout = 1000;
 			}
-			pfd = np;
-			pcap = need * 2;
+		}
+		if (!pfd) {
+			struct timespec pause = {1, 0};
+			nanosleep(&pause, NULL);
+			continue;
 		}
 		pfd[0] = (struct pollfd){s->trigger_fd, s->quitting ? 0 : POLLIN, 0};
 		size_t n = 1;
-		for (struct sta *t = s->tas; t; t = t->next)
+		for (struct sta *t = s->tas; t && n < pcap; t = t->next)
 			pfd[n++] = (struct pollfd){t->fd, POLLIN, 0};
 		struct timespec ts, *tsp = NULL;
 		if (timeout >= 0) {
@@ -438,7 +448,12 @@ int sched_run(struct sched *s)
 			tsp = &ts;
 		}
 		int r = ppoll(pfd, n, tsp, &orig);
-		if (r < 0 && errno != EINTR) {
+		if (r < 0 && errno == ENOMEM) {
+			/* the kernel's memory: wait a moment and go on */
+			log_msg(LOG_ERR, NULL, "poll: %s", strerror(errno));
+			struct timespec pause = {1, 0};
+			nanosleep(&pause, NULL);
+		} else if (r < 0 && errno != EINTR) {
 			log_msg(LOG_ERR, NULL, "poll: %s", strerror(errno));
 			rc = EX_OSERR;
 			break;

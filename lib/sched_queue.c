@@ -3,6 +3,7 @@
  * and made durable once per loop turn before anything acts on them, then settling: removal when
  * every recipient is done, the error channel for failures, the due link moved for the rest. */
 #include "sched_int.h"
+#include "qctl.h"
 #include "fileio.h"
 #include "glob.h"
 #include "log.h"
@@ -20,6 +21,7 @@
 #define PICKUP_BATCH 128     /* messages picked up between two directory syncs */
 #define FOREIGN_RECHECK 2    /* seconds between looks at a TA of an earlier scheduler */
 #define BADLOAD_RETRY 3600   /* a control file that cannot be read is looked at again after this */
+#define NOMEM_RETRY 5        /* seconds: a message that did not fit in memory is loaded again */
 
 static unsigned hash_id(const char *id)
 {
@@ -364,6 +366,18 @@ void sq_job_done(struct sched *s, struct qmsg *m, uint16_t seq, long pid, const 
 int sq_claim(struct sched *s, struct thread *thr, struct qmsg *m, long pid, uint16_t seq)
 {
 	unsigned n = 0;
+	if (m->ctl) {
+		/* held or deleted by mailq since this job was queued: it does not go out */
+		for (unsigned i = 0; i < m->nrcpt; i++)
+			if (m->r[i].thr == thr)
+				m->r[i].flags &= (unsigned char)~RF_QUEUED;
+		m->jobs--;
+		sched_touch(s, m);
+		/* the agent that popped this job has nothing: the next tick gives it other work */
+		if (!s->mem_wake || s->mem_wake > s->now)
+			s->mem_wake = s->now;
+		return -1;
+	}
 	for (unsigned i = 0; i < m->nrcpt; i++) {
 		const struct qrcpt *r = &m->r[i];
 		if (r->thr != thr)
@@ -443,6 +457,12 @@ void sq_activate(struct sched *s, struct qmsg *m)
 	long long now = s->now, wake = 0;
 	unsigned transit = 0, waiting = 0;
 	int held = 0;
+	if (m->ctl) {
+		/* mailq asked to hold or delete it: nothing more is queued for delivery */
+		m->held = 1;
+		m->wake = 0;
+		return;
+	}
 #define WAKE(t) do { if (!wake || (t) < wake) wake = (t); } while (0)
 	for (unsigned i = 0; i < m->nrcpt; i++) {
 		struct qrcpt *r = &m->r[i];
@@ -545,6 +565,19 @@ static void settle(struct sched *s, struct qmsg *m)
 	sq_activate(s, m);
 	if (m->jobs || transit)
 		return;
+	if (m->ctl && m->fd < 0) {
+		/* mailq's hold or delete, now that nothing of the message is out (docs/spool.md 12) */
+		enum qctl_action a = (enum qctl_action)(m->ctl - 1);
+		m->ctl = 0;
+		if (qctl_apply_at(&s->sp, a, m->id, m->due, s->now) < 0) {
+			log_msg(LOG_ERR, m->id, "%s asked by mailq failed: it stays queued", qctl_name(a));
+			sched_touch(s, m);
+			return;
+		}
+		log_msg(LOG_NOTICE, m->id, "%s, as mailq asked", a == QA_HOLD ? "held" : "deleted");
+		msg_free(s, m);
+		return;
+	}
 	/* nothing ready now: the due link moves to the earliest next attempt */
 	long long due = m->wake;
 	if (!due || m->held)
@@ -683,18 +716,33 @@ static int msg_file_present(struct sched *s, const char *id)
 	return -1;
 }
 
-static int load(struct sched *s, const char *id, long long due, int fresh)
+static int load_msg(struct sched *s, const char *id, long long due, struct spool_msg *smp, int fd);
+
+/* A message that could not be loaded now: its due link moves `secs` ahead, and the due index is
+ * read again then. */
+static void look_later(struct sched *s, const char *id, long long due, long long secs)
+{
+	if (due > 0 && spool_due_move(&s->sp, id, due, s->now + secs) == 0 &&
+	    (!s->disk_next || s->now + secs < s->disk_next))
+		s->disk_next = s->now + secs;
+}
+
+/* Loads message id into memory. given != NULL: its envelope as pick-up just wrote it (taken
+ * over, the control file is not read back); else the control file is read. */
+static int load(struct sched *s, const char *id, long long due, struct spool_msg *given)
 {
 	struct spool_msg sm;
 	int fd = -1;
 	char err[256];
+	if (given) {
+		sm = *given;
+		memset(given, 0, sizeof *given);
+		return load_msg(s, id, due, &sm, fd);
+	}
 	memset(&sm, 0, sizeof sm);
-	if (!fresh && msg_file_present(s, id) < 0) {
-		if (!s->incoming_more && due > 0) {
-			spool_due_move(&s->sp, id, due, s->now + BADLOAD_RETRY);
-			if (!s->disk_next || s->now + BADLOAD_RETRY < s->disk_next)
-				s->disk_next = s->now + BADLOAD_RETRY;
-		}
+	if (msg_file_present(s, id) < 0) {
+		if (!s->incoming_more)
+			look_later(s, id, due, BADLOAD_RETRY);
 		return -1;
 	}
 	int lr = spool_ctl_load(&s->sp, id, 0, &sm, &fd, err, sizeof err);
@@ -709,24 +757,31 @@ static int load(struct sched *s, const char *id, long long due, int fresh)
 	}
 	if (lr < 0) {
 		log_msg(LOG_ERR, id, "cannot load the control file: %s; looked at again in %ds", err, BADLOAD_RETRY);
-		if (due > 0)
-			spool_due_move(&s->sp, id, due, s->now + BADLOAD_RETRY);
-		if (!s->disk_next || s->now + BADLOAD_RETRY < s->disk_next)
-			s->disk_next = s->now + BADLOAD_RETRY;
+		look_later(s, id, due, BADLOAD_RETRY);
 		return -1;
 	}
+	return load_msg(s, id, due, &sm, fd);
+}
+
+/* The in-memory message from its parsed control file sm (freed here, and fd closed). */
+static int load_msg(struct sched *s, const char *id, long long due, struct spool_msg *smp, int fd)
+{
+	struct spool_msg sm = *smp;
 	if (sm.nrcpt == 0 || sm.nrcpt > SPOOL_RCPT_MAX) {
 		log_msg(LOG_ERR, id, "control file with %zu recipients; looked at again in %ds", sm.nrcpt, BADLOAD_RETRY);
 		spool_msg_free(&sm);
-		close(fd);
-		if (due > 0)
-			spool_due_move(&s->sp, id, due, s->now + BADLOAD_RETRY);
+		if (fd >= 0)
+			close(fd);
+		look_later(s, id, due, BADLOAD_RETRY);
 		return -1;
 	}
 	struct qmsg *m = calloc(1, sizeof *m + sm.nrcpt * sizeof m->r[0]);
 	if (!m) {
+		log_msg(LOG_ERR, id, "out of memory loading the message; looked at again in %ds", NOMEM_RETRY);
 		spool_msg_free(&sm);
-		close(fd);
+		if (fd >= 0)
+			close(fd);
+		look_later(s, id, due, NOMEM_RETRY);
 		return -1;
 	}
 	str_lcpy(m->id, id, sizeof m->id);
@@ -750,13 +805,12 @@ static int load(struct sched *s, const char *id, long long due, int fresh)
 			continue;
 		m->r[i].thr = st_get(s, sr->channel, sr->host, 0);
 		if (!m->r[i].thr) {
-			log_msg(LOG_ERR, id, "out of memory loading the message; looked at again in 60s");
+			log_msg(LOG_ERR, id, "out of memory loading the message; looked at again in %ds", NOMEM_RETRY);
 			spool_msg_free(&sm);
-			close(fd);
+			if (fd >= 0)
+				close(fd);
 			msg_free(s, m);
-			if (due > 0 && spool_due_move(&s->sp, id, due, s->now + 60) == 0 &&
-			    (!s->disk_next || s->now + 60 < s->disk_next))
-				s->disk_next = s->now + 60;
+			look_later(s, id, due, NOMEM_RETRY);
 			return -1;
 		}
 	}
@@ -820,14 +874,15 @@ static int load(struct sched *s, const char *id, long long due, int fresh)
 		}
 	}
 	spool_msg_free(&sm);
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	sched_touch(s, m);
 	return 0;
 }
 
 int sq_load(struct sched *s, const char *id, long long due)
 {
-	return load(s, id, due, 0);
+	return load(s, id, due, NULL);
 }
 
 struct pick {
@@ -857,12 +912,16 @@ int sq_pickup(struct sched *s)
 	if (!p.ids || !p.arrival) {
 		free(p.ids);
 		free(p.arrival);
+		log_msg(LOG_ERR, NULL, "out of memory picking up new mail; tried again later");
 		return -1;
 	}
+	/* the parsed envelopes go straight to load (issue 9 point 7); without memory for them,
+	 * load reads the control files instead */
+	struct spool_msg *env = calloc(p.cap, sizeof *env);
 	spool_incoming_each(&s->sp, pick_one, &p);
 	unsigned ok = 0;
 	for (unsigned i = 0; i < p.n; i++) {
-		if (spool_pickup_prepare(&s->sp, p.ids[i], &p.arrival[i]) < 0)
+		if (spool_pickup_prepare(&s->sp, p.ids[i], &p.arrival[i], env ? &env[i] : NULL) < 0)
 			p.ids[i][0] = 0;
 	}
 	spool_sync_dirty(&s->sp);
@@ -875,13 +934,16 @@ int sq_pickup(struct sched *s)
 			continue;
 		ok++;
 		log_msg(LOG_INFO, p.ids[i], "picked up");
-		if (s->count < s->o.queuehi && !sq_find(s, p.ids[i])) {
-			load(s, p.ids[i], p.arrival[i], 1);
-		} else {
+		if (s->count < s->o.queuehi && !sq_find(s, p.ids[i]))
+			load(s, p.ids[i], p.arrival[i], env ? &env[i] : NULL);
+		else
 			s->disk_more = 1;
-		}
 	}
 	s->incoming_more = p.n == p.cap && ok > 0;
+	if (env)
+		for (unsigned i = 0; i < p.n; i++)
+			spool_msg_free(&env[i]);
+	free(env);
 	free(p.ids);
 	free(p.arrival);
 	return (int)ok;

@@ -93,11 +93,20 @@ static struct sta *sta_spawn(struct sched *s, struct thread *thr)
 		log_msg(LOG_ERR, NULL, "socketpair for %s: %s", argv[0], strerror(errno));
 		return NULL;
 	}
+	/* everything the parent needs, before the fork: out of memory is a start that failed, and
+	 * the thread's work is tried again later (staff blocks it), never an exit */
+	const char *base = strrchr(argv[0], '/');
 	struct sta *t = calloc(1, sizeof *t);
 	char *rbuf = malloc(STA_RBUF);
-	if (!t || !rbuf) {
+	char *tkey = strdup(key), *targv0 = strdup(base ? base + 1 : argv[0]);
+	struct sta_ack *acks = malloc(8 * sizeof *acks);
+	if (!t || !rbuf || !tkey || !targv0 || !acks) {
+		log_msg(LOG_ERR, NULL, "out of memory starting %s for %s/%s", argv[0], thr->name, thr->host);
 		free(t);
 		free(rbuf);
+		free(tkey);
+		free(targv0);
+		free(acks);
 		close(sv[0]);
 		close(sv[1]);
 		return NULL;
@@ -107,6 +116,9 @@ static struct sta *sta_spawn(struct sched *s, struct thread *thr)
 		log_msg(LOG_ERR, NULL, "fork for %s: %s", argv[0], strerror(errno));
 		free(t);
 		free(rbuf);
+		free(tkey);
+		free(targv0);
+		free(acks);
 		close(sv[0]);
 		close(sv[1]);
 		return NULL;
@@ -138,20 +150,18 @@ static struct sta *sta_spawn(struct sched *s, struct thread *thr)
 	}
 	close(sv[1]);
 	fcntl(sv[0], F_SETFL, fcntl(sv[0], F_GETFL) | O_NONBLOCK);
-	const char *base = strrchr(argv[0], '/');
 	t->pid = pid;
 	t->fd = sv[0];
 	t->state = STA_STARTING;
 	t->ring = thr->ring;
-	t->key = xstrdup(key);
-	t->argv0 = xstrdup(base ? base + 1 : argv[0]);
+	t->key = tkey;
+	t->argv0 = targv0;
 	t->since = s->now;
 	t->idlemax = sched_idlemax(&thr->p);
 	t->rbuf = rbuf;
-	t->acks = malloc(8 * sizeof *t->acks);
-	t->ackcap = t->acks ? 8 : 0;
-	if (t->acks)
-		t->acks[t->nack++] = (struct sta_ack){NULL, 0}; /* its first #hungry */
+	t->acks = acks;
+	t->ackcap = 8;
+	t->acks[t->nack++] = (struct sta_ack){NULL, 0}; /* its first #hungry */
 	t->next = s->tas;
 	s->tas = t;
 	s->ntas++;

@@ -182,7 +182,7 @@ static void queue_sample(struct spool *sp, char id[SPOOL_ID_MAX], long long *t)
 	CHECK_INT(spool_writer_write(&w, "x\n", 2), 0);
 	strcpy(id, w.id);
 	CHECK_INT(spool_writer_commit(&w), 0);
-	CHECK_INT(spool_pickup_prepare(sp, id, t), 0);
+	CHECK_INT(spool_pickup_prepare(sp, id, t, NULL), 0);
 	CHECK_INT(spool_pickup_finish(sp, id), 0);
 }
 
@@ -223,7 +223,9 @@ TEST(enqueue_pickup_update_remove)
 	CHECK_INT(spool_incoming_each(&sp, collect_one, seen), 0);
 	CHECK_STR(seen, id);
 	long long arrival;
-	CHECK_INT(spool_pickup_prepare(&sp, id, &arrival), 0);
+	struct spool_msg env;
+	memset(&env, 0, sizeof env);
+	CHECK_INT(spool_pickup_prepare(&sp, id, &arrival, &env), 0);
 	CHECK_INT(spool_sync_dirty(&sp), 0);
 	CHECK_INT(spool_pickup_finish(&sp, id), 0);
 	CHECK_INT(spool_sync_dirty(&sp), 0);
@@ -235,6 +237,18 @@ TEST(enqueue_pickup_update_remove)
 	int fd;
 	char err[256], path[SPOOL_PATH_MAX];
 	CHECK_INT(spool_ctl_load(&sp, id, 0, &c, &fd, err, sizeof err), 0);
+	/* the envelope handed on by pick-up is what the control file says (issue 9 point 7) */
+	CHECK_STR(env.id, c.id);
+	CHECK_INT(env.arrival, c.arrival);
+	CHECK_STR(env.sender, c.sender);
+	CHECK_INT(env.nrcpt, c.nrcpt);
+	for (size_t i = 0; i < c.nrcpt && i < env.nrcpt; i++) {
+		CHECK_INT(env.rcpt[i].off, c.rcpt[i].off);
+		CHECK_INT(env.rcpt[i].tag, c.rcpt[i].tag);
+		CHECK_STR(env.rcpt[i].channel, c.rcpt[i].channel);
+		CHECK_STR(env.rcpt[i].host, c.rcpt[i].host);
+	}
+	spool_msg_free(&env);
 	CHECK_INT(c.size, (long long)sizeof body - 1);
 	CHECK_INT(c.body8, 1);
 	spool_path_ctl(&sp, id, path, sizeof path);
