@@ -43,6 +43,7 @@ struct sched_opts {
 	 * Returns 0, or -1 (having logged why) to keep both files' old configuration. NULL: none. */
 	int (*reload_hook)(void *ctx);
 	void *reload_ctx;
+	long long delay_warn;         /* DELAY_WARN: a delay notice after this much tried time, 0 = never */
 };
 
 struct sched {

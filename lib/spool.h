@@ -8,7 +8,11 @@
 #include <sys/types.h>
 #include <time.h>
 
-#define SPOOL_VERSION 1
+/* Versions (docs/spool.md 4.1): 1 is what every envelope block says; 2 is a control file that
+ * may hold the tag S (a success notice owed), turned from 1 into 2 in place by the write of its
+ * first S, so that an older reader refuses it rather than misread it. Readers take 1..VERSION. */
+#define SPOOL_VERSION 2
+#define SPOOL_VERSION_ENV 1
 #define SPOOL_ID_MAX 32           /* buffer size for an id, NUL included */
 #define SPOOL_PATH_MAX 4096
 #define SPOOL_CTL_MAX (16u << 20) /* largest control file */
@@ -31,6 +35,7 @@ enum {
 	RT_DELIVERED = 'D',
 	RT_FAILED = 'F',
 	RT_REPORTED = 'X',
+	RT_SUCCESS = 'S',     /* delivered, a success notice (NOTIFY=SUCCESS) still owed */
 };
 
 /* DSN NOTIFY bits; 0 means "not given" (the default: FAILURE, and DELAY at our discretion). */
@@ -231,7 +236,8 @@ int spool_ctl_load(const struct spool *sp, const char *id, int readonly, struct 
  * Refuses (-1, reason in err) when the control file parses, cannot be read, or says a format
  * version newer than this program's, or when the message file's envelope is not usable. */
 int spool_ctl_rebuild(const struct spool *sp, const char *id, char *err, size_t errlen);
-/* D1/D2: one pwrite of r's status field at r->off + 2. */
+/* D1/D2: one pwrite of r's status field at r->off + 2 (writing the tag S first makes the file
+ * version 2: one more pwrite of the version digit). */
 int spool_rcpt_update(int fd, const struct spool_rcpt *r, const char *path);
 /* D2: appends one attempt record (text is sanitised and cut to SPOOL_TEXT_MAX). */
 int spool_attempt_append(int fd, const struct spool_attempt *a, const char *path);
