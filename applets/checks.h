@@ -5,6 +5,8 @@
 
 CHECKER(submit_check)
 CHECKER(scheduler_check)
+#if ENABLE_LOCAL
 CHECKER(aliases_check)
+#endif
 CHECKER(smtp_check)
 CHECKER(creds_check)
