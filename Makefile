@@ -26,12 +26,12 @@ CROSS_COMPILE ?=
 # that scripts/deps-cross.sh unpacks (build/sysroot/ARCH), the cross binutils
 ifneq ($(CROSS_COMPILE),)
 TRIPLET := $(CROSS_COMPILE:%-=%)
-DEB_ARCH := $(strip $(if $(filter aarch64-%,$(TRIPLET)),arm64,\
+DEB_ARCH ?= $(strip $(if $(filter aarch64-%,$(TRIPLET)),arm64,\
   $(if $(filter arm-%hf,$(TRIPLET)),armhf,$(if $(filter arm-%,$(TRIPLET)),armel,\
   $(if $(filter mipsel-%,$(TRIPLET)),mipsel,$(if $(filter mips64el-%,$(TRIPLET)),mips64el,\
+  $(if $(filter mips-%,$(TRIPLET)),mips,\
   $(if $(filter powerpc64le-%,$(TRIPLET)),ppc64el,$(if $(filter s390x-%,$(TRIPLET)),s390x,\
-  $(if $(filter i686-%,$(TRIPLET)),i386,$(if $(filter riscv64-%,$(TRIPLET)),riscv64,unknown))))))))))
-MUSL_TRIPLET ?= $(subst -gnueabihf,-musleabihf,$(subst -gnueabi,-musleabi,$(subst -gnu,-musl,$(TRIPLET))))
+  $(if $(filter i686-%,$(TRIPLET)),i386,$(if $(filter riscv64-%,$(TRIPLET)),riscv64,$(TRIPLET))))))))))))
 SYSROOT ?= $(CURDIR)/build/sysroot/$(DEB_ARCH)
 ifeq ($(origin CC),default)
 CC := $(CROSS_COMPILE)gcc -specs=$(SYSROOT)/musl-gcc.specs
