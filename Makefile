@@ -3,11 +3,12 @@
 #   make                      static musl + BearSSL binary ./spoolbox (stripped, -Os)
 #   make TLS=0                the same without TLS (build/musl-notls/spoolbox)
 #   make PROFILE=router       the router profile: no local delivery, no -bs (build/musl-router/spoolbox)
-#   make OPTIONS="ENABLE_DSN=0 ENABLE_MAILDIR=0" VARIANT=mine   any config/config_default.h options
+#   make OPTIONS="ENABLE_SMTPD=0 ENABLE_MAILDIR=0" VARIANT=mine   any config/config_default.h options
 #   make CROSS_COMPILE=aarch64-linux-gnu-   cross-build (arm64, armhf, ...: see docs/building.md)
 #   make CC=gcc SANITIZE=1    glibc ASan+UBSan variant (build/gcc-asan/spoolbox)
 #   make test                 everything: product, sanitizer, no-TLS and router builds, unit, fuzz, integration
 #   make size | variants-test | cross-test | bench | demo | fuzz
+#   make install DESTDIR= PREFIX=/usr   binary, links, man pages, sample configuration
 #
 # Sources are found by wildcard: a new lib/*.c or applets/*.c needs no Makefile edit.
 
@@ -92,11 +93,11 @@ UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 
 .PHONY: all deps deps-cross variant test unit fuzz-regress integration size variants-test cross-test \
-	bench demo clean fuzz help
+	bench demo clean fuzz help install
 all: deps spoolbox
 
 help:
-	@sed -n '2,12p' Makefile
+	@sed -n '2,13p' Makefile
 
 deps:
 	@sh scripts/deps.sh
@@ -202,6 +203,11 @@ bench: deps spoolbox
 
 demo: deps spoolbox
 	@sh scripts/demo.sh
+
+# Links and their directories come from applets/applets.h (scripts/install.sh).
+install: $(B)/spoolbox
+	DESTDIR='$(DESTDIR)' PREFIX='$(PREFIX)' SYSCONFDIR='$(SYSCONFDIR)' MANDIR='$(MANDIR)' \
+	  SUBMIT_GROUP='$(SUBMIT_GROUP)' sh scripts/install.sh $(B)/spoolbox
 
 clean:
 	rm -rf build spoolbox demo

@@ -16,6 +16,11 @@ int applet_load_conf(struct conf *c, const char *path)
 		conf_free(c);
 		return EX_CONFIG;
 	}
+	/* the agents, errormail and submit this process starts read the same file, never the
+	 * system's (they run from another directory: the name is made absolute) */
+	char abs[4096];
+	if (path && c->path[0] && setenv(CONF_PATH_ENV, realpath(path, abs) ? abs : path, 1) < 0)
+		return EX_OSERR;
 	return 0;
 }
 
@@ -59,4 +64,14 @@ int applet_usage_text(const char *usage, int misuse)
 int applet_wants_help(int argc, char **argv)
 {
 	return argc > 1 && strcmp(argv[1], "--help") == 0;
+}
+
+int applet_env_overrides(void)
+{
+	if (getenv(CONF_PATH_ENV)) /* another spoolbox.conf is as much an override as -C */
+		return 1;
+	for (int k = 0; k < CK__COUNT; k++)
+		if (getenv(conf_name((enum conf_key)k)))
+			return 1;
+	return 0;
 }

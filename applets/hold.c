@@ -3,10 +3,9 @@
  * only after that long (30 days unless -t says otherwise) and never delivers it. The recipient's
  * expiry (scheduler.conf) still applies.
  *
- * Release (mailq, a later issue) will not go through this agent: mailq will ask the scheduler,
- * over its socket or a trigger line "H<id>", to re-route the held recipients; until then an
- * admin releases mail by running the queue with a scheduler.conf whose hold clause names
- * another command.
+ * Holding and releasing a message by hand is mailq's (--hold, --release: docs/spool.md 12), which
+ * takes the message out of the due index and needs no agent; this agent is for mail a
+ * scheduler.conf routes to a hold channel.
  *
  * usage: hold [-C FILE] [-t SECONDS] [-m ID]
  *   -t SECONDS  how long to hold before the scheduler asks again (default 2592000 = 30 days)

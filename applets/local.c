@@ -7,7 +7,7 @@
  *
  * usage: local [-C FILE] [-v] [-m ID | -x NAME]
  * config: ALIASES ROOT MAILBOX_STYLE MAILDIR MBOX_DIR FORWARD DEFAULT_USER COMMAND_TIMEOUT
- *         LOCK_TIMEOUT MYHOSTNAME LOCALDOMAINS SPOOL LOG
+ *         LOCK_TIMEOUT DELIVERY_TIMEOUT MYHOSTNAME LOCALDOMAINS SPOOL LOG
  * exit:  0 at the scheduler's EOF (or -m done); 64 usage; 66 -m: no such message;
  *        75 the spool cannot be opened; 78 configuration error;
  *        -x: 0 every target is deliverable, 67 a permanent failure, 75 a temporary one. */
@@ -21,6 +21,7 @@
 #include "log.h"
 #include "maildir.h"
 #include "mbox.h"
+#include "mbox_journal.h"
 #include "spool.h"
 #include "sysexits.h"
 #include "ta.h"
@@ -58,6 +59,7 @@ struct local {
 	char self[1024];          /* this binary, for re-entering the queue through submit */
 	int maildir;              /* MAILBOX_STYLE=maildir */
 	long lock_timeout, cmd_timeout;
+	long run_timeout;          /* a mailbox/file/Maildir process is killed after this */
 	/* the aliases file, re-read when it changes */
 	struct aliases al;
 	struct stat al_st;
@@ -134,6 +136,10 @@ static int local_setup(struct local *L)
 	}
 	L->lock_timeout = (long)conf_num(&L->conf, CK_LOCK_TIMEOUT);
 	L->cmd_timeout = (long)conf_num(&L->conf, CK_COMMAND_TIMEOUT);
+	/* the delivery child waits for the locks, then writes: both bounded, by the parent */
+	L->run_timeout = L->lock_timeout + (long)conf_num(&L->conf, CK_DELIVERY_TIMEOUT);
+	if (L->run_timeout <= 0)
+		L->run_timeout = 1;
 	L->hop_limit = (long)conf_num(&L->conf, CK_HOPCOUNT_LIMIT);
 	ssize_t n = readlink("/proc/self/exe", L->self, sizeof L->self - 1);
 	if (n > 0)
@@ -218,6 +224,27 @@ static void child_mbox(void *arg, struct dl_result *r)
 	mbox_deliver(a->path, a->m, &a->o, r);
 }
 
+/* An mbox delivery: the recipient's process appends, with the mailbox's append journal open,
+ * and when that process dies in the middle (killed, timed out), a second one undoes the
+ * unfinished append at once, so readers do not see half a message until the next delivery. */
+static void run_mbox(struct local *L, const struct dl_user *u, long g, struct child_arg *a, struct dl_result *r)
+{
+	a->o.journal = mbox_journal_open(L->sp.dir, a->path);
+	dl_run_as(u, g, L->run_timeout, child_mbox, a, r);
+	if (r->died && a->o.journal >= 0) {
+		struct child_arg fix = *a;
+		struct dl_result fr;
+		fix.m = NULL;
+		fix.o.create = 0;
+		dl_run_as(u, g, L->run_timeout, child_mbox, &fix, &fr);
+		if (fr.status != DL_OK)
+			log_msg(LOG_WARNING, NULL, "%s: checking for an unfinished append: %s", a->path, fr.text);
+	}
+	if (a->o.journal >= 0)
+		close(a->o.journal);
+	a->o.journal = -1;
+}
+
 static void child_maildir(void *arg, struct dl_result *r)
 {
 	struct child_arg *a = arg;
@@ -270,13 +297,13 @@ static long mbox_dir_group(const struct local *L)
 static void deliver_mailbox(struct local *L, const struct dl_target *t, const struct dl_msg *m, struct dl_result *r)
 {
 	char path[4200];
-	struct child_arg a = {path, L->host, m, {L->lock_timeout, 1}};
+	struct child_arg a = {path, L->host, m, {L->lock_timeout, 1, -1}};
 	if (L->maildir) {
 		if (maildir_path(L, &t->user, path, sizeof path) < 0) {
 			dl_set(r, DL_FAIL, "5.3.5", "Maildir path of %s too long", t->user.name);
 			return;
 		}
-		dl_run_as(&t->user, -1, child_maildir, &a, r);
+		dl_run_as(&t->user, -1, L->run_timeout, child_maildir, &a, r);
 		return;
 	}
 	const char *dir = conf_str(&L->conf, CK_MBOX_DIR);
@@ -289,14 +316,16 @@ static void deliver_mailbox(struct local *L, const struct dl_target *t, const st
 		dl_set_errno(r, errno, "mkdir", dir);
 		return;
 	}
+	/* a world-writable MBOX_DIR: what another user planted under this name goes aside */
+	mbox_unplant(dir, t->user.name, t->user.uid);
 	long g = mbox_dir_group(L);
-	dl_run_as(&t->user, g, child_mbox, &a, r);
+	run_mbox(L, &t->user, g, &a, r);
 	if (r->status == DL_CREATE) {
 		/* the user may not create files in MBOX_DIR: root makes the empty mailbox (owned
 		 * by the user, mode 0600), the user's process does the rest */
 		mbox_create(path, t->user.uid, g >= 0 ? (gid_t)g : t->user.gid, r);
 		if (r->status == DL_OK)
-			dl_run_as(&t->user, g, child_mbox, &a, r);
+			run_mbox(L, &t->user, g, &a, r);
 		if (r->status == DL_CREATE)
 			r->status = DL_DEFER;
 	}
@@ -325,17 +354,19 @@ static void deliver_command(struct local *L, const struct dl_target *t, const st
 static void deliver_target(struct local *L, const struct dl_target *t, const struct dl_msg *m, struct dl_result *r)
 {
 	char path[4200];
-	struct child_arg a = {t->text, L->host, m, {L->lock_timeout, 1}};
+	struct child_arg a = {t->text, L->host, m, {L->lock_timeout, 1, -1}};
 	memset(r, 0, sizeof *r);
 	switch (t->kind) {
 	case DK_ERROR:
-		dl_set(r, t->status == 'd' ? DL_DEFER : DL_FAIL, t->enh, "%s", t->text);
+		if (t->public_text) /* the full text, which may quote a user's file, is for the log */
+			log_msg(LOG_NOTICE, NULL, "to=<%s> %s: %s", m->rcpt, t->enh, t->text);
+		dl_set(r, t->status == 'd' ? DL_DEFER : DL_FAIL, t->enh, "%s", t->public_text ? t->public_text : t->text);
 		return;
 	case DK_MAILBOX:
 		deliver_mailbox(L, t, m, r);
 		return;
 	case DK_FILE:
-		dl_run_as(&t->user, -1, child_mbox, &a, r);
+		run_mbox(L, &t->user, -1, &a, r);
 		if (r->status == DL_CREATE) {
 			r->status = DL_DEFER;
 			str_lcpy(path, r->text, sizeof path);
@@ -343,7 +374,7 @@ static void deliver_target(struct local *L, const struct dl_target *t, const str
 		}
 		return;
 	case DK_MAILDIR:
-		dl_run_as(&t->user, -1, child_maildir, &a, r);
+		dl_run_as(&t->user, -1, L->run_timeout, child_maildir, &a, r);
 		return;
 	case DK_COMMAND:
 		if (!ENABLE_DELIVER_CMD)

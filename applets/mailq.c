@@ -1,13 +1,461 @@
-/* mailq: not written yet; registered so that its name, usage and install link exist.
+/* mailq: shows the queue and acts on it (issue 10; docs/man/mailq.1, docs/spool.md 12).
  *
- * exit: 69 (EX_UNAVAILABLE) until it is written. */
+ * Listing reads the spool one message at a time (lib/mailq_read.c) and prints Postfix's mailq
+ * format, or -v, --json, -s (lib/mailq_fmt.c). Control (hold, release, delete, retry, and
+ * running the queue) goes to a running scheduler as a trigger line, which it carries out (it
+ * owns its memory); with none running, mailq takes the scheduler's lock and does the same steps
+ * on the spool itself (lib/qctl.c), so no scheduler can start in the middle.
+ *
+ * usage: see mailq_usage below. sendmail -bp runs this applet.
+ * config: SPOOL, LOG.
+ * exit: 0 done; 64 usage; 66 an id is not in the queue; 75 the spool could not be read or an
+ *       action failed (nothing reported done was left half done); 77 not allowed (control
+ *       actions need root; a user the spool keeps out); 78 configuration errors. */
 #include "common.h"
+#include "log.h"
+#include "mailq.h"
+#include "qctl.h"
+#include "sysexits.h"
+#include "util.h"
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
 
-const char mailq_usage[] = "usage: mailq [-C FILE] ...\n(not written yet)\n";
+const char mailq_usage[] =
+    "usage: mailq [-C FILE] [-v | --json | -s] [ID...]\n"
+    "       mailq [-C FILE] --hold | --release | --delete | --retry  ID... | ALL\n"
+    "       mailq [-C FILE] -q | -qR DOMAIN | -qI ID\n"
+    "List the queue in Postfix's mailq format (also sendmail -bp), or act on messages.\n"
+    "  -C FILE    configuration file (default /etc/spoolbox/spoolbox.conf)\n"
+    "  -v         every recipient with every delivery attempt\n"
+    "  --json     one JSON object per message and line\n"
+    "  -s         one line of counts: queued, deferred, held, in transit, oldest, last error\n"
+    "  --hold     keep messages from delivery until released (root)\n"
+    "  --release  let held messages go, and try them now (root)\n"
+    "  --delete   remove messages from the queue, without a bounce (root)\n"
+    "  --retry    try the deferred recipients of messages now (root)\n"
+    "  -q         run the whole queue now; without a scheduler, once in the foreground\n"
+    "  -qR DOMAIN run the recipients at DOMAIN (and its subdomains) now\n"
+    "  -qI ID     run one message now\n";
+
+enum mode { M_LIST, M_VERBOSE, M_JSON, M_SUMMARY, M_ACTION, M_RUN };
+
+struct mq {
+	enum mode mode;
+	enum qctl_action action;
+	const char *conf_path;
+	const char *domain;        /* -qR */
+	char **ids;
+	char *one;                 /* -qI ID */
+	int nids;
+	int all;
+	struct spool sp;
+	struct mq_out out;
+	char user[64];
+	gid_t gid_real, gid_set;   /* the setgid group (docs/spool.md 8), raised only to read */
+};
+
+/* The group a setgid mailq reads the queue with: raised around the reads only. */
+static void group_set(const struct mq *q, int raise)
+{
+	if (q->gid_real != q->gid_set && setresgid((gid_t)-1, raise ? q->gid_set : q->gid_real, (gid_t)-1) < 0)
+		fprintf(stderr, "mailq: setresgid: %s\n", strerror(errno));
+}
+
+/* For good: another configuration or spool is never read with the group. */
+static int group_drop(struct mq *q)
+{
+	if (q->gid_real != q->gid_set && setresgid(q->gid_real, q->gid_real, q->gid_real) < 0)
+		return -1;
+	q->gid_set = q->gid_real;
+	return 0;
+}
+
+/* MAILQ_RESTRICT=yes: root and members of SUBMIT_GROUP only (sendmail's restrictmailq). */
+static int may_list(const struct conf *c)
+{
+	if (!conf_num(c, CK_MAILQ_RESTRICT) || getuid() == 0)
+		return 1;
+	struct group *g = getgrnam(conf_str(c, CK_SUBMIT_GROUP));
+	if (!g)
+		return 0;
+	if (getgid() == g->gr_gid)
+		return 1;
+	gid_t list[256];
+	int n = getgroups(256, list);
+	for (int i = 0; i < n; i++)
+		if (list[i] == g->gr_gid)
+			return 1;
+	return 0;
+}
+
+/* "name (uid N)" of the caller, for the log line of every action. */
+static void caller(char *out, size_t size)
+{
+	struct passwd *pw = getpwuid(getuid());
+	snprintf(out, size, "%s (uid %ld)", pw ? pw->pw_name : "?", (long)getuid());
+}
+
+static int pending(const struct spool_msg *m)
+{
+	for (size_t i = 0; i < m->nrcpt; i++)
+		if (m->rcpt[i].tag != RT_DELIVERED && m->rcpt[i].tag != RT_REPORTED)
+			return 1;
+	return 0;
+}
+
+static int show_one(void *ctx, const struct mq_item *it)
+{
+	struct mq *q = ctx;
+	/* a message whose every recipient is done is being removed: not in the queue any more */
+	if (it->m && !pending(it->m) && q->mode != M_JSON)
+		return 0;
+	switch (q->mode) {
+	case M_JSON: mq_json_msg(&q->out, it); break;
+	case M_SUMMARY: mq_summary_add(&q->out, it); break;
+	default: mq_postfix_msg(&q->out, it); break;
+	}
+	return ferror(q->out.f) ? -2 : 0;
+}
+
+static int list(struct mq *q, long sched)
+{
+	mq_out_init(&q->out, stdout, (long long)time(NULL));
+	q->out.verbose = q->mode == M_VERBOSE;
+	int rc = 0, walked = 0;
+	group_set(q, 1);
+	if (q->nids) {
+		for (int i = 0; i < q->nids; i++) {
+			int r = mq_find(&q->sp, q->ids[i], show_one, q);
+			if (r) {
+				fprintf(stderr, "mailq: %s: %s\n", q->ids[i], r < 0 ? "not a message id" : "no such message in the queue");
+				rc = EX_NOINPUT;
+			}
+		}
+	} else {
+		walked = mq_walk(&q->sp, show_one, q);
+	}
+	group_set(q, 0);
+	if (walked == -1) {
+		int e = errno;
+		fprintf(stderr, "mailq: cannot read the queue in %s: %s%s\n", q->sp.dir, strerror(e),
+		        e == EACCES ? " (the queue is readable by root only)" : "");
+		return e == EACCES ? EX_NOPERM : EX_TEMPFAIL;
+	}
+	if (q->mode == M_LIST || q->mode == M_VERBOSE)
+		mq_postfix_end(&q->out);
+	else if (q->mode == M_SUMMARY)
+		mq_summary_print(&q->out);
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		fprintf(stderr, "mailq: writing the listing: %s\n", strerror(errno));
+		return EX_IOERR;
+	}
+	if (!sched)
+		fprintf(stderr, "mailq: no scheduler is running: this is what the spool in %s says\n", q->sp.dir);
+	return rc;
+}
+
+/* With a scheduler running: one trigger line per id; it logs what it did. */
+static int ask_scheduler(struct mq *q, const char *line, const char *what)
+{
+	if (spool_trigger_send(&q->sp, line) < 0) {
+		fprintf(stderr, "mailq: cannot reach the scheduler through %s/trigger: %s\n", q->sp.dir, strerror(errno));
+		return EX_TEMPFAIL;
+	}
+	log_msg(LOG_NOTICE, NULL, "asked the scheduler to %s, by %s", what, q->user);
+	return 0;
+}
+
+struct each_ctx {
+	struct mq *q;
+	long long now;
+	unsigned done, failed;
+};
+
+static int act_one(struct each_ctx *c, const char *id)
+{
+	struct mq *q = c->q;
+	int r = qctl_apply(&q->sp, q->action, id, c->now);
+	if (r == 0) {
+		log_msg(LOG_NOTICE, id, "%s by %s", q->action == QA_HOLD ? "held" : q->action == QA_RELEASE ? "released" :
+		        q->action == QA_DELETE ? "deleted" : "retry now", q->user);
+		printf("%s: %s\n", id, q->action == QA_HOLD ? "held" : q->action == QA_RELEASE ? "released" :
+		       q->action == QA_DELETE ? "deleted" : "will be tried now");
+		c->done++;
+	} else if (r < 0) {
+		fprintf(stderr, "mailq: %s: %s failed: %s\n", id, qctl_name(q->action), strerror(errno));
+		c->failed++;
+	}
+	return r;
+}
+
+static int act_each(void *ctx, const struct mq_item *it)
+{
+	struct each_ctx *c = ctx;
+	/* ALL: what the action applies to; the rest is left alone without a word */
+	if (c->q->action == QA_RELEASE && !it->held)
+		return 0;
+	if (c->q->action == QA_HOLD && it->held)
+		return 0;
+	act_one(c, it->id);
+	return 0;
+}
+
+/* Without a scheduler: the steps on the spool, under the scheduler's lock. */
+static int act_on_spool(struct mq *q)
+{
+	struct each_ctx c = {q, (long long)time(NULL), 0, 0};
+	int rc = 0;
+	if (q->all) {
+		if (mq_walk(&q->sp, act_each, &c) == -1) {
+			fprintf(stderr, "mailq: cannot read the queue in %s: %s\n", q->sp.dir, strerror(errno));
+			return EX_TEMPFAIL;
+		}
+		if (!c.failed)
+			printf("mailq: %s: %u message%s\n", qctl_name(q->action), c.done, c.done == 1 ? "" : "s");
+	} else {
+		for (int i = 0; i < q->nids; i++) {
+			int r = act_one(&c, q->ids[i]);
+			if (r == 1) {
+				int queued = mq_find(&q->sp, q->ids[i], NULL, NULL) == 0;
+				fprintf(stderr, "mailq: %s: %s\n", q->ids[i],
+				        !queued ? "no such message in the queue" :
+				        q->action == QA_HOLD ? "already held" :
+				        q->action == QA_RELEASE ? "not held" : "held: release it first");
+				rc = queued ? EX_DATAERR : EX_NOINPUT;
+			}
+		}
+	}
+	return c.failed ? EX_TEMPFAIL : rc;
+}
+
+static int mode_action(struct mq *q)
+{
+	for (int i = 0; i < q->nids; i++)
+		if (!spool_id_valid(q->ids[i])) {
+			fprintf(stderr, "mailq: %s: not a message id\n", q->ids[i]);
+			return EX_USAGE;
+		}
+	struct qctl_lock lk;
+	long pid;
+	int lr = qctl_lock(&q->sp, &lk, &pid);
+	if (lr < 0) {
+		fprintf(stderr, "mailq: cannot lock %s/scheduler.pid: %s\n", q->sp.dir, strerror(errno));
+		return EX_TEMPFAIL;
+	}
+	if (lr == 1) {
+		int rc = 0;
+		for (int i = 0; i < (q->all ? 1 : q->nids); i++) {
+			char line[SPOOL_ID_MAX + 8], what[SPOOL_ID_MAX + 16];
+			if (!q->all && mq_find(&q->sp, q->ids[i], NULL, NULL) != 0) {
+				fprintf(stderr, "mailq: %s: no such message in the queue\n", q->ids[i]);
+				rc = EX_NOINPUT;
+				continue;
+			}
+			/* retry of everything is a run of the queue (sendmail -q) */
+			if (q->all && q->action == QA_RETRY)
+				str_lcpy(line, "Q", sizeof line);
+			else
+				qctl_line(q->action, q->all ? "ALL" : q->ids[i], line, sizeof line);
+			snprintf(what, sizeof what, "%s %s", qctl_name(q->action), q->all ? "ALL" : q->ids[i]);
+			int r = ask_scheduler(q, line, what);
+			if (r)
+				return r;
+			printf("%s: asked the scheduler (pid %ld) to %s it\n", q->all ? "ALL" : q->ids[i], pid,
+			       qctl_name(q->action));
+		}
+		return rc;
+	}
+	int rc = act_on_spool(q);
+	qctl_unlock(&lk);
+	return rc;
+}
+
+/* -q, -qR, -qI: a running scheduler is asked; without one, root makes the messages due now
+ * and runs the queue once in the foreground (scheduler -1), as dma -q does without a daemon. */
+static int mode_run(struct mq *q)
+{
+	char line[300];
+	if (q->nids)
+		qctl_line(QA_RETRY, q->ids[0], line, sizeof line);
+	else if (q->domain)
+		snprintf(line, sizeof line, "R%s", q->domain);
+	else
+		str_lcpy(line, "Q", sizeof line);
+	if (q->nids && !spool_id_valid(q->ids[0])) {
+		fprintf(stderr, "mailq: %s: not a message id\n", q->ids[0]);
+		return EX_USAGE;
+	}
+	long pid = qctl_scheduler_pid(&q->sp);
+	if (pid > 0)
+		return ask_scheduler(q, line, line[0] == 'Q' ? "run the queue" : line);
+	struct qctl_lock lk;
+	int lr = qctl_lock(&q->sp, &lk, &pid);
+	if (lr == 1)
+		return ask_scheduler(q, line, line);
+	if (lr < 0) {
+		fprintf(stderr, "mailq: cannot lock %s/scheduler.pid: %s\n", q->sp.dir, strerror(errno));
+		return EX_TEMPFAIL;
+	}
+	struct each_ctx c = {q, (long long)time(NULL), 0, 0};
+	q->action = QA_RETRY;
+	if (q->nids) {
+		if (act_one(&c, q->ids[0]) == 1) {
+			fprintf(stderr, "mailq: %s: no such message in the queue, or held\n", q->ids[0]);
+			qctl_unlock(&lk);
+			return EX_NOINPUT;
+		}
+	} else if (!q->domain) {
+		mq_walk(&q->sp, act_each, &c);
+	}
+	qctl_unlock(&lk);
+	if (c.failed)
+		return EX_TEMPFAIL;
+	log_msg(LOG_NOTICE, NULL, "no scheduler: running the queue once in the foreground, by %s", q->user);
+	fflush(NULL);
+	/* -qR without a daemon: the one-shot scheduler runs only that domain's threads */
+	char pat[300];
+	snprintf(pat, sizeof pat, "*/*%s", q->domain ? q->domain : "");
+	char *args[10] = {"scheduler", "-1", "-i"};
+	int n = 3;
+	if (q->domain) {
+		args[n++] = "-p";
+		args[n++] = pat;
+	}
+	if (q->conf_path) {
+		args[n++] = "-C";
+		args[n++] = (char *)q->conf_path;
+	}
+	args[n] = NULL;
+	execv("/proc/self/exe", args);
+	return scheduler_main(n, args);
+}
+
+static int parse(int argc, char **argv, struct mq *q)
+{
+	static const char *const acts[] = {"--hold", "--release", "--delete", "--retry"};
+	int i = 1;
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		const char *a = argv[i];
+		int found = 0;
+		for (int k = 0; k < 4; k++)
+			if (!strcmp(a, acts[k])) {
+				q->mode = M_ACTION;
+				q->action = (enum qctl_action)k;
+				found = 1;
+			}
+		if (found)
+			continue;
+		if (!strcmp(a, "--"))
+			return i + 1;
+		if (!strcmp(a, "-C") && i + 1 < argc)
+			q->conf_path = argv[++i];
+		else if (!strncmp(a, "-C", 2) && a[2])
+			q->conf_path = a + 2;
+		else if (!strcmp(a, "-v"))
+			q->mode = M_VERBOSE;
+		else if (!strcmp(a, "--json"))
+			q->mode = M_JSON;
+		else if (!strcmp(a, "-s"))
+			q->mode = M_SUMMARY;
+		else if (!strcmp(a, "-q"))
+			q->mode = M_RUN;
+		else if (!strncmp(a, "-qR", 3) && (a[3] || i + 1 < argc)) {
+			q->mode = M_RUN;
+			q->domain = a[3] ? a + 3 : argv[++i];
+		} else if (!strncmp(a, "-qI", 3) && (a[3] || i + 1 < argc)) {
+			q->mode = M_RUN;
+			q->one = a[3] ? argv[i] + 3 : argv[++i];
+			q->ids = &q->one;
+			q->nids = 1;
+		} else
+			return -1;
+	}
+	return i;
+}
 
 int mailq_main(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	return applet_unwritten("mailq");
+	if (applet_wants_help(argc, argv))
+		return applet_usage(mailq_usage, 0);
+	struct mq q;
+	memset(&q, 0, sizeof q);
+	q.gid_real = getgid();
+	q.gid_set = getegid();
+	/* setgid (a user's mailq): the group is lowered before anything is parsed */
+	if (q.gid_real != q.gid_set && setresgid((gid_t)-1, q.gid_real, (gid_t)-1) < 0) {
+		fprintf(stderr, "mailq: cannot lower the setgid group: %s\n", strerror(errno));
+		return EX_OSERR;
+	}
+	int i = parse(argc, argv, &q);
+	if (i < 0)
+		return applet_usage(mailq_usage, 1);
+	if (q.mode != M_RUN) {
+		q.ids = argv + i;
+		q.nids = argc - i;
+	} else if (i != argc) {
+		return applet_usage(mailq_usage, 1);
+	}
+	if (q.mode == M_ACTION) {
+		q.all = q.nids == 1 && !strcmp(q.ids[0], "ALL");
+		if (!q.nids || (q.all && q.nids != 1))
+			return applet_usage(mailq_usage, 1);
+		if (q.all)
+			q.nids = 0;
+	}
+	if ((q.mode == M_ACTION || q.mode == M_RUN) && geteuid() != 0) {
+		fprintf(stderr, "mailq: only root may %s (users may run sendmail -q, once a minute)\n",
+		        q.mode == M_RUN ? "run the queue with mailq" : q.action == QA_HOLD ? "hold messages" :
+		        q.action == QA_RELEASE ? "release messages" : q.action == QA_DELETE ? "delete messages" : "retry messages");
+		return EX_NOPERM;
+	}
+	if ((q.conf_path || applet_env_overrides() || q.mode > M_SUMMARY) && group_drop(&q) < 0) {
+		fprintf(stderr, "mailq: cannot drop the setgid group: %s\n", strerror(errno));
+		return EX_OSERR;
+	}
+	struct conf conf;
+	int rc = applet_load_conf(&conf, q.conf_path);
+	if (rc)
+		return rc;
+	if (!may_list(&conf)) {
+		fprintf(stderr, "mailq: MAILQ_RESTRICT=yes: only root and the %s group may list the queue\n",
+		        conf_str(&conf, CK_SUBMIT_GROUP));
+		conf_free(&conf);
+		return EX_NOPERM;
+	}
+	if (q.gid_real != q.gid_set) {
+		/* the group must be the one the spool is made for, or it is dropped (as submit) */
+		struct group *g = getgrnam(conf_str(&conf, CK_SUBMIT_GROUP));
+		if ((!g || g->gr_gid != q.gid_set) && group_drop(&q) < 0) {
+			conf_free(&conf);
+			return EX_OSERR;
+		}
+	}
+	applet_log_setup(&conf, NULL, 0, 0);
+	caller(q.user, sizeof q.user);
+	/* no check that the spool is set up: what is missing is simply empty (a queue nothing was
+	 * ever submitted to), and every path below is made from a checked id */
+	const char *dir = conf_str(&conf, CK_SPOOL);
+	if (str_lcpy(q.sp.dir, dir, sizeof q.sp.dir) >= sizeof q.sp.dir || !*dir) {
+		fprintf(stderr, "mailq: spool directory name too long or empty: %s\n", dir);
+		conf_free(&conf);
+		return EX_CONFIG;
+	}
+	/* acting as the scheduler does (root): the spool's layout is made when missing */
+	if (q.mode > M_SUMMARY && spool_open(&q.sp, dir, 1, -1) < 0) {
+		fprintf(stderr, "mailq: cannot set up the spool %s\n", dir);
+		conf_free(&conf);
+		return EX_TEMPFAIL;
+	}
+	conf_free(&conf);
+	switch (q.mode) {
+	case M_ACTION: return mode_action(&q);
+	case M_RUN: return mode_run(&q);
+	default: return list(&q, qctl_scheduler_pid(&q.sp));
+	}
 }

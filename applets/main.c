@@ -6,6 +6,7 @@
  * exit:  the applet's status; 64 (EX_USAGE) for an unknown applet or option;
  *        --check: 0 when every configuration file is valid, 78 (EX_CONFIG) otherwise. */
 #include "common.h"
+#include "fileio.h"
 #include "sysexits.h"
 #include "util.h"
 #include <errno.h>
@@ -47,7 +48,9 @@ static const char spoolbox_usage[] =
     "  --install [DIR]  create a symlink to this binary for every applet and name: in DIR when\n"
     "                   given, else in each one's usual place: /usr/sbin/sendmail,\n"
     "                   /usr/lib/sendmail, /usr/bin/mailq, /usr/bin/newaliases,\n"
-    "                   /usr/sbin/scheduler, transport agents under /usr/libexec/spoolbox\n"
+    "                   /usr/sbin/scheduler, transport agents under /usr/libexec/spoolbox;\n"
+    "                   as root also the SUBMIT_GROUP group, this binary setgid to it and the\n"
+    "                   spool with its modes (otherwise the commands that do it are printed)\n"
     "  --check          validate every configuration file the system reads; print each\n"
     "                   finding as file:line: reason; exit 78 when there are errors\n"
     "  --version        version and build options\n";
@@ -97,6 +100,10 @@ static int make_link(const char *target, const char *dir, const char *name)
 		fprintf(stderr, "spoolbox: --install: path too long: %s/%s\n", dir, name);
 		return -1;
 	}
+	if (fio_mkdirs(dir, 0755) < 0) {
+		fprintf(stderr, "spoolbox: --install: cannot create %s: %s\n", dir, strerror(errno));
+		return -1;
+	}
 	struct stat st;
 	if (lstat(path, &st) == 0) {
 		if (!S_ISLNK(st.st_mode)) {
@@ -131,13 +138,9 @@ static int install(const char *self, const char *dir)
 	for (size_t i = 0; i < ARRAY_LEN(links); i++)
 		if (!dir || i == 0 || strcmp(links[i].name, links[i - 1].name) != 0)
 			bad |= make_link(target, dir ? dir : links[i].dir, links[i].name);
-	if (!bad)
-		printf("\nTo let every user submit mail (docs/spool.md, Permissions), as root:\n"
-		       "  groupadd -r spoolbox\n"
-		       "  chgrp spoolbox %s && chmod 2755 %s\n"
-		       "and start the scheduler once as root to create the spool with its modes.\n",
-		       target, target);
-	return bad ? EX_CANTCREAT : 0;
+	/* the group, setgid and spool steps run even when a link failed: each is independent */
+	int rc = install_system(target);
+	return bad ? EX_CANTCREAT : rc;
 }
 
 static int check(int argc, char **argv)
@@ -154,6 +157,8 @@ static int check(int argc, char **argv)
 #define CHECKER(fn) errors += fn(&c, conf_report_stderr, &ctx);
 #include "checks.h"
 #undef CHECKER
+	struct conf_stderr_ctx warn = {0, "warning"};
+	errors += install_check(&c, conf_report_stderr, &ctx, conf_report_stderr, &warn);
 	conf_free(&c);
 	if (errors) {
 		fprintf(stderr, "spoolbox: --check: %d error%s\n", errors, errors == 1 ? "" : "s");

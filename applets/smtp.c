@@ -390,6 +390,36 @@ static int load(struct smtp_ta *ta, const struct conf *c, conf_report_fn *rep, v
 	return errors;
 }
 
+/* tls=verify with no trust anchors defers every message to that relay until it expires: say so
+ * now, with the ways out (issue 12 point 2). A pin does not replace the chain under verify. */
+static int check_anchors(const struct conf *c, const struct smtp_config *cfg, conf_report_fn *report, void *ctx)
+{
+	const char *who = NULL;
+	for (int i = 0; i < cfg->nsmarthost && !who; i++)
+		if (cfg->smarthost[i].policy == TLS_VERIFY)
+			who = cfg->smarthost[i].host;
+	if (!who && cfg->nsmarthost == 0 && cfg->mx_policy == TLS_VERIFY)
+		who = "MX hosts (SMTP_TLS=verify)";
+	if (!who)
+		return 0;
+	if (!ENABLE_TLS)
+		return conf_report_key(c, CK_SMARTHOST, report, ctx,
+		                       "%s: tls=verify, but this spoolbox is built without TLS, so every message to it would "
+		                       "be deferred until it expires; fix: tls=none (only on a trusted link) or a TLS build",
+		                       who);
+	char err[256];
+	struct tls_anchors *a = tls_anchors_load(conf_str(c, CK_CAFILE), err, sizeof err);
+	if (a) {
+		tls_anchors_free(a);
+		return 0;
+	}
+	return conf_report_key(c, *conf_str(c, CK_CAFILE) ? CK_CAFILE : CK_SMARTHOST, report, ctx,
+	                       "%s: tls=verify, but no trust anchors can be loaded (%s), so every message to it would be "
+	                       "deferred until it expires; fix: install the CA bundle (Debian, Alpine: ca-certificates; "
+	                       "OpenWrt: ca-bundle), or set CAFILE= to the relay's CA, or use tls=encrypt with pin=",
+	                       who, err);
+}
+
 int smtp_check(const struct conf *c, conf_report_fn *report, void *ctx)
 {
 	struct smtp_ta *ta = calloc(1, sizeof *ta);
@@ -413,6 +443,7 @@ int smtp_check(const struct conf *c, conf_report_fn *report, void *ctx)
 	if (ta->cfg.cleartext_auth)
 		conf_report_key(c, CK_SMTP_CLEARTEXT_AUTH, report, ctx,
 		                "warning: SMTP_CLEARTEXT_AUTH=yes sends passwords without TLS (and to unverified TLS peers)");
+	e += check_anchors(c, &ta->cfg, report, ctx);
 	free(ta);
 	return e;
 }

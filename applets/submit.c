@@ -16,6 +16,7 @@
 #include "submit.h"
 #include "enqueue.h"
 #include "log.h"
+#include "qctl.h"
 #include "smtpd.h"
 #include "spool.h"
 #include "sysexits.h"
@@ -29,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 _Static_assert((int)SMTPD_NOTIFY_SUCCESS == (int)NOTIFY_SUCCESS && (int)SMTPD_NOTIFY_FAILURE == (int)NOTIFY_FAILURE &&
@@ -52,12 +54,14 @@ const char submit_usage[] =
     "  -bs           SMTP dialogue on standard input and output\n"
     "  -bp           list the queue (runs mailq)\n"
     "  -bv           show how each recipient would be routed; queue nothing\n"
-    "  -q, -qR DOM   ask the scheduler to run the queue now (all, or one domain)\n"
+    "  -q, -qR DOM, -qI ID  run the queue now (all, one domain, one message); with no\n"
+    "                scheduler running, root runs it once here (users: once a minute)\n"
     "  -C FILE       configuration file (drops a setgid privilege)\n"
     "  -v            verbose\n"
     "Accepted for compatibility: -o options (-oem -oep -oee -oeq -oew -odi -odb -odq -om\n"
     "-oQ -oX -oL ...), -O, -G, -U, -L TAG, -X FILE, -h N, -d X, -e X, -A X, -M X, -p X, -Q X,\n"
-    "-c, -I, -m, -n, -s.\n";
+    "-c, -I, -m, -n, -s. Other sendmails' options (msmtp -a ACCOUNT, --NAME[=VALUE]; BusyBox\n"
+    "-S HOST, -au USER, -ap PASS, -w SECS, -H PROG) and unknown letters are ignored and logged.\n";
 
 struct opts {
 	const char *conf;
@@ -71,11 +75,14 @@ struct opts {
 	int body8;
 	char mode;        /* m s p q v i */
 	const char *qr;   /* -qR domain */
+	const char *qi;   /* -qI id */
 	int verbose;
 	const char *tag;
 	char tagbuf[64];
 	char **rcpt;
 	int nrcpt;
+	char ignored[16][48]; /* options of other sendmails, logged once the log is set up */
+	size_t nignored;
 };
 
 /* The setgid privilege (docs/spool.md 8): held only around the spool steps. */
@@ -189,8 +196,54 @@ static int parse_notify(const char *s, unsigned *out)
 
 /* sendmail's option letters: these take an argument (attached or the next word) ... */
 #define WITH_ARG "ABbCdeFfhLMNOopQqRrVX"
-/* ... and these do not. Anything else is a usage error. */
+/* ... and these do not. */
 #define NO_ARG "cGIimnstUv"
+/* Other sendmails' letters, ignored with their argument (docs/submit.md 1): msmtp's -a ACCOUNT,
+ * BusyBox's -S HOST, -au USER, -ap PASS, -am METHOD, -w SECS, -H 'PROG ARGS'. Any letter in
+ * none of these lists is ignored too, without an argument (as sendmail and Postfix accept
+ * what they do not use): a caller written for another sendmail still gets its mail queued. */
+#define FOREIGN_WITH_ARG "aSwH"
+/* msmtp's long options that take the next word when written without '=' (--account NAME);
+ * --read-recipients is -t and --from is -f, every other long option is ignored. */
+static const char *const long_with_arg[] = {
+    "account", "host", "port", "timeout", "protocol", "domain", "user", "passwordeval", "tls-trust-file",
+    "tls-crl-file", "tls-fingerprint", "tls-key-file", "tls-cert-file", "tls-priorities", "tls-host-override",
+    "from", "maildomain", "dsn-notify", "dsn-return", "logfile", "logfile-time-format", "aliases",
+    "proxy-host", "proxy-port", "source-ip", "socket", "file",
+};
+
+static int option(struct opts *o, char c, const char *arg);
+
+/* Remembers an ignored option for the log (never its argument: -ap carries a password). */
+static void ignored(struct opts *o, const char *name, size_t n, int with_arg)
+{
+	if (o->nignored < ARRAY_LEN(o->ignored))
+		snprintf(o->ignored[o->nignored++], sizeof o->ignored[0], "%.*s%s", (int)n, name,
+		         with_arg ? " (with its argument)" : "");
+}
+
+/* --name, --name=value, --name value. Returns 0 or EX_USAGE; *i moves past a used word. */
+static int long_option(struct opts *o, const char *a, int *i, int argc, char **argv)
+{
+	const char *name = a + 2, *eq = strchr(name, '=');
+	size_t n = eq ? (size_t)(eq - name) : strlen(name);
+	const char *val = eq ? eq + 1 : NULL;
+	int takes = 0;
+	for (size_t k = 0; k < ARRAY_LEN(long_with_arg); k++)
+		if (strlen(long_with_arg[k]) == n && memcmp(long_with_arg[k], name, n) == 0)
+			takes = 1;
+	if (takes && !val) {
+		if (*i + 1 >= argc)
+			return usage_error("option %s needs an argument", a);
+		val = argv[++*i];
+	}
+	if (n == 15 && memcmp(name, "read-recipients", n) == 0 && !val)
+		return option(o, 't', "");
+	if (n == 4 && memcmp(name, "from", 4) == 0)
+		return option(o, 'f', val);
+	ignored(o, a, n + 2, val != NULL);
+	return 0;
+}
 
 static int option(struct opts *o, char c, const char *arg)
 {
@@ -254,6 +307,8 @@ static int option(struct opts *o, char c, const char *arg)
 		o->mode = 'q';
 		if (arg[0] == 'R')
 			o->qr = arg + 1;
+		else if (arg[0] == 'I')
+			o->qi = arg + 1;
 		return 0;
 	case 'L':
 	{
@@ -275,7 +330,13 @@ static int option(struct opts *o, char c, const char *arg)
 		o->verbose = 1;
 		return 0;
 	default:
-		return 0; /* accepted for compatibility, no effect (docs/submit.md) */
+		/* accepted for compatibility, no effect (docs/submit.md); another sendmail's own
+		 * options are logged, sendmail's documented no-ops are not */
+		if (strchr(FOREIGN_WITH_ARG, c) || !strchr(WITH_ARG NO_ARG, c)) {
+			char name[3] = {'-', c, 0};
+			ignored(o, name, 2, strchr(FOREIGN_WITH_ARG, c) != NULL);
+		}
+		return 0;
 	}
 }
 
@@ -296,27 +357,36 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			only_rcpts = 1;
 			continue;
 		}
+		if (a[1] == '-') {
+			int r = long_option(o, a, &i, argc, argv);
+			if (r)
+				return r;
+			continue;
+		}
 		for (char *p = a + 1; *p; p++) {
 			char c = *p;
-			if (strchr(NO_ARG, c)) {
+			if (strchr(NO_ARG, c) || !strchr(WITH_ARG FOREIGN_WITH_ARG, c)) {
 				int r = option(o, c, "");
 				if (r)
 					return r;
 				continue;
 			}
-			if (!strchr(WITH_ARG, c)) {
-				char s[2] = {c, 0};
-				return usage_error("unknown option -%s", s);
-			}
 			const char *arg = p + 1;
+			if (c == 'a' && (!strcmp(arg, "u") || !strcmp(arg, "p") || !strcmp(arg, "m")) && i + 1 < argc) {
+				/* BusyBox's -au USER, -ap PASS, -am METHOD: two words */
+				char name[4] = {'-', 'a', arg[0], 0};
+				ignored(o, name, 3, 1);
+				i++;
+				break;
+			}
 			if (c == 'q') {
-				/* -q takes only an attached argument, except -qR DOMAIN */
-				if (strcmp(arg, "R") == 0) {
+				/* -q takes only an attached argument, except -qR DOMAIN and -qI ID */
+				if (strcmp(arg, "R") == 0 || strcmp(arg, "I") == 0) {
 					if (i + 1 >= argc)
-						return usage_error("-qR needs a domain%s", "");
+						return usage_error("-q%s needs a value", arg);
 					char *d = argv[++i];
 					o->mode = 'q';
-					o->qr = d;
+					*(arg[0] == 'R' ? &o->qr : &o->qi) = d;
 					break;
 				}
 			} else if (!*arg) {
@@ -335,39 +405,76 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
-static int env_overrides(void)
-{
-	for (int k = 0; k < CK__COUNT; k++)
-		if (getenv(conf_name((enum conf_key)k)))
-			return 1;
-	return 0;
-}
 
 
 
-static int check_conf_addr(const struct conf *c, enum conf_key k)
+/* A key whose value cannot be used is dropped (its default applies), with a warning: mail is
+ * queued all the same (docs/configuration.md, "Errors"). */
+static void check_conf_addr(struct conf *c, enum conf_key k)
 {
 	const char *v = conf_str(c, k);
 	struct addr a;
 	char err[160];
 	if (!*v)
-		return 0;
+		return;
 	if (addr_parse_one(v, strlen(v), &a, err, sizeof err) < 0 || !a.domain[0]) {
-		log_msg(LOG_ERR, NULL, "%s=%s: not an address with a domain%s%s", conf_name(k), v, err[0] ? ": " : "", err);
-		return EX_CONFIG;
+		log_msg(LOG_WARNING, NULL, "%s=%s: not an address with a domain%s%s; ignored until it is fixed (spoolbox --check)",
+		        conf_name(k), v, err[0] ? ": " : "", err);
+		conf_unset(c, k);
 	}
-	return 0;
+}
+
+/* The findings of loading spoolbox.conf, kept until the log is set up. */
+struct conf_findings {
+	int count, fatal;
+	char text[8][300];
+};
+
+static void keep_finding(void *ctx, const char *file, int line, const char *reason)
+{
+	struct conf_findings *f = ctx;
+	/* without a readable file or a usable SPOOL there is no telling where mail should go */
+	if (str_starts(reason, "cannot read") || str_starts(reason, "SPOOL:") || str_starts(reason, CONF_PATH_ENV))
+		f->fatal = 1;
+	if (f->count < (int)ARRAY_LEN(f->text))
+		snprintf(f->text[f->count], sizeof f->text[0], line > 0 ? "%s:%d: %s" : "%s:%.0d %s", file, line, reason);
+	f->count++;
+}
+
+/* Reads spoolbox.conf as sendmail must: a mistake submit can work around (an unknown or
+ * misspelled key, a malformed line, a bad value) is logged and skipped, as Postfix warns about
+ * an unknown parameter, and the mail is queued; only an unreadable file or an unusable SPOOL
+ * refuses it (78). spoolbox --check and every other applet still treat them as errors. */
+static int load_conf(struct submit_ctx *x, const struct opts *o, struct conf_findings *f)
+{
+	memset(f, 0, sizeof *f);
+	conf_init(&x->conf);
+	if (conf_load(&x->conf, o->conf, keep_finding, f) == 0)
+		return 0;
+	if (!f->fatal)
+		return 0;
+	for (int i = 0; i < f->count && i < (int)ARRAY_LEN(f->text); i++)
+		fprintf(stderr, "%s\n", f->text[i]);
+	fprintf(stderr, "sendmail: message not queued: the configuration cannot be used\n");
+	conf_free(&x->conf);
+	return EX_CONFIG;
 }
 
 static int setup(struct submit_ctx *x, const struct opts *o)
 {
-	if (o->conf || env_overrides())
+	if (o->conf || applet_env_overrides())
 		if (priv_drop() < 0) /* a privileged submit never reads another configuration or spool */
 			return EX_OSERR;
-	int r = applet_load_conf(&x->conf, o->conf);
+	struct conf_findings f;
+	int r = load_conf(x, o, &f);
 	if (r)
 		return r;
 	applet_log_setup(&x->conf, x->ident, 0, o->verbose);
+	for (int i = 0; i < f.count && i < (int)ARRAY_LEN(f.text); i++)
+		log_msg(LOG_WARNING, NULL, "configuration error ignored, mail is queued all the same: %s (spoolbox --check)",
+		        f.text[i]);
+	for (size_t i = 0; i < o->nignored; i++)
+		log_msg(LOG_NOTICE, NULL, "ignored option %s: spoolbox does not use it", o->ignored[i]);
 	if (priv.active) {
 		struct group *g = getgrnam(conf_str(&x->conf, CK_SUBMIT_GROUP));
 		if (!g || g->gr_gid != priv.group) {
@@ -377,13 +484,17 @@ static int setup(struct submit_ctx *x, const struct opts *o)
 				return EX_OSERR;
 		}
 	}
-	if ((r = check_conf_addr(&x->conf, CK_ALLMAILFROM)) || (r = check_conf_addr(&x->conf, CK_REWRITE_FROM)))
-		return r;
+	check_conf_addr(&x->conf, CK_ALLMAILFROM);
+	check_conf_addr(&x->conf, CK_REWRITE_FROM);
 
 	char why[128];
 	if (route_myhostname(conf_str(&x->conf, CK_MYHOSTNAME), x->hostname, sizeof x->hostname, why, sizeof why) < 0) {
-		log_msg(LOG_ERR, NULL, "MYHOSTNAME=%s is not a domain name: %s", conf_str(&x->conf, CK_MYHOSTNAME), why);
-		return EX_CONFIG;
+		log_msg(LOG_WARNING, NULL, "MYHOSTNAME=%s is not a domain name: %s; the system's name is used (spoolbox --check)",
+		        conf_str(&x->conf, CK_MYHOSTNAME), why);
+		if (route_myhostname("", x->hostname, sizeof x->hostname, why, sizeof why) < 0) {
+			log_msg(LOG_ERR, NULL, "no usable host name: %s", why);
+			return EX_CONFIG;
+		}
 	}
 	struct enq_conf *ec = &x->ec;
 	memset(ec, 0, sizeof *ec);
@@ -393,6 +504,9 @@ static int setup(struct submit_ctx *x, const struct opts *o)
 	ec->allmailfrom = conf_str(&x->conf, CK_ALLMAILFROM);
 	ec->rewrite_from = conf_str(&x->conf, CK_REWRITE_FROM);
 	ec->sizelimit = conf_num(&x->conf, CK_SIZELIMIT);
+	/* the free-space reserve (docs/spool.md 5): users stop at QUEUE_MINFREE, root at half of
+	 * it, so cron's and the monitors' mail still gets in after a user has filled her share */
+	ec->minfree = conf_num(&x->conf, CK_QUEUE_MINFREE) / (getuid() == 0 ? 2 : 1);
 	long long mr = conf_num(&x->conf, CK_MAXRCPT_SUBMIT);
 	ec->maxrcpt = mr <= 0 || mr > SPOOL_RCPT_MAX ? SPOOL_RCPT_MAX : (unsigned)mr;
 	if (route_conf_init(&ec->rc, conf_str(&x->conf, CK_LOCALDOMAINS), x->hostname) < 0) {
@@ -499,7 +613,30 @@ static int mode_mail(struct submit_ctx *x, const struct opts *o)
 	return r;
 }
 
-/* -q / -qR DOMAIN: a trigger line for the scheduler (docs/spool.md 10). */
+/* -q / -qR DOMAIN / -qI ID without a scheduler: root runs the queue once in the foreground
+ * (mailq -q, which ends in scheduler -1), as dma -q does without a daemon. */
+static int run_queue_here(const struct opts *o)
+{
+	if (priv_drop() < 0)
+		return EX_OSERR;
+	char *args[6] = {"mailq", "-q", NULL, NULL, NULL, NULL};
+	int n = 1;
+	if (o->qr || o->qi) {
+		args[n++] = o->qr ? "-qR" : "-qI";
+		args[n++] = (char *)(o->qr ? o->qr : o->qi);
+	} else {
+		n++;
+	}
+	if (o->conf) {
+		args[n++] = "-C";
+		args[n++] = (char *)o->conf;
+	}
+	fflush(NULL);
+	execv("/proc/self/exe", args);
+	return mailq_main(n, args);
+}
+
+/* -q / -qR DOMAIN / -qI ID: a trigger line for the scheduler (docs/spool.md 10). */
 static int mode_queue_run(struct submit_ctx *x, const struct opts *o)
 {
 	char line[300];
@@ -510,25 +647,42 @@ static int mode_queue_run(struct submit_ctx *x, const struct opts *o)
 			return EX_USAGE;
 		}
 		snprintf(line, sizeof line, "R%s", o->qr);
+	} else if (o->qi) {
+		if (!spool_id_valid(o->qi)) {
+			log_msg(LOG_ERR, NULL, "-qI %s: not a message id", o->qi);
+			return EX_USAGE;
+		}
+		snprintf(line, sizeof line, "I%s", o->qi);
 	} else {
 		str_lcpy(line, "Q", sizeof line);
 	}
 	int r = submit_open_spool(x);
 	if (r)
 		return r;
+	long wait = 0;
 	priv_set(1);
-	r = spool_trigger_send(&x->sp, line);
+	int allowed = getuid() == 0 ? 1 : qctl_qrun_allowed(&x->sp, (long long)time(NULL), &wait);
+	r = allowed > 0 ? spool_trigger_send(&x->sp, line) : -1;
 	int e = errno;
 	priv_set(0);
+	if (allowed <= 0) {
+		if (allowed == 0)
+			log_msg(LOG_ERR, NULL, "runs of the queue by users are limited to one a minute: try again in %lds", wait);
+		else
+			log_msg(LOG_ERR, NULL, "cannot use %s/tmp/.qrun to count runs of the queue: %s", x->sp.dir, strerror(e));
+		return EX_TEMPFAIL;
+	}
 	if (r < 0) {
+		if (e == ENXIO && getuid() == 0)
+			return run_queue_here(o);
 		if (e == ENXIO)
 			log_msg(LOG_ERR, NULL, "no scheduler is running; the queue is run when it starts");
 		else
 			log_msg(LOG_ERR, NULL, "cannot wake the scheduler through %s/trigger: %s", x->sp.dir, strerror(e));
 		return EX_TEMPFAIL;
 	}
-	log_msg(LOG_DEBUG, NULL, "asked the scheduler to run %s%s", o->qr ? "the queue for " : "the whole queue",
-	        o->qr ? o->qr : "");
+	log_msg(LOG_DEBUG, NULL, "asked the scheduler to run %s%s by uid %ld", o->qr ? "the queue for " : o->qi ? "message " :
+	        "the whole queue", o->qr ? o->qr : o->qi ? o->qi : "", (long)getuid());
 	return 0;
 }
 

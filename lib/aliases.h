@@ -96,6 +96,9 @@ struct dl_target {
 	char *sender;   /* DK_REMOTE: envelope sender to use (owner-NAME), NULL: the original */
 	char status;    /* DK_ERROR: 'f' (permanent) or 'd' (temporary) */
 	char enh[8];    /* DK_ERROR: enhanced status code */
+	/* DK_ERROR raised inside a user's .forward or include files: text may quote what root read
+	 * there, so reports use this instead (it names the file only); NULL: text is fit for one */
+	char *public_text;
 };
 
 struct expand_cfg {

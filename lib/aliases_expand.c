@@ -7,6 +7,7 @@
 #include "util.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -27,6 +28,8 @@ struct xs {
 	int depth;
 	int oom, full;
 	unsigned steps;
+	int udepth;                 /* > 0 while walking a file a user controls */
+	const char *ufile;          /* the outermost such file (a ~/.forward or a listed include) */
 };
 
 /* Where a target list came from: it decides the privileges of its |command and /file targets
@@ -117,8 +120,59 @@ static void add_error(struct xs *s, char status, const char *enh, const char *fm
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof text, fmt, ap);
 	va_end(ap);
+	size_t n = s->out->n;
 	add(s, DK_ERROR, text, strlen(text), NULL, NULL, status, enh);
+	if (s->udepth > 0 && s->out->n > n) {
+		/* what a user's file says never goes into a report (a bounce to the sender) */
+		char pub[300];
+		str_fmt(pub, sizeof pub, "a target in %.200s could not be delivered (details in the mail log)", s->ufile);
+		if (!(s->out->t[n].public_text = strdup(pub)))
+			s->oom = 1;
+	}
 }
+
+/* Reading a file on a user's behalf with the user's rights (issue 11 point 9): root must not
+ * read for her what she could not (a world-readable file in a directory she cannot enter). The
+ * effective ids change and are restored; when we are not root there is nothing to change. */
+struct as_user {
+	int active;
+	gid_t egid;
+	int ngroups;
+	gid_t groups[256];
+};
+
+static int as_user_begin(const struct dl_user *u, struct as_user *a)
+{
+	a->active = 0;
+	if (geteuid() != 0 || !u || u->uid == 0)
+		return 0;
+	a->egid = getegid();
+	a->ngroups = getgroups(256, a->groups);
+	if (a->ngroups < 0)
+		return -1;
+	if (initgroups(u->name, u->gid) < 0 && setgroups(1, &u->gid) < 0)
+		return -1;
+	a->active = 1;
+	if (setegid(u->gid) < 0 || seteuid(u->uid) < 0)
+		return -1;
+	return 0;
+}
+
+static void as_user_end(struct as_user *a)
+{
+	if (!a->active)
+		return;
+	/* a process left with a user's ids would do the rest of its work as that user */
+	if (seteuid(0) < 0 || setegid(a->egid) < 0 || setgroups((size_t)a->ngroups, a->groups) < 0) {
+		log_msg(LOG_CRIT, NULL, "cannot return to root's ids after reading a user's file: %s", strerror(errno));
+		_exit(71);
+	}
+	a->active = 0;
+}
+
+/* read_safe() with the user's rights (u NULL: as we are). */
+static int read_as(const struct dl_user *u, const char *path, const struct dl_user *owner, int need_world_read,
+                   struct stat *st, char **text, size_t *len, char *err, size_t errlen);
 
 static int push(struct xs *s, char kind, const char *name)
 {
@@ -220,6 +274,10 @@ static int read_safe(const char *path, const struct dl_user *owner, int need_wor
 		if (fd < 0) {
 			int e = errno;
 			close(pfd);
+			if (e == EACCES) { /* read with a user's rights: a file she may not read */
+				log_msg(LOG_WARNING, NULL, "ignoring %s: %s", path, strerror(e));
+				return 1;
+			}
 			str_fmt(err, errlen, "cannot open %s: %s", path, strerror(e));
 			return -1;
 		}
@@ -263,6 +321,21 @@ static int read_safe(const char *path, const struct dl_user *owner, int need_wor
 	return 0;
 }
 
+static int read_as(const struct dl_user *u, const char *path, const struct dl_user *owner, int need_world_read,
+                   struct stat *st, char **text, size_t *len, char *err, size_t errlen)
+{
+	struct as_user a;
+	int r;
+	if (as_user_begin(u, &a) < 0) {
+		str_fmt(err, errlen, "cannot take the rights of %s to read %s: %s", u->name, path, strerror(errno));
+		r = -1;
+	} else {
+		r = read_safe(path, owner, need_world_read, st, text, len, err, errlen);
+	}
+	as_user_end(&a);
+	return r;
+}
+
 static void expand_local(struct xs *s, const char *name, const char *owner, int top);
 static void walk(struct src *src, const char *text, size_t len, int lines, const char *what);
 
@@ -286,7 +359,7 @@ static void user_delivery(struct xs *s, const struct dl_user *u, int forward, co
 	struct stat st;
 	char *text = NULL, err[400];
 	size_t len;
-	int r = read_safe(path, u, 0, &st, &text, &len, err, sizeof err);
+	int r = read_as(u, path, u, 0, &st, &text, &len, err, sizeof err);
 	if (r < 0) {
 		add_error(s, 'd', "4.3.0", "%s", err);
 		return;
@@ -298,7 +371,11 @@ static void user_delivery(struct xs *s, const struct dl_user *u, int forward, co
 	size_t before = s->out->n;
 	if (push(s, 'f', u->name) == 0) {
 		struct src src = {s, u, NULL, u->name, owner, u};
+		if (s->udepth++ == 0)
+			s->ufile = path;
 		walk(&src, text, len, 1, path);
+		if (--s->udepth == 0)
+			s->ufile = NULL;
 		pop(s);
 		s->out->aliased = 1;
 	}
@@ -429,7 +506,7 @@ static int on_target(void *ctx, enum alias_tkind kind, const char *text, size_t 
 		size_t ilen;
 		/* From a .forward the file must be the user's own or readable by everyone: root
 		 * reads it, and must not read what the user could not. */
-		int r = read_safe(buf, src->fwd ? src->fwd : NULL, src->fwd != NULL, &st, &inc, &ilen, err, sizeof err);
+		int r = read_as(src->fwd, buf, src->fwd, src->fwd != NULL, &st, &inc, &ilen, err, sizeof err);
 		if (r < 0) {
 			add_error(s, 'd', "4.3.0", "%s", err);
 		} else if (r > 0) {
@@ -455,7 +532,12 @@ static int on_target(void *ctx, enum alias_tkind kind, const char *text, size_t 
 				if (s->cfg->aliases_unsafe)
 					sub.priv = NULL, sub.refuse = "the aliases file is group or world writable";
 			}
+			int user_file = sub.fwd != NULL; /* a user wrote what it says */
+			if (user_file && s->udepth++ == 0)
+				s->ufile = buf;
 			walk(&sub, inc, ilen, 1, buf);
+			if (user_file && --s->udepth == 0)
+				s->ufile = NULL;
 			free(inc);
 			s->out->aliased = 1;
 		}
@@ -535,6 +617,7 @@ void expansion_free(struct expansion *x)
 	for (size_t i = 0; i < x->n; i++) {
 		free(x->t[i].text);
 		free(x->t[i].sender);
+		free(x->t[i].public_text);
 	}
 	free(x->t);
 	memset(x, 0, sizeof *x);

@@ -23,6 +23,11 @@ const char *conf_name(enum conf_key k)
 	return keys[k].name;
 }
 
+const char *conf_default(enum conf_key k)
+{
+	return keys[k].def;
+}
+
 enum conf_type conf_type_of(enum conf_key k)
 {
 	return keys[k].type;
@@ -149,6 +154,16 @@ void conf_free(struct conf *c)
 	conf_init(c);
 }
 
+void conf_unset(struct conf *c, enum conf_key k)
+{
+	long long n;
+	free(c->val[k]);
+	c->val[k] = NULL;
+	c->num[k] = typecheck(k, keys[k].def, &n) ? 0 : n;
+	c->origin[k] = CO_DEFAULT;
+	c->line[k] = 0;
+}
+
 const char *conf_str(const struct conf *c, enum conf_key k)
 {
 	return c->val[k] ? c->val[k] : keys[k].def;
@@ -161,6 +176,8 @@ long long conf_num(const struct conf *c, enum conf_key k)
 
 int conf_env_used(const struct conf *c)
 {
+	if (getenv(CONF_PATH_ENV))
+		return 1;
 	for (int k = 0; k < CK__COUNT; k++)
 		if (c->origin[k] == CO_ENV)
 			return 1;
@@ -348,6 +365,10 @@ int conf_apply_env(struct conf *c, conf_report_fn *report, void *ctx)
 
 int conf_load(struct conf *c, const char *path, conf_report_fn *report, void *ctx)
 {
+	if (!path && (path = getenv(CONF_PATH_ENV)) && !*path) {
+		conf_reportf(report, ctx, "environment", 0, "%s is set but empty", CONF_PATH_ENV);
+		return 1 + conf_apply_env(c, report, ctx);
+	}
 	const char *p = path ? path : DEFAULT_CONF_PATH;
 	char *text = NULL;
 	size_t len = 0;

@@ -22,6 +22,10 @@ enum conf_key {
 enum conf_origin { CO_DEFAULT, CO_FILE, CO_ENV };
 
 #define CONF_LINE_MAX 4096       /* longest line of spoolbox.conf */
+/* The environment variable naming spoolbox.conf instead of DEFAULT_CONF_PATH, as -C does
+ * (Postfix's MAIL_CONFIG): the file must exist. The tests set it so that no run ever reads the
+ * system's file; an applet given -C sets it for the processes it starts. */
+#define CONF_PATH_ENV "SPOOLBOX_CONF"
 #define CONF_FILE_MAX (1 << 20)  /* largest spoolbox.conf */
 
 struct conf {
@@ -37,8 +41,9 @@ typedef void conf_report_fn(void *ctx, const char *file, int line, const char *r
 /* Resets c to the compiled-in defaults. */
 void conf_init(struct conf *c);
 void conf_free(struct conf *c);
-/* Reads the file (path NULL: the default path, where a missing file is fine; an explicit path
- * must exist), then applies environment overrides. Returns the number of errors reported. */
+/* Reads the file (path NULL: $SPOOLBOX_CONF, else the default path, where a missing file is
+ * fine; an explicit path or $SPOOLBOX_CONF must exist), then applies environment overrides.
+ * Returns the number of errors reported. */
 int conf_load(struct conf *c, const char *path, conf_report_fn *report, void *ctx);
 /* The parts of conf_load, for tests and the fuzzer. */
 int conf_parse(struct conf *c, const char *file, const char *text, size_t len, conf_report_fn *report, void *ctx);
@@ -47,10 +52,15 @@ int conf_apply_env(struct conf *c, conf_report_fn *report, void *ctx);
 const char *conf_str(const struct conf *c, enum conf_key k);
 long long conf_num(const struct conf *c, enum conf_key k);
 const char *conf_name(enum conf_key k);
+/* Drops k's value: the compiled-in default applies again. */
+void conf_unset(struct conf *c, enum conf_key k);
+/* The compiled-in default of k. */
+const char *conf_default(enum conf_key k);
 enum conf_type conf_type_of(enum conf_key k);
 /* Key by name, or -1. */
 int conf_lookup(const char *name);
-/* 1 when any key came from the environment (a setgid submit drops privilege then). */
+/* 1 when any key came from the environment, or $SPOOLBOX_CONF is set (a setgid submit drops
+ * privilege then). */
 int conf_env_used(const struct conf *c);
 
 /* "1h5m20s", "10s", "3d", "90" (seconds), "0". Returns 0 or -1 (syntax, overflow). */

@@ -9,6 +9,7 @@ CONF(LOG, CT_LIST, "syslog", "where log lines go: syslog, stderr (comma separate
 
 /* --- submit --- */
 CONF(SIZELIMIT, CT_SIZE, "10M", "largest message accepted, 0 = no limit")
+CONF(QUEUE_MINFREE, CT_SIZE, "1M", "free space submit leaves on the spool's file system for pick-up and results (root: half), 0 = none")
 CONF(HOPCOUNT_LIMIT, CT_INT, "50", "more Received: fields than this: bounced 5.4.6 as a mail loop, 0 = no limit")
 CONF(LOCALDOMAINS, CT_LIST, "", "domains delivered locally (default: MYHOSTNAME, localhost)")
 CONF(QUALIFYDOMAIN, CT_STR, "", "domain added to bare addresses (default: MYHOSTNAME)")
@@ -16,6 +17,9 @@ CONF(ALLMAILFROM, CT_STR, "", "forced envelope sender for all mail, overrides -f
 CONF(REWRITE_FROM, CT_STR, "", "From: address given to mail from local users")
 CONF(MAXRCPT_SUBMIT, CT_INT, "10000", "most recipients of one message")
 CONF(SUBMIT_GROUP, CT_STR, "spoolbox", "group a setgid submit writes the spool with (docs/spool.md 8)")
+
+/* --- mailq --- */
+CONF(MAILQ_RESTRICT, CT_BOOL, "no", "yes: only root and members of SUBMIT_GROUP may list the queue")
 
 /* --- scheduler --- */
 CONF(SCHEDULER_CONF, CT_PATH, "/etc/spoolbox/scheduler.conf", "scheduler clause file")
@@ -33,6 +37,7 @@ CONF(FORWARD, CT_BOOL, "yes", "honour ~/.forward")
 CONF(DEFAULT_USER, CT_STR, "nobody", "user for |command and /file aliases of root-owned files")
 CONF(COMMAND_TIMEOUT, CT_INTERVAL, "10m", "time limit of a |command delivery")
 CONF(LOCK_TIMEOUT, CT_INTERVAL, "60s", "how long local waits for a locked mbox before deferring")
+CONF(DELIVERY_TIMEOUT, CT_INTERVAL, "5m", "time limit of a mailbox, Maildir or /file write once locked; the process is killed after LOCK_TIMEOUT plus this")
 
 /* --- smtp --- */
 CONF(SMARTHOST, CT_STR, "", "relay host list; empty = deliver by MX")

@@ -2,6 +2,7 @@
  * the `spoolbox --check` checker. The format and its rules are in creds.h. */
 #include "creds.h"
 #include "secfile.h"
+#include "smarthost.h"
 #include "util.h"
 #include <errno.h>
 #include <stdarg.h>
@@ -79,8 +80,9 @@ static int split(const char *s, size_t len, struct fields *f, const char **why)
 	}
 }
 
-/* HOST or HOST:PORT or [literal] or [literal]:PORT or "*". Splits off the port (0 = none).
- * Returns 0, or -1 when malformed. */
+/* HOST or HOST:PORT or [literal] or [literal]:PORT or "*". Splits off the port (0 = none) and
+ * the brackets (and an "IPv6:" tag): the transport looks an address up without them, as
+ * SMARTHOST=[192.0.2.1] connects to 192.0.2.1. Returns 0, or -1 when malformed. */
 static int split_host(char *h, int *port)
 {
 	char *colon = NULL;
@@ -92,6 +94,18 @@ static int split_host(char *h, int *port)
 		if (rb[1] == ':')
 			colon = rb + 1;
 		else if (rb[1])
+			return -1;
+		size_t skip = str_ncaseeq(h + 1, "IPv6:", 5) ? 6 : 1, n = (size_t)(rb - h) - skip;
+		if (rb[1] == ':') {
+			/* keep ":PORT" after the address for the code below */
+			memmove(h, h + skip, n);
+			memmove(h + n, rb + 1, strlen(rb + 1) + 1);
+			colon = h + n;
+		} else {
+			memmove(h, h + skip, n);
+			h[n] = 0;
+		}
+		if (!n)
 			return -1;
 	} else {
 		colon = strrchr(h, ':');
@@ -147,7 +161,11 @@ int creds_parse(const char *file, const char *text, size_t len, const char *host
                 struct creds *out, conf_report_fn *report, void *ctx)
 {
 	struct fields f; /* reused line by line, wiped at the end */
-	int errors = 0, best = 0, lineno = 0;
+	int errors = 0, best = 0, lineno = 0, ignored;
+	/* the host asked for, in the entries' form: "[192.0.2.1]" is 192.0.2.1 */
+	char want[CREDS_FIELD_MAX];
+	if (host && (str_lcpy(want, host, sizeof want) >= sizeof want || (want[0] == '[' && split_host(want, &ignored) < 0)))
+		host = NULL;
 	size_t pos = 0;
 	while (pos < len) {
 		const char *s = text + pos;
@@ -204,7 +222,7 @@ int creds_parse(const char *file, const char *text, size_t len, const char *host
 			errors++;
 			continue;
 		}
-		int r = host ? rank(ehost, eport, host, port) : 0;
+		int r = host ? rank(ehost, eport, want, port) : 0;
 		if (r > best && out) {
 			best = r;
 			str_lcpy(out->host, ehost, sizeof out->host);
@@ -289,6 +307,19 @@ void creds_wipe(struct creds *c)
 	explicit_bzero(c, sizeof *c);
 }
 
+/* 1 when the HOST field of a line fits none of the smarthost entries. */
+static int unused_line(const char *field, const struct smarthost *sh, size_t n)
+{
+	char h[CREDS_FIELD_MAX];
+	int port;
+	if (str_lcpy(h, field, sizeof h) >= sizeof h || split_host(h, &port) < 0 || strcmp(h, "*") == 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (rank(h, port, sh[i].host, (int)smarthost_port(&sh[i])))
+			return 0;
+	return 1;
+}
+
 /* --check: the file and every token file it names; a missing credentials file is fine. */
 int creds_check(const struct conf *c, conf_report_fn *report, void *ctx)
 {
@@ -304,14 +335,20 @@ int creds_check(const struct conf *c, conf_report_fn *report, void *ctx)
 		conf_reportf(report, ctx, path, 0, "%s", why);
 		return 1;
 	}
-	int errors = 0;
-	if (creds_parse(path, text, len, NULL, 0, NULL, report, ctx) < 0)
-		errors++;
+	int bad = creds_parse(path, text, len, NULL, 0, NULL, report, ctx) < 0, errors = bad;
+	/* with a smarthost every connection goes to one of its entries: a line naming another host
+	 * is a mistake that silently leaves AUTH out (unless an entry is looked up by MX) */
+	struct smarthost *sh = calloc(SMARTHOST_MAX, sizeof *sh);
+	char err[160];
+	int nsh = sh ? smarthost_parse(conf_str(c, CK_SMARTHOST), sh, SMARTHOST_MAX, err, sizeof err) : 0;
+	for (int i = 0; i < nsh; i++)
+		if (sh[i].mx)
+			nsh = 0;
 	/* the token files, each reported at the line that names it */
 	size_t pos = 0;
 	int lineno = 0;
 	struct fields f;
-	while (!errors && pos < len) {
+	while (!bad && pos < len) {
 		const char *s = text + pos;
 		const char *nl = memchr(s, '\n', len - pos);
 		size_t ll = nl ? (size_t)(nl - s) : len - pos;
@@ -320,7 +357,15 @@ int creds_check(const struct conf *c, conf_report_fn *report, void *ctx)
 		const char *w;
 		if (ll && s[ll - 1] == '\r')
 			ll--;
-		if (split(s, ll, &f, &w) < 0 || f.n != 4)
+		if (split(s, ll, &f, &w) < 0 || f.n < 3)
+			continue;
+		if (nsh > 0 && unused_line(f.v[0], sh, (size_t)nsh)) {
+			conf_reportf(report, ctx, path, lineno, "host %.200s matches no SMARTHOST entry (%.200s), so this "
+			             "line is never used; write the host as SMARTHOST does ([address] or name, :port "
+			             "only when it names the same port)", f.v[0], conf_str(c, CK_SMARTHOST));
+			errors++;
+		}
+		if (f.n != 4)
 			continue;
 		char tok[CREDS_TOKEN_MAX + 1];
 		if (read_token(f.v[3], tok, sizeof tok, why, sizeof why) < 0) {
@@ -331,5 +376,6 @@ int creds_check(const struct conf *c, conf_report_fn *report, void *ctx)
 	}
 	explicit_bzero(&f, sizeof f);
 	secfile_free(text, len);
+	free(sh);
 	return errors;
 }

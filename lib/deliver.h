@@ -32,6 +32,7 @@ struct dl_result {
 	char status;          /* DL_OK, DL_DEFER, DL_FAIL */
 	char enh[8];          /* "2.0.0", "4.3.1", ... */
 	char text[400];
+	char died;            /* dl_run_as: the process died or was killed without a result */
 };
 
 void dl_set(struct dl_result *r, char status, const char *enh, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -59,9 +60,11 @@ int dl_become(const struct dl_user *u, long extra_gid);
 
 /* Runs fn(arg, r) in a child process with u's privileges and returns the child's result in r.
  * The child never returns into the caller (it _exits). A child that dies without a result
- * gives a deferral (4.3.0). */
+ * gives a deferral (4.3.0). The child runs as u, so u can stop it (SIGSTOP) or keep it waiting
+ * on a lock: after timeout seconds (> 0) the caller kills it (SIGKILL, which a stopped process
+ * cannot refuse) and defers with 4.3.0 "timed out", so one user never holds the agent. */
 typedef void dl_child_fn(void *arg, struct dl_result *r);
-void dl_run_as(const struct dl_user *u, long extra_gid, dl_child_fn *fn, void *arg, struct dl_result *r);
+void dl_run_as(const struct dl_user *u, long extra_gid, long timeout, dl_child_fn *fn, void *arg, struct dl_result *r);
 
 /* Runs `/bin/sh -c cmd` as u with env (NULL-terminated) in u's home directory, the message on
  * its stdin, at most timeout seconds. Exit 0 → ok; 75 (EX_TEMPFAIL), a signal or the time
@@ -73,6 +76,9 @@ void dl_command(const char *cmd, const struct dl_user *u, char *const env[], con
 /* A value that is safe in a command's environment: bytes outside [A-Za-z0-9!#%+,-./:=@_^~]
  * become '_' (Postfix's command_expansion_filter). */
 void dl_env_clean(char *s);
+
+/* The monotonic clock in milliseconds, for the time limits of deliveries. */
+long long dl_now_ms(void);
 
 /* Closes every descriptor from `from` up (before exec). */
 void dl_close_from(int from);

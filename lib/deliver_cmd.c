@@ -26,13 +26,6 @@ struct cmdio {
 	int timed_out;
 };
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void drain(struct cmdio *c)
 {
 	char buf[4096];
@@ -60,7 +53,7 @@ static void drain(struct cmdio *c)
  * a chatty command cannot block on a full pipe while we block on its stdin. */
 static int wait_io(struct cmdio *c, int want_in)
 {
-	long long left = c->deadline - now_ms();
+	long long left = c->deadline - dl_now_ms();
 	if (left <= 0) {
 		c->timed_out = 1;
 		errno = ETIMEDOUT;
@@ -165,7 +158,7 @@ void dl_command(const char *cmd, const struct dl_user *u, char *const env[], con
 	}
 	close(in[0]);
 	close(out[1]);
-	struct cmdio c = {in[1], out[0], now_ms() + (timeout > 0 ? timeout : 600) * 1000LL, "", 0, 0};
+	struct cmdio c = {in[1], out[0], dl_now_ms() + (timeout > 0 ? timeout : 600) * 1000LL, "", 0, 0};
 	fcntl(c.in, F_SETFL, O_NONBLOCK);
 	fcntl(c.out, F_SETFL, O_NONBLOCK);
 	int rd_fail = 0;
@@ -185,7 +178,7 @@ void dl_command(const char *cmd, const struct dl_user *u, char *const env[], con
 			if (wait_io(&c, 0) < 0 && !c.timed_out)
 				break;
 		} else {
-			if (now_ms() >= c.deadline)
+			if (dl_now_ms() >= c.deadline)
 				c.timed_out = 1;
 			else
 				usleep(5000);

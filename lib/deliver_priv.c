@@ -5,6 +5,7 @@
 #include "util.h"
 #include <errno.h>
 #include <grp.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -42,9 +43,10 @@ int dl_become(const struct dl_user *u, long extra_gid)
 	return 0;
 }
 
-void dl_run_as(const struct dl_user *u, long extra_gid, dl_child_fn *fn, void *arg, struct dl_result *r)
+void dl_run_as(const struct dl_user *u, long extra_gid, long timeout, dl_child_fn *fn, void *arg, struct dl_result *r)
 {
 	int p[2];
+	memset(r, 0, sizeof *r);
 	if (pipe(p) < 0) {
 		dl_set_errno(r, errno, "pipe", "for the delivery process");
 		return;
@@ -78,7 +80,17 @@ void dl_run_as(const struct dl_user *u, long extra_gid, dl_child_fn *fn, void *a
 	close(p[1]);
 	memset(r, 0, sizeof *r);
 	size_t got = 0;
+	long long deadline = dl_now_ms() + (long long)timeout * 1000;
+	int timed_out = 0;
 	while (got < sizeof *r) {
+		long long left = deadline - dl_now_ms();
+		if (timeout > 0 && left <= 0) {
+			timed_out = 1;
+			break;
+		}
+		struct pollfd pf = {p[0], POLLIN, 0};
+		if (timeout > 0 && poll(&pf, 1, left > 60000 ? 60000 : (int)left) == 0)
+			continue;
 		ssize_t n = read(p[0], (char *)r + got, sizeof *r - got);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -88,8 +100,16 @@ void dl_run_as(const struct dl_user *u, long extra_gid, dl_child_fn *fn, void *a
 	}
 	close(p[0]);
 	int st;
+	if (timed_out)
+		kill(pid, SIGKILL); /* also ends a stopped process */
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
+	r->died = 1;
+	if (timed_out) {
+		log_msg(LOG_WARNING, NULL, "delivery process %ld for %s timed out after %lds: killed", (long)pid, u->name, timeout);
+		dl_set(r, DL_DEFER, "4.3.0", "delivery as %s timed out after %lds (process killed)", u->name, timeout);
+		return;
+	}
 	if (got != sizeof *r || (r->status != DL_OK && r->status != DL_DEFER && r->status != DL_FAIL && r->status != DL_CREATE)) {
 		if (WIFSIGNALED(st))
 			dl_set(r, DL_DEFER, "4.3.0", "delivery process for %s killed by signal %d", u->name, WTERMSIG(st));
@@ -98,6 +118,7 @@ void dl_run_as(const struct dl_user *u, long extra_gid, dl_child_fn *fn, void *a
 			       WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 		return;
 	}
+	r->died = 0;
 	r->enh[sizeof r->enh - 1] = 0;
 	r->text[sizeof r->text - 1] = 0;
 }

@@ -311,7 +311,8 @@ static int start(struct enq *e)
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, &old);
 	c->priv ? c->priv(1) : (void)0;
-	int r = spool_writer_begin(c->sp, &e->w, &e->m);
+	int r = spool_room(c->sp, c->minfree, NULL) < 0 ? -1 : spool_writer_begin(c->sp, &e->w, &e->m);
+	e->w.minfree = c->minfree;
 	c->priv ? c->priv(0) : (void)0;
 	e->writing = r == 0;
 	int saved = errno;

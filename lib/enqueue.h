@@ -21,6 +21,7 @@ struct enq_conf {
 	const char *allmailfrom;   /* "" = none */
 	const char *rewrite_from;  /* "" = none */
 	long long sizelimit;       /* 0 = none */
+	long long minfree;         /* QUEUE_MINFREE for this submitter (root: half), 0 = none */
 	unsigned maxrcpt;
 	struct route_conf rc;
 	long uid;

@@ -1,11 +1,13 @@
 /* mbox delivery: dotlock and fcntl lock, From_ line, mboxrd body, fsync, truncate back on any
  * error (see mbox.h; the choices are explained in docs/local.md). */
 #include "mbox.h"
+#include "mbox_journal.h"
 #include "fileio.h"
 #include "log.h"
 #include "util.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,13 +17,6 @@
 #include <unistd.h>
 
 #define LOCK_POLL_US 50000
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 int mbox_from_line(char *out, size_t size, const char *sender, time_t t)
 {
@@ -64,6 +59,13 @@ static int dotlock_stale(const char *lock)
 	long pid = strtol(buf, &end, 10);
 	if (pid > 0 && end != buf && (*end == '\n' || *end == 0) && kill((pid_t)pid, 0) < 0 && errno == ESRCH)
 		return 1;
+	return 0;
+}
+
+static int count_bytes(void *ctx, const void *p, size_t n)
+{
+	(void)p;
+	*(long long *)ctx += (long long)n;
 	return 0;
 }
 
@@ -110,7 +112,7 @@ static int dotlock_take(const char *lock, long long deadline, struct dl_result *
 			}
 			continue;
 		}
-		if (now_ms() >= deadline) {
+		if (dl_now_ms() >= deadline) {
 			dl_set(r, DL_DEFER, "4.2.0", "mailbox locked: %s exists", lock);
 			return -1;
 		}
@@ -128,7 +130,7 @@ static int fcntl_take(int fd, const char *path, long long deadline, struct dl_re
 			dl_set_errno(r, errno, "lock", path);
 			return -1;
 		}
-		if (now_ms() >= deadline) {
+		if (dl_now_ms() >= deadline) {
 			dl_set(r, DL_DEFER, "4.2.0", "mailbox locked: %s (fcntl lock held by another process)", path);
 			return -1;
 		}
@@ -186,11 +188,11 @@ void mbox_deliver(const char *path, const struct dl_msg *m, const struct mbox_op
 		dl_set(r, DL_FAIL, "5.3.5", "mailbox path too long: %s", path);
 		return;
 	}
-	long long deadline = now_ms() + (o->lock_timeout > 0 ? o->lock_timeout : 0) * 1000LL;
+	long long deadline = dl_now_ms() + (o->lock_timeout > 0 ? o->lock_timeout : 0) * 1000LL;
 	int dot = dotlock_take(lock, deadline, r);
 	if (dot < 0)
 		return;
-	int created = 0;
+	int created = 0, rfd = -1;
 	int fd = open_mailbox(path, o, &created, r);
 	if (fd < 0)
 		goto out;
@@ -201,36 +203,50 @@ void mbox_deliver(const char *path, const struct dl_msg *m, const struct mbox_op
 		dl_set_errno(r, errno, "stat", path);
 		goto out;
 	}
-	off_t old = st.st_size;
+	/* the same inode for reading (fd is write-only): by /proc, else by name and compared,
+	 * never blocking on a FIFO swapped in under the name */
+	char proc[64];
+	struct stat rst;
+	snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+	rfd = open(proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (rfd < 0)
+		rfd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (rfd >= 0 && (fstat(rfd, &rst) < 0 || rst.st_dev != st.st_dev || rst.st_ino != st.st_ino)) {
+		close(rfd);
+		rfd = -1;
+	}
+	/* an append that a kill or a power cut left unfinished goes first */
+	off_t old = mbox_journal_recover(o->journal, fd, rfd, &st, path);
+	if (!m) {
+		dl_set(r, DL_OK, "2.0.0", "mailbox %s checked", path);
+		goto out;
+	}
 	/* the previous message must end with a blank line, or our From_ line is not a separator */
 	char sep[4] = "", tail[2] = {'\n', '\n'};
 	if (old > 0) {
-		/* the same inode for reading (fd is write-only): by /proc, else by name and compared,
-		 * never blocking on a FIFO swapped in under the name */
-		char proc[64];
-		struct stat rst;
-		snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
-		int rfd = open(proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-		if (rfd < 0)
-			rfd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-		if (rfd >= 0 && (fstat(rfd, &rst) < 0 || rst.st_dev != st.st_dev || rst.st_ino != st.st_ino)) {
-			close(rfd);
-			rfd = -1;
-		}
 		size_t k = old >= 2 ? 2 : 1;
 		if (rfd < 0 || pread(rfd, tail + 2 - k, k, old - (off_t)k) != (ssize_t)k)
 			tail[0] = tail[1] = '\n';
-		if (rfd >= 0)
-			close(rfd);
 		if (tail[1] != '\n')
 			str_lcpy(sep, "\n\n", sizeof sep);
 		else if (tail[0] != '\n')
 			str_lcpy(sep, "\n", sizeof sep);
 	}
-	char from[100000];
-	mbox_from_line(from, sizeof from, m->sender, m->now);
+	char from[MBOXJ_PREFIX_MAX + 1100];
+	size_t slen = strlen(sep);
+	memcpy(from, sep, slen);
+	mbox_from_line(from + slen, sizeof from - slen, m->sender, m->now);
+	size_t flen = strlen(from);
 	int rd_fail = 0, e = 0;
-	if (dl_write_fd(&fd, sep, strlen(sep)) < 0 || dl_write_fd(&fd, from, strlen(from)) < 0)
+	long long body = 0;
+	/* the length the mailbox will have, for the journal: the copy, counted first */
+	if (o->journal >= 0 && dl_copy(m, count_bytes, &body, DL_MBOXRD, &rd_fail) < 0)
+		e = errno;
+	else if (o->journal >= 0)
+		mbox_journal_begin(o->journal, &st, old, old + (off_t)flen + (off_t)body, from, flen);
+	if (e)
+		;
+	else if (dl_write_fd(&fd, from, flen) < 0)
 		e = errno;
 	else if (dl_copy(m, dl_write_fd, &fd, DL_MBOXRD, &rd_fail) < 0)
 		e = errno;
@@ -242,14 +258,19 @@ void mbox_deliver(const char *path, const struct dl_msg *m, const struct mbox_op
 		/* never leave half a message: cut back to where we started */
 		if (ftruncate(fd, old) < 0 || fsync(fd) < 0)
 			log_msg(LOG_ERR, NULL, "truncate %s back to %lld bytes: %s", path, (long long)old, strerror(errno));
+		else
+			mbox_journal_end(o->journal);
 		if (rd_fail)
 			dl_set(r, DL_DEFER, "4.3.0", "read message file: %s", strerror(e));
 		else
 			dl_set_errno(r, e, "write", path);
 		goto out;
 	}
+	mbox_journal_end(o->journal);
 	dl_set(r, DL_OK, "2.0.0", "delivered to mailbox %s", path);
 out:
+	if (rfd >= 0)
+		close(rfd);
 	if (fd >= 0)
 		close(fd);
 	if (dot > 0)
@@ -276,4 +297,33 @@ void mbox_create(const char *path, uid_t uid, gid_t gid, struct dl_result *r)
 	}
 	close(fd);
 	dl_set(r, DL_OK, "2.0.0", "created");
+}
+
+int mbox_unplant(const char *dir, const char *name, uid_t uid)
+{
+	char path[4200], aside[4300];
+	struct stat d, st, a;
+	if (stat(dir, &d) < 0 || !S_ISDIR(d.st_mode) || !(d.st_mode & S_IWOTH) ||
+	    str_fmt(path, sizeof path, "%s/%s", dir, name) < 0 || lstat(path, &st) < 0)
+		return 0;
+	if (st.st_uid == uid || st.st_uid == 0)
+		return 0; /* hers or the admin's: the ordinary checks refuse what is wrong with it */
+	const char *what = S_ISLNK(st.st_mode) ? "symlink"
+	                   : S_ISREG(st.st_mode) ? (st.st_nlink > 1 ? "hard link" : "file")
+	                   : S_ISDIR(st.st_mode) ? "directory" : "special file";
+	struct passwd *pw = getpwuid(st.st_uid);
+	if (str_fmt(aside, sizeof aside, "%s/.%s.planted.%lld.%ld", dir, name, (long long)time(NULL), (long)getpid()) < 0)
+		return -1;
+	/* rename, not unlink: nothing of hers is destroyed, and the admin has the evidence */
+	if (rename(path, aside) < 0) {
+		log_msg(LOG_ALERT, NULL, "mailbox %s of uid %ld is a %s planted by uid %ld (%s), and moving it aside failed: %s",
+		        path, (long)uid, what, (long)st.st_uid, pw ? pw->pw_name : "?", strerror(errno));
+		return -1;
+	}
+	if (lstat(aside, &a) < 0 || a.st_dev != st.st_dev || a.st_ino != st.st_ino || a.st_uid != st.st_uid)
+		log_msg(LOG_ALERT, NULL, "%s changed while it was moved aside to %s: check both", path, aside);
+	fio_fsync_dir(dir);
+	log_msg(LOG_ALERT, NULL, "mailbox %s of %s was a %s planted by uid %ld (%s): moved aside to %s, delivering into a new mailbox",
+	        path, name, what, (long)st.st_uid, pw ? pw->pw_name : "?", aside);
+	return 1;
 }

@@ -15,12 +15,26 @@
 struct mbox_opts {
 	long lock_timeout;    /* seconds to wait for the locks before deferring */
 	int create;           /* create a missing mailbox (mode 0600) */
+	int journal;          /* the mailbox's append journal (mbox_journal.h), or -1 */
 };
 
+/* Appends m to the mailbox. With a journal, an append cut short by a kill or a power cut is
+ * recoverable: after the locks are held and before anything is written, the journal durably
+ * records the mailbox (device, inode), its length, the length it will have and the first bytes
+ * to be written; it is emptied once the mailbox is fsync'd. Whoever next holds the locks
+ * (another delivery, or m == NULL: recovery only) truncates an append the journal shows
+ * unfinished (the mailbox is longer than it was, shorter than it would have been, and starts
+ * there with the recorded bytes) back to where it started. */
 void mbox_deliver(const char *path, const struct dl_msg *m, const struct mbox_opts *o, struct dl_result *r);
 /* As root: creates an empty mailbox owned by uid:gid, mode 0600, refusing to follow a symlink.
  * EEXIST is success (someone else made it; mbox_deliver checks it). */
 void mbox_create(const char *path, uid_t uid, gid_t gid, struct dl_result *r);
+/* As root, before delivering to the mailbox `name` in dir: in a world-writable dir, an entry
+ * under that name that belongs neither to the recipient (uid) nor to root was planted by another
+ * user (a symlink to capture or bounce the mail, a file of hers to read it): it is renamed aside
+ * to dir/.NAME.planted.TIME.PID, the directory fsync'd, and logged at LOG_ALERT, so the delivery
+ * creates a fresh mailbox. Returns 1 moved, 0 nothing to do, -1 error (logged). */
+int mbox_unplant(const char *dir, const char *name, uid_t uid);
 /* The "From " line of a message: "From SENDER DATE\n" (MAILER-DAEMON for the null sender). */
 int mbox_from_line(char *out, size_t size, const char *sender, time_t t);
 #endif

@@ -32,13 +32,31 @@ int route_is_local(const struct route_conf *rc, const char *domain)
 	return 0;
 }
 
+/* The host field of a local recipient: its user, so that every user is a thread of its own and
+ * the scheduler serialises deliveries per user only (ZMailer's local/USER). Lower case, the
+ * +detail dropped (user+a and user+b are one mailbox), bytes a host field cannot hold as '_',
+ * never starting with '-' (a clause command's $host); "-" when nothing is left. */
+void route_local_host(const char *local, char *out, size_t size)
+{
+	size_t n = 0;
+	for (; *local && *local != '+' && n + 1 < size; local++) {
+		unsigned char c = (unsigned char)*local;
+		out[n++] = c >= 'A' && c <= 'Z' ? (char)(c + 32) : c <= ' ' || c >= 0x7f || c == '/' ? '_' : (char)c;
+	}
+	out[n] = 0;
+	if (n && out[0] == '-')
+		out[0] = '_';
+	if (!n)
+		str_lcpy(out, "-", size);
+}
+
 int route_addr(const struct route_conf *rc, const struct addr *a, struct route *out)
 {
 	memset(out, 0, sizeof *out);
 	/* without local delivery every address leaves by SMTP (a null client) */
 	if (ENABLE_LOCAL && route_is_local(rc, a->domain)) {
 		str_lcpy(out->channel, "local", sizeof out->channel);
-		str_lcpy(out->host, "-", sizeof out->host);
+		route_local_host(a->local, out->host, sizeof out->host);
 		return str_lcpy(out->user, a->local, sizeof out->user) >= sizeof out->user ? -1 : 0;
 	}
 	str_lcpy(out->channel, "smtp", sizeof out->channel);

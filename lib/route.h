@@ -1,6 +1,7 @@
 /* Routing at submission: each recipient address becomes the ZMailer quad's channel, host and
  * user (docs/spool.md 4.1). Local recipients (no domain, or a domain in LOCALDOMAINS) go to
- * channel "local" with host "-" and the local part as user; all others to channel "smtp" with
+ * channel "local" with the user (lower case, without +detail) as host and the local part as user,
+ * so that deliveries are serialised per user only (docs/local.md 10); all others to channel "smtp" with
  * the lower-cased domain as host and the whole address as user. A smarthost changes nothing
  * here: the smtp transport connects to it, while the host field keeps the recipient domain so
  * that per-destination limits, mailq and `sendmail -qR DOMAIN` still see domains
@@ -35,4 +36,6 @@ int route_conf_init(struct route_conf *rc, const char *localdomains, const char 
 int route_is_local(const struct route_conf *rc, const char *domain);
 /* Routes one address (already qualified or not). Returns 0, or -1 when a field does not fit. */
 int route_addr(const struct route_conf *rc, const struct addr *a, struct route *out);
+/* The host field of a local recipient with this local part (always a valid host field). */
+void route_local_host(const char *local, char *out, size_t size);
 #endif

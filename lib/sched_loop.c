@@ -1,7 +1,8 @@
 /* The scheduler's event loop: start-up (pick-up, due index, repair scan), the trigger FIFO and
  * its lines, signals (HUP TERM QUIT ALRM USR1 USR2 CHLD), configuration reload, the state dump,
  * the statistics log, and the one poll() whose timeout is always the earliest known due time. */
-#include "sched.h"
+#include "sched_int.h"
+#include "qctl.h"
 #include "fileio.h"
 #include "log.h"
 #include "sysexits.h"
@@ -75,19 +76,6 @@ static void reopen_logs(struct sched *s)
 	}
 }
 
-void sched_stat(struct sched *s, const struct qmsg *m, const char *state, const struct thread *t)
-{
-	if (s->stats_fd < 0)
-		return;
-	long long made = spool_id_time(m->id);
-	long long dt1 = made >= 0 && m->arrival >= made ? m->arrival - made : 0;
-	char line[600];
-	int n = snprintf(line, sizeof line, "%s %lld %lld %s %s/%s\n", m->id, dt1, s->now - m->arrival, state,
-	                 t ? t->name : "-", t ? t->host : "-");
-	if (n > 0 && n < (int)sizeof line && write(s->stats_fd, line, (size_t)n) < 0)
-		log_msg(LOG_ERR, NULL, "statistics log: %s", strerror(errno));
-}
-
 void sched_dump(struct sched *s)
 {
 	log_msg(LOG_INFO, NULL, "state: %ld messages in memory (queuelo %ld, queuehi %ld), %ld threads, %d TAs; "
@@ -95,7 +83,7 @@ void sched_dump(struct sched *s)
 	        s->count, s->o.queuelo, s->o.queuehi, s->nthreads, s->ntas, s->delivered, s->failed, s->deferred,
 	        s->lost, s->started, s->disk_more ? "has more due" : "read", s->disk_next);
 	static const char *const st[] = {"starting", "busy", "idle", "closing"};
-	for (struct ta *t = s->tas; t; t = t->next)
+	for (struct sta *t = s->tas; t; t = t->next)
 		log_msg(LOG_INFO, NULL, "state: ta %s[%ld] %s, %u outstanding, thread %s/%s", t->argv0, (long)t->pid,
 		        st[t->state], t->nack, t->thr ? t->thr->name : "-", t->thr ? t->thr->host : "-");
 	for (unsigned h = 0; h <= s->tmask; h++)
@@ -121,13 +109,13 @@ static void reload(struct sched *s)
 	st_reresolve(s);
 	schedconf_free(&old);
 	/* idle TAs of the old rings would run old commands */
-	for (struct ta *t = s->tas; t; t = t->next)
-		if (t->state == TA_IDLE && t->ring->stale)
-			ta_close(t);
+	for (struct sta *t = s->tas; t; t = t->next)
+		if (t->state == STA_IDLE && t->ring->stale)
+			sta_close(t);
 	log_msg(LOG_INFO, NULL, "reload: %s read (%zu clauses)", s->conf.file, s->conf.n);
 }
 
-/* Trigger lines (docs/spool.md 10): new mail, Q (run everything), R<domain>. */
+/* Trigger lines (docs/spool.md 10): new mail, Q (run everything), R<domain>, mailq's H U D I. */
 static int read_trigger(struct sched *s)
 {
 	char buf[1024];
@@ -151,7 +139,7 @@ static int read_trigger(struct sched *s)
 			log_msg(LOG_INFO, NULL, "trigger: run the queue for %s", dom);
 			s->runall_at = s->now;
 			sq_scan(s, 1, dom);
-		} else {
+		} else if (!sched_mailq_line(s, p, len)) {
 			newmail = 1;
 		}
 	}
@@ -204,6 +192,7 @@ static void repair_scan(struct sched *s)
 {
 	struct idset c = {NULL, 0, 0, s, 0};
 	spool_due_each(&s->sp, LLONG_MAX / 4, collect_due, &c);
+	qctl_hold_each(&s->sp, collect_due, &c); /* held messages are indexed too (docs/spool.md 12) */
 	if (c.n)
 		qsort(c.ids, c.n, sizeof *c.ids, cmp_id);
 	spool_queue_each(&s->sp, repair_one, &c);
@@ -278,8 +267,8 @@ static int has_ready(struct sched *s)
 static int busy_tas(struct sched *s)
 {
 	int n = 0;
-	for (struct ta *t = s->tas; t; t = t->next)
-		n += t->state == TA_STARTING || t->state == TA_BUSY;
+	for (struct sta *t = s->tas; t; t = t->next)
+		n += t->state == STA_STARTING || t->state == STA_BUSY;
 	return n;
 }
 
@@ -354,7 +343,7 @@ int sched_run(struct sched *s)
 		clock_jump(s);
 		if (s->sig_chld) {
 			s->sig_chld = 0;
-			ta_reap(s);
+			sta_reap(s);
 		}
 		if (s->sig_term) {
 			log_msg(LOG_INFO, NULL, "SIGTERM: exiting; running transport agents finish on their own");
@@ -364,7 +353,7 @@ int sched_run(struct sched *s)
 			log_msg(LOG_INFO, NULL, "SIGQUIT: stopping the transport agents first");
 			s->quitting = 1;
 			quit_deadline = s->now + QUIT_WAIT;
-			ta_close_all(s, 1);
+			sta_close_all(s, 1);
 		}
 		if (s->quitting && (!s->tas || s->now >= quit_deadline))
 			break;
@@ -409,20 +398,20 @@ int sched_run(struct sched *s)
 		                            (s->disk_next && s->now >= s->disk_next && s->now != s->last_scan)))
 			sq_scan(s, 0, NULL);
 		sq_flush(s);
-		ta_expire_idle(s);
-		ta_dispatch(s);
+		sta_expire_idle(s);
+		sta_dispatch(s);
 		sq_flush(s);
 		if (s->o.oneshot && !s->quitting && !s->incoming_more && !s->disk_more && !has_ready(s) && !busy_tas(s) &&
 		    (!s->disk_next || s->disk_next > s->now) && (!s->mem_wake || s->mem_wake > s->now)) {
 			log_msg(LOG_INFO, NULL, "one-shot: nothing is due and no transport agent runs: exiting");
 			s->quitting = 1;
 			quit_deadline = s->now + QUIT_WAIT;
-			ta_close_all(s, 1);
+			sta_close_all(s, 1);
 			if (!s->tas)
 				break;
 		}
 		/* the timeout is the earliest thing known to come due */
-		long long wake = min_t(min_t(s->mem_wake, s->disk_next), ta_next_timer(s));
+		long long wake = min_t(min_t(s->mem_wake, s->disk_next), sta_next_timer(s));
 		wake = min_t(wake, last_pickup + BACKSTOP);
 		if (s->quitting)
 			wake = min_t(wake, quit_deadline);
@@ -433,16 +422,24 @@ int sched_run(struct sched *s)
 		size_t need = 1 + (size_t)s->ntas;
 		if (need > pcap) {
 			struct pollfd *np = realloc(pfd, need * 2 * sizeof *pfd);
-			if (!np) {
-				rc = EX_OSERR;
-				break;
+			if (np) {
+				pfd = np;
+				pcap = need * 2;
+			} else {
+				/* out of memory: the agents that do not fit wait a turn (never an exit) */
+				log_msg(LOG_ERR, NULL, "out of memory for the poll set; %zu of %zu descriptors watched", pcap, need);
+				if (timeout < 0 || timeout > 1000)
+					timeout = 1000;
 			}
-			pfd = np;
-			pcap = need * 2;
+		}
+		if (!pfd) {
+			struct timespec pause = {1, 0};
+			nanosleep(&pause, NULL);
+			continue;
 		}
 		pfd[0] = (struct pollfd){s->trigger_fd, s->quitting ? 0 : POLLIN, 0};
 		size_t n = 1;
-		for (struct ta *t = s->tas; t; t = t->next)
+		for (struct sta *t = s->tas; t && n < pcap; t = t->next)
 			pfd[n++] = (struct pollfd){t->fd, POLLIN, 0};
 		struct timespec ts, *tsp = NULL;
 		if (timeout >= 0) {
@@ -451,7 +448,12 @@ int sched_run(struct sched *s)
 			tsp = &ts;
 		}
 		int r = ppoll(pfd, n, tsp, &orig);
-		if (r < 0 && errno != EINTR) {
+		if (r < 0 && errno == ENOMEM) {
+			/* the kernel's memory: wait a moment and go on */
+			log_msg(LOG_ERR, NULL, "poll: %s", strerror(errno));
+			struct timespec pause = {1, 0};
+			nanosleep(&pause, NULL);
+		} else if (r < 0 && errno != EINTR) {
 			log_msg(LOG_ERR, NULL, "poll: %s", strerror(errno));
 			rc = EX_OSERR;
 			break;
@@ -464,9 +466,9 @@ int sched_run(struct sched *s)
 		for (size_t i = 1; i < n; i++) {
 			if (!pfd[i].revents)
 				continue;
-			for (struct ta *t = s->tas; t; t = t->next)
+			for (struct sta *t = s->tas; t; t = t->next)
 				if (t->fd == pfd[i].fd) {
-					ta_io(s, t);
+					sta_io(s, t);
 					break;
 				}
 		}
@@ -480,16 +482,7 @@ int sched_run(struct sched *s)
 
 void sched_free(struct sched *s)
 {
-	while (s->tas) {
-		struct ta *t = s->tas;
-		s->tas = t->next;
-		close(t->fd);
-		free(t->acks);
-		free(t->key);
-		free(t->argv0);
-		free(t->rbuf);
-		free(t);
-	}
+	sta_free_all(s);
 	/* the messages' thread references go with them; then the threads themselves */
 	for (struct qmsg *m = s->head; m; m = m->next)
 		for (unsigned i = 0; i < m->nrcpt; i++)
@@ -501,28 +494,7 @@ void sched_free(struct sched *s)
 			close(m->fd);
 		free(m);
 	}
-	if (s->thash)
-		for (unsigned h = 0; h <= s->tmask; h++)
-			while (s->thash[h]) {
-				struct thread *t = s->thash[h];
-				s->thash[h] = t->hnext;
-				while (t->head) {
-					struct job *j = t->head;
-					t->head = j->next;
-					free(j);
-				}
-				free(t);
-			}
-	while (s->rings) {
-		struct ring *r = s->rings;
-		s->rings = r->next;
-		free(r);
-	}
-	while (s->chans) {
-		struct chan *c = s->chans;
-		s->chans = c->next;
-		free(c);
-	}
+	st_free_all(s);
 	free(s->hash);
 	free(s->thash);
 	schedconf_free(&s->conf);

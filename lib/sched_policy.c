@@ -1,7 +1,7 @@
 /* The scheduler's decisions that depend only on their arguments: report outcomes, the retries
  * sequence with the seed's random re-entry, retryat, expiry and the TA limits. Kept pure so that
  * unit tests (and a later simulator) can drive them with any clock. */
-#include "sched.h"
+#include "sched_int.h"
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>

@@ -2,15 +2,14 @@
  * per-recipient state, TA reports written to the control file (A record, then the status field)
  * and made durable once per loop turn before anything acts on them, then settling: removal when
  * every recipient is done, the error channel for failures, the due link moved for the rest. */
-#include "sched.h"
+#include "sched_int.h"
+#include "qctl.h"
 #include "fileio.h"
+#include "glob.h"
 #include "log.h"
-#include "ta.h"
 #include "util.h"
 #include <errno.h>
 #include <fcntl.h>
-#include "glob.h"
-#include <sys/socket.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -22,6 +21,7 @@
 #define PICKUP_BATCH 128     /* messages picked up between two directory syncs */
 #define FOREIGN_RECHECK 2    /* seconds between looks at a TA of an earlier scheduler */
 #define BADLOAD_RETRY 3600   /* a control file that cannot be read is looked at again after this */
+#define NOMEM_RETRY 5        /* seconds: a message that did not fit in memory is loaded again */
 
 static unsigned hash_id(const char *id)
 {
@@ -66,13 +66,18 @@ static void ctl_path(struct sched *s, const struct qmsg *m, char *out, size_t si
 		str_lcpy(out, m->id, size);
 }
 
-void sq_touch(struct sched *s, struct qmsg *m)
+/* One line of the statistics log (-l), the seed's new format. */
+static void stat_line(struct sched *s, const struct qmsg *m, const char *state, const struct thread *t)
 {
-	if (!m->in_turn) {
-		m->in_turn = 1;
-		m->dnext = s->turn;
-		s->turn = m;
-	}
+	if (s->stats_fd < 0)
+		return;
+	long long made = spool_id_time(m->id);
+	long long dt1 = made >= 0 && m->arrival >= made ? m->arrival - made : 0;
+	char line[600];
+	int n = snprintf(line, sizeof line, "%s %lld %lld %s %s/%s\n", m->id, dt1, s->now - m->arrival, state,
+	                 t ? t->name : "-", t ? t->host : "-");
+	if (n > 0 && n < (int)sizeof line && write(s->stats_fd, line, (size_t)n) < 0)
+		log_msg(LOG_ERR, NULL, "statistics log: %s", strerror(errno));
 }
 
 /* 1 when every recipient is done and no job points at m: settle() removes it this turn. */
@@ -116,7 +121,7 @@ static int msg_open(struct sched *s, struct qmsg *m)
 		return -1;
 	}
 	s->turn_fds++;
-	sq_touch(s, m);
+	sched_touch(s, m);
 	return m->fd;
 }
 
@@ -302,14 +307,14 @@ static void apply_result(struct sched *s, struct qmsg *m, unsigned i, const char
 	case RT_DELIVERED:
 		s->delivered++;
 		log_msg(LOG_INFO, m->id, "rcpt %u %s %s: %s %s %s", i, fin, where, status, enh && *enh ? enh : "-", text);
-		sched_stat(s, m, "ok", thr);
+		stat_line(s, m, "ok", thr);
 		rcpt_done(s, r);
 		break;
 	case RT_FAILED:
 		s->failed++;
 		log_msg(LOG_NOTICE, m->id, "rcpt %u %s %s: %s %s %s", i, fin, where, expired ? "expired" : status,
 		        expired ? "4.4.7" : (enh && *enh ? enh : "-"), text);
-		sched_stat(s, m, expired ? "expiry" : "error", thr);
+		stat_line(s, m, expired ? "expiry" : "error", thr);
 		break;
 	default:
 		s->deferred++;
@@ -317,30 +322,20 @@ static void apply_result(struct sched *s, struct qmsg *m, unsigned i, const char
 		        enh && *enh ? enh : "-", text, next - s->now);
 		break;
 	}
-	sq_touch(s, m);
+	sched_touch(s, m);
 }
 
-void sq_report(struct sched *s, struct ta *t, const char *line, size_t len)
+void sq_result(struct sched *s, long pid, const char *who, const struct sta_report *rl)
 {
-	struct ta_report_line *rl = malloc(sizeof *rl);
-	if (!rl)
-		return;
-	if (ta_report_parse(line, len, rl) < 0) {
-		log_msg(LOG_INFO, NULL, "%s[%ld]: %.*s", t->argv0, (long)t->pid, (int)(len > 512 ? 512 : len), line);
-		free(rl);
-		return;
-	}
 	struct qmsg *m = sq_find(s, rl->id);
 	int i = m ? rcpt_by_off(m, rl->offset) : -1;
-	if (i < 0 || m->r[i].tag != RT_TRANSIT || m->r[i].pid != t->pid || !(m->r[i].flags & RF_OURS)) {
-		log_msg(LOG_WARNING, rl->id, "%s[%ld] reported on %s/%lld, which it was not given; ignored", t->argv0,
-		        (long)t->pid, rl->id, rl->offset);
-		free(rl);
+	if (i < 0 || m->r[i].tag != RT_TRANSIT || m->r[i].pid != pid || !(m->r[i].flags & RF_OURS)) {
+		log_msg(LOG_WARNING, rl->id, "%s[%ld] reported on %s/%lld, which it was not given; ignored", who, pid,
+		        rl->id, rl->offset);
 		return;
 	}
 	apply_result(s, m, (unsigned)i, rl->status, rl->action, rl->enh, rl->remote,
 	             rl->diag[0] ? rl->diag : rl->message, rl->message, rl->final);
-	free(rl);
 }
 
 /* A recipient that was T and has no result: "lost", then back to Q (or F in the error phase). */
@@ -355,24 +350,34 @@ static void lose(struct sched *s, struct qmsg *m, unsigned i, const char *why)
 	apply_result(s, m, i, "lost", "delayed", "4.0.0", NULL, why, why, NULL);
 }
 
-void sq_job_done(struct sched *s, struct ta *t, struct qmsg *m, uint16_t seq)
+void sq_job_done(struct sched *s, struct qmsg *m, uint16_t seq, long pid, const char *who)
 {
 	char why[160];
-	snprintf(why, sizeof why, "transport agent %s[%ld] ended the job without a report", t->argv0, (long)t->pid);
+	snprintf(why, sizeof why, "transport agent %s[%ld] ended the job without a report", who, pid);
 	for (unsigned i = 0; i < m->nrcpt; i++) {
 		struct qrcpt *r = &m->r[i];
-		if (r->tag == RT_TRANSIT && (r->flags & RF_OURS) && r->pid == t->pid && r->jobseq == seq)
+		if (r->tag == RT_TRANSIT && (r->flags & RF_OURS) && r->pid == pid && r->jobseq == seq)
 			lose(s, m, i, why);
 	}
 	m->jobs--;
-	sq_touch(s, m);
+	sched_touch(s, m);
 }
 
-int sq_handout(struct sched *s, struct ta *t, struct job *j)
+int sq_claim(struct sched *s, struct thread *thr, struct qmsg *m, long pid, uint16_t seq)
 {
-	struct qmsg *m = j->m;
-	struct thread *thr = t->thr;
 	unsigned n = 0;
+	if (m->ctl) {
+		/* held or deleted by mailq since this job was queued: it does not go out */
+		for (unsigned i = 0; i < m->nrcpt; i++)
+			if (m->r[i].thr == thr)
+				m->r[i].flags &= (unsigned char)~RF_QUEUED;
+		m->jobs--;
+		sched_touch(s, m);
+		/* the agent that popped this job has nothing: the next tick gives it other work */
+		if (!s->mem_wake || s->mem_wake > s->now)
+			s->mem_wake = s->now;
+		return -1;
+	}
 	for (unsigned i = 0; i < m->nrcpt; i++) {
 		const struct qrcpt *r = &m->r[i];
 		if (r->thr != thr)
@@ -385,10 +390,9 @@ int sq_handout(struct sched *s, struct ta *t, struct job *j)
 	}
 	if (n == 0) {
 		m->jobs--;
-		sq_touch(s, m);
+		sched_touch(s, m);
 		return -1;
 	}
-	uint16_t seq = ++t->seq;
 	unsigned char was_dirty = m->dirty;
 	n = 0;
 	for (unsigned i = 0; i < m->nrcpt; i++) {
@@ -399,7 +403,7 @@ int sq_handout(struct sched *s, struct ta *t, struct job *j)
 		long long oldnext = r->next;
 		r->flags &= ~RF_QUEUED;
 		r->tag = RT_TRANSIT;
-		r->pid = t->pid;
+		r->pid = pid;
 		r->next = s->now;
 		r->jobseq = seq;
 		if (write_status(s, m, i) < 0) {
@@ -414,37 +418,16 @@ int sq_handout(struct sched *s, struct ta *t, struct job *j)
 	m->dirty = was_dirty;
 	if (n == 0) {
 		m->jobs--;
-		sq_touch(s, m);
+		sched_touch(s, m);
 		return -1;
 	}
-	char line[SPOOL_ID_MAX + 300];
-	int len = snprintf(line, sizeof line, "%s\t%s\n", m->id, thr->host);
-	/* the ack is queued even when the write fails: closing the TA then loses these properly */
-	if (t->nack == t->ackcap) {
-		unsigned cap = t->ackcap ? t->ackcap * 2 : 8;
-		struct ta_ack *a = malloc(cap * sizeof *a);
-		if (!a)
-			return -2;
-		for (unsigned k = 0; k < t->nack; k++)
-			a[k] = t->acks[(t->ackhead + k) % t->ackcap];
-		free(t->acks);
-		t->acks = a;
-		t->ackhead = 0;
-		t->ackcap = cap;
-	}
-	t->acks[(t->ackhead + t->nack++) % t->ackcap] = (struct ta_ack){m, seq};
-	if (len < 0 || (size_t)len >= sizeof line || send(t->fd, line, (size_t)len, MSG_DONTWAIT | MSG_NOSIGNAL) != len) {
-		log_msg(LOG_ERR, m->id, "writing the job to %s[%ld]: %s", t->argv0, (long)t->pid, strerror(errno));
-		return -2;
-	}
-	log_msg(LOG_DEBUG, m->id, "%u rcpt to %s[%ld] for %s/%s", n, t->argv0, (long)t->pid, thr->name, thr->host);
-	return 1;
+	return (int)n;
 }
 
 /* Queues recipient i into its thread's ready list (joining the message's job there, if it is the
  * newest one), or, when no clause with a command matches its channel, records that as a
  * deferral so the message does not wait silently. */
-static void enqueue(struct sched *s, struct qmsg *m, unsigned i)
+static int enqueue(struct sched *s, struct qmsg *m, unsigned i)
 {
 	struct qrcpt *r = &m->r[i];
 	struct thread *thr = r->thr;
@@ -452,11 +435,12 @@ static void enqueue(struct sched *s, struct qmsg *m, unsigned i)
 		char why[400];
 		snprintf(why, sizeof why, "no scheduler.conf clause with a command matches %s/%s", thr->name, thr->host);
 		apply_result(s, m, i, "deferred", "delayed", "4.3.5", NULL, why, why, NULL);
-		return;
+		return 0;
 	}
+	if (!(thr->tail && thr->tail->m == m) && st_enqueue(s, thr, m) < 0)
+		return -1; /* out of memory: it stays waiting, and the timer looks again */
 	r->flags |= RF_QUEUED;
-	if (!(thr->tail && thr->tail->m == m))
-		st_enqueue(s, thr, m);
+	return 0;
 }
 
 static int only_ok(struct sched *s, const struct thread *t)
@@ -473,6 +457,12 @@ void sq_activate(struct sched *s, struct qmsg *m)
 	long long now = s->now, wake = 0;
 	unsigned transit = 0, waiting = 0;
 	int held = 0;
+	if (m->ctl) {
+		/* mailq asked to hold or delete it: nothing more is queued for delivery */
+		m->held = 1;
+		m->wake = 0;
+		return;
+	}
 #define WAKE(t) do { if (!wake || (t) < wake) wake = (t); } while (0)
 	for (unsigned i = 0; i < m->nrcpt; i++) {
 		struct qrcpt *r = &m->r[i];
@@ -505,7 +495,8 @@ void sq_activate(struct sched *s, struct qmsg *m)
 			WAKE(now + 3600);
 			continue;
 		}
-		enqueue(s, m, i);
+		if (enqueue(s, m, i) < 0)
+			WAKE(now + 1);
 		if (r->tag == RT_DEFERRED && r->next > now)
 			WAKE(r->next);
 	}
@@ -543,7 +534,8 @@ void sq_activate(struct sched *s, struct qmsg *m)
 				WAKE(now + 3600);
 				continue;
 			}
-			enqueue(s, m, i);
+			if (enqueue(s, m, i) < 0)
+				WAKE(now + 1);
 		}
 	}
 #undef WAKE
@@ -573,6 +565,19 @@ static void settle(struct sched *s, struct qmsg *m)
 	sq_activate(s, m);
 	if (m->jobs || transit)
 		return;
+	if (m->ctl && m->fd < 0) {
+		/* mailq's hold or delete, now that nothing of the message is out (docs/spool.md 12) */
+		enum qctl_action a = (enum qctl_action)(m->ctl - 1);
+		m->ctl = 0;
+		if (qctl_apply_at(&s->sp, a, m->id, m->due, s->now) < 0) {
+			log_msg(LOG_ERR, m->id, "%s asked by mailq failed: it stays queued", qctl_name(a));
+			sched_touch(s, m);
+			return;
+		}
+		log_msg(LOG_NOTICE, m->id, "%s, as mailq asked", a == QA_HOLD ? "held" : "deleted");
+		msg_free(s, m);
+		return;
+	}
 	/* nothing ready now: the due link moves to the earliest next attempt */
 	long long due = m->wake;
 	if (!due || m->held)
@@ -680,7 +685,7 @@ void sq_timer_pass(struct sched *s)
 				lose(s, m, i, why);
 			}
 		}
-		sq_touch(s, m);
+		sched_touch(s, m);
 	}
 }
 
@@ -711,18 +716,33 @@ static int msg_file_present(struct sched *s, const char *id)
 	return -1;
 }
 
-static int load(struct sched *s, const char *id, long long due, int fresh)
+static int load_msg(struct sched *s, const char *id, long long due, struct spool_msg *smp, int fd);
+
+/* A message that could not be loaded now: its due link moves `secs` ahead, and the due index is
+ * read again then. */
+static void look_later(struct sched *s, const char *id, long long due, long long secs)
+{
+	if (due > 0 && spool_due_move(&s->sp, id, due, s->now + secs) == 0 &&
+	    (!s->disk_next || s->now + secs < s->disk_next))
+		s->disk_next = s->now + secs;
+}
+
+/* Loads message id into memory. given != NULL: its envelope as pick-up just wrote it (taken
+ * over, the control file is not read back); else the control file is read. */
+static int load(struct sched *s, const char *id, long long due, struct spool_msg *given)
 {
 	struct spool_msg sm;
 	int fd = -1;
 	char err[256];
+	if (given) {
+		sm = *given;
+		memset(given, 0, sizeof *given);
+		return load_msg(s, id, due, &sm, fd);
+	}
 	memset(&sm, 0, sizeof sm);
-	if (!fresh && msg_file_present(s, id) < 0) {
-		if (!s->incoming_more && due > 0) {
-			spool_due_move(&s->sp, id, due, s->now + BADLOAD_RETRY);
-			if (!s->disk_next || s->now + BADLOAD_RETRY < s->disk_next)
-				s->disk_next = s->now + BADLOAD_RETRY;
-		}
+	if (msg_file_present(s, id) < 0) {
+		if (!s->incoming_more)
+			look_later(s, id, due, BADLOAD_RETRY);
 		return -1;
 	}
 	int lr = spool_ctl_load(&s->sp, id, 0, &sm, &fd, err, sizeof err);
@@ -737,24 +757,31 @@ static int load(struct sched *s, const char *id, long long due, int fresh)
 	}
 	if (lr < 0) {
 		log_msg(LOG_ERR, id, "cannot load the control file: %s; looked at again in %ds", err, BADLOAD_RETRY);
-		if (due > 0)
-			spool_due_move(&s->sp, id, due, s->now + BADLOAD_RETRY);
-		if (!s->disk_next || s->now + BADLOAD_RETRY < s->disk_next)
-			s->disk_next = s->now + BADLOAD_RETRY;
+		look_later(s, id, due, BADLOAD_RETRY);
 		return -1;
 	}
+	return load_msg(s, id, due, &sm, fd);
+}
+
+/* The in-memory message from its parsed control file sm (freed here, and fd closed). */
+static int load_msg(struct sched *s, const char *id, long long due, struct spool_msg *smp, int fd)
+{
+	struct spool_msg sm = *smp;
 	if (sm.nrcpt == 0 || sm.nrcpt > SPOOL_RCPT_MAX) {
 		log_msg(LOG_ERR, id, "control file with %zu recipients; looked at again in %ds", sm.nrcpt, BADLOAD_RETRY);
 		spool_msg_free(&sm);
-		close(fd);
-		if (due > 0)
-			spool_due_move(&s->sp, id, due, s->now + BADLOAD_RETRY);
+		if (fd >= 0)
+			close(fd);
+		look_later(s, id, due, BADLOAD_RETRY);
 		return -1;
 	}
 	struct qmsg *m = calloc(1, sizeof *m + sm.nrcpt * sizeof m->r[0]);
 	if (!m) {
+		log_msg(LOG_ERR, id, "out of memory loading the message; looked at again in %ds", NOMEM_RETRY);
 		spool_msg_free(&sm);
-		close(fd);
+		if (fd >= 0)
+			close(fd);
+		look_later(s, id, due, NOMEM_RETRY);
 		return -1;
 	}
 	str_lcpy(m->id, id, sizeof m->id);
@@ -778,13 +805,12 @@ static int load(struct sched *s, const char *id, long long due, int fresh)
 			continue;
 		m->r[i].thr = st_get(s, sr->channel, sr->host, 0);
 		if (!m->r[i].thr) {
-			log_msg(LOG_ERR, id, "out of memory loading the message; looked at again in 60s");
+			log_msg(LOG_ERR, id, "out of memory loading the message; looked at again in %ds", NOMEM_RETRY);
 			spool_msg_free(&sm);
-			close(fd);
+			if (fd >= 0)
+				close(fd);
 			msg_free(s, m);
-			if (due > 0 && spool_due_move(&s->sp, id, due, s->now + 60) == 0 &&
-			    (!s->disk_next || s->now + 60 < s->disk_next))
-				s->disk_next = s->now + 60;
+			look_later(s, id, due, NOMEM_RETRY);
 			return -1;
 		}
 	}
@@ -842,20 +868,21 @@ static int load(struct sched *s, const char *id, long long due, int fresh)
 				r->tag = RT_FAILED;
 				r->next = s->now;
 				write_status(s, m, i);
-				sched_stat(s, m, "expiry", r->thr);
+				stat_line(s, m, "expiry", r->thr);
 				log_msg(LOG_NOTICE, m->id, "rcpt %u %s/%s: %s", i, r->thr->name, r->thr->host, why);
 			}
 		}
 	}
 	spool_msg_free(&sm);
-	close(fd);
-	sq_touch(s, m);
+	if (fd >= 0)
+		close(fd);
+	sched_touch(s, m);
 	return 0;
 }
 
 int sq_load(struct sched *s, const char *id, long long due)
 {
-	return load(s, id, due, 0);
+	return load(s, id, due, NULL);
 }
 
 struct pick {
@@ -885,12 +912,16 @@ int sq_pickup(struct sched *s)
 	if (!p.ids || !p.arrival) {
 		free(p.ids);
 		free(p.arrival);
+		log_msg(LOG_ERR, NULL, "out of memory picking up new mail; tried again later");
 		return -1;
 	}
+	/* the parsed envelopes go straight to load (issue 9 point 7); without memory for them,
+	 * load reads the control files instead */
+	struct spool_msg *env = calloc(p.cap, sizeof *env);
 	spool_incoming_each(&s->sp, pick_one, &p);
 	unsigned ok = 0;
 	for (unsigned i = 0; i < p.n; i++) {
-		if (spool_pickup_prepare(&s->sp, p.ids[i], &p.arrival[i]) < 0)
+		if (spool_pickup_prepare(&s->sp, p.ids[i], &p.arrival[i], env ? &env[i] : NULL) < 0)
 			p.ids[i][0] = 0;
 	}
 	spool_sync_dirty(&s->sp);
@@ -903,13 +934,16 @@ int sq_pickup(struct sched *s)
 			continue;
 		ok++;
 		log_msg(LOG_INFO, p.ids[i], "picked up");
-		if (s->count < s->o.queuehi && !sq_find(s, p.ids[i])) {
-			load(s, p.ids[i], p.arrival[i], 1);
-		} else {
+		if (s->count < s->o.queuehi && !sq_find(s, p.ids[i]))
+			load(s, p.ids[i], p.arrival[i], env ? &env[i] : NULL);
+		else
 			s->disk_more = 1;
-		}
 	}
 	s->incoming_more = p.n == p.cap && ok > 0;
+	if (env)
+		for (unsigned i = 0; i < p.n; i++)
+			spool_msg_free(&env[i]);
+	free(env);
 	free(p.ids);
 	free(p.arrival);
 	return (int)ok;
@@ -940,7 +974,7 @@ void sq_run_all(struct sched *s, const char *domain)
 			hit = 1;
 		}
 		if (hit)
-			sq_touch(s, m);
+			sched_touch(s, m);
 	}
 }
 

@@ -1,7 +1,7 @@
 /* Transport-agent processes: started from a clause's command (our own binary under the applet's
  * name, or an absolute path), one socket each as stdin and stdout, the seed's #hungry protocol,
  * overfeed, the idle pool with idlemax, and the maxta/maxchannel/maxring/maxthr limits. */
-#include "sched.h"
+#include "sched_int.h"
 #include "log.h"
 #include "util.h"
 #include <errno.h>
@@ -16,9 +16,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define TA_RBUF 8192   /* a report line is at most ~3 KiB (docs/spool.md limits) */
+#define STA_RBUF 8192   /* a report line is at most ~3 KiB (docs/spool.md limits) */
 #define KEY_MAX (SC_VALUE_MAX * 2 + 160)
-#define TA_START_MAX 60 /* seconds a new TA has to say its first #hungry */
+#define STA_START_MAX 60 /* seconds a new TA has to say its first #hungry */
 
 static int thread_key(struct sched *s, const struct thread *t, char *key, size_t size, char *argvbuf, size_t asize,
                       char **argv, char **env)
@@ -79,7 +79,7 @@ static int drop_to(const char *user, const char *group)
 	return 0;
 }
 
-static struct ta *ta_spawn(struct sched *s, struct thread *thr)
+static struct sta *sta_spawn(struct sched *s, struct thread *thr)
 {
 	char key[KEY_MAX], abuf[SC_VALUE_MAX * 2 + 512];
 	char *argv[SC_ARGV_MAX + 1], *env[SC_ARGV_MAX + 1];
@@ -93,11 +93,20 @@ static struct ta *ta_spawn(struct sched *s, struct thread *thr)
 		log_msg(LOG_ERR, NULL, "socketpair for %s: %s", argv[0], strerror(errno));
 		return NULL;
 	}
-	struct ta *t = calloc(1, sizeof *t);
-	char *rbuf = malloc(TA_RBUF);
-	if (!t || !rbuf) {
+	/* everything the parent needs, before the fork: out of memory is a start that failed, and
+	 * the thread's work is tried again later (staff blocks it), never an exit */
+	const char *base = strrchr(argv[0], '/');
+	struct sta *t = calloc(1, sizeof *t);
+	char *rbuf = malloc(STA_RBUF);
+	char *tkey = strdup(key), *targv0 = strdup(base ? base + 1 : argv[0]);
+	struct sta_ack *acks = malloc(8 * sizeof *acks);
+	if (!t || !rbuf || !tkey || !targv0 || !acks) {
+		log_msg(LOG_ERR, NULL, "out of memory starting %s for %s/%s", argv[0], thr->name, thr->host);
 		free(t);
 		free(rbuf);
+		free(tkey);
+		free(targv0);
+		free(acks);
 		close(sv[0]);
 		close(sv[1]);
 		return NULL;
@@ -107,6 +116,9 @@ static struct ta *ta_spawn(struct sched *s, struct thread *thr)
 		log_msg(LOG_ERR, NULL, "fork for %s: %s", argv[0], strerror(errno));
 		free(t);
 		free(rbuf);
+		free(tkey);
+		free(targv0);
+		free(acks);
 		close(sv[0]);
 		close(sv[1]);
 		return NULL;
@@ -138,20 +150,18 @@ static struct ta *ta_spawn(struct sched *s, struct thread *thr)
 	}
 	close(sv[1]);
 	fcntl(sv[0], F_SETFL, fcntl(sv[0], F_GETFL) | O_NONBLOCK);
-	const char *base = strrchr(argv[0], '/');
 	t->pid = pid;
 	t->fd = sv[0];
-	t->state = TA_STARTING;
+	t->state = STA_STARTING;
 	t->ring = thr->ring;
-	t->key = xstrdup(key);
-	t->argv0 = xstrdup(base ? base + 1 : argv[0]);
+	t->key = tkey;
+	t->argv0 = targv0;
 	t->since = s->now;
 	t->idlemax = sched_idlemax(&thr->p);
 	t->rbuf = rbuf;
-	t->acks = malloc(8 * sizeof *t->acks);
-	t->ackcap = t->acks ? 8 : 0;
-	if (t->acks)
-		t->acks[t->nack++] = (struct ta_ack){NULL, 0}; /* its first #hungry */
+	t->acks = acks;
+	t->ackcap = 8;
+	t->acks[t->nack++] = (struct sta_ack){NULL, 0}; /* its first #hungry */
 	t->next = s->tas;
 	s->tas = t;
 	s->ntas++;
@@ -161,7 +171,7 @@ static struct ta *ta_spawn(struct sched *s, struct thread *thr)
 	return t;
 }
 
-static void attach(struct ta *t, struct thread *thr)
+static void attach(struct sta *t, struct thread *thr)
 {
 	t->thr = thr;
 	t->streak = 0;
@@ -170,7 +180,7 @@ static void attach(struct ta *t, struct thread *thr)
 	thr->refs++;
 }
 
-static void detach(struct sched *s, struct ta *t)
+static void detach(struct sched *s, struct sta *t)
 {
 	struct thread *thr = t->thr;
 	if (!thr)
@@ -181,35 +191,8 @@ static void detach(struct sched *s, struct ta *t)
 	st_put(s, thr);
 }
 
-/* Ends a TA: its outstanding jobs lose their recipients (back to the queue), it leaves every
- * count, and its process is reaped by SIGCHLD. */
-static void ta_gone(struct sched *s, struct ta *t, const char *why)
+static void sta_free(struct sta *t)
 {
-	struct thread *thr = t->thr;
-	int never_started = t->state == TA_STARTING;
-	if (never_started || (why && t->nack > 0))
-		log_msg(never_started ? LOG_ERR : LOG_WARNING, NULL, "%s[%ld] %s%s", t->argv0, (long)t->pid,
-		        never_started ? "could not be started: " : "", why ? why : "ended");
-	while (t->nack) {
-		struct ta_ack a = t->acks[t->ackhead];
-		t->ackhead = (t->ackhead + 1) % t->ackcap;
-		t->nack--;
-		if (a.m)
-			sq_job_done(s, t, a.m, a.seq);
-	}
-	if (never_started && thr) {
-		long long retry = s->now + (thr->p.interval > 0 ? thr->p.interval : 60);
-		log_msg(LOG_ERR, NULL, "%s/%s: its work stays queued; the transport agent is tried again in %llds",
-		        thr->name, thr->host, retry - s->now);
-		st_block(s, thr, retry);
-	}
-	detach(s, t);
-	struct ta **pp = &s->tas;
-	while (*pp != t)
-		pp = &(*pp)->next;
-	*pp = t->next;
-	s->ntas--;
-	t->ring->tas--;
 	close(t->fd);
 	free(t->acks);
 	free(t->key);
@@ -218,53 +201,127 @@ static void ta_gone(struct sched *s, struct ta *t, const char *why)
 	free(t);
 }
 
-void ta_close(struct ta *t)
+/* Ends a TA: its outstanding jobs lose their recipients (back to the queue), it leaves every
+ * count, and its process is reaped by SIGCHLD. */
+static void sta_gone(struct sched *s, struct sta *t, const char *why)
 {
-	if (t->state == TA_CLOSING)
-		return;
-	shutdown(t->fd, SHUT_WR);
-	t->state = TA_CLOSING;
+	struct thread *thr = t->thr;
+	int never_started = t->state == STA_STARTING;
+	if (never_started || (why && t->nack > 0))
+		log_msg(never_started ? LOG_ERR : LOG_WARNING, NULL, "%s[%ld] %s%s", t->argv0, (long)t->pid,
+		        never_started ? "could not be started: " : "", why ? why : "ended");
+	while (t->nack) {
+		struct sta_ack a = t->acks[t->ackhead];
+		t->ackhead = (t->ackhead + 1) % t->ackcap;
+		t->nack--;
+		if (a.m)
+			sq_job_done(s, a.m, a.seq, (long)t->pid, t->argv0);
+	}
+	if (never_started && thr) {
+		long long retry = s->now + (thr->p.interval > 0 ? thr->p.interval : 60);
+		log_msg(LOG_ERR, NULL, "%s/%s: its work stays queued; the transport agent is tried again in %llds",
+		        thr->name, thr->host, retry - s->now);
+		st_block(s, thr, retry);
+	}
+	detach(s, t);
+	struct sta **pp = &s->tas;
+	while (*pp != t)
+		pp = &(*pp)->next;
+	*pp = t->next;
+	s->ntas--;
+	t->ring->tas--;
+	sta_free(t);
 }
 
-static void send_idle(struct sched *s, struct ta *t)
+void sta_close(struct sta *t)
+{
+	if (t->state == STA_CLOSING)
+		return;
+	shutdown(t->fd, SHUT_WR);
+	t->state = STA_CLOSING;
+}
+
+static void send_idle(struct sched *s, struct sta *t)
 {
 	detach(s, t);
 	if (t->nack == t->ackcap) {
-		ta_close(t);
+		sta_close(t);
 		return;
 	}
 	if (send(t->fd, "#idle\n", 6, MSG_DONTWAIT | MSG_NOSIGNAL) != 6) {
-		ta_close(t);
+		sta_close(t);
 		return;
 	}
-	t->acks[(t->ackhead + t->nack++) % t->ackcap] = (struct ta_ack){NULL, 0};
-	t->state = TA_IDLE;
+	t->acks[(t->ackhead + t->nack++) % t->ackcap] = (struct sta_ack){NULL, 0};
+	t->state = STA_IDLE;
 	t->since = s->now;
 }
 
-static struct thread *starving(struct sched *s, struct ta *t);
+/* Room for one more ack (the FIFO doubles). -1: out of memory. */
+static int ack_room(struct sta *t)
+{
+	if (t->nack < t->ackcap)
+		return 0;
+	unsigned cap = t->ackcap ? t->ackcap * 2 : 8;
+	struct sta_ack *a = malloc(cap * sizeof *a);
+	if (!a)
+		return -1;
+	for (unsigned k = 0; k < t->nack; k++)
+		a[k] = t->acks[(t->ackhead + k) % t->ackcap];
+	free(t->acks);
+	t->acks = a;
+	t->ackhead = 0;
+	t->ackcap = cap;
+	return 0;
+}
+
+int sta_handout(struct sched *s, struct sta *t, struct job *j)
+{
+	struct qmsg *m = j->m;
+	struct thread *thr = t->thr;
+	/* the ack's place first: claimed recipients without one could never be answered */
+	if (ack_room(t) < 0)
+		return 0;
+	uint16_t seq = (uint16_t)(t->seq + 1);
+	int n = sq_claim(s, thr, m, (long)t->pid, seq);
+	if (n <= 0)
+		return n;
+	t->seq = seq;
+	/* the ack is queued even when the write fails: closing the TA then loses these properly */
+	t->acks[(t->ackhead + t->nack++) % t->ackcap] = (struct sta_ack){m, seq};
+	char line[SPOOL_ID_MAX + 300];
+	int len = snprintf(line, sizeof line, "%s\t%s\n", m->id, thr->host);
+	if (len < 0 || (size_t)len >= sizeof line || send(t->fd, line, (size_t)len, MSG_DONTWAIT | MSG_NOSIGNAL) != len) {
+		log_msg(LOG_ERR, m->id, "writing the job to %s[%ld]: %s", t->argv0, (long)t->pid, strerror(errno));
+		return -2;
+	}
+	log_msg(LOG_DEBUG, m->id, "%d rcpt to %s[%ld] for %s/%s", n, t->argv0, (long)t->pid, thr->name, thr->host);
+	return 1;
+}
+
+static struct thread *starving(struct sched *s, struct sta *t);
 
 /* Gives a TA of thread thr jobs up to overfeed. A TA stays with its thread while it has jobs
  * (Courier's most-recently-used preference: a cached connection is reused), but after overfeed
  * jobs in a row it stops taking more while another thread of its ring waits with no TA at all
  * (Courier's anti-starvation rule). */
-static void feed(struct sched *s, struct ta *t)
+static void feed(struct sched *s, struct sta *t)
 {
 	struct thread *thr = t->thr;
 	int limit = thr->p.overfeed > 0 ? thr->p.overfeed : 1;
 	unsigned tries = thr->nready;
-	while (thr->nready && tries-- > 0 && (int)t->nack < limit && t->state == TA_BUSY) {
+	while (thr->nready && tries-- > 0 && (int)t->nack < limit && t->state == STA_BUSY) {
 		if (t->streak >= (unsigned)limit && starving(s, t))
 			return;
 		struct job *j = st_pop(thr);
-		int r = sq_handout(s, t, j);
+		int r = sta_handout(s, t, j);
 		if (r == 0) {
 			st_push_back(thr, j); /* an earlier job of this message is still out */
 			continue;
 		}
 		free(j);
 		if (r == -2) {
-			ta_close(t);
+			sta_close(t);
 			return;
 		}
 		if (r == 1)
@@ -278,30 +335,30 @@ static int count_ring_tas(const struct ring *r)
 }
 
 /* An idle TA (or one to be closed to make room) for thread thr. */
-static struct ta *find_idle(struct sched *s, struct thread *thr, const char *key)
+static struct sta *find_idle(struct sched *s, struct thread *thr, const char *key)
 {
-	for (struct ta *t = s->tas; t; t = t->next)
-		if (t->state == TA_IDLE && t->ring == thr->ring && !strcmp(t->key, key))
+	for (struct sta *t = s->tas; t; t = t->next)
+		if (t->state == STA_IDLE && t->ring == thr->ring && !strcmp(t->key, key))
 			return t;
 	return NULL;
 }
 
 static int close_oldest_idle(struct sched *s)
 {
-	struct ta *old = NULL;
-	for (struct ta *t = s->tas; t; t = t->next)
-		if (t->state == TA_IDLE && (!old || t->since < old->since))
+	struct sta *old = NULL;
+	for (struct sta *t = s->tas; t; t = t->next)
+		if (t->state == STA_IDLE && (!old || t->since < old->since))
 			old = t;
 	if (!old)
 		return 0;
-	ta_close(old);
+	sta_close(old);
 	return 1;
 }
 
-static int ta_live(const struct sched *s)
+static int sta_live(const struct sched *s)
 {
 	int n = 0;
-	for (const struct ta *t = s->tas; t; t = t->next)
+	for (const struct sta *t = s->tas; t; t = t->next)
 		n++;
 	return n;
 }
@@ -320,20 +377,20 @@ static void staff(struct sched *s, struct thread *thr)
 	while (thr->nready && thr->running < maxthr && thr->blocked_until <= s->now) {
 		if (thr->chan->running >= sched_maxchannel(&thr->p, s->maxta_fd))
 			return;
-		struct ta *t = find_idle(s, thr, key);
+		struct sta *t = find_idle(s, thr, key);
 		if (t) {
 			attach(t, thr);
-			t->state = TA_BUSY;
+			t->state = STA_BUSY;
 			feed(s, t);
 			continue;
 		}
-		if (!sched_may_start(&thr->p, s->maxta_fd, ta_live(s), count_ring_tas(thr->ring), thr->chan->running,
+		if (!sched_may_start(&thr->p, s->maxta_fd, sta_live(s), count_ring_tas(thr->ring), thr->chan->running,
 		                     thr->running)) {
-			if (ta_live(s) >= sched_maxta(&thr->p, s->maxta_fd))
+			if (sta_live(s) >= sched_maxta(&thr->p, s->maxta_fd))
 				close_oldest_idle(s);
 			return;
 		}
-		t = ta_spawn(s, thr);
+		t = sta_spawn(s, thr);
 		if (!t) {
 			st_block(s, thr, s->now + (thr->p.interval > 0 ? thr->p.interval : 60));
 			return;
@@ -345,7 +402,7 @@ static void staff(struct sched *s, struct thread *thr)
 /* A TA with nothing outstanding: another thread of its ring with the same command, or idle. */
 /* A thread of t's ring, other than its own, with ready jobs, no TA, room under its limits and the
  * same command: the one that waited longest (rings are kept in round-robin order). */
-static struct thread *starving(struct sched *s, struct ta *t)
+static struct thread *starving(struct sched *s, struct sta *t)
 {
 	char key[KEY_MAX], abuf[SC_VALUE_MAX * 2 + 512];
 	char *argv[SC_ARGV_MAX + 1], *env[SC_ARGV_MAX + 1];
@@ -359,7 +416,7 @@ static struct thread *starving(struct sched *s, struct ta *t)
 	return NULL;
 }
 
-static void reassign(struct sched *s, struct ta *t)
+static void reassign(struct sched *s, struct sta *t)
 {
 	struct thread *cur = t->thr;
 	if (cur && cur->nready && cur->blocked_until <= s->now) {
@@ -390,21 +447,21 @@ static void reassign(struct sched *s, struct ta *t)
 		return;
 	}
 	if (r->stale || s->quitting)
-		ta_close(t);
+		sta_close(t);
 	else
 		send_idle(s, t);
 }
 
-void ta_dispatch(struct sched *s)
+void sta_dispatch(struct sched *s)
 {
 	if (s->quitting)
 		return;
 	/* TAs that have answered everything they were given */
-	for (struct ta *t = s->tas, *nx; t; t = nx) {
+	for (struct sta *t = s->tas, *nx; t; t = nx) {
 		nx = t->next;
-		if (t->state == TA_BUSY && t->nack == 0)
+		if (t->state == STA_BUSY && t->nack == 0)
 			reassign(s, t);
-		else if (t->state == TA_BUSY && t->thr)
+		else if (t->state == STA_BUSY && t->thr)
 			feed(s, t);
 	}
 	if (s->o.freeze)
@@ -423,8 +480,8 @@ void ta_dispatch(struct sched *s)
 			if (thr->nready && thr->blocked_until > s->now)
 				st_block(s, thr, thr->blocked_until);
 			if (thr->nready) {
-				for (struct ta *t = s->tas; t; t = t->next)
-					if (t->thr == thr && t->state == TA_BUSY)
+				for (struct sta *t = s->tas; t; t = t->next)
+					if (t->thr == thr && t->state == STA_BUSY)
 						feed(s, t);
 				if (thr->nready)
 					staff(s, thr);
@@ -447,35 +504,40 @@ void ta_dispatch(struct sched *s)
 	}
 }
 
-static void ta_line(struct sched *s, struct ta *t, char *line, size_t len)
+void sta_line(struct sched *s, struct sta *t, char *line, size_t len)
 {
 	if (len == 7 && !memcmp(line, "#hungry", 7)) {
 		if (!t->nack) {
 			log_msg(LOG_WARNING, NULL, "%s[%ld]: #hungry with nothing outstanding", t->argv0, (long)t->pid);
 			return;
 		}
-		struct ta_ack a = t->acks[t->ackhead];
+		struct sta_ack a = t->acks[t->ackhead];
 		t->ackhead = (t->ackhead + 1) % t->ackcap;
 		t->nack--;
 		if (a.m)
-			sq_job_done(s, t, a.m, a.seq);
-		else if (t->state == TA_STARTING)
-			t->state = TA_BUSY;
+			sq_job_done(s, a.m, a.seq, (long)t->pid, t->argv0);
+		else if (t->state == STA_STARTING)
+			t->state = STA_BUSY;
 		return;
 	}
-	sq_report(s, t, line, len);
+	struct sta_report rl;
+	if (sta_report_parse(line, len, &rl) < 0) {
+		log_msg(LOG_INFO, NULL, "%s[%ld]: %.*s", t->argv0, (long)t->pid, (int)(len > 512 ? 512 : len), line);
+		return;
+	}
+	sq_result(s, (long)t->pid, t->argv0, &rl);
 }
 
-void ta_io(struct sched *s, struct ta *t)
+void sta_io(struct sched *s, struct sta *t)
 {
 	for (;;) {
-		ssize_t n = read(t->fd, t->rbuf + t->rlen, TA_RBUF - t->rlen);
+		ssize_t n = read(t->fd, t->rbuf + t->rlen, STA_RBUF - t->rlen);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == EAGAIN)
 			return;
 		if (n <= 0) {
-			ta_gone(s, t, n < 0 ? strerror(errno) : "exited");
+			sta_gone(s, t, n < 0 ? strerror(errno) : "exited");
 			return;
 		}
 		t->rlen += (size_t)n;
@@ -490,69 +552,72 @@ void ta_io(struct sched *s, struct ta *t)
 			/* the tail of an overlong line is not a line of its own (it could read as a
 			 * report or a #hungry that answers the wrong job) */
 			if (!t->skipping)
-				ta_line(s, t, t->rbuf + start, len);
+				sta_line(s, t, t->rbuf + start, len);
 			t->skipping = 0;
 			start = i + 1;
 		}
-		if (start == 0 && t->rlen == TA_RBUF) {
+		if (start == 0 && t->rlen == STA_RBUF) {
 			if (!t->skipping)
 				log_msg(LOG_WARNING, NULL, "%s[%ld]: line longer than %d bytes dropped", t->argv0, (long)t->pid,
-				        TA_RBUF);
+				        STA_RBUF);
 			t->skipping = 1;
 			t->rlen = 0;
 		} else {
 			memmove(t->rbuf, t->rbuf + start, t->rlen - start);
 			t->rlen -= start;
 		}
-		if ((size_t)n < TA_RBUF / 2)
+		if ((size_t)n < STA_RBUF / 2)
 			return;
 	}
 }
 
-void ta_close_all(struct sched *s, int graceful)
+void sta_close_all(struct sched *s, int graceful)
 {
-	for (struct ta *t = s->tas; t; t = t->next) {
-		if (!graceful && t->state != TA_IDLE)
+	for (struct sta *t = s->tas; t; t = t->next) {
+		if (!graceful && t->state != STA_IDLE)
 			continue;
-		ta_close(t);
+		sta_close(t);
 	}
 }
 
-void ta_kill_all(struct sched *s)
+void sta_free_all(struct sched *s)
 {
-	while (s->tas)
-		ta_gone(s, s->tas, NULL);
+	while (s->tas) {
+		struct sta *t = s->tas;
+		s->tas = t->next;
+		sta_free(t);
+	}
 }
 
-void ta_expire_idle(struct sched *s)
+void sta_expire_idle(struct sched *s)
 {
-	for (struct ta *t = s->tas; t; t = t->next) {
+	for (struct sta *t = s->tas; t; t = t->next) {
 		/* a TA that never says #hungry would hold its thread forever */
-		if (t->state == TA_STARTING && t->since + TA_START_MAX <= s->now) {
+		if (t->state == STA_STARTING && t->since + STA_START_MAX <= s->now) {
 			log_msg(LOG_ERR, NULL, "%s[%ld] said nothing for %ds after its start: killed", t->argv0, (long)t->pid,
-			        TA_START_MAX);
+			        STA_START_MAX);
 			kill(t->pid, SIGKILL);
 			t->since = s->now; /* its EOF does the rest */
 		}
-		if (t->state == TA_IDLE && t->since + t->idlemax <= s->now) {
+		if (t->state == STA_IDLE && t->since + t->idlemax <= s->now) {
 			log_msg(LOG_DEBUG, NULL, "%s[%ld] idle for %llds: ended", t->argv0, (long)t->pid, s->now - t->since);
-			ta_close(t);
+			sta_close(t);
 		}
 	}
 }
 
-long long ta_next_timer(struct sched *s)
+long long sta_next_timer(struct sched *s)
 {
 	long long next = 0;
-	for (struct ta *t = s->tas; t; t = t->next) {
-		long long at = t->state == TA_IDLE ? t->since + t->idlemax : t->state == TA_STARTING ? t->since + TA_START_MAX : 0;
+	for (struct sta *t = s->tas; t; t = t->next) {
+		long long at = t->state == STA_IDLE ? t->since + t->idlemax : t->state == STA_STARTING ? t->since + STA_START_MAX : 0;
 		if (at && (!next || at < next))
 			next = at;
 	}
 	return next;
 }
 
-void ta_reap(struct sched *s)
+void sta_reap(struct sched *s)
 {
 	int st;
 	pid_t pid;
@@ -565,4 +630,73 @@ void ta_reap(struct sched *s)
 			log_msg(LOG_NOTICE, NULL, "transport agent [%ld] killed by signal %d", (long)pid, WTERMSIG(st));
 	}
 	(void)s;
+}
+
+/* Copies [p, end) into out (size bytes), truncating. */
+static void cut(char *out, size_t size, const char *p, const char *end)
+{
+	size_t n = (size_t)(end - p);
+	if (n >= size)
+		n = size - 1;
+	memcpy(out, p, n);
+	out[n] = 0;
+}
+
+int sta_report_parse(const char *line, size_t len, struct sta_report *r)
+{
+	memset(r, 0, sizeof *r);
+	if (len && line[len - 1] == '\n')
+		len--;
+	const char *end = line + len;
+	if (memchr(line, 0, len))
+		return -1;
+	const char *slash = memchr(line, '/', len), *tab1 = memchr(line, '\t', len);
+	if (!slash || !tab1 || slash > tab1 || (size_t)(slash - line) >= sizeof r->id)
+		return -1;
+	cut(r->id, sizeof r->id, line, slash);
+	if (!spool_id_valid(r->id))
+		return -1;
+	long long off = 0;
+	const char *p = slash + 1;
+	if (p == tab1)
+		return -1;
+	for (; p < tab1; p++) {
+		if (*p < '0' || *p > '9' || off > 999999999999LL)
+			return -1;
+		off = off * 10 + (*p - '0');
+	}
+	r->offset = off;
+	const char *notary = tab1 + 1, *tab2 = memchr(notary, '\t', (size_t)(end - notary));
+	if (!tab2)
+		return -1;
+	const char *f[6];
+	int nf = 0;
+	f[nf++] = notary;
+	for (const char *q = notary; q < tab2 && nf < 6; q++)
+		if (*q == '\001')
+			f[nf++] = q + 1;
+	if (nf < 5)
+		return -1;
+	const char *fend[6];
+	for (int i = 0; i < nf; i++)
+		fend[i] = i + 1 < nf ? f[i + 1] - 1 : tab2;
+	cut(r->final, sizeof r->final, f[0], fend[0]);
+	cut(r->action, sizeof r->action, f[1], fend[1]);
+	cut(r->enh, sizeof r->enh, f[2], fend[2]);
+	cut(r->diag, sizeof r->diag, f[3], fend[3]);
+	cut(r->remote, sizeof r->remote, f[4], fend[4]);
+	const char *st = tab2 + 1, *sp = memchr(st, ' ', (size_t)(end - st));
+	const char *stend = sp ? sp : end;
+	if (stend == st || (size_t)(stend - st) >= sizeof r->status)
+		return -1;
+	cut(r->status, sizeof r->status, st, stend);
+	static const char *const known[] = {"ok", "ok2", "ok3", "error", "error2", "deferred", "deferall", "retryat"};
+	int ok = 0;
+	for (size_t i = 0; i < ARRAY_LEN(known); i++)
+		ok |= strcmp(r->status, known[i]) == 0;
+	if (!ok)
+		return -1;
+	if (sp)
+		cut(r->message, sizeof r->message, sp + 1, end);
+	return 0;
 }

@@ -2,7 +2,7 @@
  * same) and channels: the units the limits maxthr, maxring and maxchannel count. A thread holds
  * its resolved clause parameters and a FIFO of ready jobs; a ring holds its threads that have
  * ready jobs, served round robin so that one busy host does not starve the others. */
-#include "sched.h"
+#include "sched_int.h"
 #include "log.h"
 #include "util.h"
 #include <stdlib.h>
@@ -94,11 +94,11 @@ void st_put(struct sched *s, struct thread *t)
 	free(t);
 }
 
-void st_enqueue(struct sched *s, struct thread *t, struct qmsg *m)
+int st_enqueue(struct sched *s, struct thread *t, struct qmsg *m)
 {
 	struct job *j = malloc(sizeof *j);
 	if (!j)
-		return;
+		return -1;
 	j->next = NULL;
 	j->m = m;
 	m->jobs++;
@@ -118,6 +118,7 @@ void st_enqueue(struct sched *s, struct thread *t, struct qmsg *m)
 		t->ring->tail = t;
 	}
 	(void)s;
+	return 0;
 }
 
 void st_reresolve(struct sched *s)
@@ -154,7 +155,7 @@ void st_block(struct sched *s, struct thread *t, long long until)
 			if (m->r[i].thr == t)
 				m->r[i].flags &= ~RF_QUEUED;
 		m->jobs--;
-		sq_touch(s, m);
+		sched_touch(s, m);
 		free(j);
 	}
 	t->tail = NULL;
@@ -182,4 +183,30 @@ void st_push_back(struct thread *t, struct job *j)
 		t->head = j;
 	t->tail = j;
 	t->nready++;
+}
+
+void st_free_all(struct sched *s)
+{
+	if (s->thash)
+		for (unsigned h = 0; h <= s->tmask; h++)
+			while (s->thash[h]) {
+				struct thread *t = s->thash[h];
+				s->thash[h] = t->hnext;
+				while (t->head) {
+					struct job *j = t->head;
+					t->head = j->next;
+					free(j);
+				}
+				free(t);
+			}
+	while (s->rings) {
+		struct ring *r = s->rings;
+		s->rings = r->next;
+		free(r);
+	}
+	while (s->chans) {
+		struct chan *c = s->chans;
+		s->chans = c->next;
+		free(c);
+	}
 }

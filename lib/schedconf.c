@@ -98,6 +98,16 @@ static void bad(struct parser *ps, const char *fmt, ...)
 		ps->report(ps->ctx, ps->file, ps->line, msg);
 }
 
+/* A copy of val, or NULL with "out of memory" reported: the scheduler's reload then keeps its
+ * old configuration instead of exiting (issue 9 point 8). */
+static char *dup_val(struct parser *ps, const char *val)
+{
+	char *d = strdup(val);
+	if (!d)
+		bad(ps, "out of memory");
+	return d;
+}
+
 static int is_space(char ch)
 {
 	return ch == ' ' || ch == '\t';
@@ -265,14 +275,14 @@ static void assign(struct parser *ps, struct sc_clause *k, const char *name, con
 			return;
 		}
 		if (vars[i].var == SV_USER)
-			k->p.user = k->user = xstrdup(val);
+			k->p.user = k->user = dup_val(ps, val);
 		else
-			k->p.group = k->group = xstrdup(val);
+			k->p.group = k->group = dup_val(ps, val);
 		break;
 	case VT_COMMAND:
 		if (check_command(ps, val) < 0)
 			return;
-		k->p.command = k->command = xstrdup(val);
+		k->p.command = k->command = dup_val(ps, val);
 		break;
 	}
 	k->p.set |= bit;
@@ -409,7 +419,7 @@ static void param_line(struct parser *ps, const char *p)
 			bad(ps, "PARAM%s: set twice", name);
 			return;
 		}
-		*slot = xstrdup(val);
+		*slot = dup_val(ps, val);
 	} else if (!strcmp(name, "global-report-interval")) {
 		if (parse_interval(val, &x) < 0) {
 			bad(ps, "PARAM%s: '%s' is not an interval", name, val);
@@ -452,7 +462,12 @@ static struct sc_clause *new_clause(struct parser *ps, const char *pat, size_t n
 	k->line = ps->line;
 	const char *slash = memchr(pat, '/', n);
 	/* "chan" becomes "chan" + "*"; "chan/host" is split at the first slash */
-	char *s = xmalloc(n + 3);
+	char *s = malloc(n + 3);
+	if (!s) {
+		c->n--;
+		bad(ps, "out of memory");
+		return NULL;
+	}
 	size_t cn = slash ? (size_t)(slash - pat) : n;
 	memcpy(s, pat, cn);
 	s[cn] = 0;

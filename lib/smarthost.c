@@ -181,6 +181,16 @@ static int parse_option(const char *t, size_t n, struct smarthost *h, const char
 		return setstr(h->cert, sizeof h->cert, v, vn, why);
 	if (is_word(t, kn, "key"))
 		return setstr(h->key, sizeof h->key, v, vn, why);
+	if (is_word(t, kn, "name")) {
+		if (setstr(h->tls_name, sizeof h->tls_name, v, vn, why) < 0)
+			return -1;
+		for (const char *c = h->tls_name; *c; c++)
+			if (!hostchar((unsigned char)*c) || *c == ':') {
+				*why = "name= wants a host name";
+				return -1;
+			}
+		return 0;
+	}
 	*why = "unknown option";
 	return -1;
 }
@@ -277,4 +287,9 @@ int smarthost_parse(const char *s, struct smarthost *out, size_t max, char *err,
 		st = i + 1;
 	}
 	return (int)count;
+}
+
+unsigned smarthost_port(const struct smarthost *h)
+{
+	return h->port ? h->port : h->smtps ? 465 : 25;
 }

@@ -17,6 +17,8 @@
  *               repeat it for a key rollover (at most TLS_MAX_PINS). A pin requires TLS:
  *               tls=may becomes tls=encrypt, tls=none is an error
  *   cert=PATH key=PATH   client certificate chain and private key (PEM)
+ *   name=HOST   the name the server's certificate is verified against (and sent as SNI) instead
+ *               of the host: for a relay reached by address, [192.0.2.1] name=smtp.example.net
  * Credentials come from the CREDENTIALS file, by host name (and port): see lib/creds.h.
  * A smarthost name is never looked up as MX unless `mx` is given (msmtp's and dma's habit: the
  * relay an admin names is the host to talk to). The parser never allocates and never reads
@@ -42,9 +44,12 @@ struct smarthost {
 	char mech[16];              /* "" = chosen from the server's EHLO */
 	char pins[TLS_MAX_PINS * 72]; /* "" = no pin; comma-separated, as tls_pins_parse() reads */
 	char cert[SMARTHOST_PATH_MAX], key[SMARTHOST_PATH_MAX];
+	char tls_name[256];         /* name=: "" = the host */
 };
 
 /* Parses s into out[0..max). Returns the number of entries (0 for an empty or blank string), or
  * -1 with "entry N: reason" in err. */
 int smarthost_parse(const char *s, struct smarthost *out, size_t max, char *err, size_t errlen);
+/* The port an entry connects to: its own, else 465 for smtps, else 25. */
+unsigned smarthost_port(const struct smarthost *h);
 #endif

@@ -66,7 +66,7 @@ static unsigned default_port(const struct smarthost *sh, unsigned mx_port)
 {
 	if (!sh)
 		return mx_port;
-	return sh->port ? sh->port : sh->smtps ? 465 : 25;
+	return smarthost_port(sh);
 }
 
 /* Adds the MX hosts of domain (or the domain itself when it has none) to the targets. */
@@ -165,7 +165,8 @@ static int start_tls(struct smtp_session *s, const struct smtp_config *cfg, cons
 	char reason[TLS_REASON_MAX];
 	memset(&p, 0, sizeof p);
 	p.policy = pol;
-	p.server_name = t->name;
+	/* name= verifies a relay reached by address against the name its certificate carries */
+	p.server_name = t->sh && t->sh->tls_name[0] ? t->sh->tls_name : t->name;
 	if (pol == TLS_VERIFY && !(p.anchors = anchors(s, cfg))) {
 		fail(why, RANK_TLS, "4.7.5", remote, "cannot verify %s: %s", remote, s->anchors_err);
 		return -1;

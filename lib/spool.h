@@ -114,9 +114,23 @@ int spool_path_due(const struct spool *sp, const char *id, long long t, char *ou
 
 /* ---- opening ---- */
 
-/* Opens the spool at dir. With create, makes the layout (root only; modes of docs/spool.md 8,
- * group gid or -1 to leave the group alone). Without, only checks that it is there. */
+/* Opens the spool at dir. With create, makes the layout and repairs its modes (root only;
+ * docs/spool.md 8 with spool_perm(); group gid, or -1 for spool_submit_gid(NULL)). Without,
+ * only checks that it is there. */
 int spool_open(struct spool *sp, const char *dir, int create, long gid);
+
+/* ---- permissions (docs/spool.md 8) ---- */
+
+/* The gid of the submit group named group; NULL: SUBMIT_GROUP from the environment (where the
+ * scheduler exports its configuration) or its compiled-in default. -1 when there is none. */
+long spool_submit_gid(const char *group);
+/* A difference from docs/spool.md 8: the path, what is wrong, the command that fixes it. */
+typedef void spool_perm_fn(void *ctx, const char *path, const char *problem, const char *fix);
+/* Compares every entry of the spool root dir with docs/spool.md 8 (tmp/, incoming/, trigger
+ * and the root itself in group gid when gid >= 0; everything owned by the root's owner). With
+ * fix, sets what differs where this process may (logged at notice level); never follows a
+ * symlink. report (may be NULL) gets each difference left. Returns their number. */
+int spool_perm(const char *dir, long gid, int fix, spool_perm_fn *report, void *ctx);
 
 /* ---- the text formats ---- */
 
@@ -150,11 +164,19 @@ struct spool_writer {
 	int body8;                     /* saw a byte >= 0x80 */
 	const struct spool *sp;
 	size_t blen;                   /* bytes waiting in buf */
+	/* bytes of the spool's file system that must stay free (QUEUE_MINFREE), checked at every
+	 * flush and before the commit; begin sets 0 (none), the caller may set it afterwards */
+	long long minfree;
 	char buf[16384];
 };
 
+/* The free-space reserve (QUEUE_MINFREE, Postfix's queue_minfree; docs/spool.md 5): 0 while
+ * the spool's file system has at least minfree bytes available (and a few inodes), else -1 with
+ * errno EDQUOT, the figures logged (under id, may be NULL). minfree <= 0: always 0. */
+int spool_room(const struct spool *sp, long long minfree, const char *id);
 /* E1: creates the temporary file, assigns the id (w->id, and m->id), writes the envelope block.
- * m->arrival is set to now when 0. */
+ * m->arrival is set to now when 0. With w->minfree set afterwards, a write or the commit that
+ * finds less free space fails with errno EDQUOT (spool_room). */
 int spool_writer_begin(const struct spool *sp, struct spool_writer *w, struct spool_msg *m);
 /* Appends message bytes (already in the stored form: LF line endings). */
 int spool_writer_write(struct spool_writer *w, const void *p, size_t n);
@@ -181,8 +203,10 @@ typedef int spool_each_fn(void *ctx, const char *id, long long t);
 /* Calls fn for every message in incoming/ (t = 0). fn returning non-zero stops the walk. */
 int spool_incoming_each(const struct spool *sp, spool_each_fn *fn, void *ctx);
 /* P1+P2 for one message; the directory fsyncs are left to spool_pickup_sync(). *arrival gets
- * the arrival time (the due link's time). */
-int spool_pickup_prepare(struct spool *sp, const char *id, long long *arrival);
+ * the arrival time (the due link's time). env != NULL: on success *env gets the parsed envelope,
+ * which is the new control file's whole content with the same offsets (the caller frees it with
+ * spool_msg_free), so the scheduler need not read back what it just wrote. */
+int spool_pickup_prepare(struct spool *sp, const char *id, long long *arrival, struct spool_msg *env);
 /* fsyncs the directories that prepare/finish touched. */
 int spool_sync_dirty(struct spool *sp);
 /* P3 for one message (rename into queue/). */
@@ -225,6 +249,11 @@ struct spool_clean_counts {
 	unsigned tmp, orphan_msg, stale_due;
 };
 int spool_clean(struct spool *sp, long long now, long long max_age, struct spool_clean_counts *counts);
+
+/* Reads the envelope block (up to and including the "." line) of a message file into b (its
+ * max bounds it); nothing after the block is read. -1 with errno (EFBIG, ENOMEM, EINVAL: no
+ * end of block) when it fails. */
+int spool_env_read(const char *path, struct buf *b);
 
 /* Opens the message file for reading, positioned at the first header byte. */
 int spool_msg_open(const struct spool *sp, const char *id, off_t body_off);

@@ -62,9 +62,29 @@ static void clean_queue_dir(const struct spool *sp, char h, unsigned *count)
 	closedir(d);
 }
 
+/* Index links (due/<bucket>/ and hold/) whose control file is gone: a link count of 1. */
+static void clean_links(const char *dir, unsigned *count)
+{
+	char path[SPOOL_PATH_MAX];
+	DIR *bd = opendir(dir);
+	if (!bd)
+		return;
+	struct dirent *e;
+	while ((e = readdir(bd))) {
+		struct stat st;
+		if (e->d_name[0] == '.' || str_fmt(path, sizeof path, "%s/%s", dir, e->d_name) < 0)
+			continue;
+		if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 && unlink(path) == 0) {
+			(*count)++;
+			log_msg(LOG_INFO, NULL, "removed stale index entry %s", path);
+		}
+	}
+	closedir(bd);
+}
+
 static void clean_due(const struct spool *sp, unsigned *count)
 {
-	char top[SPOOL_PATH_MAX], dir[SPOOL_PATH_MAX], path[SPOOL_PATH_MAX];
+	char top[SPOOL_PATH_MAX], dir[SPOOL_PATH_MAX];
 	str_fmt(top, sizeof top, "%s/due", sp->dir);
 	DIR *d = opendir(top);
 	if (!d)
@@ -73,23 +93,13 @@ static void clean_due(const struct spool *sp, unsigned *count)
 	while ((b = readdir(d))) {
 		if (b->d_name[0] < '0' || b->d_name[0] > '9' || str_fmt(dir, sizeof dir, "%s/%s", top, b->d_name) < 0)
 			continue;
-		DIR *bd = opendir(dir);
-		if (!bd)
-			continue;
-		struct dirent *e;
-		while ((e = readdir(bd))) {
-			struct stat st;
-			if (e->d_name[0] == '.' || str_fmt(path, sizeof path, "%s/%s", dir, e->d_name) < 0)
-				continue;
-			if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 && unlink(path) == 0) {
-				(*count)++;
-				log_msg(LOG_INFO, NULL, "removed stale index entry %s", path);
-			}
-		}
-		closedir(bd);
+		clean_links(dir, count);
 		rmdir(dir); /* fails while not empty, as intended */
 	}
 	closedir(d);
+	/* the hold index (docs/spool.md 12): a held message deleted by a crashed mailq */
+	if (str_fmt(dir, sizeof dir, "%s/hold", sp->dir) == 0)
+		clean_links(dir, count);
 }
 
 int spool_clean(struct spool *sp, long long now, long long max_age, struct spool_clean_counts *counts)

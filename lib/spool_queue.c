@@ -236,7 +236,7 @@ static int read_envelope(const char *path, struct buf *b)
 	return -1;
 }
 
-int spool_pickup_prepare(struct spool *sp, const char *id, long long *arrival)
+int spool_pickup_prepare(struct spool *sp, const char *id, long long *arrival, struct spool_msg *env)
 {
 	char src[SPOOL_PATH_MAX], ctl[SPOOL_PATH_MAX], due[SPOOL_PATH_MAX], err[160];
 	if (spool_path_incoming(sp, id, src, sizeof src) < 0 || spool_path_ctl(sp, id, ctl, sizeof ctl) < 0)
@@ -264,36 +264,41 @@ int spool_pickup_prepare(struct spool *sp, const char *id, long long *arrival)
 		return -1;
 	}
 	*arrival = m.arrival;
-	spool_msg_free(&m);
+	int r = -1;
 	if (!(sp->have_queue & (1UL << hash_index(id)))) {
-		if (ensure_dir_of(ctl) < 0) {
-			buf_free(&b);
-			return -1;
-		}
+		if (ensure_dir_of(ctl) < 0)
+			goto out;
 		sp->have_queue |= 1UL << hash_index(id);
 	}
 	int fd = open(ctl, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
 	if (fd < 0) {
 		log_msg(LOG_ERR, id, "create %s: %s", ctl, strerror(errno));
-		buf_free(&b);
-		return -1;
+		goto out;
 	}
-	int r = fio_write_all(fd, b.p, b.len, ctl);
-	buf_free(&b);
+	r = fio_write_all(fd, b.p, b.len, ctl);
 	if (r == 0)
 		r = fio_fsync(fd, ctl);
 	close(fd);
 	if (r < 0)
-		return -1;
+		goto out;
+	r = -1;
 	if (spool_path_due(sp, id, *arrival, due, sizeof due) < 0 || ensure_due_dir(sp, *arrival, due) < 0)
-		return -1;
+		goto out;
 	if (link_due(sp, ctl, due, *arrival) < 0) {
 		log_msg(LOG_ERR, id, "link %s to %s: %s", ctl, due, strerror(errno));
-		return -1;
+		goto out;
 	}
 	sp->dirty_queue |= 1UL << hash_index(id);
 	mark_due(sp, *arrival / SPOOL_BUCKET);
-	return 0;
+	r = 0;
+out:
+	buf_free(&b);
+	/* the control file is these bytes: its parse is handed on rather than read back */
+	if (r == 0 && env)
+		*env = m;
+	else
+		spool_msg_free(&m);
+	return r;
 }
 
 int spool_pickup_finish(struct spool *sp, const char *id)
@@ -703,4 +708,9 @@ int spool_msg_open(const struct spool *sp, const char *id, off_t body_off)
 		return -1;
 	}
 	return fd;
+}
+
+int spool_env_read(const char *path, struct buf *b)
+{
+	return read_envelope(path, b);
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -40,13 +41,18 @@ int spool_open(struct spool *sp, const char *dir, int create, long gid)
 		mode_t mode;
 		int grouped;
 	} sub[] = {
-	    {"tmp", 01770, 1}, {"incoming", 01770, 1}, {"queue", 0750, 0}, {"due", 0750, 0}, {"corrupt", 0750, 0},
+	    {"tmp", 01770, 1}, {"incoming", 01770, 1}, {"queue", 02750, 1}, {"due", 0750, 0}, {"corrupt", 0750, 0},
+	    {"hold", 02750, 1},
 	};
 	char path[SPOOL_PATH_MAX];
 	if (create) {
 		if (fio_mkdirs(dir, 0755) < 0)
 			return -1;
-		if (gid >= 0 && (chmod(dir, 0710) < 0 || chown(dir, (uid_t)-1, (gid_t)gid) < 0))
+		/* the scheduler passes no group: SUBMIT_GROUP is in its environment (or the default),
+		 * so a scheduler started before any submit still makes the spool submit can use */
+		if (gid < 0)
+			gid = spool_submit_gid(NULL);
+		if (chmod(dir, 0710) < 0 || (gid >= 0 && chown(dir, (uid_t)-1, (gid_t)gid) < 0))
 			log_msg(LOG_WARNING, NULL, "set mode/group of %s: %s", dir, strerror(errno));
 		for (size_t i = 0; i < ARRAY_LEN(sub); i++) {
 			str_fmt(path, sizeof path, "%s/%s", dir, sub[i].name);
@@ -61,6 +67,9 @@ int spool_open(struct spool *sp, const char *dir, int create, long gid)
 			log_msg(LOG_ERR, NULL, "mkfifo %s: %s", path, strerror(errno));
 			return -1;
 		}
+		/* what an earlier run left in other modes (an older version, a scheduler started
+		 * before the group existed, a restore) is put right; what cannot be is logged */
+		spool_perm(dir, gid, 1, NULL, NULL);
 		return 0;
 	}
 	str_fmt(path, sizeof path, "%s/incoming", dir);
@@ -73,6 +82,29 @@ int spool_open(struct spool *sp, const char *dir, int create, long gid)
 	return 0;
 }
 
+#define SPOOL_MIN_INODES 64
+int spool_room(const struct spool *sp, long long minfree, const char *id)
+{
+	struct statvfs v;
+	if (minfree <= 0 || statvfs(sp->dir, &v) < 0)
+		return 0;
+	long long avail = (long long)v.f_bavail * (long long)(v.f_frsize ? v.f_frsize : v.f_bsize);
+	int inodes_low = v.f_files > 0 && v.f_favail < SPOOL_MIN_INODES;
+	if (avail >= minfree && !inodes_low)
+		return 0;
+	log_msg(LOG_WARNING, id,
+	        "spool %s: %lld KiB free%s, below the reserve of %lld KiB (QUEUE_MINFREE) kept for the queue's own work: not queued",
+	        sp->dir, avail / 1024, inodes_low ? " (or too few inodes)" : "", minfree / 1024);
+	errno = EDQUOT;
+	return -1;
+}
+
+/* The message being written counts: it is already on disk. */
+static int room(const struct spool_writer *w)
+{
+	return spool_room(w->sp, w->minfree, w->id[0] ? w->id : NULL);
+}
+
 int spool_writer_begin(const struct spool *sp, struct spool_writer *w, struct spool_msg *m)
 {
 	struct timeval tv;
@@ -83,6 +115,7 @@ int spool_writer_begin(const struct spool *sp, struct spool_writer *w, struct sp
 	w->body8 = 0;
 	w->blen = 0;
 	w->id[0] = 0;
+	w->minfree = 0;
 	for (int attempt = 0; attempt < 5; attempt++) {
 		if (str_fmt(w->tmppath, sizeof w->tmppath, "%s/tmp/%ld.%lld.%06ld%s", sp->dir, (long)getpid(),
 		            (long long)tv.tv_sec, (long)tv.tv_usec, attempt ? "x" : "") < 0) {
@@ -128,7 +161,7 @@ int spool_writer_begin(const struct spool *sp, struct spool_writer *w, struct sp
 
 static int flush(struct spool_writer *w)
 {
-	if (w->blen && fio_write_all(w->fd, w->buf, w->blen, w->tmppath) < 0)
+	if (w->blen && (fio_write_all(w->fd, w->buf, w->blen, w->tmppath) < 0 || room(w) < 0))
 		return -1;
 	w->blen = 0;
 	return 0;
@@ -147,7 +180,7 @@ int spool_writer_write(struct spool_writer *w, const void *p, size_t n)
 	if (n >= sizeof w->buf) {
 		if (flush(w) < 0)
 			return -1;
-		return fio_write_all(w->fd, p, n, w->tmppath);
+		return fio_write_all(w->fd, p, n, w->tmppath) < 0 ? -1 : room(w);
 	}
 	if (w->blen + n > sizeof w->buf && flush(w) < 0)
 		return -1;
@@ -160,7 +193,7 @@ int spool_writer_commit(struct spool_writer *w)
 {
 	char z[17], dst[SPOOL_PATH_MAX], dir[SPOOL_PATH_MAX];
 	snprintf(z, sizeof z, "%016lld", w->size);
-	if (flush(w) < 0 || fio_pwrite_all(w->fd, z, 16, (off_t)w->off_z, w->tmppath) < 0 ||
+	if (flush(w) < 0 || room(w) < 0 || fio_pwrite_all(w->fd, z, 16, (off_t)w->off_z, w->tmppath) < 0 ||
 	    (w->body8 && fio_pwrite_all(w->fd, "8", 1, (off_t)w->off_b, w->tmppath) < 0) ||
 	    fio_fsync(w->fd, w->tmppath) < 0)
 		goto fail;

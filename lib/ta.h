@@ -48,18 +48,5 @@ int ta_main_loop(const struct spool *sp, const char *channel, const struct ta_op
 void ta_report(const struct ta_job *job, size_t idx, const char *status, const char *action,
                const char *enh, const char *diag, const char *remote);
 
-/* The scheduler's side parses report lines with this (fuzzable). Returns 0 and fills r, or -1
- * when the line is not a report (the scheduler logs it as TA chatter). */
-struct ta_report_line {
-	char id[SPOOL_ID_MAX];
-	long long offset;
-	char final[SPOOL_ADDR_MAX + 8];
-	char action[16];
-	char enh[16];
-	char diag[SPOOL_TEXT_MAX + 1];
-	char remote[256];
-	char status[12];
-	char message[SPOOL_TEXT_MAX + 1];
-};
-int ta_report_parse(const char *line, size_t len, struct ta_report_line *r);
+/* The scheduler's end parses these lines with sta_report_parse() (lib/sched_ta.c). */
 #endif

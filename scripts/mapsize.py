@@ -14,10 +14,11 @@ SUBSYSTEMS = [
     ("scheduler", r"applet scheduler|lib/sched|lib/clock"),
     ("smtp", r"applet smtp$|lib/smtp_(client|session|txn|body)|lib/(dns|auth|creds|smarthost|mime7|md5|base64)$"),
     ("submit", r"applet submit|lib/(enqueue|smtpd|header|addr|route)$"),
-    ("local", r"applet (local|newaliases)|lib/(aliases|aliases_expand|deliver|deliver_cmd|deliver_priv|mbox|maildir)$"),
+    ("local", r"applet (local|newaliases)|lib/(aliases|aliases_expand|deliver|deliver_cmd|deliver_priv|mbox|mbox_journal|maildir)$"),
+    ("mailq", r"applet mailq|lib/(mailq_\w+|qctl)$"),
     ("errormail", r"applet (errormail|hold)|lib/dsn$"),
     ("spool", r"lib/(spool_\w+|ta|io|fileio|secfile)$"),
-    ("mailq, cleaner, main", r"applet (mailq|cleaner|main|common)"),
+    ("main, install, cleaner", r"applet (cleaner|main|common|install)"),
 ]
 SECTION = re.compile(r"\.(text|rodata|data|bss|tbss|tdata|init_array|fini_array)")
 

@@ -2,6 +2,7 @@
 running applets with a timeout, and an aiosmtpd SMTP server on 127.0.0.1 that records what it
 receives. The binary comes from $SPOOLBOX (make test sets it to each build variant)."""
 import os
+import re
 import subprocess
 import sys
 
@@ -30,6 +31,12 @@ def binary_features():
         if line.startswith("options:"):
             feats.update({w[1:]: w[0] == "+" for w in line.split()[1:]})
     return feats
+
+
+# Every spoolbox.conf key: a value the developer's shell happens to export never reaches a test.
+with open(os.path.join(ROOT, "lib", "conf_keys.h")) as _f:
+    CONF_KEYS = frozenset(re.findall(r"^CONF\((\w+),", _f.read(), re.M))
+
 
 
 FEATURES = binary_features() if os.path.exists(BINARY) else {}
@@ -89,7 +96,9 @@ IS_ASAN = "gcc-asan" in BINARY
 
 class Box:
     """One private spoolbox installation: spool, configuration and mail directories under a
-    temporary directory. Every applet run gets the keys below through the environment."""
+    temporary directory. Every applet run gets the keys below through the environment, and
+    SPOOLBOX_CONF names the box's own spoolbox.conf (empty until a test writes it), so that no
+    run reads the system's /etc/spoolbox (tests/hermetic.sh proves it)."""
 
     def __init__(self, base):
         self.base = str(base)
@@ -99,7 +108,10 @@ class Box:
         for d in (self.etc, self.mail):
             os.makedirs(d, exist_ok=True)
         self.conf_path = os.path.join(self.etc, "spoolbox.conf")
+        with open(self.conf_path, "w") as f:
+            f.write("# this test's spoolbox.conf\n")
         self.env = {
+            "SPOOLBOX_CONF": self.conf_path,
             "SPOOL": self.spool,
             "MYHOSTNAME": "box.example",
             "LOG": "stderr",
@@ -110,7 +122,8 @@ class Box:
         }
 
     def environ(self, extra=None):
-        env = {k: v for k, v in os.environ.items() if k not in self.env}
+        env = {k: v for k, v in os.environ.items()
+               if k not in self.env and k not in CONF_KEYS and not k.startswith("SPOOLBOX")}
         env.update(self.env)
         if extra:
             env.update(extra)

@@ -1,8 +1,10 @@
 """The multicall binary: dispatch by name and by argument, --list, --install, --help, usage
 errors, and applets that are not written yet."""
 import os
+import shutil
 import subprocess
 
+import sysroot
 from conftest import BINARY
 
 APPLETS = ["cleaner", "errormail", "hold", "local", "mailq", "newaliases", "scheduler", "smtp", "submit"]
@@ -57,23 +59,35 @@ def test_spoolbox_help_mentions_install_locations():
         assert where in p.stdout
 
 
-def test_install_creates_symlinks(tmp_path):
-    p = run(["--install", str(tmp_path)])
+def install(box, binary, target):
+    """--install TARGET with a copy of the binary: as root it also makes a group, the setgid
+    bit and the spool, so it runs in a private system (sysroot.py), never on the real one."""
+    args = [binary, "--install", target]
+    if os.geteuid() == 0:
+        return sysroot.run(box.base, args, box.environ())
+    return subprocess.run(args, capture_output=True, env=box.environ(), timeout=10)
+
+
+def test_install_creates_symlinks(box, tmp_path):
+    binary = str(tmp_path / "spoolbox")
+    shutil.copy(BINARY, binary)
+    links = tmp_path / "links"
+    p = install(box, binary, str(links))
     assert p.returncode == 0, p.stderr
     for name in APPLETS + ["sendmail"]:
-        link = tmp_path / name
+        link = links / name
         assert link.is_symlink(), name
-        assert os.path.realpath(link) == os.path.realpath(BINARY)
+        assert os.path.realpath(link) == binary
     # a link made by --install runs the applet
-    q = subprocess.run([str(tmp_path / "sendmail"), "--help"], capture_output=True, text=True)
+    q = subprocess.run([str(links / "sendmail"), "--help"], capture_output=True, text=True)
     assert q.returncode == 0 and "usage:" in q.stdout
     # installing again replaces links; a regular file in the way is left alone and reported
-    (tmp_path / "mailq").unlink()
-    (tmp_path / "mailq").write_text("not mine")
-    p = run(["--install", str(tmp_path)])
+    (links / "mailq").unlink()
+    (links / "mailq").write_text("not mine")
+    p = install(box, binary, str(links))
     assert p.returncode == 73
-    assert "exists and is not a symlink" in p.stderr
-    assert (tmp_path / "mailq").read_text() == "not mine"
+    assert b"exists and is not a symlink" in p.stderr
+    assert (links / "mailq").read_text() == "not mine"
 
 
 def test_version_reports_tls_option():

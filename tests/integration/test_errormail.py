@@ -287,7 +287,7 @@ def test_by_hand_prints_the_dsn_and_changes_nothing(box):
     p = box.run("errormail", "-m", mid)
     assert p.returncode == 0, p.stderr
     out = p.stdout.decode()
-    assert out.startswith(f"# DSN from <> to <root@box.example> (channel local, host -), for 1 recipient of {mid}:\n")
+    assert out.startswith(f"# DSN from <> to <root@box.example> (channel local, host root), for 1 recipient of {mid}:\n")
     assert "\nStatus: 5.1.1\n" in out and "\nFinal-Recipient: rfc822; nosuchuser@box.example\n" in out
     assert re.search(re.escape(mid) + r"/\d+\trfc822;nosuchuser\x01failed\x015\.1\.1\x01- \(by hand: not queued\)\x01\tok ", out)
     assert open(ctl, "rb").read() == before

@@ -289,10 +289,11 @@ def test_unknown_user(box):
 
 
 def test_hostile_local_parts_never_reach_paths(box):
-    r = deliver(box, ["../../etc/passwd", "|/bin/touch /tmp/pwned", "/tmp/x"], b"Subject: x\n\n")
+    pwned, target = os.path.join(box.base, "pwned"), os.path.join(box.base, "x")
+    r = deliver(box, ["../../etc/passwd", f"|/bin/touch {pwned}", target], b"Subject: x\n\n")
     assert all(x.status == "error" and x.enh == "5.1.1" for x in r), r
-    assert not os.path.exists("/tmp/pwned")
-    assert not os.path.exists("/tmp/x") or os.path.getsize("/tmp/x") == 0
+    assert not os.path.exists(pwned)
+    assert not os.path.exists(target)
 
 
 def test_debug_mode_delivers_and_changes_nothing(box):
@@ -400,10 +401,11 @@ def test_aliases_file_errors_defer_everything(box):
 
 
 def test_group_writable_aliases_refuse_commands(box):
-    write_aliases(box, "x: \"|cat > /tmp/should-not-exist-spoolbox\"\n", mode=0o664)
+    target = os.path.join(box.base, "should-not-exist")
+    write_aliases(box, f"x: \"|cat > {target}\"\n", mode=0o664)
     r = deliver(box, ["x"], b"Subject: x\n\n")
     assert (r[0].status, r[0].enh) == ("deferred", "4.3.5") and "group or world writable" in r[0].diag
-    assert not os.path.exists("/tmp/should-not-exist-spoolbox")
+    assert not os.path.exists(target)
 
 
 def test_owner_alias_and_expansion_view(box):

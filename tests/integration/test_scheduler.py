@@ -6,6 +6,7 @@ straight into the spool (sched_gen.py); the transport agent is sched_stub_ta.py 
 uses our own applets."""
 import os
 import re
+import shutil
 import signal
 import subprocess
 import time
@@ -322,6 +323,16 @@ smtp command="STUB" idlemax=1s
     assert proc.returncode == 0
 
 
+def deliver_one_now(box, pid):
+    """A new local message and ALRM to scheduler pid; asserts that it is delivered."""
+    gen.add_incoming(box.spool, [("local", "-", "ok")])
+    os.kill(pid, signal.SIGALRM)
+    deadline = time.time() + 10
+    while time.time() < deadline and not deliveries(box):
+        time.sleep(0.05)
+    assert deliveries(box)
+
+
 def start_daemon(box, *args, env=None):
     # stderr to a file: a pipe nobody reads would fill up and stop the scheduler in write()
     errlog = open(os.path.join(box.base, "scheduler.err"), "ab")
@@ -436,12 +447,7 @@ def test_signals_usr2_usr1_hup_quit(box):
         time.sleep(0.3)
         assert "SIGHUP: log files reopened" in open(logfile).read()
         # the old configuration still delivers
-        gen.add_incoming(box.spool, [("local", "-", "ok")])
-        proc.send_signal(signal.SIGALRM)
-        deadline = time.time() + 10
-        while time.time() < deadline and not deliveries(box):
-            time.sleep(0.05)
-        assert deliveries(box)
+        deliver_one_now(box, proc.pid)
     finally:
         rc, _ = stop(box, proc, signal.SIGQUIT)
     assert rc == 0
@@ -664,12 +670,7 @@ def test_daemon_mode_detaches_when_ready(box):
     try:
         os.kill(pid, 0)                                           # it runs, detached
         assert os.getsid(pid) == pid
-        gen.add_incoming(box.spool, [("local", "-", "ok")])
-        os.kill(pid, signal.SIGALRM)
-        deadline = time.time() + 10
-        while time.time() < deadline and not deliveries(box):
-            time.sleep(0.05)
-        assert deliveries(box)
+        deliver_one_now(box, pid)
     finally:
         os.kill(pid, signal.SIGTERM)
     deadline = time.time() + 10
@@ -701,3 +702,124 @@ def test_run_the_queue_drains_more_than_the_high_watermark(box):
         rc, err = stop(box, proc)
     got = [d[2] for d in deliveries(box)]
     assert sorted(got) == sorted(ids), (len(got), err[-2000:])  # every one, once
+
+
+@pytest.mark.skipif(not shutil.which("strace"), reason="needs strace")
+def test_pickup_hands_the_envelope_to_load_without_reading_it_back(box, tmp_path):
+    """Issue 9 point 7: pick-up parses the envelope once and hands it to the load step, so the
+    scheduler opens the new control file once (to create it) and never reads it back. -F keeps
+    every other open (status writes to hand out) away."""
+    sconf(box, BASIC)
+    mid = gen.add_incoming(box.spool, [("smtp", "a.example", "ok@a.example"), ("local", "-", "bob")])
+    trace = str(tmp_path / "trace")
+    p = subprocess.run(["strace", "-f", "-qq", "-e", "trace=open,openat", "-o", trace, BINARY, "scheduler",
+                        "-i", "-1", "-F"], env=box.environ(stub_env(box)), capture_output=True, timeout=60)
+    err = p.stderr.decode(errors="replace")
+    assert p.returncode == 0, err
+    assert "picked up" in err and "started: 1 messages due in memory" in err
+    with open(trace) as f:
+        opens = [line for line in f if mid + ".c" in line and "= -1" not in line]
+    assert len(opens) == 1, opens
+    assert "O_CREAT" in opens[0]
+    m = ctl(box, mid)
+    assert [r.tag for r in m.rcpts] == ["N", "N"]
+
+
+def _vm_size(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    raise AssertionError("no VmSize")
+
+
+def _wait_count(path, needle, count, timeout=10):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        with open(path, errors="replace") as f:
+            if f.read().count(needle) >= count:
+                return True
+        time.sleep(0.01)
+    return False
+
+
+@pytest.mark.skipif(IS_ASAN, reason="address-space limits do not apply to an ASan build")
+def test_reload_out_of_memory_keeps_the_old_configuration(box):
+    """Issue 9 point 8: the daemon never exits on out-of-memory. Its address space is capped
+    (RLIMIT_AS) at every page from just below its size up, and a scheduler.conf with long values
+    is reloaded under each cap: wherever the allocation fails (the file, a clause, a command), the
+    reload is refused with a reason and the old configuration stays; the scheduler lives on and,
+    with the cap lifted, takes the new file and delivers."""
+    import resource
+    sconf(box, BASIC)
+    logfile = os.path.join(box.base, "sched.log")
+    proc = start_daemon(box, "-L", logfile)
+    big = BASIC + "".join('big%d/* command="STUB %s" user=%s group=%s\n' % (i, "x" * (900 + i), "u" * 60, "g" * 60)
+                          for i in range(8))
+    try:
+        sconf(box, big)
+        base = _vm_size(proc.pid)
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
+        refused = 0
+        for k, extra in enumerate(range(-4, 160)):
+            resource.prlimit(proc.pid, resource.RLIMIT_AS, (base + extra * 4096, hard))
+            proc.send_signal(signal.SIGUSR1)
+            assert _wait_count(logfile, "reload: ", k + 1), "no reload line under cap %d" % extra
+            assert proc.poll() is None, "the scheduler exited under a cap of %d pages" % extra
+            resource.prlimit(proc.pid, resource.RLIMIT_AS, (hard, hard))
+            # the next cap starts from a settled heap
+            with open(logfile, errors="replace") as f:
+                refused = f.read().count("keeping the previous configuration")
+        text = open(logfile, errors="replace").read()
+        assert refused > 0 and "out of memory" in text.lower()
+        proc.send_signal(signal.SIGUSR1)
+        assert _wait_count(logfile, "read (12 clauses)", 1)
+        deliver_one_now(box, proc.pid)
+    finally:
+        rc, err = stop(box, proc, signal.SIGQUIT)
+    assert rc == 0, err
+
+
+@pytest.mark.skipif(IS_ASAN, reason="address-space limits do not apply to an ASan build")
+def test_agent_start_out_of_memory_is_retried_later(box):
+    """Issue 9 point 8: starting a transport agent under an address-space cap (every page from
+    just below the scheduler's size up; one new agent per host, as the command names $host) fails
+    as a start that is tried again later, never as an exit; with the cap lifted every message is
+    delivered."""
+    import resource
+    sconf(box, """*/* interval=1s retries="1" expiry=1h
+smtp command="STUB $host"
+error command="STUB error"
+""")
+    logfile = os.path.join(box.base, "sched.log")
+    proc = start_daemon(box, "-L", logfile)
+    mids = []
+    try:
+        base = _vm_size(proc.pid)
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
+        ooms = 0
+        for k, extra in enumerate(range(-4, 80)):
+            mids.append(gen.add_incoming(box.spool, [("smtp", "h%d.example" % k, "ok@h%d.example" % k)]))
+            resource.prlimit(proc.pid, resource.RLIMIT_AS, (base + extra * 4096, hard))
+            proc.send_signal(signal.SIGALRM)
+            # under the cap until the scheduler got as far as it could: host k's agent started
+            # (or failed to), or something else ran out of memory
+            deadline = time.time() + 2
+            while time.time() < deadline and proc.poll() is None:
+                with open(logfile, errors="replace") as f:
+                    text = f.read()
+                if "smtp/h%d.example" % k in text or text.count("out of memory") > ooms:
+                    break
+                time.sleep(0.01)
+            ooms = text.count("out of memory")
+            assert proc.poll() is None, "the scheduler exited under a cap of %d pages" % extra
+            resource.prlimit(proc.pid, resource.RLIMIT_AS, (hard, hard))
+        deadline = time.time() + 30
+        while time.time() < deadline and len({d[2] for d in deliveries(box)}) < len(mids):
+            proc.send_signal(signal.SIGALRM)
+            time.sleep(0.2)
+        assert {d[2] for d in deliveries(box)} == set(mids)
+        assert proc.poll() is None
+    finally:
+        rc, err = stop(box, proc, signal.SIGQUIT)
+    assert rc == 0, err

@@ -46,13 +46,14 @@ def test_include_of_a_fifo_or_device_is_never_opened(box, pubdir, user):  # noqa
 def test_forward_symlink_still_ignored(box, pubdir, user):  # noqa: F811
     target = os.path.join(pubdir, "real-forward")
     with open(target, "w") as f:
-        f.write('"|touch /tmp/should-not-run"\n')
+        f.write('"|touch %s"\n' % os.path.join(box.base, "should-not-run"))
     os.chown(target, user.pw_uid, user.pw_gid)
     os.symlink(target, os.path.join(user.pw_dir, ".forward"))
     p = box.run("local", "-x", user.pw_name)
     assert p.returncode == 0, p.stderr
     assert p.stdout.decode().startswith("mailbox "), p.stdout
     assert "is a symlink" in p.stderr.decode()
+    assert not os.path.exists(os.path.join(box.base, "should-not-run"))
 
 
 def test_include_fan_out_is_bounded(box, pubdir, user):  # noqa: F811
@@ -133,3 +134,42 @@ def test_user_owned_include_cannot_make_root_read_a_private_file(box, pubdir, us
     assert f":include: file {secret} missing or unsafe" in out
     assert "remote public-member@elsewhere.example" in out
     assert "remote own-member@elsewhere.example" in out
+
+
+def test_forward_include_is_read_with_the_users_rights_and_never_echoed(box, pubdir, user):  # noqa: F811
+    """Issue 11 point 9: `:include:` in a .forward naming a world-readable file inside a directory
+    its owner cannot enter: root must not read it for her (the file is opened with her rights),
+    and nothing read from her files comes back in a report (a bounce text)."""
+    from test_local import TA, queue_message
+    private = os.path.join(pubdir, "private")
+    os.mkdir(private, 0o700)  # root's: she cannot enter it
+    inner = os.path.join(private, "f")
+    with open(inner, "w") as f:
+        f.write("secretword\n")
+    os.chmod(inner, 0o644)  # world-readable, and still out of her reach
+    fwd = os.path.join(user.pw_dir, ".forward")
+    with open(fwd, "w") as f:
+        f.write(f":include:{inner}\n")
+    os.chown(fwd, user.pw_uid, user.pw_gid)
+    os.chmod(fwd, 0o644)
+    p = box.run("local", "-x", user.pw_name)
+    assert "secretword" not in p.stdout.decode() + p.stderr.decode(), p.stdout
+    assert f":include: file {inner} missing or unsafe" in p.stdout.decode(), p.stdout
+    assert "Permission denied" in p.stderr.decode()
+    # her own file, with a word that is no user: the report names no content of it
+    own = os.path.join(user.pw_dir, "list")
+    with open(own, "w") as f:
+        f.write("nosuchuserword\n")
+    os.chown(own, user.pw_uid, user.pw_gid)
+    with open(fwd, "w") as f:
+        f.write(f":include:{own}\n")
+    mid = queue_message(box, [user.pw_name], b"Subject: x\n\n")
+    ta = TA(box)
+    try:
+        (r,) = ta.job(mid)
+    finally:
+        ta.close()
+    assert (r.status, r.enh) == ("error", "5.1.1"), r
+    assert "nosuchuserword" not in r.line, r.line
+    assert fwd in r.diag and "mail log" in r.diag, r
+    assert "unknown user: nosuchuserword" in log_text(box)  # the admin sees it

@@ -378,5 +378,8 @@ def test_certificates_that_pass_the_rules(box, pki, case):
 def test_sni_without_the_trailing_dot(box, pki):
     with Server(*pki["good"]) as srv:
         rep, log = deliver(box, srv, "tls=verify", pki["ca"].cert, host="localhost.")
+    if "address lookup of localhost." in rep.diag:
+        # musl asks DNS for a name with the trailing dot (not /etc/hosts): no network here
+        pytest.skip("no DNS server answers for 'localhost.' here (tests/hermetic.sh)")
     assert rep.status.startswith("ok"), (rep, log)
     assert srv.sni == ["localhost"]

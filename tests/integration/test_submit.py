@@ -17,8 +17,8 @@ def test_recipients_as_arguments_are_routed(box):
     p = sendmail(box, "root", "Admin@Example.COM", "user@localhost", "x@box.example", input=MSG)
     assert p.returncode == 0, p.stderr
     _, m, msg = queued(box)
-    assert routes(m) == [("local", "-", "root"), ("smtp", "example.com", "Admin@Example.COM"),
-                         ("local", "-", "user"), ("local", "-", "x")]
+    assert routes(m) == [("local", "root", "root"), ("smtp", "example.com", "Admin@Example.COM"),
+                         ("local", "user", "user"), ("local", "x", "x")]
     assert m.sender == "root@box.example"
     assert all(r.tag == "N" and r.priv == -1 for r in m.rcpts)
     assert msg.endswith(b"\n\nhello\n")
@@ -196,7 +196,7 @@ def test_bp_runs_mailq_and_passes_its_exit_code(box):
 def test_bv_shows_routes_and_queues_nothing(box):
     p = sendmail(box, "-bv", "root", "a@Example.com")
     assert p.returncode == 0
-    assert p.stdout == b"root: channel local host - user root\na@Example.com: channel smtp host example.com user a@Example.com\n"
+    assert p.stdout == b"root: channel local host root user root\na@Example.com: channel smtp host example.com user a@Example.com\n"
     p = sendmail(box, "-bv", "a@@b")
     assert p.returncode == 65
     assert not os.path.exists(os.path.join(box.spool, "incoming")) or os.listdir(os.path.join(box.spool, "incoming")) == []
@@ -235,11 +235,13 @@ def test_qR_writes_the_domain_to_the_trigger(box, args):
         os.close(fd)
 
 
-def test_q_without_scheduler_says_so(box):
+def test_q_without_scheduler_runs_the_queue_once(box):
+    # issue 10 point 5: root's -q with no scheduler runs the queue in the foreground (mailq -q,
+    # then scheduler -1); tests/integration/test_mailq_control.py checks what it delivers
     sendmail(box, "root", input=MSG)
-    p = sendmail(box, "-q")
-    assert p.returncode == 75
-    assert b"no scheduler is running" in p.stderr
+    p = sendmail(box, "-q", timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert b"no scheduler: running the queue once in the foreground" in p.stderr
     p = sendmail(box, "-qR", "bad domain")
     assert p.returncode == 64
 
@@ -276,9 +278,33 @@ def test_C_reads_another_configuration(box):
     assert p.returncode == 0, p.stderr
     _, m, _ = queued(box)
     assert m.sender == "root@from-file.example"
-    bad = box.write_conf("NOSUCHKEY=1\n")
-    p = sendmail(box, "-C", bad, "root", input=MSG)
+    p = sendmail(box, "-C", os.path.join(box.base, "missing.conf"), "root", input=MSG)
     assert p.returncode == 78
+
+
+def test_a_configuration_mistake_never_refuses_mail(box):
+    """Issue 12 point 2: one misspelled key made sendmail refuse all mail (78). Now it queues,
+    logs each mistake, and spoolbox --check still reports them as errors."""
+    path = box.write_conf("QUALIFYDOMAIN=from-file.example\nSMARTHSOT=relay.example\nSIZELIMIT=huge\n"
+                          "not a line\nALLMAILFROM=not an address\n")
+    p = sendmail(box, "root", input=MSG)
+    assert p.returncode == 0, p.stderr
+    _, m, _ = queued(box)
+    assert m.sender == "root@from-file.example" and m.recipients == ["root"]
+    err = p.stderr.decode()
+    for where, what in ((2, "unknown key SMARTHSOT"), (3, "SIZELIMIT: not a size"), (4, "expected NAME=value")):
+        assert f"configuration error ignored, mail is queued all the same: {path}:{where}: {what}" in err, err
+    assert "ALLMAILFROM=not an address: not an address with a domain" in err and "ignored until it is fixed" in err
+    p = box.run(None, "--check")
+    assert p.returncode == 78
+    assert f"{path}:2: error: unknown key SMARTHSOT".encode() in p.stderr
+
+
+def test_a_configuration_submit_cannot_work_around_is_refused(box):
+    box.write_conf("SPOOL=relative/spool\n")
+    p = sendmail(box, "root", input=MSG)
+    assert p.returncode == 78
+    assert b"SPOOL: not an absolute path" in p.stderr and b"message not queued" in p.stderr
 
 
 def test_compatibility_options_are_accepted(box):
@@ -292,10 +318,57 @@ def test_compatibility_options_are_accepted(box):
     assert m.recipients == ["root"]
 
 
-def test_unknown_option_is_a_usage_error(box):
-    p = sendmail(box, "-Z", "root", input=MSG)
-    assert p.returncode == 64
-    assert b"unknown option -Z" in p.stderr
+# Other sendmails' options (issue 12 point 4): (arguments, what the log names). Each is
+# accepted, its argument is not taken for a recipient, and the log says it was ignored.
+FOREIGN = [
+    (["-a", "work"], "-a (with its argument)"),                      # msmtp account
+    (["-awork"], "-a (with its argument)"),
+    (["--read-envelope-from"], "--read-envelope-from"),             # msmtp
+    (["--account=work"], "--account (with its argument)"),
+    (["--account", "work"], "--account (with its argument)"),
+    (["--tls-trust-file", "/etc/ssl/ca.pem"], "--tls-trust-file (with its argument)"),
+    (["--auth=on"], "--auth (with its argument)"),
+    (["-S", "smtp.example.net:587"], "-S (with its argument)"),     # BusyBox
+    (["-Ssmtp.example.net"], "-S (with its argument)"),
+    (["-au", "bob"], "-au (with its argument)"),
+    (["-aubob"], "-a (with its argument)"),
+    (["-ap", "SECRETPW"], "-ap (with its argument)"),
+    (["-am", "PLAIN"], "-am (with its argument)"),
+    (["-w", "30"], "-w (with its argument)"),
+    (["-H", "openssl s_client -quiet -connect smtp.example.net:465"], "-H (with its argument)"),
+    (["-Z"], "-Z"),                                                 # any other letter
+    (["-Zi"], "-Z"),
+]
+
+
+@pytest.mark.parametrize("args,logged", FOREIGN, ids=[" ".join(a) for a, _ in FOREIGN])
+def test_other_sendmails_options_are_accepted_and_logged(box, args, logged):
+    p = sendmail(box, *args, "root", input=MSG)
+    assert p.returncode == 0, p.stderr
+    _, m, _ = queued(box)
+    assert m.recipients == ["root"]
+    assert f"ignored option {logged}: spoolbox does not use it".encode() in p.stderr
+    assert b"SECRETPW" not in p.stderr
+
+
+def test_busybox_invocation_as_one_line(box):
+    p = sendmail(box, "-S", "smtp.example.net", "-au", "bob", "-ap", "SECRETPW", "-w", "10", "-t",
+                 input=b"To: root\nSubject: busybox\n\nx\n")
+    assert p.returncode == 0, p.stderr
+    _, m, _ = queued(box)
+    assert m.recipients == ["root"] and b"SECRETPW" not in p.stderr
+
+
+def test_msmtp_long_forms_that_mean_something(box):
+    p = sendmail(box, "--read-recipients", "--from=alice@example.org", input=b"To: root\n\nx\n")
+    assert p.returncode == 0, p.stderr
+    _, m, _ = queued(box)
+    assert m.recipients == ["root"] and m.sender == "alice@example.org"
+
+
+def test_usage_errors_that_remain(box):
+    p = sendmail(box, "--account", input=MSG)
+    assert p.returncode == 64 and b"option --account needs an argument" in p.stderr
     p = sendmail(box, input=MSG)
     assert p.returncode == 64
     assert b"no recipients given" in p.stderr
@@ -313,7 +386,7 @@ def test_cron(box):
     assert p.returncode == 0, p.stderr
     _, m, stored = queued(box)
     assert m.sender == "root@box.example"
-    assert routes(m) == [("local", "-", "root")]
+    assert routes(m) == [("local", "root", "root")]
     assert m.field("b") == "8"
     assert header(stored, "From") == ["root@box.example (Cron Daemon)"]
     assert header(stored, "To") == ["root@box.example"]
@@ -333,7 +406,7 @@ def test_mailx_user(box):
     p = sendmail(box, "-i", "admin", input=b"Subject: x\n\n.\nbody\n")
     assert p.returncode == 0, p.stderr
     _, m, stored = queued(box)
-    assert routes(m) == [("local", "-", "admin")]
+    assert routes(m) == [("local", "admin", "admin")]
     assert stored.endswith(b"\n\n.\nbody\n")
 
 
@@ -379,7 +452,7 @@ def test_sudo(box):
     p = sendmail(box, "-t", input=msg)
     assert p.returncode == 0, p.stderr
     _, m, stored = queued(box)
-    assert routes(m) == [("local", "-", "root")]
+    assert routes(m) == [("local", "root", "root")]
     assert header(stored, "From") == ["root@box.example"]
     assert header(stored, "To") == ["root@box.example"]
 

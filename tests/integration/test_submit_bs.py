@@ -96,7 +96,7 @@ def test_pine_bs_odb_oem(box):
     assert d.cmd("QUIT")[0] == 221
     assert d.close() == 0
     _, m, stored = queued(box)
-    assert routes(m) == [("local", "-", "root"), ("smtp", "example.org", "friend@example.org")]
+    assert routes(m) == [("local", "root", "root"), ("smtp", "example.org", "friend@example.org")]
     assert header(stored, "To") == ["root@box.example"]
     assert "with SMTP" in header(stored, "Received")[0]
 

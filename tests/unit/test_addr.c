@@ -223,8 +223,16 @@ TEST(route_local_and_remote)
 	CHECK(addr_parse_one("Root@Box.Example", 16, &a, err, sizeof err) == 0);
 	CHECK(route_addr(&rc, &a, &r) == 0);
 	CHECK_STR(r.channel, "local");
-	CHECK_STR(r.host, "-");
+	CHECK_STR(r.host, "root"); /* a thread per local user (docs/local.md 10) */
 	CHECK_STR(r.user, "Root");
+	CHECK(addr_parse_one("\"-A b/C+x\"@box.example", 22, &a, err, sizeof err) == 0);
+	CHECK(route_addr(&rc, &a, &r) == 0);
+	CHECK_STR(r.host, "_a_b_c");
+	char h[8];
+	route_local_host("+only", h, sizeof h);
+	CHECK_STR(h, "-");
+	route_local_host("averylongname", h, sizeof h);
+	CHECK_STR(h, "averylo");
 	CHECK(addr_parse_one("Admin@Example.COM", 17, &a, err, sizeof err) == 0);
 	CHECK(route_addr(&rc, &a, &r) == 0);
 	CHECK_STR(r.channel, "smtp");

@@ -78,7 +78,14 @@ TEST(creds_most_specific_wins)
 	CHECK_STR(c.user, "anyuser");
 	CHECK_INT(parse(text, "[192.0.2.1]", 25, &c, &s), 1);
 	CHECK_STR(c.user, "literal");
-	CHECK_STR(c.host, "[192.0.2.1]");
+	CHECK_STR(c.host, "192.0.2.1");
+	/* the transport asks for the address without brackets (SMARTHOST=[192.0.2.1]:25) */
+	CHECK_INT(parse(text, "192.0.2.1", 25, &c, &s), 1);
+	CHECK_STR(c.user, "literal");
+	CHECK_INT(parse("[IPv6:2001:db8::1] v6 p\n[192.0.2.9] v4 p\n", "2001:db8::1", 587, &c, &s), 1);
+	CHECK_STR(c.user, "v6");
+	CHECK_INT(parse("[IPv6:2001:db8::1] v6 p\n[192.0.2.9] v4 p\n", "192.0.2.9", 587, &c, &s), 1);
+	CHECK_STR(c.user, "v4");
 }
 
 TEST(creds_errors_say_where_never_what)

@@ -1,9 +1,9 @@
 /* Unit test of the scheduler core on a real spool with a manual clock: pick-up, a job handed to a
- * (fake) transport agent over a socket, its report written to the control file, the retry time
+ * (fake) transport agent over a socket, its report line and #hungry, the result written to the control file, the retry time
  * and due link from the retries sequence, the timer that makes it due again, and expiry — all
  * without sleeping. */
 #include "log.h"
-#include "sched.h"
+#include "sched_int.h"
 #include "unit.h"
 #include <fcntl.h>
 #include <stdio.h>
@@ -80,17 +80,17 @@ TEST(sched_core_defer_retry_expire_with_manual_clock)
 	/* a fake TA: our end of a socket pair */
 	int sv[2];
 	CHECK_INT(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	struct ta t;
+	struct sta t;
 	memset(&t, 0, sizeof t);
 	t.fd = sv[0];
 	t.pid = getpid();
-	t.state = TA_BUSY;
+	t.state = STA_BUSY;
 	t.ring = thr->ring;
 	t.thr = thr;
 	t.argv0 = "fake";
 	thr->running++;
 	struct job *j = st_pop(thr);
-	CHECK_INT(sq_handout(s, &t, j), 1);
+	CHECK_INT(sta_handout(s, &t, j), 1);
 	free(j);
 	sq_flush(s);
 	char line[128];
@@ -103,12 +103,11 @@ TEST(sched_core_defer_retry_expire_with_manual_clock)
 	CHECK_INT(r->pid, getpid());
 
 	/* the TA defers: A record, Q, next = now + interval (1m) x retries[0] (1) */
-	char rep[256];
+	char rep[256], hungry[] = "#hungry";
 	int len = snprintf(rep, sizeof rep, "%s/%u\trfc822;a@example.com\001delayed\0014.4.1\001try later\001\tdeferred try later",
 	                   id, (unsigned)r->off);
-	sq_report(s, &t, rep, (size_t)len);
-	sq_job_done(s, &t, sq_find(s, id), t.acks[t.ackhead].seq);
-	t.nack = 0;
+	sta_line(s, &t, rep, (size_t)len);
+	sta_line(s, &t, hungry, 7);
 	sq_flush(s);
 	r = rcpt0(s, id);
 	CHECK(r != NULL);
@@ -153,13 +152,12 @@ TEST(sched_core_defer_retry_expire_with_manual_clock)
 			if (!j)
 				break;
 		}
-		CHECK_INT(sq_handout(s, &t, j), 1);
+		CHECK_INT(sta_handout(s, &t, j), 1);
 		free(j);
 		sq_flush(s);
 		n = read(sv[1], line, sizeof line - 1);
-		sq_report(s, &t, rep, (size_t)len);
-		sq_job_done(s, &t, sq_find(s, id), t.acks[t.ackhead].seq);
-		t.nack = 0;
+		sta_line(s, &t, rep, (size_t)len);
+		sta_line(s, &t, hungry, 7);
 		sq_flush(s);
 		rounds++;
 		r = rcpt0(s, id);
@@ -182,4 +180,30 @@ out:
 	close(sv[1]);
 	sched_free(s);
 	free(s);
+}
+
+TEST(sta_report_parse_accepts_and_rejects)
+{
+	struct sta_report r;
+	const char *ok = "T4G2KQ80A1F3Z7K/123\trfc822;a@b\001delivered\0012.0.0\001250 ok\001mx[1.2.3.4]\tok 250 ok\n";
+	CHECK_INT(sta_report_parse(ok, strlen(ok), &r), 0);
+	CHECK_STR(r.id, "T4G2KQ80A1F3Z7K");
+	CHECK_INT(r.offset, 123);
+	CHECK_STR(r.final, "rfc822;a@b");
+	CHECK_STR(r.action, "delivered");
+	CHECK_STR(r.enh, "2.0.0");
+	CHECK_STR(r.remote, "mx[1.2.3.4]");
+	CHECK_STR(r.status, "ok");
+	CHECK_STR(r.message, "250 ok");
+	const char *retry = "T4G2KQ80A1F3Z7K/9\trfc822;a@b\001delayed\0014.0.0\001held\001\tretryat +3600 held";
+	CHECK_INT(sta_report_parse(retry, strlen(retry), &r), 0);
+	CHECK_STR(r.status, "retryat");
+	CHECK_STR(r.message, "+3600 held");
+	CHECK_INT(sta_report_parse("#hungry", 7, &r), -1);
+	const char *bad = "T4G2KQ80A1F3Z7K/12x\ta\001b\001c\001d\001e\tok x";
+	CHECK_INT(sta_report_parse(bad, strlen(bad), &r), -1);
+	const char *badst = "T4G2KQ80A1F3Z7K/12\ta\001b\001c\001d\001e\tfine x";
+	CHECK_INT(sta_report_parse(badst, strlen(badst), &r), -1);
+	const char *few = "T4G2KQ80A1F3Z7K/12\ta\001b\001c\tok x";
+	CHECK_INT(sta_report_parse(few, strlen(few), &r), -1);
 }

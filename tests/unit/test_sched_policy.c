@@ -1,6 +1,6 @@
 /* Unit tests of the scheduler's pure decisions: outcomes, retry arithmetic (including the
  * random re-entry at the end of the sequence), retryat, expiry and expiry2, limits. */
-#include "sched.h"
+#include "sched_int.h"
 #include "unit.h"
 
 TEST(policy_outcomes)

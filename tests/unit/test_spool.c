@@ -2,7 +2,6 @@
  * round trip, in-place status updates, attempt records, corrupt and truncated files, the
  * enqueue/pick-up/index/removal sequence on a real directory. */
 #include "spool.h"
-#include "ta.h"
 #include "unit.h"
 #include "util.h"
 #include <fcntl.h>
@@ -183,7 +182,7 @@ static void queue_sample(struct spool *sp, char id[SPOOL_ID_MAX], long long *t)
 	CHECK_INT(spool_writer_write(&w, "x\n", 2), 0);
 	strcpy(id, w.id);
 	CHECK_INT(spool_writer_commit(&w), 0);
-	CHECK_INT(spool_pickup_prepare(sp, id, t), 0);
+	CHECK_INT(spool_pickup_prepare(sp, id, t, NULL), 0);
 	CHECK_INT(spool_pickup_finish(sp, id), 0);
 }
 
@@ -224,7 +223,9 @@ TEST(enqueue_pickup_update_remove)
 	CHECK_INT(spool_incoming_each(&sp, collect_one, seen), 0);
 	CHECK_STR(seen, id);
 	long long arrival;
-	CHECK_INT(spool_pickup_prepare(&sp, id, &arrival), 0);
+	struct spool_msg env;
+	memset(&env, 0, sizeof env);
+	CHECK_INT(spool_pickup_prepare(&sp, id, &arrival, &env), 0);
 	CHECK_INT(spool_sync_dirty(&sp), 0);
 	CHECK_INT(spool_pickup_finish(&sp, id), 0);
 	CHECK_INT(spool_sync_dirty(&sp), 0);
@@ -236,6 +237,18 @@ TEST(enqueue_pickup_update_remove)
 	int fd;
 	char err[256], path[SPOOL_PATH_MAX];
 	CHECK_INT(spool_ctl_load(&sp, id, 0, &c, &fd, err, sizeof err), 0);
+	/* the envelope handed on by pick-up is what the control file says (issue 9 point 7) */
+	CHECK_STR(env.id, c.id);
+	CHECK_INT(env.arrival, c.arrival);
+	CHECK_STR(env.sender, c.sender);
+	CHECK_INT(env.nrcpt, c.nrcpt);
+	for (size_t i = 0; i < c.nrcpt && i < env.nrcpt; i++) {
+		CHECK_INT(env.rcpt[i].off, c.rcpt[i].off);
+		CHECK_INT(env.rcpt[i].tag, c.rcpt[i].tag);
+		CHECK_STR(env.rcpt[i].channel, c.rcpt[i].channel);
+		CHECK_STR(env.rcpt[i].host, c.rcpt[i].host);
+	}
+	spool_msg_free(&env);
 	CHECK_INT(c.size, (long long)sizeof body - 1);
 	CHECK_INT(c.body8, 1);
 	spool_path_ctl(&sp, id, path, sizeof path);
@@ -345,32 +358,6 @@ TEST(trigger_reaches_reader)
 	CHECK_INT(spool_trigger_drain(fd, buf, sizeof buf), 14);
 	CHECK_STR(buf, "\nRexample.com\n");
 	close(fd);
-}
-
-TEST(ta_report_parse_accepts_and_rejects)
-{
-	struct ta_report_line r;
-	const char *ok = "T4G2KQ80A1F3Z7K/123\trfc822;a@b\001delivered\0012.0.0\001250 ok\001mx[1.2.3.4]\tok 250 ok\n";
-	CHECK_INT(ta_report_parse(ok, strlen(ok), &r), 0);
-	CHECK_STR(r.id, "T4G2KQ80A1F3Z7K");
-	CHECK_INT(r.offset, 123);
-	CHECK_STR(r.final, "rfc822;a@b");
-	CHECK_STR(r.action, "delivered");
-	CHECK_STR(r.enh, "2.0.0");
-	CHECK_STR(r.remote, "mx[1.2.3.4]");
-	CHECK_STR(r.status, "ok");
-	CHECK_STR(r.message, "250 ok");
-	const char *retry = "T4G2KQ80A1F3Z7K/9\trfc822;a@b\001delayed\0014.0.0\001held\001\tretryat +3600 held";
-	CHECK_INT(ta_report_parse(retry, strlen(retry), &r), 0);
-	CHECK_STR(r.status, "retryat");
-	CHECK_STR(r.message, "+3600 held");
-	CHECK_INT(ta_report_parse("#hungry", 7, &r), -1);
-	const char *bad = "T4G2KQ80A1F3Z7K/12x\ta\001b\001c\001d\001e\tok x";
-	CHECK_INT(ta_report_parse(bad, strlen(bad), &r), -1);
-	const char *badst = "T4G2KQ80A1F3Z7K/12\ta\001b\001c\001d\001e\tfine x";
-	CHECK_INT(ta_report_parse(badst, strlen(badst), &r), -1);
-	const char *few = "T4G2KQ80A1F3Z7K/12\ta\001b\001c\tok x";
-	CHECK_INT(ta_report_parse(few, strlen(few), &r), -1);
 }
 
 TEST(clean_removes_only_leftovers)

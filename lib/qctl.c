@@ -1,0 +1,361 @@
+/* Queue control on the spool (docs/spool.md 12): the hold index, the scheduler's lock as mailq
+ * takes it, and the steps of hold, release, delete and retry-now. Each action's first step
+ * is the one that decides it, and a crash after it leaves a state the next scheduler start (or
+ * the cleaner) finishes the same way; a crash before it leaves the message as it was. */
+#include "qctl.h"
+#include "fileio.h"
+#include "log.h"
+#include "util.h"
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int qctl_path_hold(const struct spool *sp, const char *id, char *out, size_t size)
+{
+	if (!spool_id_valid(id))
+		return -1;
+	return str_fmt(out, size, "%s/hold/%s", sp->dir, id);
+}
+
+int qctl_held(const struct spool *sp, const char *id)
+{
+	char path[SPOOL_PATH_MAX];
+	return qctl_path_hold(sp, id, path, sizeof path) == 0 && faccessat(AT_FDCWD, path, F_OK, AT_EACCESS) == 0;
+}
+
+static int pidfile(const struct spool *sp, int flags)
+{
+	char path[SPOOL_PATH_MAX];
+	if (str_fmt(path, sizeof path, "%s/scheduler.pid", sp->dir) < 0) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return open(path, flags | O_CLOEXEC | O_NOFOLLOW, 0644);
+}
+
+static long lock_owner(int fd)
+{
+	struct flock q = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+	if (fcntl(fd, F_GETLK, &q) < 0)
+		return -1;
+	return q.l_type == F_UNLCK ? 0 : (long)q.l_pid;
+}
+
+long qctl_scheduler_pid(const struct spool *sp)
+{
+	int fd = pidfile(sp, O_RDONLY);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1;
+	long pid = lock_owner(fd);
+	close(fd);
+	return pid;
+}
+
+int qctl_lock(const struct spool *sp, struct qctl_lock *lk, long *pid)
+{
+	lk->fd = pidfile(sp, O_RDWR | O_CREAT);
+	lk->marked = 0;
+	*pid = 0;
+	if (lk->fd < 0)
+		return -1;
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+	if (fcntl(lk->fd, F_SETLK, &fl) < 0) {
+		int e = errno;
+		*pid = lock_owner(lk->fd);
+		close(lk->fd);
+		lk->fd = -1;
+		if (e == EAGAIN || e == EACCES)
+			return 1;
+		errno = e;
+		return -1;
+	}
+	char old[32], line[32];
+	if (pread(lk->fd, old, sizeof old, 0) == 0) {
+		int n = snprintf(line, sizeof line, "%ld\n", (long)getpid());
+		if (pwrite(lk->fd, line, (size_t)n, 0) != n || fsync(lk->fd) < 0) {
+			qctl_unlock(lk);
+			return -1;
+		}
+		lk->marked = 1;
+	}
+	return 0;
+}
+
+void qctl_unlock(struct qctl_lock *lk)
+{
+	if (lk->fd < 0)
+		return;
+	if (lk->marked && (ftruncate(lk->fd, 0) < 0 || fsync(lk->fd) < 0))
+		log_msg(LOG_ERR, NULL, "truncating scheduler.pid: %s", strerror(errno));
+	close(lk->fd);
+	lk->fd = -1;
+}
+
+int qctl_hold_each(const struct spool *sp, spool_each_fn *fn, void *ctx)
+{
+	char dir[SPOOL_PATH_MAX];
+	if (str_fmt(dir, sizeof dir, "%s/hold", sp->dir) < 0)
+		return -1;
+	DIR *d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -1;
+	struct dirent *e;
+	int r = 0;
+	while (!r && (e = readdir(d)))
+		if (spool_id_valid(e->d_name))
+			r = fn(ctx, e->d_name, 0);
+	closedir(d);
+	return r;
+}
+
+long long qctl_due_time(const struct spool *sp, const char *id)
+{
+	char path[SPOOL_PATH_MAX];
+	struct stat cst;
+	if (spool_path_ctl(sp, id, path, sizeof path) < 0 || stat(path, &cst) < 0 || cst.st_nlink < 2)
+		return 0;
+	if (str_fmt(path, sizeof path, "%s/due", sp->dir) < 0)
+		return 0;
+	DIR *top = opendir(path);
+	if (!top)
+		return 0;
+	size_t idlen = strlen(id);
+	long long found = 0;
+	struct dirent *b;
+	while (!found && (b = readdir(top))) {
+		if (b->d_name[0] == '.')
+			continue;
+		int bfd = openat(dirfd(top), b->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		DIR *d = bfd < 0 ? NULL : fdopendir(bfd);
+		if (!d) {
+			if (bfd >= 0)
+				close(bfd);
+			continue;
+		}
+		struct dirent *e;
+		struct stat st;
+		while ((e = readdir(d)))
+			if (strncmp(e->d_name, id, idlen) == 0 && e->d_name[idlen] == '.' &&
+			    fstatat(bfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_ino == cst.st_ino) {
+				found = strtoll(e->d_name + idlen + 1, NULL, 10);
+				break;
+			}
+		closedir(d);
+	}
+	closedir(top);
+	return found;
+}
+
+static int unlink_logged(const char *id, const char *path)
+{
+	if (unlink(path) == 0 || errno == ENOENT)
+		return 0;
+	log_msg(LOG_ERR, id, "unlink %s: %s", path, strerror(errno));
+	return -1;
+}
+
+static int sync_dir_of(const char *path)
+{
+	char dir[SPOOL_PATH_MAX];
+	return fio_dirname(path, dir, sizeof dir) < 0 ? -1 : fio_fsync_dir(dir);
+}
+
+/* Delete: the control file goes first and decides it (without it nothing is delivered again);
+ * index links and the message file left by a crash are the cleaner's (docs/spool.md 7, 12). */
+static int do_delete(struct spool *sp, const char *id, long long t)
+{
+	char ctl[SPOOL_PATH_MAX], path[SPOOL_PATH_MAX];
+	if (spool_path_ctl(sp, id, ctl, sizeof ctl) < 0)
+		return -1;
+	if (access(ctl, F_OK) < 0) {
+		if (spool_path_incoming(sp, id, path, sizeof path) < 0 || access(path, F_OK) < 0)
+			return 1;
+		return unlink_logged(id, path) < 0 || sync_dir_of(path) < 0 ? -1 : 0;
+	}
+	if (t < 0)
+		t = qctl_due_time(sp, id);
+	if (unlink_logged(id, ctl) < 0 || sync_dir_of(ctl) < 0)
+		return -1;
+	int r = 0;
+	if (t > 0 && spool_path_due(sp, id, t, path, sizeof path) == 0)
+		r |= unlink_logged(id, path);
+	if (qctl_path_hold(sp, id, path, sizeof path) == 0)
+		r |= unlink_logged(id, path);
+	if (spool_path_msg(sp, id, path, sizeof path) == 0)
+		r |= unlink_logged(id, path);
+	return r ? -1 : 0;
+}
+
+/* A message still in incoming/ is picked up first (docs/spool.md 6), as the scheduler would. */
+static int pick_up(struct spool *sp, const char *id)
+{
+	char path[SPOOL_PATH_MAX];
+	long long arrival;
+	if (spool_path_incoming(sp, id, path, sizeof path) < 0 || access(path, F_OK) < 0)
+		return 1;
+	if (spool_pickup_prepare(sp, id, &arrival, NULL) < 0 || spool_sync_dirty(sp) < 0 || spool_pickup_finish(sp, id) < 0 ||
+	    spool_sync_dirty(sp) < 0)
+		return -1;
+	return 0;
+}
+
+/* hold/ as spool_open makes it: the group and mode of queue/, so a user's mailq (setgid to that
+ * group, docs/spool.md 8) sees held mail too. */
+static int make_hold_dir(const struct spool *sp, const char *dir)
+{
+	char q[SPOOL_PATH_MAX];
+	struct stat st;
+	if (mkdir(dir, 0750) < 0)
+		return errno == EEXIST ? 0 : -1;
+	if (str_fmt(q, sizeof q, "%s/queue", sp->dir) == 0 && stat(q, &st) == 0 &&
+	    (chown(dir, (uid_t)-1, st.st_gid) < 0 || chmod(dir, st.st_mode & 07777) < 0))
+		return -1;
+	return 0;
+}
+
+/* Hold: the due link goes first (a crash then leaves no index entry, which the next start
+ * repairs to "due": not held, as mailq did not report), then the hold link is made. */
+static int do_hold(struct spool *sp, const char *id, long long t)
+{
+	char ctl[SPOOL_PATH_MAX], hold[SPOOL_PATH_MAX], due[SPOOL_PATH_MAX];
+	if (spool_path_ctl(sp, id, ctl, sizeof ctl) < 0 || qctl_path_hold(sp, id, hold, sizeof hold) < 0)
+		return -1;
+	if (access(ctl, F_OK) < 0) {
+		int r = pick_up(sp, id);
+		if (r)
+			return r;
+	}
+	if (access(hold, F_OK) == 0)
+		return 1;
+	if (t < 0)
+		t = qctl_due_time(sp, id);
+	if (t > 0 && (spool_path_due(sp, id, t, due, sizeof due) < 0 || unlink_logged(id, due) < 0))
+		return -1;
+	char dir[SPOOL_PATH_MAX];
+	if (str_fmt(dir, sizeof dir, "%s/hold", sp->dir) < 0 || make_hold_dir(sp, dir) < 0) {
+		log_msg(LOG_ERR, id, "mkdir %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (link(ctl, hold) < 0 && errno != EEXIST) {
+		log_msg(LOG_ERR, id, "link %s to %s: %s", ctl, hold, strerror(errno));
+		return -1;
+	}
+	return fio_fsync_dir(dir) < 0 || (t > 0 && sync_dir_of(due) < 0) ? -1 : 0;
+}
+
+/* Retry now: every deferred recipient's next attempt becomes now (one pwrite each, synced),
+ * then the due link is renamed to now. */
+static int do_retry(struct spool *sp, const char *id, long long now)
+{
+	if (qctl_held(sp, id))
+		return 1;
+	struct spool_msg m;
+	int fd;
+	char err[200], ctl[SPOOL_PATH_MAX];
+	if (spool_path_ctl(sp, id, ctl, sizeof ctl) < 0)
+		return -1;
+	if (access(ctl, F_OK) < 0) {
+		if (spool_path_incoming(sp, id, ctl, sizeof ctl) == 0 && access(ctl, F_OK) == 0)
+			return 0; /* not picked up yet: it is tried as soon as it is */
+		return 1;
+	}
+	if (spool_ctl_load(sp, id, 0, &m, &fd, err, sizeof err) < 0) {
+		log_msg(LOG_ERR, id, "%s", err);
+		return -1;
+	}
+	int r = 0;
+	for (size_t i = 0; i < m.nrcpt && !r; i++)
+		if (m.rcpt[i].tag == RT_DEFERRED && m.rcpt[i].next > now) {
+			m.rcpt[i].next = now;
+			r = spool_rcpt_update(fd, &m.rcpt[i], ctl);
+		}
+	if (!r && fdatasync(fd) < 0)
+		r = -1;
+	close(fd);
+	spool_msg_free(&m);
+	long long t = qctl_due_time(sp, id);
+	if (r || spool_due_move(sp, id, t, now) < 0 || spool_sync_dirty(sp) < 0)
+		return -1;
+	return 0;
+}
+
+/* Release: the hold link goes first (a crash leaves no index entry: repaired to "due"), then
+ * the message is due now and its deferred recipients are tried at once. */
+static int do_release(struct spool *sp, const char *id, long long now)
+{
+	char hold[SPOOL_PATH_MAX];
+	if (qctl_path_hold(sp, id, hold, sizeof hold) < 0)
+		return -1;
+	if (access(hold, F_OK) < 0)
+		return 1;
+	if (unlink_logged(id, hold) < 0 || sync_dir_of(hold) < 0)
+		return -1;
+	if (spool_due_move(sp, id, 0, now) < 0 || spool_sync_dirty(sp) < 0)
+		return -1;
+	return do_retry(sp, id, now) < 0 ? -1 : 0;
+}
+
+int qctl_apply(struct spool *sp, enum qctl_action a, const char *id, long long now)
+{
+	return qctl_apply_at(sp, a, id, -1, now);
+}
+
+int qctl_apply_at(struct spool *sp, enum qctl_action a, const char *id, long long due, long long now)
+{
+	if (!spool_id_valid(id)) {
+		errno = EINVAL;
+		return -1;
+	}
+	switch (a) {
+	case QA_HOLD: return do_hold(sp, id, due);
+	case QA_RELEASE: return do_release(sp, id, now);
+	case QA_DELETE: return do_delete(sp, id, due);
+	case QA_RETRY: return do_retry(sp, id, now);
+	}
+	return -1;
+}
+
+const char *qctl_name(enum qctl_action a)
+{
+	static const char *const names[] = {"hold", "release", "delete", "retry"};
+	return names[a];
+}
+
+int qctl_line(enum qctl_action a, const char *id, char *out, size_t size)
+{
+	return str_fmt(out, size, "%c%s", "HUDI"[a], id);
+}
+
+int qctl_qrun_allowed(const struct spool *sp, long long now, long *wait)
+{
+	char path[SPOOL_PATH_MAX];
+	*wait = 0;
+	if (str_fmt(path, sizeof path, "%s/tmp/.qrun", sp->dir) < 0)
+		return -1;
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0660);
+	if (fd < 0)
+		return -1;
+	int r = -1;
+	struct stat st;
+	if (flock(fd, LOCK_EX) == 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		/* the umask must not keep the next user (the same group) from writing it */
+		if (st.st_uid == geteuid() && (st.st_mode & 0777) != 0660)
+			fchmod(fd, 0660);
+		long long since = now - (long long)st.st_mtime;
+		/* a stamp from the future (the clock went back) does not lock users out */
+		if (st.st_size && since >= 0 && since < QCTL_QRUN_INTERVAL) {
+			*wait = (long)(QCTL_QRUN_INTERVAL - since);
+			r = 0;
+		} else {
+			r = pwrite(fd, "q\n", 2, 0) == 2 && futimens(fd, NULL) == 0 ? 1 : -1;
+		}
+	}
+	close(fd);
+	return r;
+}

@@ -1,0 +1,243 @@
+/* The scheduler's internal header (BearSSL's inner.h pattern): the types and functions shared by
+ * lib/sched_*.c, and by the unit tests, never by applets. The files form layers, and a file
+ * calls only into the layers below it (scripts/sched_deps.sh checks it in CI):
+ *
+ *   sched_loop.c    sched_*   the event loop, signals, trigger, reload, dump        (top)
+ *   sched_ta.c      sta_*     transport-agent processes: spawn, job lines, reports, limits
+ *   sched_queue.c   sq_*      messages in memory and their control files: load, results, settle
+ *   sched_thread.c  st_*      threads, rings, channels, ready jobs
+ *   sched_policy.c  sched_*   pure decisions: retries, expiry, limits                (bottom)
+ *
+ * The agent's own end of the protocol is lib/ta.c (prefix ta_); the scheduler's end is sta_. */
+#ifndef SPOOLBOX_SCHED_INT_H
+#define SPOOLBOX_SCHED_INT_H
+#include "sched.h"
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Recipient flags (memory only). */
+enum {
+	RF_QUEUED = 1,   /* in a ready job of its thread */
+	RF_OURS = 2,     /* T for one of our TAs (not a TA of an earlier scheduler) */
+	RF_ERRPHASE = 4, /* handed to the error channel (a report turns F into X) */
+};
+
+struct qrcpt {
+	uint32_t off;         /* offset of the 'r' record */
+	char tag;             /* RT_* as on disk */
+	unsigned char flags;  /* RF_* */
+	uint16_t jobseq;      /* which job of its TA carries it (T only) */
+	uint16_t tries;
+	long pid;             /* T: the TA */
+	long long next;
+	struct thread *thr;   /* NULL when done */
+};
+
+struct qmsg {
+	struct qmsg *hnext;           /* hash chain */
+	struct qmsg *prev, *next;     /* every in-memory message */
+	struct qmsg *dnext;           /* this turn's written messages */
+	long long due;                /* the time in its due link's name */
+	long long arrival;
+	long long wake;               /* 0, or when to look at it again */
+	long long tried, seen;        /* age for expiry, and when it was last counted (sched_tried_add) */
+	int fd;                       /* control file while this turn's results are written */
+	unsigned jobs;                /* ready and outstanding jobs that point here */
+	unsigned nrcpt;
+	unsigned char dirty, attempted, held, in_turn;
+	unsigned char ctl;            /* mailq's hold or delete (QA_* + 1, sched_mailq.c): nothing more
+	                               * goes out, and it is done once nothing is out (settle) */
+	char id[SPOOL_ID_MAX];
+	struct qrcpt r[];
+};
+
+/* A ready job: one message for one thread. */
+struct job {
+	struct job *next;
+	struct qmsg *m;
+};
+
+struct ring {
+	struct ring *next;
+	int clause;                   /* body index in the configuration that made it */
+	int stale;                    /* made by an earlier configuration */
+	int tas;                      /* TAs of this ring, idle ones included */
+	struct thread *head, *tail;   /* threads with ready jobs, round robin */
+};
+
+struct chan {
+	struct chan *next;
+	int running;                  /* TAs working on a thread of this channel */
+	char name[32];
+};
+
+struct thread {
+	struct thread *hnext;
+	struct thread *rnext;         /* in its ring's ready list */
+	struct ring *ring;            /* NULL: no clause with a command matches */
+	struct chan *chan;
+	struct sc_params p;
+	struct job *head, *tail;
+	unsigned nready;
+	int running;                  /* TAs attached */
+	int refs;                     /* recipients pointing here */
+	int on_ring;
+	int is_error;                 /* the error-reporting thread of a host */
+	long long blocked_until;      /* deferall, or a TA that would not start */
+	long long kicked_until;       /* queueonly: a Q/R trigger lets it run until then */
+	char *host;                   /* into name */
+	char name[];                  /* "channel\0host" */
+};
+
+enum sta_state { STA_STARTING, STA_BUSY, STA_IDLE, STA_CLOSING };
+
+struct sta_ack {
+	struct qmsg *m;               /* NULL: the start or an #idle */
+	uint16_t seq;
+};
+
+struct sta {
+	struct sta *next;
+	pid_t pid;
+	int fd;                       /* socket: the TA's stdin and stdout */
+	enum sta_state state;
+	struct ring *ring;
+	struct thread *thr;           /* attached thread, or NULL */
+	char *key;                    /* expanded command + user + group: reuse only when equal */
+	char *argv0;                  /* for logs */
+	long long since;              /* started, or idle since */
+	long long idlemax;
+	struct sta_ack *acks;          /* FIFO of what each coming #hungry answers */
+	unsigned nack, ackhead, ackcap;
+	uint16_t seq;
+	unsigned streak;              /* jobs from the attached thread in a row */
+	char *rbuf;
+	size_t rlen;
+	unsigned char skipping;       /* dropping the rest of an overlong line */
+};
+
+/* ---- policy: pure functions (sched_policy.c) ---- */
+
+/* Outcomes of a report. */
+enum sched_outcome { SO_DELIVERED, SO_FAILED, SO_DEFERRED, SO_DEFERALL, SO_RETRYAT, SO_UNKNOWN };
+enum sched_outcome sched_outcome_of(const char *status);
+/* Next attempt after the tries-th deferral (tries counts finished attempts before this one):
+ * now + interval x retries[tries]; past the end of the sequence the position jumps to a spot
+ * chosen from (id, lap) and runs to the end again (the seed's random re-entry, reproducible).
+ * Never earlier than now + 1, so "retries=0" retries at once without spinning. */
+long long sched_retry_next(const struct sc_params *p, unsigned tries, const char *id, long long now);
+/* The position in the retries sequence used for the tries-th deferral. */
+unsigned sched_retry_index(unsigned nretries, unsigned tries, const char *id);
+/* retryat's first word: "+SECONDS" (relative) or absolute epoch seconds. -1 when malformed. */
+long long sched_retryat(const char *message, long long now);
+/* Time that cannot lie (docs/scheduler.md "Clock jumps"): a message's age for expiry is the
+ * time the queue has been trying it, summed over the gaps between the attempts and observations
+ * it has seen, each gap counted between 0 and the longest wait the clause plans
+ * (sched_retry_cap: interval x the largest retries factor + interval). A clock stepped forward
+ * (NTP after a boot without RTC) or a queue that was off adds at most that cap; a clock stepped
+ * back adds nothing. */
+long long sched_retry_cap(const struct sc_params *p);
+long long sched_tried_add(long long tried, long long last, long long now, long long cap);
+/* 1 when a deferred recipient is past expiry: tried (the age above) >= expiry and an attempt
+ * was made in this run; or, without an attempt, past arrival + expiry + expiry2 by the wall
+ * clock (expiry2 > 0: the seed's fallback for mail that is never tried). */
+int sched_expired(const struct sc_params *p, long long arrival, long long tried, long long now, int attempted);
+/* Effective limits (0 in the configuration = maxta, and maxta 0 = fd budget). */
+int sched_maxta(const struct sc_params *p, int fd_budget);
+int sched_maxchannel(const struct sc_params *p, int fd_budget);
+int sched_maxring(const struct sc_params *p, int fd_budget);
+long long sched_idlemax(const struct sc_params *p);
+/* May a new TA start for a thread? Pure check of the four limits. */
+int sched_may_start(const struct sc_params *p, int fd_budget, int tas, int ring_tas, int chan_running, int thr_running);
+
+/* ---- threads, rings, channels (sched_thread.c) ---- */
+/* A reference to thread channel/host (made, with its clause resolved, when new). NULL: out of
+ * memory (logged). */
+struct thread *st_get(struct sched *s, const char *channel, const char *host, int is_error);
+void st_put(struct sched *s, struct thread *t);
+/* Appends a job for m (m->jobs counts it). -1: out of memory, nothing queued. */
+int st_enqueue(struct sched *s, struct thread *t, struct qmsg *m);
+/* Holds t until `until`: its ready jobs go back to their messages (sched_touch). */
+void st_block(struct sched *s, struct thread *t, long long until);
+struct job *st_pop(struct thread *t);
+void st_push_back(struct thread *t, struct job *j);
+/* After a reload: every thread's clause and ring again (old rings become stale). */
+void st_reresolve(struct sched *s);
+void st_free_all(struct sched *s);
+
+/* Marks m for this turn's write-and-settle pass (sq_flush). Only memory: the lower layers call
+ * it without calling up into the queue. */
+static inline void sched_touch(struct sched *s, struct qmsg *m)
+{
+	if (!m->in_turn) {
+		m->in_turn = 1;
+		m->dnext = s->turn;
+		s->turn = m;
+	}
+}
+
+/* ---- the in-memory queue and its control files (sched_queue.c) ---- */
+/* A parsed report line of a transport agent (sta_report_parse). */
+struct sta_report {
+	char id[SPOOL_ID_MAX];
+	long long offset;
+	char final[SPOOL_ADDR_MAX + 8];
+	char action[16];
+	char enh[16];
+	char diag[SPOOL_TEXT_MAX + 1];
+	char remote[256];
+	char status[12];
+	char message[SPOOL_TEXT_MAX + 1];
+};
+
+struct qmsg *sq_find(struct sched *s, const char *id);
+int sq_load(struct sched *s, const char *id, long long due);
+void sq_activate(struct sched *s, struct qmsg *m);
+void sq_flush(struct sched *s);
+void sq_timer_pass(struct sched *s);
+int sq_pickup(struct sched *s);
+int sq_scan(struct sched *s, int all, const char *domain);
+/* Due entries further ahead than any clause would wait (a clock that went back while the queue
+ * was down, or while it ran): loaded now. */
+int sq_scan_parked(struct sched *s);
+/* The clock went back while running: in-memory next attempts beyond their clause's longest
+ * wait come closer, and the parked due entries are loaded. */
+void sq_clock_back(struct sched *s);
+void sq_run_all(struct sched *s, const char *domain);
+void sq_free_all(struct sched *s);
+/* Job j of thread thr goes to the agent `pid`: its queued recipients become T (one status
+ * write each) with job number seq. Returns how many; 0 when an earlier job of the same message
+ * and thread is still out (j stays, to be pushed back); -1 when none was left or none could be
+ * written (the job is dropped and m->jobs counts it no more). */
+int sq_claim(struct sched *s, struct thread *thr, struct qmsg *m, long pid, uint16_t seq);
+/* A report of agent pid (named who, for logs): the A record, the status field, memory. A report
+ * on a recipient that is not T for this agent is logged and ignored. */
+void sq_result(struct sched *s, long pid, const char *who, const struct sta_report *rl);
+/* Job seq of agent pid on m has ended (its #hungry, or the agent is gone): recipients it did not
+ * report on are "lost" (deferred). */
+void sq_job_done(struct sched *s, struct qmsg *m, uint16_t seq, long pid, const char *who);
+
+/* ---- transport agents, the scheduler's end (sched_ta.c) ---- */
+/* Parses one report line (fuzzable, tests/fuzz/fuzz_tareport.c). Returns 0 and fills r, or -1
+ * when the line is not a report (the scheduler logs it as the agent's chatter). */
+int sta_report_parse(const char *line, size_t len, struct sta_report *r);
+/* Gives job j to agent t: claims its recipients, queues the ack, writes the job line. 1: sent
+ * (j may be freed); 0: an earlier job of the message is still out (push j back); -1: nothing to
+ * send (free j); -2: the agent cannot take it (free j and close t). */
+int sta_handout(struct sched *s, struct sta *t, struct job *j);
+/* One line from agent t: "#hungry" (the oldest outstanding job has ended) or a report. */
+void sta_line(struct sched *s, struct sta *t, char *line, size_t len);
+void sta_dispatch(struct sched *s);
+void sta_io(struct sched *s, struct sta *t);
+void sta_close_all(struct sched *s, int graceful);
+void sta_reap(struct sched *s);
+void sta_close(struct sta *t);
+void sta_expire_idle(struct sched *s);
+long long sta_next_timer(struct sched *s);
+void sta_free_all(struct sched *s);
+/* ---- mailq's requests (sched_mailq.c, called by the loop) ---- */
+/* A trigger line H<id>, U<id>, D<id>, I<id> (hold, release, delete, retry now; id "ALL" for
+ * every message): 1 when the line was one of these (carried out, or logged why not), else 0. */
+int sched_mailq_line(struct sched *s, const char *line, size_t len);
+
+#endif
