@@ -48,11 +48,29 @@ FILE_NEEDS = {
     "test_errormail.py": ("local",),  # the reports are delivered to a local sender
     "test_local.py": ("local",),
     "test_local_e2e.py": ("local",),
+    "test_local_reliability.py": ("local",),
     "test_security_local.py": ("local",),
     "test_submit_bs.py": ("smtpd",),
 }
-# Single tests of other subjects that lean on an optional subsystem: "file::test[param]".
+# Single tests of other subjects that lean on an optional subsystem: "file::test[param]", or
+# "file::test" for every parameter.
 TEST_NEEDS = {
+    "test_hermetic.py::test_scheduler_C_reaches_its_agents": ("local",),
+    "test_install.py::test_install_as_root_makes_dirs_group_setgid_and_spool": ("local",),
+    "test_install.py::test_scheduler_first_then_nobody_submits_and_it_is_delivered": ("local",),
+    "test_install.py::test_check_reports_a_spool_without_the_group_and_the_scheduler_repairs_it": ("local",),
+    "test_manpages.py::test_spoolbox_page_names_every_applet_link_and_option": ("local",),
+    "test_packaging.py::test_install_puts_binary_links_manpages_and_config_into_destdir": ("local",),
+    "test_packaging.py::test_procd_script_starts_and_stops_a_scheduler_that_delivers": ("local",),
+    "test_packaging.py::test_procd_script_makes_the_directories_above_spool_and_mailboxes": ("local",),
+    "test_packaging.py::test_openrc_script_starts_reloads_flushes_and_stops_a_scheduler": ("local",),
+    "test_packaging.py::test_run_script_under_its_supervisor_delivers_and_stops": ("local",),
+    "test_packaging.py::test_buildroot_init_script_starts_and_stops_a_scheduler": ("local",),
+    "test_spool_minfree.py::test_submit_keeps_the_reserve_and_the_queue_still_drains": ("local",),
+    "test_submit.py::test_a_configuration_mistake_never_refuses_mail": ("local",),
+    "test_submit.py::test_other_sendmails_options_are_accepted_and_logged": ("local",),
+    "test_submit.py::test_busybox_invocation_as_one_line": ("local",),
+    "test_submit.py::test_msmtp_long_forms_that_mean_something": ("local",),
     "test_dispatch.py::test_list_names_every_applet_and_link": ("local",),
     "test_dispatch.py::test_install_creates_symlinks": ("local",),
     "test_dispatch.py::test_every_applet_has_help_by_argument_and_by_name": ("verbose_usage",),
@@ -86,6 +104,8 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         base = os.path.basename(str(item.fspath))
         needs = list(FILE_NEEDS.get(base, ())) + list(TEST_NEEDS.get(base + "::" + item.name, ()))
+        if getattr(item, "originalname", item.name) != item.name:
+            needs += TEST_NEEDS.get(base + "::" + item.originalname, ())
         for m in item.iter_markers("needs"):
             needs.extend(m.args)
         missing = [n for n in needs if not FEATURES.get(n, True)]
