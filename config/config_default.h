@@ -86,11 +86,9 @@
 #define ENABLE_LOCALTIME 1
 #endif
 
-/* The mailq protocol (ZMailer's v1/v2 queries of a running scheduler over its socket); without
- * it mailq reads the spool itself. Cost: measured once mailq is written (issue 10). */
-#ifndef ENABLE_MAILQ_PROTO
-#define ENABLE_MAILQ_PROTO 1
-#endif
+/* No option for the mailq protocols (ZMailer's v1/v2 queries over a socket): mailq reads the
+ * spool itself and sends control requests as trigger lines (docs/man/mailq.1), so there is no
+ * protocol code to leave out. */
 
 /* Compiled-in defaults of run-time configuration. */
 #ifndef DEFAULT_CONF_PATH

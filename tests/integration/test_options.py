@@ -182,3 +182,18 @@ def test_client_certificate_is_a_configuration_error_without_the_option(box, q, 
         reps, log = _tls_job(box, q, s, pki, f"cert={cert} key={key}")
     assert reps[0].status == "deferred" and not s.messages, (reps, log)
     assert "ENABLE_TLS_CLIENT_CERT" in reps[0].diag, reps
+
+
+def test_options_are_tested_with_if_only():
+    """dropbear's lint: an option is always defined (0 or 1), so #ifdef would be true for both
+    values; -Wundef catches a file that forgets config_default.h."""
+    bad = []
+    for top in ("lib", "applets", "tests/unit", "tests/fuzz"):
+        for dirpath, _, files in os.walk(os.path.join(ROOT, top)):
+            for name in files:
+                if name.endswith((".c", ".h")):
+                    path = os.path.join(dirpath, name)
+                    for n, line in enumerate(open(path, errors="replace"), 1):
+                        if re.search(r"#\s*if(n?def\s+|.*defined\s*\(?\s*)ENABLE_", line):
+                            bad.append(f"{os.path.relpath(path, ROOT)}:{n}: {line.strip()}")
+    assert bad == []
