@@ -7,7 +7,9 @@
 CHECKER(submit_check)
 CHECKER(scheduler_check)
 CHECKER(schedconf_users_check)
+#if ENABLE_LOCAL
 CHECKER(aliases_check)
+#endif
 CHECKER(smtp_check)
 CHECKER(creds_check)
 CHECKER(install_check)

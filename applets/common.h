@@ -32,6 +32,8 @@ struct applet {
 /* The applet this process runs (set once by main() before the applet starts). */
 extern const struct applet *applet_self;
 
+/* The applet called name (or a LINK to it), NULL when there is none in this build. */
+const struct applet *applet_find(const char *name);
 /* Loads spoolbox.conf (path NULL: $SPOOLBOX_CONF or the default) and the environment into c.
  * Every finding is printed on stderr as "file:line: reason"; any error returns EX_CONFIG (78),
  * else 0. An explicit path (-C) is put into $SPOOLBOX_CONF for the processes this one starts. */
@@ -45,8 +47,11 @@ void applet_log_setup(const struct conf *c, const char *ident, unsigned extra, i
 int install_system(const char *binary);
 /* For an applet that is registered but not implemented: says so, returns EX_UNAVAILABLE. */
 int applet_unwritten(const char *name);
-/* Prints the applet's usage to stdout (help) or stderr (misuse) and returns 0 or EX_USAGE. */
-int applet_usage(const char *usage, int misuse);
+/* Prints the applet's usage to stdout (help) or stderr (misuse) and returns 0 or EX_USAGE.
+ * Without ENABLE_VERBOSE_USAGE the texts are not referenced (so not linked) and a pointer to the
+ * man page is printed instead. */
+int applet_usage_text(const char *usage, int misuse);
+#define applet_usage(usage, misuse) applet_usage_text(ENABLE_VERBOSE_USAGE ? (usage) : NULL, misuse)
 /* 1 when any spoolbox.conf key is set in the environment (a setgid applet then drops its group
  * before reading anything: nobody points a privileged process at another spool). */
 int applet_env_overrides(void);
