@@ -103,6 +103,7 @@ enum sta_state { STA_STARTING, STA_BUSY, STA_IDLE, STA_CLOSING };
 struct sta_ack {
 	struct qmsg *m;               /* NULL: the start or an #idle */
 	uint16_t seq;
+	long long limit;              /* the job's time limit (timelimit of its clause), 0 = none */
 };
 
 struct sta {
@@ -117,9 +118,11 @@ struct sta {
 	long long since;              /* started, or idle since */
 	long long idlemax;
 	struct sta_ack *acks;          /* FIFO of what each coming #hungry answers */
+	long long deadline;           /* the job at the FIFO's head must be done by then, 0 = none */
 	unsigned nack, ackhead, ackcap;
 	uint16_t seq;
 	unsigned streak;              /* jobs from the attached thread in a row */
+	unsigned gen;                 /* s->gen when it was started (its environment, its files) */
 	char *rbuf;
 	size_t rlen;
 	unsigned char skipping;       /* dropping the rest of an overlong line */
@@ -230,8 +233,9 @@ int sq_claim(struct sched *s, struct thread *thr, struct qmsg *m, long pid, uint
  * on a recipient that is not T for this agent is logged and ignored. */
 void sq_result(struct sched *s, long pid, const char *who, const struct sta_report *rl);
 /* Job seq of agent pid on m has ended (its #hungry, or the agent is gone): recipients it did not
- * report on are "lost" (deferred). */
-void sq_job_done(struct sched *s, struct qmsg *m, uint16_t seq, long pid, const char *who);
+ * report on are "lost" (deferred), with the reason why (NULL: "ended the job without a
+ * report"). */
+void sq_job_done(struct sched *s, struct qmsg *m, uint16_t seq, long pid, const char *who, const char *why);
 
 /* ---- transport agents, the scheduler's end (sched_ta.c) ---- */
 /* Parses one report line (fuzzable, tests/fuzz/fuzz_tareport.c). Returns 0 and fills r, or -1
@@ -248,9 +252,21 @@ void sta_io(struct sched *s, struct sta *t);
 void sta_close_all(struct sched *s, int graceful);
 void sta_reap(struct sched *s);
 void sta_close(struct sta *t);
-void sta_expire_idle(struct sched *s);
+void sta_timers(struct sched *s);
 long long sta_next_timer(struct sched *s);
 void sta_free_all(struct sched *s);
+/* ---- the live query socket, MAILQv2 (sched_mq.c, called by the loop) ---- */
+struct pollfd;
+/* Listens on SPOOL/scheduler.sock (or PARAMmailqpath UNIX:/path); -1 (logged): no live queries. */
+int sched_mq_open(struct sched *s);
+void sched_mq_close(struct sched *s);
+/* Most descriptors sched_mq_pollfds may add. */
+size_t sched_mq_nfds(const struct sched *s);
+/* Fills at most room poll entries (the listener, then the clients; idle clients are closed
+ * here) and returns how many; sched_mq_io handles their events. */
+size_t sched_mq_pollfds(struct sched *s, struct pollfd *p, size_t room);
+void sched_mq_io(struct sched *s, struct pollfd *p, size_t n);
+
 /* ---- mailq's requests (sched_mailq.c, called by the loop) ---- */
 /* A trigger line H<id>, U<id>, D<id>, I<id> (hold, release, delete, retry now; id "ALL" for
  * every message): 1 when the line was one of these (carried out, or logged why not), else 0. */

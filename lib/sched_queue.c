@@ -312,7 +312,9 @@ static void apply_result(struct sched *s, struct qmsg *m, unsigned i, const char
 		break;
 	default:
 		newtag = RT_DEFERRED;
-		next = sched_retry_next(p, r->tries, m->id, s->now);
+		/* lost while stopping: most likely a job the agent did not start (it stops at the
+		 * message boundary when we close its input), so due again at the next start */
+		next = oc == SO_UNKNOWN && s->quitting ? s->now : sched_retry_next(p, r->tries, m->id, s->now);
 		break;
 	}
 	if (write_attempt(s, m, i, status, action, enh, remote, text) < 0) {
@@ -397,10 +399,13 @@ static void lose(struct sched *s, struct qmsg *m, unsigned i, const char *why)
 	apply_result(s, m, i, "lost", "delayed", "4.0.0", NULL, why, why, NULL);
 }
 
-void sq_job_done(struct sched *s, struct qmsg *m, uint16_t seq, long pid, const char *who)
+void sq_job_done(struct sched *s, struct qmsg *m, uint16_t seq, long pid, const char *who, const char *reason)
 {
-	char why[160];
-	snprintf(why, sizeof why, "transport agent %s[%ld] ended the job without a report", who, pid);
+	char why[200];
+	if (reason)
+		str_lcpy(why, reason, sizeof why);
+	else
+		snprintf(why, sizeof why, "transport agent %s[%ld] ended the job without a report", who, pid);
 	for (unsigned i = 0; i < m->nrcpt; i++) {
 		struct qrcpt *r = &m->r[i];
 		if (r->tag == RT_TRANSIT && (r->flags & RF_OURS) && r->pid == pid && r->jobseq == seq)
@@ -827,6 +832,7 @@ static int load_msg(struct sched *s, const char *id, long long due, struct spool
  * read again then. */
 static void look_later(struct sched *s, const char *id, long long due, long long secs)
 {
+	s->stuck++;
 	if (due > 0 && spool_due_move(&s->sp, id, due, s->now + secs) == 0 &&
 	    (!s->disk_next || s->now + secs < s->disk_next))
 		s->disk_next = s->now + secs;
@@ -1016,6 +1022,12 @@ static int pick_one(void *ctx, const char *id, long long t)
 	return ++p->n >= p->cap;
 }
 
+static int still_incoming(struct sched *s, const char *id)
+{
+	char path[SPOOL_PATH_MAX];
+	return spool_path_incoming(&s->sp, id, path, sizeof path) == 0 && access(path, F_OK) == 0;
+}
+
 int sq_pickup(struct sched *s)
 {
 	struct pick p = {0};
@@ -1033,16 +1045,22 @@ int sq_pickup(struct sched *s)
 	/* the parsed envelopes go straight to load (issue 9 point 7); without memory for them,
 	 * load reads the control files instead */
 	struct spool_msg *env = calloc(p.cap, sizeof *env);
-	spool_incoming_each(&s->sp, pick_one, &p);
+	if (spool_incoming_each(&s->sp, pick_one, &p) < 0)
+		s->stuck++;
 	unsigned ok = 0;
 	for (unsigned i = 0; i < p.n; i++) {
-		if (spool_pickup_prepare(&s->sp, p.ids[i], &p.arrival[i], env ? &env[i] : NULL) < 0)
+		if (spool_pickup_prepare(&s->sp, p.ids[i], &p.arrival[i], env ? &env[i] : NULL) < 0) {
+			if (still_incoming(s, p.ids[i]))
+				s->stuck++; /* not quarantined: it waits in incoming/ (said why) */
 			p.ids[i][0] = 0;
+		}
 	}
 	spool_sync_dirty(&s->sp);
 	for (unsigned i = 0; i < p.n; i++)
-		if (p.ids[i][0] && spool_pickup_finish(&s->sp, p.ids[i]) < 0)
+		if (p.ids[i][0] && spool_pickup_finish(&s->sp, p.ids[i]) < 0) {
+			s->stuck++;
 			p.ids[i][0] = 0;
+		}
 	spool_sync_dirty(&s->sp);
 	for (unsigned i = 0; i < p.n; i++) {
 		if (!p.ids[i][0])
@@ -1171,7 +1189,8 @@ int sq_scan(struct sched *s, int all, const char *domain)
 	s->last_scan = s->now;
 	s->disk_more = 0;
 	s->disk_next = 0;
-	spool_due_each(&s->sp, all ? LLONG_MAX / 4 : s->now, scan_one, &c);
+	if (spool_due_each(&s->sp, all ? LLONG_MAX / 4 : s->now, scan_one, &c) < 0)
+		s->stuck++;
 	if (!all) {
 		long long nb = spool_due_next_bucket(&s->sp, s->now);
 		if (nb > 0 && (!s->disk_next || nb < s->disk_next))

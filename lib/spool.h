@@ -131,10 +131,11 @@ int spool_open(struct spool *sp, const char *dir, int create, long gid);
 long spool_submit_gid(const char *group);
 /* A difference from docs/spool.md 8: the path, what is wrong, the command that fixes it. */
 typedef void spool_perm_fn(void *ctx, const char *path, const char *problem, const char *fix);
-/* Compares every entry of the spool root dir with docs/spool.md 8 (tmp/, incoming/, trigger
- * and the root itself in group gid when gid >= 0; everything owned by the root's owner). With
- * fix, sets what differs where this process may (logged at notice level); never follows a
- * symlink. report (may be NULL) gets each difference left. Returns their number. */
+/* Compares every entry of the spool root dir with docs/spool.md 8 (tmp/, incoming/, trigger,
+ * queue/, hold/ and the root itself in group gid when gid >= 0; everything owned by the root's
+ * owner). With fix, creates what is missing and sets what differs where this process may
+ * (logged at notice level); never follows a symlink. report (may be NULL) gets each difference
+ * left. Returns their number, or -1 when fix could not create a missing entry (logged). */
 int spool_perm(const char *dir, long gid, int fix, spool_perm_fn *report, void *ctx);
 
 /* ---- the text formats ---- */
