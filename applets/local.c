@@ -11,6 +11,8 @@
  * exit:  0 at the scheduler's EOF (or -m done); 64 usage; 66 -m: no such message;
  *        75 the spool cannot be opened; 78 configuration error;
  *        -x: 0 every target is deliverable, 67 a permanent failure, 75 a temporary one. */
+#include "config_default.h"
+#if ENABLE_LOCAL /* the whole file: local delivery is a build option */
 #include "aliases.h"
 #include "common.h"
 #include "deliver.h"
@@ -256,6 +258,11 @@ static void run_mbox(struct local *L, const struct dl_user *u, long g, struct ch
 static void child_maildir(void *arg, struct dl_result *r)
 {
 	struct child_arg *a = arg;
+	if (!ENABLE_MAILDIR) {
+		dl_set(r, DL_DEFER, "4.3.5", "Maildir %.300s: this spoolbox is built without Maildir delivery "
+		       "(ENABLE_MAILDIR)", a->path);
+		return;
+	}
 	maildir_deliver(a->path, a->host, a->m, r);
 }
 
@@ -380,6 +387,8 @@ static void deliver_target(struct local *L, const struct dl_target *t, const str
 		dl_run_as(&t->user, -1, L->run_timeout, child_maildir, &a, r);
 		return;
 	case DK_COMMAND:
+		if (!ENABLE_DELIVER_CMD)
+			break; /* never made: aliases_expand refuses |command */
 		deliver_command(L, t, m, r);
 		return;
 	case DK_REMOTE:
@@ -659,3 +668,4 @@ int local_main(int argc, char **argv)
 	free(L);
 	return rc;
 }
+#endif /* ENABLE_LOCAL */

@@ -2,6 +2,7 @@
  * :include: files, owner-NAME, the catch-all "*", +detail, loop detection and the privileges
  * every |command and /file target runs with (see aliases.h and docs/local.md). */
 #include "aliases.h"
+#include "config_default.h"
 #include "log.h"
 #include "util.h"
 #include <errno.h>
@@ -491,6 +492,11 @@ static int on_target(void *ctx, enum alias_tkind kind, const char *text, size_t 
 	char buf[ALIASES_TARGET_MAX + 1];
 	memcpy(buf, text, len);
 	buf[len] = 0;
+	if (!ENABLE_DELIVER_CMD && (kind == AT_COMMAND || kind == AT_INCLUDE)) {
+		add_error(s, 'f', "5.3.5", "%s '%.100s': this spoolbox is built without |command and :include: "
+		          "(ENABLE_DELIVER_CMD)", kind == AT_COMMAND ? "|command" : ":include:", buf);
+		return 0;
+	}
 	switch (kind) {
 	case AT_COMMAND:
 	case AT_FILE:
