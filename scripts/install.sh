@@ -94,7 +94,7 @@ if [ -z "$SUBMIT_GROUP" ]; then
 To let every user submit mail (docs/spool.md 8), as root:
   groupadd -r spoolbox   # addgroup -S spoolbox on BusyBox systems
   chgrp spoolbox $sbindir/spoolbox && chmod 2755 $sbindir/spoolbox
-or run make install again with SUBMIT_GROUP=spoolbox.
+or run make install again with SUBMIT_GROUP=spoolbox (or, as root, spoolbox --install).
 EOF
 fi
 exit $bad

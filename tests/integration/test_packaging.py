@@ -405,7 +405,7 @@ def test_hotplug_wan_up_makes_the_scheduler_retry_deferred_mail_at_once(openwrt,
 
 def conf_from_box(box, extra=""):
     """The box's settings as a spoolbox.conf, for scripts that run with a clean environment."""
-    return box.write_conf("".join(f'{k}="{v}"\n' for k, v in box.env.items()) + extra)
+    return box.write_conf("".join(f'{k}="{v}"\n' for k, v in box.env.items() if k != "SPOOLBOX_CONF") + extra)
 
 
 class OpenRC:
