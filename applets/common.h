@@ -45,10 +45,6 @@ void applet_log_setup(const struct conf *c, const char *ident, unsigned extra, i
 /* spoolbox --install's system part (install.c): the submit group, the setgid bit of binary and
  * the spool, done as root or printed as commands. Returns 0, EX_CANTCREAT or EX_CONFIG. */
 int install_system(const char *binary);
-/* spoolbox --check's look at the installation (install.c): this binary's setgid group, the
- * spool's owners and modes (docs/spool.md 8), a spool on tmpfs. Errors go to report and are
- * counted in the result; warnings (what works, but only for root or until a reboot) to warn. */
-int install_check(const struct conf *c, conf_report_fn *report, void *ctx, conf_report_fn *warn, void *wctx);
 /* For an applet that is registered but not implemented: says so, returns EX_UNAVAILABLE. */
 int applet_unwritten(const char *name);
 /* Prints the applet's usage to stdout (help) or stderr (misuse) and returns 0 or EX_USAGE.

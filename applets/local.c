@@ -49,6 +49,7 @@ const char local_usage[] =
     "  -x NAME  print what NAME expands to (aliases, .forward), deliver nothing\n"
     "  -v       log on stderr, with debugging detail\n";
 
+#define LOCAL_REPAIR_LOCK_WAIT 5 /* seconds the repair after a killed delivery waits for the locks */
 #define DT_MAX 64 /* Delivered-To: headers kept for the loop check; more is a loop in itself */
 
 struct local {
@@ -236,7 +237,11 @@ static void run_mbox(struct local *L, const struct dl_user *u, long g, struct ch
 		struct dl_result fr;
 		fix.m = NULL;
 		fix.o.create = 0;
-		dl_run_as(u, g, L->run_timeout, child_mbox, &fix, &fr);
+		/* briefly: when she holds the lock (the reason of a time-out), the next delivery
+		 * repairs it, and her stalling must not cost everyone a second full time limit */
+		if (fix.o.lock_timeout > LOCAL_REPAIR_LOCK_WAIT)
+			fix.o.lock_timeout = LOCAL_REPAIR_LOCK_WAIT;
+		dl_run_as(u, g, fix.o.lock_timeout + LOCAL_REPAIR_LOCK_WAIT, child_mbox, &fix, &fr);
 		if (fr.status != DL_OK)
 			log_msg(LOG_WARNING, NULL, "%s: checking for an unfinished append: %s", a->path, fr.text);
 	}

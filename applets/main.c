@@ -157,8 +157,6 @@ static int check(int argc, char **argv)
 #define CHECKER(fn) errors += fn(&c, conf_report_stderr, &ctx);
 #include "checks.h"
 #undef CHECKER
-	struct conf_stderr_ctx warn = {0, "warning"};
-	errors += install_check(&c, conf_report_stderr, &ctx, conf_report_stderr, &warn);
 	conf_free(&c);
 	if (errors) {
 		fprintf(stderr, "spoolbox: --check: %d error%s\n", errors, errors == 1 ? "" : "s");

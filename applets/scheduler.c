@@ -10,8 +10,8 @@
  * usage: see scheduler_usage below.
  * config: SPOOL, SCHEDULER_CONF, QUEUELO, QUEUEHI, LOG (spoolbox.conf); scheduler.conf.
  * exit: 0 after TERM/QUIT (or -1 with nothing left to do), 64 usage, 75 another scheduler holds
- *       the spool (its pid is named) or the spool cannot be opened, 78 configuration errors,
- *       71 system errors. */
+ *       the spool (its pid is named), the spool cannot be opened, the pid cannot be written, or
+ *       -1 leaves mail stuck, 78 configuration errors, 71 system errors. */
 #include "common.h"
 #include "fileio.h"
 #include "log.h"
@@ -49,8 +49,8 @@ const char scheduler_usage[] =
     "  -V        print the version and run in the foreground\n"
     "  -n        bounces return headers only when the sender gave no RET (DSN_RET_DEFAULT=hdrs)\n"
     "  -H -Q -W -q -R -M -Z  accepted for ZMailer compatibility (no effect here)\n"
-    "signals: HUP reopen logs, TERM exit, QUIT stop TAs first, ALRM look for work,\n"
-    "         USR1 reload scheduler.conf, USR2 dump state to the log\n";
+    "signals: TERM/QUIT stop (TAs finish their message first), ALRM look for work,\n"
+    "         HUP reopen logs and reload, USR1 reload both files, USR2 dump state\n";
 
 struct opts {
 	struct sched_opts so;
@@ -142,14 +142,93 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
+/* What a reload needs: which keys we put into the environment (a reload takes them out again
+ * before it reads the file, or they would override its new values as if the user had set them). */
+struct reload_ctx {
+	const char *spool;
+	unsigned char exported[CK__COUNT];
+};
+
 /* Children (transport agents) read spoolbox.conf without -C: what came from an explicit file, and
  * the spool chosen with -P, reach them through the environment, which overrides their file. */
-static void export_conf(const struct conf *c, const char *spool)
+static void export_conf(const struct conf *c, const char *spool, struct reload_ctx *r)
 {
 	for (int k = 0; k < CK__COUNT; k++)
-		if (c->origin[k] == CO_FILE && c->val[k])
+		if (c->origin[k] == CO_FILE && c->val[k]) {
 			setenv(conf_name((enum conf_key)k), c->val[k], 1);
+			r->exported[k] = 1;
+		}
 	setenv("SPOOL", spool, 1);
+}
+
+static void log_finding(void *ctx, const char *file, int line, const char *reason)
+{
+	(void)ctx;
+	if (line > 0)
+		log_msg(LOG_ERR, NULL, "%s:%d: %s", file, line, reason);
+	else
+		log_msg(LOG_ERR, NULL, "%s: %s", file, reason);
+}
+
+/* HUP/USR1: spoolbox.conf again (the file this scheduler read: $SPOOLBOX_CONF, which -C set, or
+ * the default), exported for the agents started from now on; they read the credentials file
+ * themselves when they start. A file with errors changes nothing (sched_opts.reload_hook). The
+ * scheduler's own keys (SPOOL, QUEUELO, QUEUEHI, SCHEDULER_CONF, LOG) take effect at a restart. */
+static int reload_conf(void *vctx)
+{
+	struct reload_ctx *r = vctx;
+	char *saved[CK__COUNT];
+	int rc = 0;
+	for (int k = 0; k < CK__COUNT; k++) {
+		saved[k] = NULL;
+		if (!r->exported[k] || !getenv(conf_name((enum conf_key)k)))
+			continue;
+		if (!(saved[k] = strdup(getenv(conf_name((enum conf_key)k))))) {
+			log_msg(LOG_ERR, NULL, "spoolbox.conf: out of memory");
+			rc = -1;
+		}
+	}
+	struct conf c;
+	conf_init(&c);
+	if (rc == 0) {
+		for (int k = 0; k < CK__COUNT; k++)
+			if (r->exported[k])
+				unsetenv(conf_name((enum conf_key)k));
+		int errors = conf_load(&c, NULL, log_finding, NULL);
+		if (errors) {
+			log_msg(LOG_ERR, NULL, "spoolbox.conf: %d error%s", errors, errors == 1 ? "" : "s");
+			rc = -1;
+		}
+		for (int k = 0; k < CK__COUNT; k++)
+			if (saved[k] && rc < 0)
+				setenv(conf_name((enum conf_key)k), saved[k], 1); /* all as before */
+	}
+	if (rc == 0) {
+		/* a key gone from the file: its compiled-in default again */
+		for (int k = 0; k < CK__COUNT; k++)
+			if (r->exported[k] && c.origin[k] != CO_FILE) {
+				unsetenv(conf_name((enum conf_key)k));
+				r->exported[k] = 0;
+			}
+		export_conf(&c, r->spool, r);
+		log_msg(LOG_INFO, NULL, "spoolbox.conf: %s read again", c.path[0] ? c.path : "(none: the defaults)");
+	}
+	for (int k = 0; k < CK__COUNT; k++)
+		free(saved[k]);
+	conf_free(&c);
+	return rc;
+}
+
+#define PID_RESERVE 64 /* bytes kept allocated behind an empty scheduler.pid */
+
+/* Keeps space for the pid allocated while the file is empty (FALLOC_FL_KEEP_SIZE: the size stays
+ * 0, which says "stopped cleanly"), so a scheduler that ran before can start again on a full
+ * disk, which it must to drain it. Best effort: a filesystem without fallocate does without. */
+static void pid_reserve(int fd)
+{
+	if (fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, PID_RESERVE) < 0) {
+		/* nothing to do: the next start finds out whether there is room */
+	}
 }
 
 /* Locks SPOOL/scheduler.pid. Returns the fd, or -1 (said why). *unclean: the file still named a
@@ -179,8 +258,17 @@ static int lock_pidfile(const char *spool, int *unclean)
 	*unclean = n > 0;
 	char line[32];
 	int len = snprintf(line, sizeof line, "%ld\n", (long)getpid());
-	if (ftruncate(fd, 0) < 0 || pwrite(fd, line, (size_t)len, 0) != len)
-		log_msg(LOG_ERR, NULL, "write %s: %s", path, strerror(errno));
+	/* over the old contents or the reserved space (a full disk can still take it), then cut;
+	 * a scheduler that cannot say its pid does not run (issue 11 point 10): mailq, submit and
+	 * an unclean-stop check would not find it */
+	pid_reserve(fd);
+	ssize_t w = pwrite(fd, line, (size_t)len, 0);
+	if (w != len || ftruncate(fd, len) < 0) {
+		log_msg(LOG_ERR, NULL, "cannot write my pid to %s: %s; not starting (mail stays queued)", path,
+		        w < 0 || w == len ? strerror(errno) : "short write");
+		close(fd);
+		return -1;
+	}
 	return fd;
 }
 
@@ -255,6 +343,7 @@ int scheduler_main(int argc, char **argv)
 	o.so.conf_missing_ok = o.conf_file == NULL;
 	o.so.queuelo = (long)conf_num(&c, CK_QUEUELO);
 	o.so.queuehi = (long)conf_num(&c, CK_QUEUEHI);
+	o.so.delay_warn = conf_num(&c, CK_DELAY_WARN);
 	o.so.logdir = getenv("LOGDIR") ? getenv("LOGDIR") : "/var/log/spoolbox";
 	/* configuration errors go to the terminal, before any detaching */
 	struct schedconf check;
@@ -266,7 +355,12 @@ int scheduler_main(int argc, char **argv)
 		conf_free(&c);
 		return EX_CONFIG;
 	}
-	export_conf(&c, spool);
+	struct reload_ctx rctx;
+	memset(&rctx, 0, sizeof rctx);
+	rctx.spool = spool;
+	export_conf(&c, spool, &rctx);
+	o.so.reload_hook = reload_conf;
+	o.so.reload_ctx = &rctx;
 	if (fio_mkdirs(spool, 0755) < 0) {
 		conf_free(&c);
 		return EX_TEMPFAIL;
@@ -299,6 +393,7 @@ int scheduler_main(int argc, char **argv)
 	free(s);
 	if (ftruncate(pidfd, 0) < 0)
 		log_msg(LOG_ERR, NULL, "truncating scheduler.pid: %s", strerror(errno));
+	pid_reserve(pidfd);
 	close(pidfd);
 	conf_free(&c);
 	return rc;

@@ -64,6 +64,7 @@ static const char *state_name(char tag)
 	case RT_DELIVERED: return "delivered";
 	case RT_FAILED: return "failed";
 	case RT_REPORTED: return "reported";
+	case RT_SUCCESS: return "delivered-notice-owed";
 	default: return "unknown";
 	}
 }

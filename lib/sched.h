@@ -38,6 +38,12 @@ struct sched_opts {
 	long queuelo, queuehi;
 	const char *logdir;           /* for ${LOGDIR} */
 	int readyfd;                  /* write one byte when ready (daemon start), -1 */
+	/* HUP and USR1 (issue 12 point 2): called after the new scheduler.conf has been read and
+	 * before it is taken, so the applet re-reads spoolbox.conf for the agents it starts.
+	 * Returns 0, or -1 (having logged why) to keep both files' old configuration. NULL: none. */
+	int (*reload_hook)(void *ctx);
+	void *reload_ctx;
+	long long delay_warn;         /* DELAY_WARN: a delay notice after this much tried time, 0 = never */
 };
 
 struct sched {
@@ -67,6 +73,8 @@ struct sched {
 	struct sta *tas;
 	int ntas;
 	int maxta_fd;                 /* maxta when the configuration says 0 */
+	unsigned gen;                 /* configuration generation: TAs of an older one take no new job */
+	int said_nopasswd;            /* logged once: user=root without /etc/passwd */
 	/* signals and files */
 	int trigger_fd;
 	int stats_fd;
@@ -77,8 +85,12 @@ struct sched {
 	 * due index is walked again as memory frees up, until every message was looked at once */
 	long long runall_at;          /* when it was asked for, 0 = none */
 	char runall_dom[256];         /* "" = every domain */
+	struct sched_mq *mq;          /* the live query socket (sched_mq.c), NULL = none */
 	/* counters for the dump */
 	unsigned long delivered, failed, deferred, lost, started;
+	/* messages that could not be picked up or loaded, and directories that could not be read:
+	 * a one-shot run (-1) that leaves mail stuck so exits 75, not 0 (issue 11 point 10) */
+	unsigned long stuck;
 };
 
 /* Opens the spool, reads scheduler.conf (o->conf_path) and sets up the tables. Returns 0, or an

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #define BACKSTOP 60        /* seconds: incoming/ is looked at this often even without a trigger */
-#define QUIT_WAIT 30       /* seconds SIGQUIT waits for TAs to finish */
+#define QUIT_WAIT 30       /* seconds TERM and QUIT wait for TAs to finish their message */
 
 static struct sched *sig_target;
 
@@ -30,7 +30,7 @@ static void on_signal(int sig)
 	if (!s)
 		return;
 	switch (sig) {
-	case SIGTERM: case SIGINT: s->sig_term = 1; break;
+	case SIGTERM: case SIGINT: s->sig_term = s->sig_term < 2 ? s->sig_term + 1 : 2; break;
 	case SIGQUIT: s->sig_quit = 1; break;
 	case SIGHUP: s->sig_hup = 1; break;
 	case SIGUSR1: s->sig_usr1 = 1; break;
@@ -93,6 +93,9 @@ void sched_dump(struct sched *s)
 			        t->blocked_until > s->now ? ", blocked" : "");
 }
 
+/* HUP, USR1: scheduler.conf and (through the applet's hook) spoolbox.conf with the credentials
+ * file it names, all or nothing. Idle TAs end now and busy ones after their jobs, so the next
+ * job runs under the new files (a new SMARTHOST without a restart, issue 12 point 2). */
 static void reload(struct sched *s)
 {
 	struct schedconf nc;
@@ -104,13 +107,18 @@ static void reload(struct sched *s)
 		schedconf_free(&nc);
 		return;
 	}
+	if (s->o.reload_hook && s->o.reload_hook(s->o.reload_ctx) < 0) {
+		log_msg(LOG_ERR, NULL, "reload: keeping the previous configuration");
+		schedconf_free(&nc);
+		return;
+	}
 	struct schedconf old = s->conf;
 	s->conf = nc;
 	st_reresolve(s);
 	schedconf_free(&old);
-	/* idle TAs of the old rings would run old commands */
+	s->gen++;
 	for (struct sta *t = s->tas; t; t = t->next)
-		if (t->state == STA_IDLE && t->ring->stale)
+		if (t->state == STA_IDLE)
 			sta_close(t);
 	log_msg(LOG_INFO, NULL, "reload: %s read (%zu clauses)", s->conf.file, s->conf.n);
 }
@@ -251,6 +259,7 @@ int sched_init(struct sched *s, const struct sched_opts *o, const char *spooldir
 	s->trigger_fd = spool_trigger_open(&s->sp);
 	if (s->trigger_fd < 0)
 		return EX_TEMPFAIL;
+	sched_mq_open(s); /* mailq's live queries; the queue runs without them */
 	reopen_logs(s);
 	return 0;
 }
@@ -345,12 +354,16 @@ int sched_run(struct sched *s)
 			s->sig_chld = 0;
 			sta_reap(s);
 		}
-		if (s->sig_term) {
-			log_msg(LOG_INFO, NULL, "SIGTERM: exiting; running transport agents finish on their own");
+		/* TERM (how procd, runit, s6 and init scripts stop a daemon) stops as cleanly as QUIT
+		 * (issue 11 point 1): nothing more is handed out, every TA gets EOF, finishes the
+		 * message it is on and exits, and its reports are collected until QUIT_WAIT. A second
+		 * TERM or INT exits at once. */
+		if (s->quitting && s->sig_term > 1) {
+			log_msg(LOG_NOTICE, NULL, "SIGTERM again: exiting now; running transport agents stop after their message");
 			break;
 		}
-		if (s->sig_quit && !s->quitting) {
-			log_msg(LOG_INFO, NULL, "SIGQUIT: stopping the transport agents first");
+		if ((s->sig_term || s->sig_quit) && !s->quitting) {
+			log_msg(LOG_INFO, NULL, "%s: stopping the transport agents first", s->sig_term ? "SIGTERM" : "SIGQUIT");
 			s->quitting = 1;
 			quit_deadline = s->now + QUIT_WAIT;
 			sta_close_all(s, 1);
@@ -361,6 +374,7 @@ int sched_run(struct sched *s)
 			s->sig_hup = 0;
 			reopen_logs(s);
 			log_msg(LOG_INFO, NULL, "SIGHUP: log files reopened");
+			reload(s);
 		}
 		if (s->sig_usr1) {
 			s->sig_usr1 = 0;
@@ -398,7 +412,7 @@ int sched_run(struct sched *s)
 		                            (s->disk_next && s->now >= s->disk_next && s->now != s->last_scan)))
 			sq_scan(s, 0, NULL);
 		sq_flush(s);
-		sta_expire_idle(s);
+		sta_timers(s);
 		sta_dispatch(s);
 		sq_flush(s);
 		if (s->o.oneshot && !s->quitting && !s->incoming_more && !s->disk_more && !has_ready(s) && !busy_tas(s) &&
@@ -419,7 +433,7 @@ int sched_run(struct sched *s)
 		              sclock_wait_ms(&s->clock, wake, BACKSTOP * 1000);
 		if (wake && wake <= s->now && timeout == 0 && !s->incoming_more)
 			timeout = 1000 / (int)(s->clock.speed > 1000 ? 1000 : s->clock.speed); /* same second: next tick */
-		size_t need = 1 + (size_t)s->ntas;
+		size_t need = 1 + (size_t)s->ntas + sched_mq_nfds(s);
 		if (need > pcap) {
 			struct pollfd *np = realloc(pfd, need * 2 * sizeof *pfd);
 			if (np) {
@@ -441,6 +455,8 @@ int sched_run(struct sched *s)
 		size_t n = 1;
 		for (struct sta *t = s->tas; t && n < pcap; t = t->next)
 			pfd[n++] = (struct pollfd){t->fd, POLLIN, 0};
+		size_t mq0 = n;
+		n += sched_mq_pollfds(s, pfd + n, pcap - n);
 		struct timespec ts, *tsp = NULL;
 		if (timeout >= 0) {
 			ts.tv_sec = timeout / 1000;
@@ -466,17 +482,23 @@ int sched_run(struct sched *s)
 		for (size_t i = 1; i < n; i++) {
 			if (!pfd[i].revents)
 				continue;
-			for (struct sta *t = s->tas; t; t = t->next)
+			for (struct sta *t = s->tas; t && i < mq0; t = t->next)
 				if (t->fd == pfd[i].fd) {
 					sta_io(s, t);
 					break;
 				}
 		}
+		sched_mq_io(s, pfd + mq0, n - mq0);
 		sq_flush(s);
 	}
 	free(pfd);
 	sq_flush(s);
 	sigprocmask(SIG_SETMASK, &orig, NULL);
+	if (s->o.oneshot && rc == 0 && s->stuck) {
+		log_msg(LOG_ERR, NULL, "one-shot: mail is stuck in the queue (%lu problems above): exit %d", s->stuck,
+		        EX_TEMPFAIL);
+		rc = EX_TEMPFAIL;
+	}
 	return rc;
 }
 
@@ -498,6 +520,7 @@ void sched_free(struct sched *s)
 	free(s->hash);
 	free(s->thash);
 	schedconf_free(&s->conf);
+	sched_mq_close(s);
 	if (s->trigger_fd >= 0)
 		close(s->trigger_fd);
 	if (s->stats_fd >= 0)

@@ -36,45 +36,69 @@ static int thread_key(struct sched *s, const struct thread *t, char *key, size_t
 	return n < size ? 0 : -1;
 }
 
+/* The ids a clause's user= and group= name. */
+struct ta_ids {
+	uid_t uid;
+	gid_t gid;
+	int have_uid, have_gid;
+};
+
+/* Resolves user= and group= in the scheduler (so that a failure is said in its log, not only on
+ * the child's stderr): a name through /etc/passwd and /etc/group, a number as it is, and "root"
+ * as uid 0 even without /etc/passwd (rescue images, initramfs: issue 12 point 2). Returns 0, or
+ * -1 with the reason in why. */
+static int resolve_ids(struct sched *s, const struct sc_params *p, struct ta_ids *ids, char *why, size_t size)
+{
+	memset(ids, 0, sizeof *ids);
+	char *end;
+	if (p->group) {
+		struct group *g = getgrnam(p->group);
+		long v = strtol(p->group, &end, 10);
+		if (g)
+			ids->gid = g->gr_gid;
+		else if (!*end && end != p->group && v >= 0)
+			ids->gid = (gid_t)v;
+		else if (!strcmp(p->group, "root"))
+			ids->gid = 0;
+		else {
+			snprintf(why, size, "group=%s: no such group (not in /etc/group, not a number)", p->group);
+			return -1;
+		}
+		ids->have_gid = 1;
+	}
+	if (p->user) {
+		struct passwd *pw = getpwnam(p->user);
+		long v = strtol(p->user, &end, 10);
+		if (pw) {
+			ids->uid = pw->pw_uid;
+			if (!ids->have_gid)
+				ids->gid = pw->pw_gid;
+		} else if (!*end && end != p->user && v >= 0) {
+			ids->uid = (uid_t)v;
+		} else if (!strcmp(p->user, "root")) {
+			ids->uid = 0;
+			if (!s->said_nopasswd) {
+				log_msg(LOG_NOTICE, NULL, "user=root is not in /etc/passwd: the agents run as uid 0, gid 0");
+				s->said_nopasswd = 1;
+			}
+		} else {
+			snprintf(why, size, "user=%s: no such user (not in /etc/passwd, not a number)", p->user);
+			return -1;
+		}
+		ids->have_gid = 1;
+		ids->have_uid = 1;
+	}
+	return 0;
+}
+
 /* In the child: the TA's user and group, when we are root and the clause names them. */
-static int drop_to(const char *user, const char *group)
+static int drop_to(const struct ta_ids *ids)
 {
 	if (getuid() != 0)
 		return 0;
-	gid_t gid = 0;
-	uid_t uid = 0;
-	int have_gid = 0;
-	if (group) {
-		struct group *g = getgrnam(group);
-		char *end;
-		long v = strtol(group, &end, 10);
-		if (g)
-			gid = g->gr_gid;
-		else if (!*end && end != group)
-			gid = (gid_t)v;
-		else
-			return -1;
-		have_gid = 1;
-	}
-	if (user) {
-		struct passwd *pw = getpwnam(user);
-		char *end;
-		long v = strtol(user, &end, 10);
-		if (pw) {
-			uid = pw->pw_uid;
-			if (!have_gid) {
-				gid = pw->pw_gid;
-				have_gid = 1;
-			}
-		} else if (!*end && end != user) {
-			uid = (uid_t)v;
-		} else {
-			return -1;
-		}
-	}
-	if (have_gid && (setgroups(1, &gid) < 0 || setgid(gid) < 0))
+	if (ids->have_gid && (setgroups(1, &ids->gid) < 0 || setgid(ids->gid) < 0))
 		return -1;
-	if (user && uid != 0 && setuid(uid) < 0)
+	if (ids->have_uid && ids->uid != 0 && setuid(ids->uid) < 0)
 		return -1;
 	return 0;
 }
@@ -86,6 +110,13 @@ static struct sta *sta_spawn(struct sched *s, struct thread *thr)
 	if (thread_key(s, thr, key, sizeof key, abuf, sizeof abuf, argv, env) < 0) {
 		log_msg(LOG_ERR, NULL, "%s/%s: the command does not expand: %s", thr->name, thr->host,
 		        thr->p.command ? thr->p.command : "(none)");
+		return NULL;
+	}
+	struct ta_ids ids;
+	char why[200];
+	if (resolve_ids(s, &thr->p, &ids, why, sizeof why) < 0) {
+		log_msg(LOG_ERR, NULL, "%s/%s: %s: its agents cannot start; fix scheduler.conf or create it", thr->name,
+		        thr->host, why);
 		return NULL;
 	}
 	int sv[2];
@@ -134,7 +165,7 @@ static struct sta *sta_spawn(struct sched *s, struct thread *thr)
 			_exit(127);
 		for (int k = 0; env[k]; k++)
 			putenv(env[k]);
-		if (drop_to(thr->p.user, thr->p.group) < 0) {
+		if (drop_to(&ids) < 0) {
 			dprintf(2, "spoolbox/scheduler: TA %s: cannot become user %s group %s\n", argv[0],
 			        thr->p.user ? thr->p.user : "-", thr->p.group ? thr->p.group : "-");
 			_exit(127);
@@ -157,11 +188,12 @@ static struct sta *sta_spawn(struct sched *s, struct thread *thr)
 	t->key = tkey;
 	t->argv0 = targv0;
 	t->since = s->now;
+	t->gen = s->gen;
 	t->idlemax = sched_idlemax(&thr->p);
 	t->rbuf = rbuf;
 	t->acks = acks;
 	t->ackcap = 8;
-	t->acks[t->nack++] = (struct sta_ack){NULL, 0}; /* its first #hungry */
+	t->acks[t->nack++] = (struct sta_ack){NULL, 0, 0}; /* its first #hungry */
 	t->next = s->tas;
 	s->tas = t;
 	s->ntas++;
@@ -201,21 +233,45 @@ static void sta_free(struct sta *t)
 	free(t);
 }
 
+/* The job at the head of the ack FIFO is the one the TA works on: its time limit runs from when
+ * it got there (issue 11 point 6). */
+static void head_changed(struct sched *s, struct sta *t)
+{
+	const struct sta_ack *h = t->nack ? &t->acks[t->ackhead] : NULL;
+	t->deadline = h && h->m && h->limit > 0 ? s->now + h->limit : 0;
+}
+
+/* Callers make room first (ack_room, or a check of ackcap). */
+static void ack_push(struct sched *s, struct sta *t, struct sta_ack a)
+{
+	t->acks[(t->ackhead + t->nack++) % t->ackcap] = a;
+	if (t->nack == 1)
+		head_changed(s, t);
+}
+
+static struct sta_ack ack_pop(struct sched *s, struct sta *t)
+{
+	struct sta_ack a = t->acks[t->ackhead];
+	t->ackhead = (t->ackhead + 1) % t->ackcap;
+	t->nack--;
+	head_changed(s, t);
+	return a;
+}
+
 /* Ends a TA: its outstanding jobs lose their recipients (back to the queue), it leaves every
  * count, and its process is reaped by SIGCHLD. */
-static void sta_gone(struct sched *s, struct sta *t, const char *why)
+static void sta_gone(struct sched *s, struct sta *t, const char *why, const char *job_why)
 {
 	struct thread *thr = t->thr;
 	int never_started = t->state == STA_STARTING;
 	if (never_started || (why && t->nack > 0))
 		log_msg(never_started ? LOG_ERR : LOG_WARNING, NULL, "%s[%ld] %s%s", t->argv0, (long)t->pid,
 		        never_started ? "could not be started: " : "", why ? why : "ended");
-	while (t->nack) {
-		struct sta_ack a = t->acks[t->ackhead];
-		t->ackhead = (t->ackhead + 1) % t->ackcap;
-		t->nack--;
+	/* job_why: the reason for the job it was on; the jobs behind it were not started */
+	for (int first = 1; t->nack; first = 0) {
+		struct sta_ack a = ack_pop(s, t);
 		if (a.m)
-			sq_job_done(s, a.m, a.seq, (long)t->pid, t->argv0);
+			sq_job_done(s, a.m, a.seq, (long)t->pid, t->argv0, first ? job_why : NULL);
 	}
 	if (never_started && thr) {
 		long long retry = s->now + (thr->p.interval > 0 ? thr->p.interval : 60);
@@ -252,7 +308,7 @@ static void send_idle(struct sched *s, struct sta *t)
 		sta_close(t);
 		return;
 	}
-	t->acks[(t->ackhead + t->nack++) % t->ackcap] = (struct sta_ack){NULL, 0};
+	ack_push(s, t, (struct sta_ack){NULL, 0, 0});
 	t->state = STA_IDLE;
 	t->since = s->now;
 }
@@ -288,7 +344,7 @@ int sta_handout(struct sched *s, struct sta *t, struct job *j)
 		return n;
 	t->seq = seq;
 	/* the ack is queued even when the write fails: closing the TA then loses these properly */
-	t->acks[(t->ackhead + t->nack++) % t->ackcap] = (struct sta_ack){m, seq};
+	ack_push(s, t, (struct sta_ack){m, seq, thr->p.timelimit});
 	char line[SPOOL_ID_MAX + 300];
 	int len = snprintf(line, sizeof line, "%s\t%s\n", m->id, thr->host);
 	if (len < 0 || (size_t)len >= sizeof line || send(t->fd, line, (size_t)len, MSG_DONTWAIT | MSG_NOSIGNAL) != len) {
@@ -309,6 +365,8 @@ static void feed(struct sched *s, struct sta *t)
 {
 	struct thread *thr = t->thr;
 	int limit = thr->p.overfeed > 0 ? thr->p.overfeed : 1;
+	if (t->gen != s->gen)
+		return; /* started under an older configuration: it finishes what it has, no more */
 	unsigned tries = thr->nready;
 	while (thr->nready && tries-- > 0 && (int)t->nack < limit && t->state == STA_BUSY) {
 		if (t->streak >= (unsigned)limit && starving(s, t))
@@ -419,6 +477,12 @@ static struct thread *starving(struct sched *s, struct sta *t)
 static void reassign(struct sched *s, struct sta *t)
 {
 	struct thread *cur = t->thr;
+	if (t->gen != s->gen) {
+		/* a new spoolbox.conf or scheduler.conf: a new TA reads it */
+		detach(s, t);
+		sta_close(t);
+		return;
+	}
 	if (cur && cur->nready && cur->blocked_until <= s->now) {
 		struct thread *other = t->streak >= (unsigned)(cur->p.overfeed > 0 ? cur->p.overfeed : 1) ? starving(s, t) : NULL;
 		if (!other) {
@@ -511,11 +575,9 @@ void sta_line(struct sched *s, struct sta *t, char *line, size_t len)
 			log_msg(LOG_WARNING, NULL, "%s[%ld]: #hungry with nothing outstanding", t->argv0, (long)t->pid);
 			return;
 		}
-		struct sta_ack a = t->acks[t->ackhead];
-		t->ackhead = (t->ackhead + 1) % t->ackcap;
-		t->nack--;
+		struct sta_ack a = ack_pop(s, t);
 		if (a.m)
-			sq_job_done(s, a.m, a.seq, (long)t->pid, t->argv0);
+			sq_job_done(s, a.m, a.seq, (long)t->pid, t->argv0, NULL);
 		else if (t->state == STA_STARTING)
 			t->state = STA_BUSY;
 		return;
@@ -537,7 +599,7 @@ void sta_io(struct sched *s, struct sta *t)
 		if (n < 0 && errno == EAGAIN)
 			return;
 		if (n <= 0) {
-			sta_gone(s, t, n < 0 ? strerror(errno) : "exited");
+			sta_gone(s, t, n < 0 ? strerror(errno) : "exited", NULL);
 			return;
 		}
 		t->rlen += (size_t)n;
@@ -589,9 +651,10 @@ void sta_free_all(struct sched *s)
 	}
 }
 
-void sta_expire_idle(struct sched *s)
+void sta_timers(struct sched *s)
 {
-	for (struct sta *t = s->tas; t; t = t->next) {
+	for (struct sta *t = s->tas, *nx; t; t = nx) {
+		nx = t->next;
 		/* a TA that never says #hungry would hold its thread forever */
 		if (t->state == STA_STARTING && t->since + STA_START_MAX <= s->now) {
 			log_msg(LOG_ERR, NULL, "%s[%ld] said nothing for %ds after its start: killed", t->argv0, (long)t->pid,
@@ -603,6 +666,17 @@ void sta_expire_idle(struct sched *s)
 			log_msg(LOG_DEBUG, NULL, "%s[%ld] idle for %llds: ended", t->argv0, (long)t->pid, s->now - t->since);
 			sta_close(t);
 		}
+		/* a job that hangs would keep its recipients T for ever (issue 11 point 6): the TA is
+		 * killed and the job's recipients are deferred with the reason */
+		if (t->deadline && t->deadline <= s->now) {
+			const struct sta_ack *h = &t->acks[t->ackhead];
+			char why[200];
+			snprintf(why, sizeof why, "transport agent %s[%ld] killed: the job ran over its time limit of %llds "
+			         "(timelimit)", t->argv0, (long)t->pid, h->limit);
+			log_msg(LOG_ERR, h->m->id, "%s", why);
+			kill(t->pid, SIGKILL);
+			sta_gone(s, t, "killed (time limit)", why);
+		}
 	}
 }
 
@@ -613,6 +687,8 @@ long long sta_next_timer(struct sched *s)
 		long long at = t->state == STA_IDLE ? t->since + t->idlemax : t->state == STA_STARTING ? t->since + STA_START_MAX : 0;
 		if (at && (!next || at < next))
 			next = at;
+		if (t->deadline && (!next || t->deadline < next))
+			next = t->deadline;
 	}
 	return next;
 }

@@ -40,7 +40,7 @@ static const struct {
 	{"maxthr", SV_MAXTHR, VT_INT},          {"overfeed", SV_OVERFEED, VT_INT},
 	{"skew", SV_SKEW, VT_INT},              {"user", SV_USER, VT_NAME},
 	{"group", SV_GROUP, VT_NAME},           {"command", SV_COMMAND, VT_COMMAND},
-	{"queueonly", SV_QUEUEONLY, VT_KEYWORD},
+	{"queueonly", SV_QUEUEONLY, VT_KEYWORD}, {"timelimit", SV_TIMELIMIT, VT_INTERVAL},
 };
 
 void sc_params_default(struct sc_params *p)
@@ -51,8 +51,11 @@ void sc_params_default(struct sc_params *p)
 	p->retries = default_retries;
 	p->nretries = ARRAY_LEN(default_retries);
 	p->maxthr = 1;
-	p->overfeed = 150;
+	/* small (issue 11 point 1): jobs an agent holds when the scheduler dies are repeated after a
+	 * restart if the agent still delivers them (ours do not, see lib/ta.c; any agent may) */
+	p->overfeed = 2;
 	p->skew = 5;
+	p->timelimit = 18000; /* Postfix's transport_time_limit */
 }
 
 void schedconf_init(struct schedconf *c)
@@ -231,6 +234,7 @@ static void assign(struct parser *ps, struct sc_clause *k, const char *name, con
 		if (vars[i].var == SV_INTERVAL) k->p.interval = x;
 		else if (vars[i].var == SV_IDLEMAX) k->p.idlemax = x;
 		else if (vars[i].var == SV_EXPIRY) k->p.expiry = x;
+		else if (vars[i].var == SV_TIMELIMIT) k->p.timelimit = x;
 		else k->p.expiry2 = x;
 		break;
 	case VT_INT:
@@ -604,6 +608,7 @@ static void merge(struct sc_params *out, const struct sc_params *in)
 	if (s & (1u << SV_GROUP)) out->group = in->group;
 	if (s & (1u << SV_COMMAND)) out->command = in->command;
 	if (s & (1u << SV_QUEUEONLY)) out->queueonly = in->queueonly;
+	if (s & (1u << SV_TIMELIMIT)) out->timelimit = in->timelimit;
 	out->set |= s;
 }
 

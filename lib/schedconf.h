@@ -31,7 +31,7 @@
 enum sc_var {
 	SV_INTERVAL, SV_IDLEMAX, SV_EXPIRY, SV_EXPIRY2, SV_RETRIES, SV_MAXTA, SV_MAXCHANNEL,
 	SV_MAXRING, SV_MAXTHR, SV_OVERFEED, SV_SKEW, SV_USER, SV_GROUP, SV_COMMAND, SV_QUEUEONLY,
-	SV__COUNT
+	SV_TIMELIMIT, SV__COUNT
 };
 
 struct sc_params {
@@ -44,11 +44,12 @@ struct sc_params {
 	unsigned nretries;
 	int maxta, maxchannel, maxring; /* 0 = from maxta, which 0 makes the fd limit - 20 */
 	int maxthr;                  /* 1 */
-	int overfeed;                /* 150 */
+	int overfeed;                /* 2 */
 	int skew;                    /* 5, accepted and unused (as the seed says) */
 	const char *user, *group;    /* NULL = the scheduler's own */
 	const char *command;         /* NULL = no command (matching goes on) */
 	int queueonly;
+	long long timelimit;         /* 5h: longest job before its TA is killed (0 = none) */
 };
 
 struct sc_clause {

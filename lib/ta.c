@@ -3,6 +3,7 @@
 #include "log.h"
 #include "util.h"
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,17 @@ static ssize_t read_line(struct line_reader *lr, char *out, size_t size, int *ov
 	return (ssize_t)n + 1;
 }
 
+/* 1 when the scheduler has closed its end: it is stopping, or it died. A job line it wrote
+ * before is not started then (issue 11 point 1): the message in progress was finished, and a
+ * scheduler that is gone cannot record another result, so the restarted one would deliver it
+ * again. Its recipients stay T and come back as "lost" (not attempted). The socket says so by
+ * POLLRDHUP even while job lines are still unread; a pipe (by hand, tests) by POLLHUP. */
+static int scheduler_gone(void)
+{
+	struct pollfd p = {0, POLLIN | POLLRDHUP, 0};
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL));
+}
+
 static void put(const char *s)
 {
 	size_t n = strlen(s);
@@ -65,7 +77,7 @@ static void put(const char *s)
 
 static int done_tag(char t)
 {
-	return t == RT_DELIVERED || t == RT_REPORTED || t == RT_FAILED;
+	return t == RT_DELIVERED || t == RT_REPORTED || t == RT_FAILED || t == RT_SUCCESS;
 }
 
 /* Loads the job's control file and picks its recipients. debug: every undone recipient of the
@@ -182,6 +194,10 @@ int ta_main_loop(const struct spool *sp, const char *channel, const struct ta_op
 		}
 		str_lcpy(job.id, line, sizeof job.id);
 		str_lcpy(job.host, tab + 1, sizeof job.host);
+		if (scheduler_gone()) {
+			log_msg(LOG_NOTICE, job.id, "the scheduler has gone: this job and any after it are not started");
+			return 0;
+		}
 		if (job_load(&job, channel, 0) < 0)
 			continue;
 		if (job.n)

@@ -115,17 +115,19 @@ TEST(schedconf_compact_and_spread_forms)
 {
 	struct schedconf c;
 	struct rep r;
-	CHECK_INT(parse(&c, "a/* interval=5s maxthr=3 queueonly command=\"X=1 Y=2 prog -a $host\" # comment\n"
+	CHECK_INT(parse(&c, "a/* interval=5s maxthr=3 queueonly timelimit=10m command=\"X=1 Y=2 prog -a $host\" # comment\n"
 	                    "b\n\tinterval=7s\n\t# comment\n\n\tqueueonly\n\tcommand=prog2\n", &r), 0);
 	struct sc_params p;
 	CHECK_INT(schedconf_resolve(&c, "a", "h", &p), 0);
 	CHECK_INT(p.interval, 5);
 	CHECK_INT(p.maxthr, 3);
 	CHECK_INT(p.queueonly, 1);
+	CHECK_INT(p.timelimit, 600);
 	CHECK_INT(schedconf_resolve(&c, "b", "h", &p), 1);
 	CHECK_INT(p.interval, 7);
 	CHECK_INT(p.queueonly, 1);
-	CHECK_INT(p.overfeed, 150);
+	CHECK_INT(p.overfeed, 2);
+	CHECK_INT(p.timelimit, 18000);
 	CHECK_INT(p.maxthr, 1);
 	schedconf_free(&c);
 }
