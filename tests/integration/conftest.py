@@ -49,6 +49,7 @@ FILE_NEEDS = {
     "test_local.py": ("local",),
     "test_local_e2e.py": ("local",),
     "test_local_reliability.py": ("local",),
+    "test_mailq_socket.py": ("mailq_proto",),
     "test_security_local.py": ("local",),
     "test_submit_bs.py": ("smtpd",),
 }
