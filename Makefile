@@ -2,9 +2,12 @@
 #
 #   make                      static musl + BearSSL binary ./spoolbox (stripped, -Os)
 #   make TLS=0                the same without TLS (build/musl-notls/spoolbox)
+#   make PROFILE=router       the router profile: no local delivery, no -bs (build/musl-router/spoolbox)
+#   make OPTIONS="ENABLE_SMTPD=0 ENABLE_MAILDIR=0" VARIANT=mine   any config/config_default.h options
+#   make CROSS_COMPILE=aarch64-linux-gnu-   cross-build (arm64, armhf, ...: see docs/building.md)
 #   make CC=gcc SANITIZE=1    glibc ASan+UBSan variant (build/gcc-asan/spoolbox)
-#   make test                 everything: product, sanitizer and no-TLS builds, unit, fuzz, integration
-#   make size | bench | demo | fuzz
+#   make test                 everything: product, sanitizer, no-TLS and router builds, unit, fuzz, integration
+#   make size | variants-test | cross-test | bench | demo | fuzz
 #   make install DESTDIR= PREFIX=/usr   binary, links, man pages, sample configuration
 #
 # Sources are found by wildcard: a new lib/*.c or applets/*.c needs no Makefile edit.
@@ -13,31 +16,73 @@ ifeq ($(origin CC),default)
 CC := musl-gcc
 endif
 TLS ?= 1
+PROFILE ?= full
+OPTIONS ?=
 SANITIZE ?= 0
 WERROR ?= 0
 PYTHON ?= /usr/bin/python3
-BEARSSL_A ?= /usr/lib/x86_64-linux-gnu/libbearssl.a
+CROSS_COMPILE ?=
 
-ifeq ($(SANITIZE),1)
-VARIANT := gcc-asan
-else ifeq ($(TLS),0)
-VARIANT := musl-notls
-else
-VARIANT := musl-tls
+# --- cross-building: the Debian architecture of the triplet, its musl and BearSSL in a sysroot
+# that scripts/deps-cross.sh unpacks (build/sysroot/ARCH), the cross binutils
+ifneq ($(CROSS_COMPILE),)
+TRIPLET := $(CROSS_COMPILE:%-=%)
+DEB_ARCH ?= $(strip $(if $(filter aarch64-%,$(TRIPLET)),arm64,\
+  $(if $(filter arm-%hf,$(TRIPLET)),armhf,$(if $(filter arm-%,$(TRIPLET)),armel,\
+  $(if $(filter mipsel-%,$(TRIPLET)),mipsel,$(if $(filter mips64el-%,$(TRIPLET)),mips64el,\
+  $(if $(filter mips-%,$(TRIPLET)),mips,\
+  $(if $(filter powerpc64le-%,$(TRIPLET)),ppc64el,$(if $(filter s390x-%,$(TRIPLET)),s390x,\
+  $(if $(filter i686-%,$(TRIPLET)),i386,$(if $(filter riscv64-%,$(TRIPLET)),riscv64,$(TRIPLET))))))))))))
+SYSROOT ?= $(CURDIR)/build/sysroot/$(DEB_ARCH)
+ifeq ($(origin CC),default)
+CC := $(CROSS_COMPILE)gcc -specs=$(SYSROOT)/musl-gcc.specs
+else ifeq ($(CC),musl-gcc)
+CC := $(CROSS_COMPILE)gcc -specs=$(SYSROOT)/musl-gcc.specs
 endif
-B := build/$(VARIANT)
+BEARSSL_INC ?= $(SYSROOT)/usr/include
+BEARSSL_A ?= $(SYSROOT)/usr/lib/$(TRIPLET)/libbearssl.a
+ARCH_PREFIX := $(DEB_ARCH)-
+else
+DEB_ARCH := amd64
+BEARSSL_INC ?= /usr/include
+BEARSSL_A ?= /usr/lib/x86_64-linux-gnu/libbearssl.a
+ARCH_PREFIX :=
+endif
+OBJCOPY ?= $(CROSS_COMPILE)objcopy
+
+# --- the variant: its directory under build/ and its options
+ifeq ($(SANITIZE),1)
+VARIANT ?= gcc-asan
+else ifneq ($(PROFILE),full)
+VARIANT ?= musl-$(PROFILE)
+else ifeq ($(TLS),0)
+VARIANT ?= musl-notls
+else
+VARIANT ?= musl-tls
+endif
+B := build/$(ARCH_PREFIX)$(VARIANT)
+OPT_DEFS := $(addprefix -D,$(OPTIONS))
+ifneq ($(PROFILE),full)
+OPT_DEFS += -include config/profile_$(PROFILE).h
+endif
 
 WARN := -Wall -Wextra -Wundef -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
 ifeq ($(WERROR),1)
 WARN += -Werror
 endif
-CPPFLAGS := -D_GNU_SOURCE -DENABLE_TLS=$(TLS) -Iconfig -Ilib -Iapplets -Ibuild/inc
+CPPFLAGS := -D_GNU_SOURCE -DENABLE_TLS=$(TLS) $(OPT_DEFS) -Iconfig -Ilib -Iapplets -I$(B)/inc
 ifeq ($(SANITIZE),1)
 CFLAGS := -std=c11 -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined $(WARN)
 LDFLAGS := -fsanitize=address,undefined
 else
-CFLAGS := -std=c11 -Os -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables -fno-unwind-tables $(WARN)
-LDFLAGS := -static -Wl,--gc-sections -s
+# Each size flag is measured in docs/size.md. -Oz (GCC 12) where the compiler has it, else -Os;
+# a common page size of 64 lets the data segment start right after the code in the file
+# instead of at the next 4 KiB (the kernel's page size, max-page-size, is unchanged).
+OPTIMIZE ?= $(shell $(CC) -Oz -E -x c /dev/null >/dev/null 2>&1 && echo -Oz || echo -Os)
+CFLAGS := -std=c11 $(OPTIMIZE) -fno-pie -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables \
+	-fno-unwind-tables $(WARN) $(EXTRA_CFLAGS)
+LDFLAGS := -static -no-pie -Wl,--gc-sections -Wl,-z,noseparate-code,--build-id=none,-z,norelro \
+	-Wl,-z,common-page-size=64 -Wl,-T,scripts/no-eh-frame.ld -Wl,-Map=$(B)/spoolbox.map
 endif
 ifeq ($(TLS),1)
 LIBS := $(BEARSSL_A)
@@ -50,38 +95,45 @@ APPLET_OBJ := $(APPLET_SRC:%.c=$(B)/%.o)
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 
-.PHONY: all deps variant test unit fuzz-regress integration size bench demo clean fuzz help install
+.PHONY: all deps deps-cross variant test unit fuzz-regress integration size variants-test cross-test \
+	bench demo clean fuzz help install
 all: deps spoolbox
 
 help:
-	@sed -n '2,11p' Makefile
+	@sed -n '2,13p' Makefile
 
 deps:
 	@sh scripts/deps.sh
+ifneq ($(CROSS_COMPILE),)
+	@sh scripts/deps-cross.sh $(DEB_ARCH) $(CROSS_COMPILE) >/dev/null
+endif
 
-build/inc/bearssl.h:
-	@mkdir -p build/inc
-	ln -sfn /usr/include/bearssl build/inc/bearssl
-	ln -sf /usr/include/bearssl.h build/inc/bearssl.h
+# musl-gcc's -nostdinc hides /usr/include: BearSSL's headers are linked in one by one.
+$(B)/inc/bearssl.h:
+	@mkdir -p $(B)/inc
+	test -f $(BEARSSL_INC)/bearssl.h
+	ln -sfn $(BEARSSL_INC)/bearssl $(B)/inc/bearssl
+	ln -sf $(BEARSSL_INC)/bearssl.h $(B)/inc/bearssl.h
 
-$(B)/%.o: %.c build/inc/bearssl.h $(wildcard lib/*.h applets/*.h config/*.h)
+$(B)/%.o: %.c $(B)/inc/bearssl.h $(wildcard lib/*.h applets/*.h config/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 $(B)/libspool.a: $(LIB_OBJ)
-	rm -f $@ && ar rcs $@ $^
+	rm -f $@ && $(CROSS_COMPILE)ar rcs $@ $^
 
-$(B)/spoolbox: $(APPLET_OBJ) $(B)/libspool.a
-	$(CC) $(LDFLAGS) -o $@ $(APPLET_OBJ) -Wl,--start-group $(B)/libspool.a $(LIBS) -Wl,--end-group
+$(B)/spoolbox: $(APPLET_OBJ) $(B)/libspool.a scripts/no-eh-frame.ld
+	$(CC) $(LDFLAGS) -o $@.unstripped $(APPLET_OBJ) -Wl,--start-group $(B)/libspool.a $(LIBS) -Wl,--end-group
 ifneq ($(SANITIZE),1)
-	@# unwind tables from libc.a/libbearssl.a: a C program that never unwinds needs none
-	objcopy -R .eh_frame -R .comment $@ 2>/dev/null
+	$(OBJCOPY) --strip-all -R .comment $@.unstripped $@
+else
+	mv $@.unstripped $@
 endif
 
 variant: $(B)/spoolbox
 
 spoolbox: $(B)/spoolbox
-ifeq ($(VARIANT),musl-tls)
+ifeq ($(B),build/musl-tls)
 	cp $< $@
 endif
 
@@ -104,8 +156,8 @@ fuzz-regress:
 # Coverage-guided fuzzing with libFuzzer (clang), for humans: make fuzz T=conf
 fuzz:
 	@mkdir -p build/fuzz
-	clang -g -O1 -fsanitize=fuzzer,address,undefined $(CPPFLAGS) -DENABLE_TLS=1 -o build/fuzz/fuzz_$(T) \
-	  tests/fuzz/fuzz_$(T).c $(LIB_SRC) $(LIBS)
+	clang -g -O1 -fsanitize=fuzzer,address,undefined $(CPPFLAGS) -Ibuild/gcc-asan/inc -DENABLE_TLS=1 \
+	  -o build/fuzz/fuzz_$(T) tests/fuzz/fuzz_$(T).c $(LIB_SRC) $(LIBS)
 	build/fuzz/fuzz_$(T) -max_total_time=$${SECONDS_:-60} tests/fuzz/corpus/$(T)
 
 integration:
@@ -120,10 +172,33 @@ test: deps
 	SPOOLBOX=$(CURDIR)/spoolbox $(PYTHON) -m pytest -q -p no:cacheprovider tests/integration $(PYTEST_ARGS)
 	SPOOLBOX=$(CURDIR)/build/musl-notls/spoolbox $(PYTHON) -m pytest -q -p no:cacheprovider -m "not slow" tests/integration $(PYTEST_ARGS)
 	SPOOLBOX=$(CURDIR)/build/gcc-asan/spoolbox $(PYTHON) -m pytest -q -p no:cacheprovider -m "not slow" tests/integration $(PYTEST_ARGS)
+	$(MAKE) variants-test
 
+# The option profiles besides full and no-TLS, each against the integration tests that apply
+# to it (a test of a compiled-out feature skips after asking `spoolbox --version`): the router
+# profile against the whole suite, and every other option off (musl-lean) against what each
+# option leaves in its place (tests/integration/test_options.py).
+LEAN_OPTIONS := ENABLE_SMTPD=0 ENABLE_MAILDIR=0 ENABLE_DELIVER_CMD=0 ENABLE_CRAM_MD5=0 \
+	ENABLE_LOCALTIME=0 ENABLE_TLS_CLIENT_CERT=0 ENABLE_CHACHA20=0 ENABLE_VERBOSE_USAGE=0
+variants-test:
+	$(MAKE) PROFILE=router variant
+	$(MAKE) VARIANT=musl-lean OPTIONS="$(LEAN_OPTIONS)" variant
+	SPOOLBOX=$(CURDIR)/build/musl-router/spoolbox $(PYTHON) -m pytest -q -p no:cacheprovider -m "not slow" tests/integration $(PYTEST_ARGS)
+	SPOOLBOX=$(CURDIR)/build/musl-lean/spoolbox $(PYTHON) -m pytest -q -p no:cacheprovider tests/integration/test_options.py $(PYTEST_ARGS)
+
+# Every budgeted variant is built, then scripts/size.sh prints and checks them (config/size-budget).
 size: deps spoolbox
 	@$(MAKE) -s TLS=0 variant
+	@$(MAKE) -s PROFILE=router variant
 	@sh scripts/size.sh
+
+# Cross-builds for the CI architectures, each smoke-tested under qemu-user-static.
+CROSS_ARCHS ?= aarch64-linux-gnu- arm-linux-gnueabihf-
+CROSS_DEB_ARCHS ?= arm64 armhf
+cross-test:
+	@for c in $(CROSS_ARCHS); do $(MAKE) CROSS_COMPILE=$$c deps variant || exit 1; done
+	@for c in $(CROSS_ARCHS); do $(MAKE) -s CROSS_COMPILE=$$c PROFILE=router variant || exit 1; done
+	CROSS_ARCHS="$(CROSS_DEB_ARCHS)" $(PYTHON) -m pytest -q -p no:cacheprovider tests/integration/test_cross.py $(PYTEST_ARGS)
 
 bench: deps spoolbox
 	@$(PYTHON) tests/bench/bench.py $(CURDIR)/spoolbox

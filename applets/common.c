@@ -49,9 +49,15 @@ int applet_unwritten(const char *name)
 	return EX_UNAVAILABLE;
 }
 
-int applet_usage(const char *usage, int misuse)
+int applet_usage_text(const char *usage, int misuse)
 {
-	fputs(usage, misuse ? stderr : stdout);
+	FILE *f = misuse ? stderr : stdout;
+	const char *name = applet_self ? applet_self->name : "spoolbox";
+	if (usage)
+		fputs(usage, f);
+	else
+		fprintf(f, "usage: see %s(%d) (this spoolbox is built without usage texts)\n", name,
+		        strcmp(name, "mailq") && strcmp(name, "newaliases") ? 8 : 1);
 	return misuse ? EX_USAGE : 0;
 }
 

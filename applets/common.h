@@ -32,6 +32,8 @@ struct applet {
 /* The applet this process runs (set once by main() before the applet starts). */
 extern const struct applet *applet_self;
 
+/* The applet called name (or a LINK to it), NULL when there is none in this build. */
+const struct applet *applet_find(const char *name);
 /* Loads spoolbox.conf (path NULL: $SPOOLBOX_CONF or the default) and the environment into c.
  * Every finding is printed on stderr as "file:line: reason"; any error returns EX_CONFIG (78),
  * else 0. An explicit path (-C) is put into $SPOOLBOX_CONF for the processes this one starts. */
@@ -43,14 +45,13 @@ void applet_log_setup(const struct conf *c, const char *ident, unsigned extra, i
 /* spoolbox --install's system part (install.c): the submit group, the setgid bit of binary and
  * the spool, done as root or printed as commands. Returns 0, EX_CANTCREAT or EX_CONFIG. */
 int install_system(const char *binary);
-/* spoolbox --check's look at the installation (install.c): this binary's setgid group, the
- * spool's owners and modes (docs/spool.md 8), a spool on tmpfs. Errors go to report and are
- * counted in the result; warnings (what works, but only for root or until a reboot) to warn. */
-int install_check(const struct conf *c, conf_report_fn *report, void *ctx, conf_report_fn *warn, void *wctx);
 /* For an applet that is registered but not implemented: says so, returns EX_UNAVAILABLE. */
 int applet_unwritten(const char *name);
-/* Prints the applet's usage to stdout (help) or stderr (misuse) and returns 0 or EX_USAGE. */
-int applet_usage(const char *usage, int misuse);
+/* Prints the applet's usage to stdout (help) or stderr (misuse) and returns 0 or EX_USAGE.
+ * Without ENABLE_VERBOSE_USAGE the texts are not referenced (so not linked) and a pointer to the
+ * man page is printed instead. */
+int applet_usage_text(const char *usage, int misuse);
+#define applet_usage(usage, misuse) applet_usage_text(ENABLE_VERBOSE_USAGE ? (usage) : NULL, misuse)
 /* 1 when any spoolbox.conf key is set in the environment (a setgid applet then drops its group
  * before reading anything: nobody points a privileged process at another spool). */
 int applet_env_overrides(void);

@@ -1,10 +1,13 @@
-/* errormail: the transport agent of the error channel. It turns failed recipients into one
- * delivery status notification (RFC 3464, a multipart/report of RFC 6522) per job, addressed to
- * the original envelope sender from the null sender, and queues it like any submitted message
- * (lib/enqueue: the same routing, local or smtp); only once it is durable does it report
- * "ok <DSN-ID> ..." for each recipient, and the scheduler records the B record and sets X.
- * Never a bounce of a bounce: a null-sender message gets no DSN, nor does a recipient with
- * NOTIFY=NEVER or a NOTIFY list without FAILURE; those are reported "error" (nothing to send).
+/* errormail: the transport agent of the error channel. It turns the recipients of a job into
+ * delivery status notifications (RFC 3464, a multipart/report of RFC 6522), one per kind:
+ * failed recipients (F) make a failure report, delivered ones that asked for it (S) a success
+ * notice, waiting ones a delay notice; the kind is what each recipient's last attempt record
+ * says. Each goes to the original envelope sender from the null sender, queued like any
+ * submitted message (lib/enqueue: the same routing, local or smtp); only once it is durable
+ * does it report "ok <DSN-ID> ..." for each recipient, and the scheduler records B (or W) and
+ * closes them. Never a bounce of a bounce: a null-sender message gets no DSN (its failures are
+ * the postmaster's), nor does a recipient whose NOTIFY does not ask for that kind; those are
+ * reported "error" (nothing to send).
  * The contract is docs/scheduler.md "The error channel"; the report format docs/errormail.md.
  *
  * usage: errormail [-C FILE] [-m ID]
@@ -67,21 +70,59 @@ static const struct spool_attempt *last_attempt(const struct spool_msg *m, size_
 	return any;
 }
 
-static const char *enh_of(const struct spool_attempt *a)
+/* Recipient i's last attempt record, whatever it says. */
+static const struct spool_attempt *last_any(const struct spool_msg *m, size_t i)
 {
-	return a && strcmp(a->enh, "-") ? a->enh : "5.0.0";
+	for (size_t k = m->natt; k-- > 0;)
+		if (m->att[k].rcpt == (int)i)
+			return &m->att[k];
+	return NULL;
 }
 
-/* Why recipient r wants no failure DSN, or NULL when it wants one (RFC 3461 4.1: NOTIFY absent
- * means FAILURE). */
-static const char *no_dsn_wanted(const struct spool_rcpt *r, char *buf, size_t size)
+/* Which report recipient i is in: its last attempt failed (F: a failure report), delivered (S:
+ * a success notice), or anything else, none included (waiting: a delay notice). The scheduler
+ * appends the A record before it sets the tag, so the record says why it is here. */
+static enum dsn_kind kind_of(const struct spool_msg *m, size_t i)
 {
+	const struct spool_attempt *a = last_any(m, i);
+	if (a && (!strcmp(a->code, "error") || !strcmp(a->code, "error2")))
+		return DSN_FAILED;
+	if (a && (!strcmp(a->code, "ok") || !strcmp(a->code, "ok2") || !strcmp(a->code, "ok3")))
+		return DSN_SUCCESS;
+	return DSN_DELAYED;
+}
+
+static const char *const kind_name[] = {"failure", "delay", "success"};
+static const char *const kind_action[] = {"failed", "delayed", "delivered"};
+
+/* The attempt a report of that kind is about: for a failure the failing one, else the last. */
+static const struct spool_attempt *attempt_for(const struct spool_msg *m, size_t i, enum dsn_kind kind)
+{
+	return kind == DSN_FAILED ? last_attempt(m, i) : last_any(m, i);
+}
+
+static const char *enh_of(const struct spool_attempt *a, enum dsn_kind kind)
+{
+	static const char *const generic[] = {"5.0.0", "4.0.0", "2.0.0"};
+	return a && strcmp(a->enh, "-") ? a->enh : generic[kind];
+}
+
+/* Why recipient r wants no report of this kind, or NULL when it wants one (RFC 3461 4.1: NOTIFY
+ * absent means FAILURE, and DELAY at the MTA's choice: we give it). */
+static const char *no_dsn_wanted(const struct spool_rcpt *r, enum dsn_kind kind, char *buf, size_t size)
+{
+	static const unsigned bit[] = {NOTIFY_FAILURE, NOTIFY_DELAY, NOTIFY_SUCCESS};
 	if (r->notify & NOTIFY_NEVER)
 		return "NOTIFY=NEVER: no DSN wanted";
-	if (r->notify && !(r->notify & NOTIFY_FAILURE)) {
-		snprintf(buf, size, "NOTIFY=%s%s%s: no failure DSN wanted", r->notify & NOTIFY_SUCCESS ? "SUCCESS" : "",
-		         (r->notify & NOTIFY_SUCCESS) && (r->notify & NOTIFY_DELAY) ? "," : "",
-		         r->notify & NOTIFY_DELAY ? "DELAY" : "");
+	if ((r->notify || kind == DSN_SUCCESS) && !(r->notify & bit[kind])) {
+		char list[40] = "";
+		static const char *const names[] = {"SUCCESS", "FAILURE", "DELAY"};
+		static const unsigned bits[] = {NOTIFY_SUCCESS, NOTIFY_FAILURE, NOTIFY_DELAY};
+		for (size_t k = 0; k < 3; k++)
+			if (r->notify & bits[k])
+				snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", *list ? "," : "", names[k]);
+		snprintf(buf, size, "NOTIFY=%s: no %s %s wanted", *list ? list : "(absent)", kind_name[kind],
+		         kind == DSN_FAILED ? "DSN" : "notice");
 		return buf;
 	}
 	return NULL;
@@ -98,11 +139,19 @@ static int put_stdout(void *ctx, const char *p, size_t n)
 	return fwrite(p, 1, n, stdout) == n ? 0 : -1;
 }
 
+static void report_one(struct ta_job *job, size_t i, enum dsn_kind kind, const char *status, const char *text)
+{
+	const struct spool_attempt *a = attempt_for(&job->msg, i, kind);
+	const char *action = kind == DSN_SUCCESS && a && strcmp(a->action, "-") ? a->action : kind_action[kind];
+	ta_report(job, i, status, action, enh_of(a, kind), text, NULL);
+}
+
 /* Reports every recipient of want[0..n) with the same status and text. */
-static void report_all(struct ta_job *job, const size_t *want, size_t n, const char *status, const char *text)
+static void report_all(struct ta_job *job, const size_t *want, size_t n, enum dsn_kind kind, const char *status,
+                       const char *text)
 {
 	for (size_t k = 0; k < n; k++)
-		ta_report(job, want[k], status, "failed", enh_of(last_attempt(&job->msg, want[k])), text, NULL);
+		report_one(job, want[k], kind, status, text);
 }
 
 /* 1 when sender is the sender of our own postmaster notices: a failure of one is dropped, never
@@ -112,11 +161,15 @@ static int is_double_bounce(const struct em *em, const char *sender)
 	return sender && !strcasecmp(sender, em->double_bounce);
 }
 
-/* Queues (or, by hand, prints) the report for recipients want[0..n): the DSN to the envelope
- * sender, or with pm set the postmaster notice (headers only, from the double-bounce address). */
-static void send_dsn(struct em *em, struct ta_job *job, const size_t *want, size_t n, int pm)
+/* Queues (or, by hand, prints) the report of this kind for recipients want[0..n): the DSN to
+ * the envelope sender, or for a failure of null-sender mail the postmaster notice (headers
+ * only, from the double-bounce address). */
+static void send_dsn(struct em *em, struct ta_job *job, const size_t *want, size_t n, enum dsn_kind kind)
 {
 	const struct spool_msg *m = &job->msg;
+	int pm = kind == DSN_FAILED && (!m->sender || !*m->sender);
+	static const char *const what_of[] = {"DSN", "delay notice", "success notice"};
+	const char *what = pm ? "postmaster notice" : what_of[kind];
 	const char *rcpt = pm ? em->postmaster : m->sender;
 	const char *from = pm ? em->double_bounce : "<>";
 	struct addr to;
@@ -126,7 +179,7 @@ static void send_dsn(struct em *em, struct ta_job *job, const size_t *want, size
 		snprintf(text, sizeof text, pm ? "no postmaster notice: POSTMASTER is unusable: %s"
 		                               : "no DSN: the sender address is unusable: %s", err);
 		log_msg(LOG_WARNING, job->id, "%s", text);
-		report_all(job, want, n, TA_ERROR, text);
+		report_all(job, want, n, kind, TA_ERROR, text);
 		return;
 	}
 	struct dsn_rcpt *dr = calloc(n, sizeof *dr);
@@ -134,19 +187,20 @@ static void send_dsn(struct em *em, struct ta_job *job, const size_t *want, size
 	if (!dr || !finals) {
 		free(dr);
 		free(finals);
-		report_all(job, want, n, TA_DEFERRED, "out of memory building the DSN");
+		report_all(job, want, n, kind, TA_DEFERRED, "out of memory building the DSN");
 		return;
 	}
 	for (size_t k = 0; k < n; k++) {
 		const struct spool_rcpt *r = &m->rcpt[want[k]];
-		const struct spool_attempt *a = last_attempt(m, want[k]);
+		const struct spool_attempt *a = attempt_for(m, want[k], kind);
 		size_t len = strlen(r->addr) + strlen(em->hostname) + 2;
 		finals[k] = malloc(len);
 		if (finals[k])
 			snprintf(finals[k], len, strchr(r->addr, '@') ? "%s" : "%s@%s", r->addr, em->hostname);
 		dr[k].final = finals[k] ? finals[k] : r->addr;
+		dr[k].action = a ? a->action : NULL;
 		dr[k].orcpt = r->orcpt;
-		dr[k].enh = enh_of(a);
+		dr[k].enh = enh_of(a, kind);
 		dr[k].remote = a ? a->remote : NULL;
 		dr[k].diag = a ? a->text : NULL;
 		dr[k].last_attempt = a ? a->time : 0;
@@ -154,19 +208,19 @@ static void send_dsn(struct em *em, struct ta_job *job, const size_t *want, size
 	char boundary[128];
 	dsn_boundary(boundary, sizeof boundary, job->id, (long long)time(NULL), ++em->seq);
 	struct dsn d = {em->hostname, rcpt, job->id, m->envid, m->ret ? m->ret : em->ret_default, m->arrival, m->size,
-	                em->return_max, m->body8, boundary, dr, n, pm};
+	                em->return_max, m->body8, boundary, dr, n, pm, kind};
 	int fd = spool_msg_open(job->sp, job->id, m->body_off);
 	if (fd < 0) {
-		report_all(job, want, n, TA_DEFERRED, "cannot open the message file; the DSN is tried again later");
+		report_all(job, want, n, kind, TA_DEFERRED, "cannot open the message file; the DSN is tried again later");
 	} else if (em->by_hand) {
 		struct route rt;
 		route_addr(&em->ec.rc, &to, &rt);
 		printf("# %s from <%s> to <%s> (channel %s, host %s), for %zu recipient%s of %s:\n",
-		       pm ? "postmaster notice" : "DSN", pm ? from : "", rcpt, rt.channel, rt.host, n, n == 1 ? "" : "s",
+		       what, pm ? from : "", rcpt, rt.channel, rt.host, n, n == 1 ? "" : "s",
 		       job->id);
 		int rc = dsn_write(&d, fd, put_stdout, NULL);
 		fflush(stdout);
-		report_all(job, want, n, rc ? TA_DEFERRED : TA_OK, rc ? "reading the message failed" : "- (by hand: not queued)");
+		report_all(job, want, n, kind, rc ? TA_DEFERRED : TA_OK, rc ? "reading the message failed" : "- (by hand: not queued)");
 	} else {
 		struct enq e;
 		enq_init(&e, &em->ec, 0, 0);
@@ -176,7 +230,7 @@ static void send_dsn(struct em *em, struct ta_job *job, const size_t *want, size
 			/* an address submit would refuse (a non-ASCII domain): it can never be sent */
 			snprintf(text, sizeof text, "no DSN: %.400s", e.why);
 			log_msg(LOG_WARNING, job->id, "%s", text);
-			report_all(job, want, n, TA_ERROR, text);
+			report_all(job, want, n, kind, TA_ERROR, text);
 		} else {
 			if (!rc)
 				rc = dsn_write(&d, fd, put_enq, &e);
@@ -187,15 +241,14 @@ static void send_dsn(struct em *em, struct ta_job *job, const size_t *want, size
 			if (rc) {
 				snprintf(text, sizeof text, "DSN not queued, tried again later: %.400s", e.why);
 				log_msg(LOG_WARNING, job->id, "%s", text);
-				report_all(job, want, n, TA_DEFERRED, text);
+				report_all(job, want, n, kind, TA_DEFERRED, text);
 			} else {
 				/* durable (E3): now, and only now, the scheduler may close the failures */
-				snprintf(text, sizeof text, "%s %s queued for <%.400s>", e.m.id, pm ? "postmaster notice" : "DSN",
-				         e.m.rcpt[0].addr);
-				log_msg(LOG_INFO, job->id, "%s %s queued for <%s>: %zu failed recipient%s, %s",
-				        pm ? "postmaster notice" : "DSN", e.m.id, e.m.rcpt[0].addr, n, n == 1 ? "" : "s",
+				snprintf(text, sizeof text, "%s %s queued for <%.400s>", e.m.id, what, e.m.rcpt[0].addr);
+				log_msg(LOG_INFO, job->id, "%s %s queued for <%s>: %zu %s recipient%s, %s", what, e.m.id,
+				        e.m.rcpt[0].addr, n, kind_action[kind], n == 1 ? "" : "s",
 				        dsn_returns_full(&d) ? "message returned" : "headers returned");
-				report_all(job, want, n, TA_OK, text);
+				report_all(job, want, n, kind, TA_OK, text);
 			}
 		}
 		enq_free(&e);
@@ -208,61 +261,75 @@ static void send_dsn(struct em *em, struct ta_job *job, const size_t *want, size
 	free(dr);
 }
 
+/* Why recipient i gets no report of its kind, or NULL. Failures of null-sender mail go to the
+ * postmaster whatever NOTIFY says (the sender is nobody), unless POSTMASTER is empty or the
+ * message is itself a failed postmaster notice (the end of the line: no loop). Delay and
+ * success notices never go to the null sender or to the double-bounce address. */
+static const char *no_report(const struct em *em, const struct spool_msg *m, size_t i, enum dsn_kind kind, char *buf,
+                             size_t size)
+{
+	int null = !m->sender || !*m->sender;
+	if (kind == DSN_FAILED && is_double_bounce(em, m->sender))
+		return "a postmaster notice could not be delivered: dropped";
+	if (kind == DSN_FAILED && null)
+		return *em->postmaster ? NULL : "no DSN for the null sender, and POSTMASTER is empty: dropped";
+	if (null || is_double_bounce(em, m->sender)) {
+		snprintf(buf, size, "no %s notice for the null sender", kind_name[kind]);
+		return buf;
+	}
+	return no_dsn_wanted(&m->rcpt[i], kind, buf, size);
+}
+
 static int em_job(void *ctx, struct ta_job *job)
 {
 	struct em *em = ctx;
 	const struct spool_msg *m = &job->msg;
-	int pm = !m->sender || !*m->sender;
-	if (is_double_bounce(em, m->sender) || (pm && !*em->postmaster)) {
-		/* a postmaster notice that failed, or no postmaster: the end of the line (no loop) */
-		const char *why = pm ? "no DSN for the null sender, and POSTMASTER is empty: dropped"
-		                     : "a postmaster notice could not be delivered: dropped";
-		log_msg(LOG_WARNING, job->id, "%s (%zu failed recipient%s)", why, job->n, job->n == 1 ? "" : "s");
-		report_all(job, job->idx, job->n, TA_ERROR, why);
-		return 0;
-	}
-	size_t *want = calloc(job->n ? job->n : 1, sizeof *want), n = 0;
+	size_t per = job->n ? job->n : 1;
+	size_t *want = calloc(3 * per, sizeof *want), n[3] = {0, 0, 0};
 	if (!want) {
-		report_all(job, job->idx, job->n, TA_DEFERRED, "out of memory");
+		for (size_t k = 0; k < job->n; k++)
+			report_one(job, job->idx[k], kind_of(m, job->idx[k]), TA_DEFERRED, "out of memory");
 		return 0;
 	}
 	for (size_t k = 0; k < job->n; k++) {
 		size_t i = job->idx[k];
-		char why[80];
-		/* NOTIFY is the sender's wish; the postmaster hears of every failure */
-		const char *no = pm ? NULL : no_dsn_wanted(&m->rcpt[i], why, sizeof why);
+		enum dsn_kind kind = kind_of(m, i);
+		char why[96];
+		const char *no = no_report(em, m, i, kind, why, sizeof why);
 		if (no) {
-			log_msg(LOG_INFO, job->id, "rcpt %zu: %s", i, no);
-			ta_report(job, i, TA_ERROR, "failed", enh_of(last_attempt(m, i)), no, NULL);
+			/* a dropped failure is worth a warning: nobody hears of it */
+			log_msg(kind == DSN_FAILED && strstr(no, "dropped") ? LOG_WARNING : LOG_INFO, job->id, "rcpt %zu: %s", i, no);
+			report_one(job, i, kind, TA_ERROR, no);
 		} else {
-			want[n++] = i;
+			want[kind * per + n[kind]++] = i;
 		}
 	}
-	if (n) {
-		/* a TERM from the scheduler waits until the DSN is queued (or not) and reported, so
-		 * no temporary file is left behind and no queued DSN goes unreported */
+	if (n[0] + n[1] + n[2]) {
+		/* a TERM from the scheduler waits until the reports are queued (or not) and reported,
+		 * so no temporary file is left behind and no queued report goes unreported */
 		sigset_t s, old;
 		sigemptyset(&s);
 		sigaddset(&s, SIGTERM);
 		sigaddset(&s, SIGINT);
 		sigaddset(&s, SIGHUP);
 		sigprocmask(SIG_BLOCK, &s, &old);
-		send_dsn(em, job, want, n, pm);
+		for (int kind = DSN_FAILED; kind <= DSN_SUCCESS; kind++)
+			if (n[kind])
+				send_dsn(em, job, want + kind * per, n[kind], (enum dsn_kind)kind);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 	}
 	free(want);
 	return 0;
 }
 
-/* 1 when recipient i waits for the error channel: F, or T in its error phase (a failure on
- * record). */
+/* 1 when recipient i waits for the error channel: F or S, or T in its error phase (a failure
+ * or a delivery on record). Delay notices are the scheduler's to time: not made by hand. */
 static int waits_for_report(const struct spool_msg *m, size_t i)
 {
 	const struct spool_rcpt *r = &m->rcpt[i];
-	if (r->tag == RT_FAILED)
+	if (r->tag == RT_FAILED || r->tag == RT_SUCCESS)
 		return 1;
-	const struct spool_attempt *a = last_attempt(m, i);
-	return r->tag == RT_TRANSIT && a && (!strcmp(a->code, "error") || !strcmp(a->code, "error2"));
+	return r->tag == RT_TRANSIT && kind_of(m, i) != DSN_DELAYED;
 }
 
 /* -m ID: the failed recipients of one message, in one job as the scheduler's error thread

@@ -154,11 +154,20 @@ struct perm_ctx {
 	int count;
 };
 
+/* A wrong mode, group or owner is a warning: the scheduler repairs it when it starts, and an
+ * init script that runs --check before starting it must not be stopped by it. Something that
+ * is not a directory or FIFO where one belongs is an error: nothing repairs that. */
 static void perm_finding(void *ctx, const char *path, const char *problem, const char *fix)
 {
 	struct perm_ctx *p = ctx;
-	conf_reportf(p->report, p->ctx, path, 0, "%s; fix: %s", problem, fix);
-	p->count++;
+	if (strstr(problem, "is not a")) {
+		conf_reportf(p->report, p->ctx, path, 0, "%s; fix: %s", problem, fix);
+		p->count++;
+	} else {
+		conf_reportf(p->report, p->ctx, path, 0,
+		             CONF_WARNING "%s; the scheduler repairs this when it starts (submit fails for users until "
+		             "then); fix now: %s", problem, fix);
+	}
 }
 
 /* A place for the spool that survives a reboot, for the tmpfs warning. */
@@ -173,7 +182,7 @@ static const char *persistent_place(void)
 	return NULL;
 }
 
-int install_check(const struct conf *c, conf_report_fn *report, void *ctx, conf_report_fn *warn, void *wctx)
+int install_check(const struct conf *c, conf_report_fn *report, void *ctx)
 {
 	const char *group = conf_str(c, CK_SUBMIT_GROUP), *spool = conf_str(c, CK_SPOOL);
 	long gid = spool_submit_gid(group);
@@ -186,24 +195,26 @@ int install_check(const struct conf *c, conf_report_fn *report, void *ctx, conf_
 		if (sg && gid >= 0 && st.st_gid == (gid_t)gid)
 			;
 		else if (sg)
-			errors += conf_report_key(c, CK_SUBMIT_GROUP, report, ctx,
-			                          "%s is setgid to gid %ld, not SUBMIT_GROUP=%s: submit drops it, so only root "
-			                          "can submit; fix: %s%s chgrp %s %s && chmod 2755 %s",
-			                          self, (long)st.st_gid, group, gid < 0 ? "groupadd -r " : "",
-			                          gid < 0 ? group : "", group, self, self);
+			conf_report_key(c, CK_SUBMIT_GROUP, report, ctx,
+			                CONF_WARNING "%s is setgid to gid %ld, not SUBMIT_GROUP=%s: submit drops it, so only "
+			                "root can submit; fix: %s%s chgrp %s %s && chmod 2755 %s",
+				                self, (long)st.st_gid, group, gid < 0 ? "groupadd -r " : "", gid < 0 ? group : "",
+			                group, self, self);
 		else
-			conf_reportf(warn, wctx, self, 0,
-			             "not setgid: only root can submit mail; fix: %s%s%schgrp %s %s && chmod 2755 %s "
+			conf_reportf(report, ctx, self, 0,
+			             CONF_WARNING "not setgid: only root can submit mail; fix: %s%s%schgrp %s %s && chmod 2755 %s "
 			             "(or spoolbox --install as root)",
 			             gid < 0 ? "groupadd -r " : "", gid < 0 ? group : "", gid < 0 ? " && " : "", group, self,
 			             self);
 	}
 	struct perm_ctx pc = {report, ctx, 0};
 	if (access(spool, F_OK) < 0)
-		conf_reportf(warn, wctx, spool, 0, "the spool does not exist yet; spoolbox --install (as root) or the "
+		conf_reportf(report, ctx, spool, 0, CONF_WARNING "the spool does not exist yet; spoolbox --install (as root) or the "
 		             "first start of the scheduler creates it");
-	else
-		errors += spool_perm(spool, gid, 0, perm_finding, &pc);
+	else {
+		spool_perm(spool, gid, 0, perm_finding, &pc);
+		errors += pc.count;
+	}
 
 	/* the spool, or the directory it will be made in */
 	char dir[4096];
@@ -213,8 +224,8 @@ int install_check(const struct conf *c, conf_report_fn *report, void *ctx, conf_
 		*strrchr(dir, '/') = 0;
 	if (statfs(dir, &fs) == 0 && (fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC)) {
 		const char *p = persistent_place();
-		conf_report_key(c, CK_SPOOL, warn, wctx,
-		                "SPOOL=%s is on %s: queued mail does not survive a reboot; set SPOOL to a directory "
+		conf_report_key(c, CK_SPOOL, report, ctx,
+		                CONF_WARNING "SPOOL=%s is on %s: queued mail does not survive a reboot; set SPOOL to a directory "
 		                "on persistent storage%s%s%s",
 		                spool, fs.f_type == TMPFS_MAGIC ? "tmpfs" : "ramfs", p ? " (such as " : "", p ? p : "",
 		                p ? "/spoolbox)" : "");

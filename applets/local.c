@@ -11,6 +11,8 @@
  * exit:  0 at the scheduler's EOF (or -m done); 64 usage; 66 -m: no such message;
  *        75 the spool cannot be opened; 78 configuration error;
  *        -x: 0 every target is deliverable, 67 a permanent failure, 75 a temporary one. */
+#include "config_default.h"
+#if ENABLE_LOCAL /* the whole file: local delivery is a build option */
 #include "aliases.h"
 #include "common.h"
 #include "deliver.h"
@@ -47,6 +49,7 @@ const char local_usage[] =
     "  -x NAME  print what NAME expands to (aliases, .forward), deliver nothing\n"
     "  -v       log on stderr, with debugging detail\n";
 
+#define LOCAL_REPAIR_LOCK_WAIT 5 /* seconds the repair after a killed delivery waits for the locks */
 #define DT_MAX 64 /* Delivered-To: headers kept for the loop check; more is a loop in itself */
 
 struct local {
@@ -234,7 +237,11 @@ static void run_mbox(struct local *L, const struct dl_user *u, long g, struct ch
 		struct dl_result fr;
 		fix.m = NULL;
 		fix.o.create = 0;
-		dl_run_as(u, g, L->run_timeout, child_mbox, &fix, &fr);
+		/* briefly: when she holds the lock (the reason of a time-out), the next delivery
+		 * repairs it, and her stalling must not cost everyone a second full time limit */
+		if (fix.o.lock_timeout > LOCAL_REPAIR_LOCK_WAIT)
+			fix.o.lock_timeout = LOCAL_REPAIR_LOCK_WAIT;
+		dl_run_as(u, g, fix.o.lock_timeout + LOCAL_REPAIR_LOCK_WAIT, child_mbox, &fix, &fr);
 		if (fr.status != DL_OK)
 			log_msg(LOG_WARNING, NULL, "%s: checking for an unfinished append: %s", a->path, fr.text);
 	}
@@ -246,6 +253,11 @@ static void run_mbox(struct local *L, const struct dl_user *u, long g, struct ch
 static void child_maildir(void *arg, struct dl_result *r)
 {
 	struct child_arg *a = arg;
+	if (!ENABLE_MAILDIR) {
+		dl_set(r, DL_DEFER, "4.3.5", "Maildir %.300s: this spoolbox is built without Maildir delivery "
+		       "(ENABLE_MAILDIR)", a->path);
+		return;
+	}
 	maildir_deliver(a->path, a->host, a->m, r);
 }
 
@@ -370,6 +382,8 @@ static void deliver_target(struct local *L, const struct dl_target *t, const str
 		dl_run_as(&t->user, -1, L->run_timeout, child_maildir, &a, r);
 		return;
 	case DK_COMMAND:
+		if (!ENABLE_DELIVER_CMD)
+			break; /* never made: aliases_expand refuses |command */
 		deliver_command(L, t, m, r);
 		return;
 	case DK_REMOTE:
@@ -649,3 +663,4 @@ int local_main(int argc, char **argv)
 	free(L);
 	return rc;
 }
+#endif /* ENABLE_LOCAL */

@@ -20,6 +20,9 @@
 #include <errno.h>
 #include <grp.h>
 #include <pwd.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +30,7 @@
 #include <unistd.h>
 
 const char mailq_usage[] =
-    "usage: mailq [-C FILE] [-v | --json | -s] [ID...]\n"
+    "usage: mailq [-C FILE] [-v | --json | -s] [ID...]   mailq [-C FILE] -Q | -QQ | -QQQ\n"
     "       mailq [-C FILE] --hold | --release | --delete | --retry  ID... | ALL\n"
     "       mailq [-C FILE] -q | -qR DOMAIN | -qI ID\n"
     "List the queue in Postfix's mailq format (also sendmail -bp), or act on messages.\n"
@@ -35,6 +38,7 @@ const char mailq_usage[] =
     "  -v         every recipient with every delivery attempt\n"
     "  --json     one JSON object per message and line\n"
     "  -s         one line of counts: queued, deferred, held, in transit, oldest, last error\n"
+    "  -Q, -QQ, -QQQ  the running scheduler's threads, its short view, its counters\n"
     "  --hold     keep messages from delivery until released (root)\n"
     "  --release  let held messages go, and try them now (root)\n"
     "  --delete   remove messages from the queue, without a bounce (root)\n"
@@ -43,7 +47,7 @@ const char mailq_usage[] =
     "  -qR DOMAIN run the recipients at DOMAIN (and its subdomains) now\n"
     "  -qI ID     run one message now\n";
 
-enum mode { M_LIST, M_VERBOSE, M_JSON, M_SUMMARY, M_ACTION, M_RUN };
+enum mode { M_LIST, M_VERBOSE, M_JSON, M_SUMMARY, M_LIVE, M_ACTION, M_RUN };
 
 struct mq {
 	enum mode mode;
@@ -54,6 +58,7 @@ struct mq {
 	char *one;                 /* -qI ID */
 	int nids;
 	int all;
+	int live;                  /* -Q 1, -QQ 2, -QQQ 3 */
 	struct spool sp;
 	struct mq_out out;
 	char user[64];
@@ -194,9 +199,26 @@ static int act_one(struct each_ctx *c, const char *id)
 	return r;
 }
 
+/* 1 when a recipient of m that is not done has its host at domain or below it (-qR). */
+static int at_domain(const struct spool_msg *m, const char *domain)
+{
+	size_t dl = strlen(domain);
+	for (size_t i = 0; m && i < m->nrcpt; i++) {
+		const char *h = m->rcpt[i].host;
+		size_t hl = strlen(h);
+		if (m->rcpt[i].tag != RT_DEFERRED || hl < dl || !str_caseeq(h + hl - dl, domain))
+			continue;
+		if (hl == dl || h[hl - dl - 1] == '.')
+			return 1;
+	}
+	return 0;
+}
+
 static int act_each(void *ctx, const struct mq_item *it)
 {
 	struct each_ctx *c = ctx;
+	if (c->q->domain && !at_domain(it->m, c->q->domain))
+		return 0;
 	/* ALL: what the action applies to; the rest is left alone without a word */
 	if (c->q->action == QA_RELEASE && !it->held)
 		return 0;
@@ -310,7 +332,7 @@ static int mode_run(struct mq *q)
 			qctl_unlock(&lk);
 			return EX_NOINPUT;
 		}
-	} else if (!q->domain) {
+	} else {
 		mq_walk(&q->sp, act_each, &c);
 	}
 	qctl_unlock(&lk);
@@ -318,7 +340,7 @@ static int mode_run(struct mq *q)
 		return EX_TEMPFAIL;
 	log_msg(LOG_NOTICE, NULL, "no scheduler: running the queue once in the foreground, by %s", q->user);
 	fflush(NULL);
-	/* -qR without a daemon: the one-shot scheduler runs only that domain's threads */
+	/* -qR without a daemon: the one-shot scheduler runs only the threads at that domain */
 	char pat[300];
 	snprintf(pat, sizeof pat, "*/*%s", q->domain ? q->domain : "");
 	char *args[10] = {"scheduler", "-1", "-i"};
@@ -334,6 +356,65 @@ static int mode_run(struct mq *q)
 	args[n] = NULL;
 	execv("/proc/self/exe", args);
 	return scheduler_main(n, args);
+}
+
+/* -Q, -QQ, -QQQ: the scheduler's own view over its socket (seed 000's mailq -Q: SHOW QUEUE
+ * THREADS, SHOW QUEUE SHORT, SHOW SNMP), printed as it comes (docs/spool.md 13). */
+static int live(struct mq *q)
+{
+	static const char *const cmd[] = {"SHOW QUEUE THREADS\n", "SHOW QUEUE SHORT\n", "SHOW SNMP\n"};
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	if (str_fmt(a.sun_path, sizeof a.sun_path, "%s/scheduler.sock", q->sp.dir) < 0) {
+		fprintf(stderr, "mailq: the spool's path is too long for its socket\n");
+		return EX_CONFIG;
+	}
+	group_set(q, 1);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int c = fd < 0 ? -1 : connect(fd, (struct sockaddr *)&a, sizeof a);
+	int e = errno;
+	group_set(q, 0);
+	FILE *in = c == 0 ? fdopen(fd, "r") : NULL;
+	if (!in) {
+		fprintf(stderr, "mailq: no scheduler answers on %s: %s\n", a.sun_path, strerror(e));
+		if (fd >= 0)
+			close(fd);
+		return EX_UNAVAILABLE;
+	}
+	/* a scheduler that stops answering must not hang a monitoring script */
+	struct timeval tv = {30, 0};
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	char line[1024];
+	int rc = EX_PROTOCOL, n = 0;
+	while (fgets(line, sizeof line, in)) {
+		n++;
+		if (n == 2) {
+			/* after the greeting and the challenge: the request */
+			if (!str_starts(line, "MAILQ-V2-CHALLENGE: ") ||
+			    send(fd, cmd[q->live - 1], strlen(cmd[q->live - 1]), MSG_NOSIGNAL) < 0)
+				break;
+		} else if (n == 3) {
+			if (!str_starts(line, "+OK")) {
+				fprintf(stderr, "mailq: the scheduler says: %s", line);
+				rc = str_starts(line, "-ERR not allowed") ? EX_NOPERM : EX_TEMPFAIL;
+				break;
+			}
+		} else if (n > 3) {
+			if (!strcmp(line, ".\n")) {
+				rc = 0;
+				break;
+			}
+			fputs(line[0] == '.' ? line + 1 : line, stdout);
+		}
+	}
+	if (rc == EX_PROTOCOL)
+		fprintf(stderr, "mailq: the scheduler's answer on %s ended early\n", a.sun_path);
+	if (send(fd, "QUIT\n", 5, MSG_NOSIGNAL) < 0) {
+		/* it may have gone; nothing was left to ask */
+	}
+	fclose(in);
+	if (fflush(stdout) == EOF)
+		return EX_IOERR;
+	return rc;
 }
 
 static int parse(int argc, char **argv, struct mq *q)
@@ -363,6 +444,10 @@ static int parse(int argc, char **argv, struct mq *q)
 			q->mode = M_JSON;
 		else if (!strcmp(a, "-s"))
 			q->mode = M_SUMMARY;
+		else if (!strcmp(a, "-Q") || !strcmp(a, "-QQ") || !strcmp(a, "-QQQ")) {
+			q->mode = M_LIVE;
+			q->live = (int)strlen(a) - 1;
+		}
 		else if (!strcmp(a, "-q"))
 			q->mode = M_RUN;
 		else if (!strncmp(a, "-qR", 3) && (a[3] || i + 1 < argc)) {
@@ -414,7 +499,7 @@ int mailq_main(int argc, char **argv)
 		        q.action == QA_RELEASE ? "release messages" : q.action == QA_DELETE ? "delete messages" : "retry messages");
 		return EX_NOPERM;
 	}
-	if ((q.conf_path || applet_env_overrides() || q.mode > M_SUMMARY) && group_drop(&q) < 0) {
+	if ((q.conf_path || applet_env_overrides() || q.mode > M_LIVE) && group_drop(&q) < 0) {
 		fprintf(stderr, "mailq: cannot drop the setgid group: %s\n", strerror(errno));
 		return EX_OSERR;
 	}
@@ -447,7 +532,7 @@ int mailq_main(int argc, char **argv)
 		return EX_CONFIG;
 	}
 	/* acting as the scheduler does (root): the spool's layout is made when missing */
-	if (q.mode > M_SUMMARY && spool_open(&q.sp, dir, 1, -1) < 0) {
+	if (q.mode > M_LIVE && spool_open(&q.sp, dir, 1, -1) < 0) {
 		fprintf(stderr, "mailq: cannot set up the spool %s\n", dir);
 		conf_free(&conf);
 		return EX_TEMPFAIL;
@@ -456,6 +541,7 @@ int mailq_main(int argc, char **argv)
 	switch (q.mode) {
 	case M_ACTION: return mode_action(&q);
 	case M_RUN: return mode_run(&q);
+	case M_LIVE: return live(&q);
 	default: return list(&q, qctl_scheduler_pid(&q.sp));
 	}
 }

@@ -20,7 +20,7 @@
 #define SPOOLBOX_VERSION "0.1"
 
 static const struct applet applets[] = {
-#define APPLET(n, d, f) {#n, n##_main, n##_usage, d, f},
+#define APPLET(n, d, f) {#n, n##_main, ENABLE_VERBOSE_USAGE ? n##_usage : NULL, d, f},
 #define LINK(n, a, d)
 #include "applets.h"
 #undef APPLET
@@ -55,15 +55,32 @@ static const char spoolbox_usage[] =
     "                   finding as file:line: reason; exit 78 when there are errors\n"
     "  --version        version and build options\n";
 
-static const struct applet *find_applet(const char *name)
+const struct applet *applet_find(const char *name)
 {
 	for (size_t i = 0; i < ARRAY_LEN(applets); i++)
 		if (strcmp(applets[i].name, name) == 0)
 			return &applets[i];
 	for (size_t i = 0; i < ARRAY_LEN(links); i++)
 		if (strcmp(links[i].name, name) == 0)
-			return find_applet(links[i].applet);
+			return applet_find(links[i].applet);
 	return NULL;
+}
+
+/* "options: +tls -smtpd ...": the build options (config/config_default.h), for people and for
+ * the tests, which skip what is compiled out. */
+static int print_options(void)
+{
+#define OPT_ROW(name, v) {#name, v},
+	static const struct {
+		char name[16];
+		char on;
+	} opts[] = {SPOOLBOX_OPTIONS(OPT_ROW)};
+#undef OPT_ROW
+	fputs("options:", stdout);
+	for (size_t i = 0; i < ARRAY_LEN(opts); i++)
+		printf(" %c%s", opts[i].on ? '+' : '-', opts[i].name);
+	putchar('\n');
+	return 0;
 }
 
 static int list(void)
@@ -140,8 +157,6 @@ static int check(int argc, char **argv)
 #define CHECKER(fn) errors += fn(&c, conf_report_stderr, &ctx);
 #include "checks.h"
 #undef CHECKER
-	struct conf_stderr_ctx warn = {0, "warning"};
-	errors += install_check(&c, conf_report_stderr, &ctx, conf_report_stderr, &warn);
 	conf_free(&c);
 	if (errors) {
 		fprintf(stderr, "spoolbox: --check: %d error%s\n", errors, errors == 1 ? "" : "s");
@@ -229,9 +244,9 @@ static char **name_process(const char *name, int argc, char **argv)
 static int run(const struct applet *a, int argc, char **argv)
 {
 	drop_group_unless(a);
+	applet_self = a;
 	if (applet_wants_help(argc, argv))
 		return applet_usage(a->usage, 0);
-	applet_self = a;
 	return a->main(argc, name_process(a->name, argc, argv));
 }
 
@@ -247,7 +262,7 @@ int main(int argc, char **argv)
 	}
 	const char *base = argc > 0 ? strrchr(argv[0], '/') : NULL;
 	base = base ? base + 1 : (argc > 0 ? argv[0] : "spoolbox");
-	const struct applet *a = find_applet(base);
+	const struct applet *a = applet_find(base);
 	if (a)
 		return run(a, argc, argv);
 	if (argc < 2 || argv[1][0] == '-')
@@ -263,11 +278,11 @@ int main(int argc, char **argv)
 		return check(argc - 2, argv + 2);
 	if (strcmp(cmd, "--version") == 0 && argc == 2) {
 		printf("spoolbox %s (tls=%s)\n", SPOOLBOX_VERSION, ENABLE_TLS ? "bearssl" : "no");
-		return 0;
+		return print_options();
 	}
 	if (strcmp(cmd, "--help") == 0 && argc == 2)
 		return applet_usage(spoolbox_usage, 0);
-	a = cmd[0] != '-' ? find_applet(cmd) : NULL;
+	a = cmd[0] != '-' ? applet_find(cmd) : NULL;
 	if (!a) {
 		fprintf(stderr, "spoolbox: unknown applet or option '%s'\n", cmd);
 		return applet_usage(spoolbox_usage, 1);

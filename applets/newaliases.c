@@ -5,6 +5,8 @@
  * usage: newaliases [-C FILE]
  * config: ALIASES ROOT MAILBOX_STYLE
  * exit:  0 the file is valid (or absent); 78 (EX_CONFIG) errors were found; 64 usage. */
+#include "config_default.h"
+#if ENABLE_LOCAL /* the whole file: local delivery (aliases) is a build option */
 #include "aliases.h"
 #include "common.h"
 #include "sysexits.h"
@@ -66,3 +68,4 @@ int newaliases_main(int argc, char **argv)
 	conf_free(&conf);
 	return errors ? EX_CONFIG : 0;
 }
+#endif /* ENABLE_LOCAL */

@@ -343,6 +343,7 @@ int scheduler_main(int argc, char **argv)
 	o.so.conf_missing_ok = o.conf_file == NULL;
 	o.so.queuelo = (long)conf_num(&c, CK_QUEUELO);
 	o.so.queuehi = (long)conf_num(&c, CK_QUEUEHI);
+	o.so.delay_warn = conf_num(&c, CK_DELAY_WARN);
 	o.so.logdir = getenv("LOGDIR") ? getenv("LOGDIR") : "/var/log/spoolbox";
 	/* configuration errors go to the terminal, before any detaching */
 	struct schedconf check;

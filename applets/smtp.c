@@ -7,8 +7,11 @@
  * destination; "#idle" from the scheduler closes it.
  *
  * usage: smtp [-C FILE] [-v] [-m ID]
+ *        smtp -t [-s] [-f FROM] [-C FILE] [-v] [RCPT]
  *   -m ID   deliver the smtp recipients of message ID now, print the report lines, change
  *           nothing in the spool (debugging; the scheduler records nothing)
+ *   -t      test the setup: route, connect, EHLO, TLS, AUTH, MAIL, RCPT, each with a verdict;
+ *           nothing is sent unless -s (smtp_test.c)
  *   -v      log the SMTP dialogue (AUTH lines hidden)
  * config: SMARTHOST, CREDENTIALS, CAFILE, SMTP_TLS, HELO_NAME, SMTP_MAXRCPT, SMTP_IDLE,
  *         SMTP_PORT, SMTP_*_TIMEOUT, SMTP_CLEARTEXT_AUTH, SMTP_8BIT_FALLBACK
@@ -21,6 +24,7 @@
 #include "mime7.h"
 #include "smarthost.h"
 #include "smtp_session.h"
+#include "smtp_test.h"
 #include "spool.h"
 #include "sysexits.h"
 #include "ta.h"
@@ -38,9 +42,13 @@
 
 const char smtp_usage[] =
     "usage: smtp [-C FILE] [-v] [-m ID]\n"
+    "       smtp -t [-s] [-f FROM] [-C FILE] [-v] [RCPT]\n"
     "SMTP transport agent: run by the scheduler, speaks its protocol on stdin/stdout.\n"
     "  -C FILE  read FILE instead of " DEFAULT_CONF_PATH "\n"
     "  -m ID    deliver message ID's smtp recipients now and print the reports (changes nothing)\n"
+    "  -t       test the outgoing setup: route, connect, EHLO, TLS and the certificate, AUTH,\n"
+    "           MAIL FROM (-f FROM, default ALLMAILFROM or postmaster@), RCPT TO:<RCPT>, each\n"
+    "           with a verdict; nothing is sent unless -s (a short test message to RCPT)\n"
     "  -v       log the SMTP dialogue (passwords and tokens are never shown)\n";
 
 struct smtp_ta {
@@ -402,22 +410,27 @@ static int check_anchors(const struct conf *c, const struct smtp_config *cfg, co
 		who = "MX hosts (SMTP_TLS=verify)";
 	if (!who)
 		return 0;
-	if (!ENABLE_TLS)
-		return conf_report_key(c, CK_SMARTHOST, report, ctx,
-		                       "%s: tls=verify, but this spoolbox is built without TLS, so every message to it would "
-		                       "be deferred until it expires; fix: tls=none (only on a trusted link) or a TLS build",
-		                       who);
+	/* a warning: the scheduler must still start (local mail goes on), but the admin hears of
+	 * it now rather than from a bounce days later */
+	if (!ENABLE_TLS) {
+		conf_report_key(c, CK_SMARTHOST, report, ctx,
+		                CONF_WARNING "%s: tls=verify, but this spoolbox is built without TLS, so every message to it "
+		                "would be deferred until it expires; fix: tls=none (only on a trusted link) or a TLS build",
+		                who);
+		return 0;
+	}
 	char err[256];
 	struct tls_anchors *a = tls_anchors_load(conf_str(c, CK_CAFILE), err, sizeof err);
 	if (a) {
 		tls_anchors_free(a);
 		return 0;
 	}
-	return conf_report_key(c, *conf_str(c, CK_CAFILE) ? CK_CAFILE : CK_SMARTHOST, report, ctx,
-	                       "%s: tls=verify, but no trust anchors can be loaded (%s), so every message to it would be "
-	                       "deferred until it expires; fix: install the CA bundle (Debian, Alpine: ca-certificates; "
-	                       "OpenWrt: ca-bundle), or set CAFILE= to the relay's CA, or use tls=encrypt with pin=",
-	                       who, err);
+	conf_report_key(c, *conf_str(c, CK_CAFILE) ? CK_CAFILE : CK_SMARTHOST, report, ctx,
+	                CONF_WARNING "%s: tls=verify, but no trust anchors can be loaded (%s), so every message to it "
+	                "would be deferred until it expires; fix: install the CA bundle (Debian, Alpine: ca-certificates; "
+	                "OpenWrt: ca-bundle), or set CAFILE= to the relay's CA, or use tls=encrypt with pin=",
+	                who, err);
+	return 0;
 }
 
 int smtp_check(const struct conf *c, conf_report_fn *report, void *ctx)
@@ -431,10 +444,10 @@ int smtp_check(const struct conf *c, conf_report_fn *report, void *ctx)
 	for (int i = 0; i < ta->cfg.nsmarthost; i++) {
 		const struct smarthost *sh = &ta->cfg.smarthost[i];
 		if (sh->cleartext_auth)
-			str_fmt(w, sizeof w, "warning: SMARTHOST %s: cleartext_auth sends the password without TLS", sh->host);
+			str_fmt(w, sizeof w, CONF_WARNING "SMARTHOST %s: cleartext_auth sends the password without TLS", sh->host);
 		else if (sh->unverified_auth && sh->policy < TLS_VERIFY && !sh->pins[0])
 			str_fmt(w, sizeof w,
-			        "warning: SMARTHOST %s: unverified_auth sends the password to whoever answers (tls=%s, no pin); "
+			        CONF_WARNING "SMARTHOST %s: unverified_auth sends the password to whoever answers (tls=%s, no pin); "
 			        "prefer tls=verify or pin=", sh->host, tls_policy_name(sh->policy));
 		else
 			continue;
@@ -442,7 +455,7 @@ int smtp_check(const struct conf *c, conf_report_fn *report, void *ctx)
 	}
 	if (ta->cfg.cleartext_auth)
 		conf_report_key(c, CK_SMTP_CLEARTEXT_AUTH, report, ctx,
-		                "warning: SMTP_CLEARTEXT_AUTH=yes sends passwords without TLS (and to unverified TLS peers)");
+		                CONF_WARNING "SMTP_CLEARTEXT_AUTH=yes sends passwords without TLS (and to unverified TLS peers)");
 	e += check_anchors(c, &ta->cfg, report, ctx);
 	free(ta);
 	return e;
@@ -450,25 +463,30 @@ int smtp_check(const struct conf *c, conf_report_fn *report, void *ctx)
 
 int smtp_main(int argc, char **argv)
 {
-	const char *conf_path = NULL, *debug_id = NULL;
-	int verbose = 0;
+	const char *conf_path = NULL, *debug_id = NULL, *from = NULL;
+	int verbose = 0, test = 0, send = 0;
 	if (applet_wants_help(argc, argv))
 		return applet_usage(smtp_usage, 0);
 	int opt;
-	while ((opt = getopt(argc, argv, "C:m:v")) != -1) {
+	while ((opt = getopt(argc, argv, "C:m:vtsf:")) != -1) {
 		switch (opt) {
 		case 'C': conf_path = optarg; break;
 		case 'm': debug_id = optarg; break;
 		case 'v': verbose = 1; break;
+		case 't': test = 1; break;
+		case 's': send = 1; break;
+		case 'f': from = optarg; break;
 		default: return applet_usage(smtp_usage, 1);
 		}
 	}
-	if (optind != argc)
+	if (optind != argc && !(test && optind + 1 == argc))
+		return applet_usage(smtp_usage, 1);
+	if ((send || from) && !test)
 		return applet_usage(smtp_usage, 1);
 	struct conf c;
 	if (applet_load_conf(&c, conf_path))
 		return EX_CONFIG;
-	applet_log_setup(&c, NULL, 0, verbose);
+	applet_log_setup(&c, NULL, test ? LOG_TO_STDERR : 0u, verbose);
 	struct smtp_ta *ta = calloc(1, sizeof *ta);
 	if (!ta) {
 		conf_free(&c);
@@ -484,7 +502,17 @@ int smtp_main(int argc, char **argv)
 	smtp_session_init(&ta->sess);
 	struct spool sp;
 	int code = EX_OK;
-	if (spool_open(&sp, conf_str(&c, CK_SPOOL), 0, -1) < 0) {
+	if (test) {
+		char self[300];
+		if (!from && *conf_str(&c, CK_ALLMAILFROM))
+			from = conf_str(&c, CK_ALLMAILFROM);
+		if (!from) {
+			const char *q = *conf_str(&c, CK_QUALIFYDOMAIN) ? conf_str(&c, CK_QUALIFYDOMAIN) : ta->helo;
+			str_fmt(self, sizeof self, "postmaster@%s", q);
+			from = self;
+		}
+		code = smtp_test(&ta->sess, &ta->cfg, &c, from, optind < argc ? argv[optind] : NULL, send);
+	} else if (spool_open(&sp, conf_str(&c, CK_SPOOL), 0, -1) < 0) {
 		code = EX_TEMPFAIL;
 	} else {
 		struct sigaction sa;

@@ -11,6 +11,7 @@
  *        configuration; with -bp the exit code of mailq. */
 #include "addr.h"
 #include "common.h"
+#include "config_default.h"
 #include "route.h"
 #include "submit.h"
 #include "enqueue.h"
@@ -253,6 +254,8 @@ static int option(struct opts *o, char c, const char *arg)
 				return usage_error("-b%s: submit runs no daemon; start the scheduler applet instead", arg);
 			return usage_error("-b%s is not supported", arg);
 		}
+		if (arg[0] == 's' && !ENABLE_SMTPD)
+			return usage_error("-b%s: this spoolbox is built without the SMTP dialogue (ENABLE_SMTPD)", arg);
 		o->mode = arg[0];
 		return 0;
 	case 'B':
@@ -690,7 +693,7 @@ static int verify_each(void *ctx, const struct addr *a)
 	struct route r;
 	char shown[ADDR_TEXT_MAX + 1];
 	addr_format(a, NULL, shown, sizeof shown);
-	if (route_addr(&x->ec.rc, a, &r) < 0) {
+	if (enq_route(&x->ec, a, &r) < 0) {
 		printf("%s: address too long\n", shown);
 		return 1;
 	}
@@ -729,7 +732,8 @@ static int run_other(const char *applet, const struct opts *o)
 	execv("/proc/self/exe", args);
 	/* no /proc: run it in this process */
 	int argc = o->conf ? 3 : 1;
-	return strcmp(applet, "mailq") == 0 ? mailq_main(argc, args) : newaliases_main(argc, args);
+	const struct applet *a = applet_find(applet);
+	return a ? a->main(argc, args) : EX_UNAVAILABLE;
 }
 
 /* spoolbox --check: the values of submit's keys make sense (the file's syntax and types are
@@ -786,6 +790,12 @@ int submit_main(int argc, char **argv)
 		free(o.rcpt);
 		return r;
 	}
+	if (o.mode == 'i' && !ENABLE_LOCAL) {
+		/* init scripts run newaliases after installing an MTA: nothing to do is not an error */
+		fprintf(stderr, "sendmail: -bi: this spoolbox has no local delivery, hence no aliases\n");
+		free(o.rcpt);
+		return 0;
+	}
 	if (o.mode == 'p' || o.mode == 'i') {
 		r = run_other(o.mode == 'p' ? "mailq" : "newaliases", &o);
 		free(o.rcpt);
@@ -803,7 +813,7 @@ int submit_main(int argc, char **argv)
 	r = setup(&x, &o);
 	if (!r) {
 		switch (o.mode) {
-		case 's': r = submit_smtp(&x); break;
+		case 's': r = ENABLE_SMTPD ? submit_smtp(&x) : EX_USAGE; break;
 		case 'q': r = mode_queue_run(&x, &o); break;
 		case 'v': r = mode_verify(&x, &o); break;
 		default: r = mode_mail(&x, &o); break;

@@ -2,6 +2,7 @@
  * :include: files, owner-NAME, the catch-all "*", +detail, loop detection and the privileges
  * every |command and /file target runs with (see aliases.h and docs/local.md). */
 #include "aliases.h"
+#include "config_default.h"
 #include "log.h"
 #include "util.h"
 #include <errno.h>
@@ -29,6 +30,11 @@ struct xs {
 	unsigned steps;
 	int udepth;                 /* > 0 while walking a file a user controls */
 	const char *ufile;          /* the outermost such file (a ~/.forward or a listed include) */
+	/* the groups of the last user whose rights read a file (the group database is read once
+	 * per user, not once per file: an expansion may read thousands) */
+	long gl_uid;                /* -1: none yet */
+	int gl_n;
+	gid_t gl[64];
 };
 
 /* Where a target list came from: it decides the privileges of its |command and /file targets
@@ -140,7 +146,7 @@ struct as_user {
 	gid_t groups[256];
 };
 
-static int as_user_begin(const struct dl_user *u, struct as_user *a)
+static int as_user_begin(struct xs *s, const struct dl_user *u, struct as_user *a)
 {
 	a->active = 0;
 	if (geteuid() != 0 || !u || u->uid == 0)
@@ -149,7 +155,14 @@ static int as_user_begin(const struct dl_user *u, struct as_user *a)
 	a->ngroups = getgroups(256, a->groups);
 	if (a->ngroups < 0)
 		return -1;
-	if (initgroups(u->name, u->gid) < 0 && setgroups(1, &u->gid) < 0)
+	if (s->gl_uid != (long)u->uid) {
+		int n = (int)ARRAY_LEN(s->gl);
+		if (getgrouplist(u->name, u->gid, s->gl, &n) < 0) /* more than fit: the primary only */
+			s->gl[0] = u->gid, n = 1;
+		s->gl_n = n;
+		s->gl_uid = (long)u->uid;
+	}
+	if (setgroups((size_t)s->gl_n, s->gl) < 0)
 		return -1;
 	a->active = 1;
 	if (setegid(u->gid) < 0 || seteuid(u->uid) < 0)
@@ -170,8 +183,8 @@ static void as_user_end(struct as_user *a)
 }
 
 /* read_safe() with the user's rights (u NULL: as we are). */
-static int read_as(const struct dl_user *u, const char *path, const struct dl_user *owner, int need_world_read,
-                   struct stat *st, char **text, size_t *len, char *err, size_t errlen);
+static int read_as(struct xs *s, const struct dl_user *u, const char *path, const struct dl_user *owner,
+                   int need_world_read, struct stat *st, char **text, size_t *len, char *err, size_t errlen);
 
 static int push(struct xs *s, char kind, const char *name)
 {
@@ -320,12 +333,12 @@ static int read_safe(const char *path, const struct dl_user *owner, int need_wor
 	return 0;
 }
 
-static int read_as(const struct dl_user *u, const char *path, const struct dl_user *owner, int need_world_read,
-                   struct stat *st, char **text, size_t *len, char *err, size_t errlen)
+static int read_as(struct xs *s, const struct dl_user *u, const char *path, const struct dl_user *owner,
+                   int need_world_read, struct stat *st, char **text, size_t *len, char *err, size_t errlen)
 {
 	struct as_user a;
 	int r;
-	if (as_user_begin(u, &a) < 0) {
+	if (as_user_begin(s, u, &a) < 0) {
 		str_fmt(err, errlen, "cannot take the rights of %s to read %s: %s", u->name, path, strerror(errno));
 		r = -1;
 	} else {
@@ -358,7 +371,7 @@ static void user_delivery(struct xs *s, const struct dl_user *u, int forward, co
 	struct stat st;
 	char *text = NULL, err[400];
 	size_t len;
-	int r = read_as(u, path, u, 0, &st, &text, &len, err, sizeof err);
+	int r = read_as(s, u, path, u, 0, &st, &text, &len, err, sizeof err);
 	if (r < 0) {
 		add_error(s, 'd', "4.3.0", "%s", err);
 		return;
@@ -479,6 +492,11 @@ static int on_target(void *ctx, enum alias_tkind kind, const char *text, size_t 
 	char buf[ALIASES_TARGET_MAX + 1];
 	memcpy(buf, text, len);
 	buf[len] = 0;
+	if (!ENABLE_DELIVER_CMD && (kind == AT_COMMAND || kind == AT_INCLUDE)) {
+		add_error(s, 'f', "5.3.5", "%s '%.100s': this spoolbox is built without |command and :include: "
+		          "(ENABLE_DELIVER_CMD)", kind == AT_COMMAND ? "|command" : ":include:", buf);
+		return 0;
+	}
 	switch (kind) {
 	case AT_COMMAND:
 	case AT_FILE:
@@ -500,7 +518,7 @@ static int on_target(void *ctx, enum alias_tkind kind, const char *text, size_t 
 		size_t ilen;
 		/* From a .forward the file must be the user's own or readable by everyone: root
 		 * reads it, and must not read what the user could not. */
-		int r = read_as(src->fwd, buf, src->fwd, src->fwd != NULL, &st, &inc, &ilen, err, sizeof err);
+		int r = read_as(s, src->fwd, buf, src->fwd, src->fwd != NULL, &st, &inc, &ilen, err, sizeof err);
 		if (r < 0) {
 			add_error(s, 'd', "4.3.0", "%s", err);
 		} else if (r > 0) {
@@ -581,7 +599,7 @@ static void walk(struct src *src, const char *text, size_t len, int lines, const
 int expand_recipient(const struct expand_cfg *cfg, const char *rcpt, struct expansion *out)
 {
 	memset(out, 0, sizeof *out);
-	struct xs s = {.cfg = cfg, .out = out};
+	struct xs s = {.cfg = cfg, .out = out, .gl_uid = -1};
 	char local[ALIASES_NAME_MAX + 2];
 	const char *at = strrchr(rcpt, '@');
 	size_t n = at ? (size_t)(at - rcpt) : strlen(rcpt);

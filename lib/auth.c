@@ -2,6 +2,7 @@
  * auth.h. Every line built here may hold a secret, so nothing here logs, and the intermediate
  * buffers are wiped before returning. */
 #include "auth.h"
+#include "config_default.h"
 #include "base64.h"
 #include "md5.h"
 #include "util.h"
@@ -41,7 +42,8 @@ unsigned auth_parse_ehlo(const char *params)
 		memcpy(word, w, n);
 		word[n] = 0;
 		enum auth_mech m = auth_mech_parse(word);
-		if (m != AUTH_NONE)
+		/* a mechanism compiled out is one the server did not offer */
+		if (m != AUTH_NONE && (ENABLE_CRAM_MD5 || m != AUTH_CRAM_MD5))
 			mask |= AUTH_BIT(m);
 	}
 	return mask;
@@ -222,7 +224,7 @@ ssize_t auth_step(struct auth *a, const char *challenge, char *out, size_t size)
 			return encode_line(a, out, size, "", a->secret, strlen(a->secret));
 		break;
 	case AUTH_CRAM_MD5:
-		if (step == 0)
+		if (ENABLE_CRAM_MD5 && step == 0)
 			return step_cram(a, ch, (size_t)n, out, size);
 		break;
 	case AUTH_XOAUTH2:

@@ -390,10 +390,14 @@ int conf_load(struct conf *c, const char *path, conf_report_fn *report, void *ct
 void conf_report_stderr(void *ctx, const char *file, int line, const char *reason)
 {
 	struct conf_stderr_ctx *s = ctx;
-	if (s)
+	const char *prefix = s ? s->prefix : NULL;
+	/* a checker's "warning: ..." is printed as one and not counted (conf.h) */
+	if (str_starts(reason, CONF_WARNING))
+		prefix = "warning", reason += strlen(CONF_WARNING);
+	else if (s)
 		s->count++;
 	if (line > 0)
-		fprintf(stderr, "%s:%d: %s%s%s\n", file, line, s && s->prefix ? s->prefix : "", s && s->prefix ? ": " : "", reason);
+		fprintf(stderr, "%s:%d: %s%s%s\n", file, line, prefix ? prefix : "", prefix ? ": " : "", reason);
 	else
-		fprintf(stderr, "%s: %s%s%s\n", file, s && s->prefix ? s->prefix : "", s && s->prefix ? ": " : "", reason);
+		fprintf(stderr, "%s: %s%s%s\n", file, prefix ? prefix : "", prefix ? ": " : "", reason);
 }

@@ -81,7 +81,11 @@ void conf_reportf(conf_report_fn *report, void *ctx, const char *file, int line,
 int conf_report_key(const struct conf *c, enum conf_key k, conf_report_fn *report, void *ctx, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
-/* A report callback that prints "file:line: reason" on stderr and counts. */
+/* A finding whose reason starts with this is a warning: --check prints it as one and a checker
+ * does not count it as an error (something that works, but not as the admin likely meant). */
+#define CONF_WARNING "warning: "
+
+/* A report callback that prints "file:line: reason" on stderr and counts (warnings: not). */
 struct conf_stderr_ctx {
 	int count;
 	const char *prefix; /* "error" or "warning", printed after the location */

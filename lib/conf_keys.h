@@ -25,7 +25,7 @@ CONF(MAILQ_RESTRICT, CT_BOOL, "no", "yes: only root and members of SUBMIT_GROUP 
 CONF(SCHEDULER_CONF, CT_PATH, "/etc/spoolbox/scheduler.conf", "scheduler clause file")
 CONF(QUEUELO, CT_INT, "200", "in-memory queue low watermark (messages)")
 CONF(QUEUEHI, CT_INT, "1000", "in-memory queue high watermark (messages)")
-CONF(DELAY_WARN, CT_INTERVAL, "4h", "send a delay DSN after this long, 0 = never")
+CONF(DELAY_WARN, CT_INTERVAL, "4h", "one delay DSN per message once it was tried this long, 0 = never")
 
 /* --- local --- */
 CONF(ALIASES, CT_PATH, "/etc/aliases", "aliases file")

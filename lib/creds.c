@@ -359,12 +359,10 @@ int creds_check(const struct conf *c, conf_report_fn *report, void *ctx)
 			ll--;
 		if (split(s, ll, &f, &w) < 0 || f.n < 3)
 			continue;
-		if (nsh > 0 && unused_line(f.v[0], sh, (size_t)nsh)) {
-			conf_reportf(report, ctx, path, lineno, "host %.200s matches no SMARTHOST entry (%.200s), so this "
-			             "line is never used; write the host as SMARTHOST does ([address] or name, :port "
-			             "only when it names the same port)", f.v[0], conf_str(c, CK_SMARTHOST));
-			errors++;
-		}
+		if (nsh > 0 && unused_line(f.v[0], sh, (size_t)nsh))
+			conf_reportf(report, ctx, path, lineno, CONF_WARNING "host %.200s matches no SMARTHOST entry (%.200s), "
+			             "so this line is never used; write the host as SMARTHOST does ([address] or name, "
+			             ":port only when it names the same port)", f.v[0], conf_str(c, CK_SMARTHOST));
 		if (f.n != 4)
 			continue;
 		char tok[CREDS_TOKEN_MAX + 1];

@@ -1,4 +1,4 @@
-/* The text of a failure DSN (see dsn.h; RFC 3464 for the delivery-status fields, RFC 6522 for
+/* The text of a DSN: failure, delay or success (see dsn.h; RFC 3464 for the delivery-status fields, RFC 6522 for
  * multipart/report, RFC 3834 for Auto-Submitted). */
 #include "dsn.h"
 #include "header.h"
@@ -86,7 +86,7 @@ static void date(long long t, char *out, size_t size)
 
 int dsn_returns_full(const struct dsn *d)
 {
-	return d->ret != 'H' && !d->postmaster && d->size <= d->return_max;
+	return d->kind == DSN_FAILED && d->ret != 'H' && !d->postmaster && d->size <= d->return_max;
 }
 
 void dsn_boundary(char *out, size_t size, const char *id, long long t, unsigned n)
@@ -102,6 +102,40 @@ void dsn_boundary(char *out, size_t size, const char *id, long long t, unsigned 
 /* A value of the report: cleaned; "" stays "" (the caller leaves the field out). */
 #define CLEAN(buf, s) dsn_clean(buf, sizeof buf, s)
 
+static const char *action_of(const struct dsn *d, const struct dsn_rcpt *r)
+{
+	if (d->kind == DSN_DELAYED)
+		return "delayed";
+	if (d->kind == DSN_FAILED)
+		return "failed";
+	if (r->action && (!strcmp(r->action, "relayed") || !strcmp(r->action, "expanded")))
+		return r->action;
+	return "delivered";
+}
+
+/* The Status field: the recorded code when its class fits the report's kind (RFC 3464 2.3.4:
+ * 2 for success, 4 for delayed, 4 or 5 for failed), else the kind's generic code. */
+static const char *status_of(const struct dsn *d, const char *enh)
+{
+	int ok = enh_valid(enh);
+	if (d->kind == DSN_SUCCESS)
+		return ok && enh[0] == '2' ? enh : "2.0.0";
+	if (d->kind == DSN_DELAYED)
+		return ok && enh[0] == '4' ? enh : "4.0.0";
+	return ok ? enh : "5.0.0";
+}
+
+static const char *subject_of(const struct dsn *d)
+{
+	if (d->postmaster)
+		return "Postmaster Copy: Undelivered Mail";
+	if (d->kind == DSN_DELAYED)
+		return "Delayed Mail (still being retried)";
+	if (d->kind == DSN_SUCCESS)
+		return "Successful Mail Delivery Report";
+	return "Undelivered Mail Returned to Sender";
+}
+
 static void human_part(struct out *o, const struct dsn *d, int full)
 {
 	char host[300], v[DSN_FIELD_MAX], a[DSN_FIELD_MAX], when[64];
@@ -109,27 +143,37 @@ static void human_part(struct out *o, const struct dsn *d, int full)
 	date(d->arrival, when, sizeof when);
 	emit(o, "--%s\nContent-Type: text/plain; charset=us-ascii\nContent-Description: Notification\n\n", d->boundary);
 	emit(o, "This is the mail delivery system at %s.\n\n", host);
+	const char *who = d->nrcpt == 1 ? "the recipient" : "the recipients";
 	if (d->postmaster)
 		emit(o, "A message from the null sender (a delivery report, or mail that asked for no\n"
 		        "replies) could not be delivered to %s below, and there is nobody\n"
-		        "to return it to. This copy goes to the postmaster instead.\n\n",
-		     d->nrcpt == 1 ? "the recipient" : "the recipients");
+		        "to return it to. This copy goes to the postmaster instead.\n\n", who);
+	else if (d->kind == DSN_DELAYED)
+		emit(o, "Your message could not be delivered to %s below yet. This is a\n"
+		        "warning only: delivery is still being tried, and you will hear again only if\n"
+		        "it fails for good. You do not need to send it again.\n\n", who);
+	else if (d->kind == DSN_SUCCESS)
+		emit(o, "Your message was delivered to %s below, and you asked to be told.\n"
+		        "\"relayed\" means it went on to a system that sends no such reports: this is the\n"
+		        "last you will hear of it.\n\n", who);
 	else
 		emit(o, "Your message could not be delivered to %s below. Delivery\n"
-		        "has been given up for good; the reason is given for each.\n\n",
-		     d->nrcpt == 1 ? "the recipient" : "the recipients");
+		        "has been given up for good; the reason is given for each.\n\n", who);
 	for (size_t i = 0; i < d->nrcpt; i++) {
 		const struct dsn_rcpt *r = &d->rcpt[i];
 		CLEAN(a, r->final);
-		CLEAN(v, r->diag && *r->diag ? r->diag : "delivery failed");
-		emit(o, "<%s>: %s\n", a, v);
+		CLEAN(v, r->diag && *r->diag ? r->diag : d->kind == DSN_FAILED ? "delivery failed" : "-");
+		if (d->kind == DSN_FAILED)
+			emit(o, "<%s>: %s\n", a, v);
+		else
+			emit(o, "<%s>: %s: %s\n", a, action_of(d, r), v);
 		if (r->remote && *r->remote) {
 			CLEAN(v, r->remote);
 			emit(o, "    (reported by %s)\n", v);
 		}
 	}
 	emit(o, "\nThe message arrived on %s and was queued as %s.\n", when, d->queue_id);
-	if (d->postmaster)
+	if (d->postmaster || d->kind != DSN_FAILED)
 		emit(o, "Its header section is attached.\n");
 	else if (d->ret == 'H')
 		emit(o, "Its header section is attached (you asked for headers only).\n");
@@ -176,8 +220,8 @@ static void status_part(struct out *o, const struct dsn *d)
 			CLEAN(t2, type);
 			emit(o, "Original-Recipient: %s; %s\n", t2, v);
 		}
-		emit(o, "Action: failed\n");
-		emit(o, "Status: %s\n", enh_valid(r->enh) ? r->enh : "5.0.0");
+		emit(o, "Action: %s\n", action_of(d, r));
+		emit(o, "Status: %s\n", status_of(d, r->enh));
 		if (r->remote && *r->remote) {
 			CLEAN(v, r->remote);
 			emit(o, "Remote-MTA: dns; %s\n", v);
@@ -205,19 +249,20 @@ int dsn_write_head(const struct dsn *d, dsn_put_fn *put, void *ctx)
 	int full = dsn_returns_full(d);
 	emit(&o, "From: Mail Delivery System <MAILER-DAEMON@%s>\n", host);
 	emit(&o, "To: <%s>\n", to);
-	emit(&o, "Subject: %s\n", d->postmaster ? "Postmaster Copy: Undelivered Mail" : "Undelivered Mail Returned to Sender");
+	emit(&o, "Subject: %s\n", subject_of(d));
 	emit(&o, "Auto-Submitted: auto-replied\n");
 	emit(&o, "MIME-Version: 1.0\n");
 	emit(&o, "Content-Type: multipart/report; report-type=delivery-status;\n\tboundary=\"%s\"\n", d->boundary);
 	emit(&o, "\nThis is a MIME-encapsulated message.\n\n");
 	human_part(&o, d, full);
 	status_part(&o, d);
+	const char *desc = d->kind == DSN_FAILED ? "Undelivered Message" : d->kind == DSN_DELAYED ? "Delayed Message" : "Message";
 	if (full)
-		emit(&o, "--%s\nContent-Type: message/rfc822\nContent-Description: Undelivered Message\n%s\n", d->boundary,
+		emit(&o, "--%s\nContent-Type: message/rfc822\nContent-Description: %s\n%s\n", d->boundary, desc,
 		     d->body8 ? "Content-Transfer-Encoding: 8bit\n" : "");
 	else
-		emit(&o, "--%s\nContent-Type: text/rfc822-headers\nContent-Description: Undelivered Message Headers\n%s\n",
-		     d->boundary, d->body8 ? "Content-Transfer-Encoding: 8bit\n" : "");
+		emit(&o, "--%s\nContent-Type: text/rfc822-headers\nContent-Description: %s Headers\n%s\n", d->boundary,
+		     desc, d->body8 ? "Content-Transfer-Encoding: 8bit\n" : "");
 	return o.rc;
 }
 

@@ -1,7 +1,8 @@
-/* Delivery status notifications (RFC 3464, RFC 6522, RFC 3834): the text of a failure report —
- * a multipart/report; report-type=delivery-status message with a human-readable part, the
- * message/delivery-status part, and the returned message (message/rfc822, or
- * text/rfc822-headers for RET=HDRS and for messages over the return limit).
+/* Delivery status notifications (RFC 3464, RFC 6522, RFC 3834): the text of a report of one
+ * kind — failure, delay or success — a multipart/report; report-type=delivery-status message
+ * with a human-readable part, the message/delivery-status part, and the returned message
+ * (message/rfc822 for a failure, or text/rfc822-headers: for RET=HDRS, for messages over the
+ * return limit, and always for delay and success reports, as RFC 3461 4.3 says).
  *
  * This module only writes text: it never opens the queue, never exits, allocates nothing. The
  * caller (applets/errormail.c) collects what the control file says, hands the text to the
@@ -18,7 +19,14 @@
 #define DSN_HDRS_MAX (256u << 10) /* most header bytes returned (text/rfc822-headers) */
 #define DSN_FIELD_MAX 1000        /* longest field value written (longer ones are cut) */
 
-/* One failed recipient. */
+/* What a report is about: every recipient in it has this outcome. */
+enum dsn_kind {
+	DSN_FAILED = 0,         /* Action: failed, Status 4.x.x/5.x.x (else 5.0.0) */
+	DSN_DELAYED,            /* Action: delayed, Status 4.x.x (else 4.0.0): still being tried */
+	DSN_SUCCESS,            /* Action: delivered, relayed or expanded, Status 2.x.x (else 2.0.0) */
+};
+
+/* One recipient. */
 struct dsn_rcpt {
 	const char *final;      /* the address as delivered ("user@host"), required */
 	const char *orcpt;      /* "rfc822;addr" from ORCPT, or NULL */
@@ -26,6 +34,8 @@ struct dsn_rcpt {
 	const char *remote;     /* the remote MTA, or NULL */
 	const char *diag;       /* the reply or diagnostic, or NULL */
 	long long last_attempt; /* epoch seconds, 0 = unknown */
+	const char *action;     /* DSN_SUCCESS: "delivered", "relayed" or "expanded" (anything
+	                         * else: delivered); ignored for the other kinds */
 };
 
 /* One report. */
@@ -44,12 +54,14 @@ struct dsn {
 	size_t nrcpt;
 	int postmaster;         /* a notice to the postmaster about a failed null-sender message
 	                         * (Postfix's 2bounce): its own subject and text, headers only */
+	enum dsn_kind kind;
 };
 
 /* Where the text goes; returns 0, or non-zero to stop (returned by dsn_write). */
 typedef int dsn_put_fn(void *ctx, const char *p, size_t n);
 
-/* 1 when the whole original is returned (message/rfc822), 0 when only its header section is. */
+/* 1 when the whole original is returned (message/rfc822), 0 when only its header section is
+ * (RET=HDRS, over the limit, a postmaster notice, a delay or success report). */
 int dsn_returns_full(const struct dsn *d);
 
 /* Makes a boundary from the queue id, a time and a counter: "=_spoolbox_ID_T_N" ("=_" cannot

@@ -1,5 +1,6 @@
 /* One message from input to the queue, as submit does it (see enqueue.h and docs/submit.md). */
 #include "enqueue.h"
+#include "config_default.h"
 #include "log.h"
 #include "sysexits.h"
 #include <errno.h>
@@ -120,6 +121,19 @@ int enq_sender(struct enq *e, const char *arg)
 	return e->m.sender ? 0 : fail(e, EX_OSERR, "out of memory");
 }
 
+int enq_route(const struct enq_conf *c, const struct addr *a, struct route *r)
+{
+	struct addr q;
+	if (!ENABLE_LOCAL && !a->domain[0]) {
+		/* a null client sends "root" out as root@QUALIFYDOMAIN (Postfix with no mydestination) */
+		q = *a;
+		if (str_lcpy(q.domain, c->qualify, sizeof q.domain) >= sizeof q.domain)
+			return -1;
+		a = &q;
+	}
+	return route_addr(&c->rc, a, r);
+}
+
 int enq_add_rcpt(struct enq *e, const struct addr *a, unsigned notify, const char *orcpt)
 {
 	char shown[ADDR_TEXT_MAX + 1];
@@ -128,7 +142,7 @@ int enq_add_rcpt(struct enq *e, const struct addr *a, unsigned notify, const cha
 		if (*p >= 0x80)
 			return fail(e, EX_DATAERR, "recipient '%s': non-ASCII domain; give it in its ASCII (xn--) form", shown);
 	struct route r;
-	if (route_addr(&e->c->rc, a, &r) < 0 || strlen(r.user) > SPOOL_ADDR_MAX)
+	if (enq_route(e->c, a, &r) < 0 || strlen(r.user) > SPOOL_ADDR_MAX)
 		return fail(e, EX_DATAERR, "recipient '%s': address too long", shown);
 	for (size_t i = 0; i < e->m.nrcpt; i++) {
 		const struct spool_rcpt *o = &e->m.rcpt[i];

@@ -63,6 +63,9 @@ int enq_sender(struct enq *e, const char *arg);
 int enq_add_rcpts(struct enq *e, const char *list, const char *where);
 /* Adds one parsed recipient with its DSN parameters. Returns 0 or EX_DATAERR. */
 int enq_add_rcpt(struct enq *e, const struct addr *a, unsigned notify, const char *orcpt);
+/* Routes a recipient as enq_add_rcpt does (route_addr; without local delivery a bare local part
+ * is qualified with c->qualify first). 0, or -1 when a field does not fit. */
+int enq_route(const struct enq_conf *c, const struct addr *a, struct route *r);
 /* Message bytes as read (any line endings). Returns 0, or EX_CANTCREAT (size limit),
  * EX_DATAERR (header section too large, no recipients with -t, bad -t address) or EX_TEMPFAIL
  * (spool). After an error, further calls return the same error. */

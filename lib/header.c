@@ -1,6 +1,7 @@
 /* Header input and rewriting for submit (see header.h). */
 #include "header.h"
 #include "addr.h"
+#include "util.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -321,7 +322,7 @@ int hdr_date(time_t t, char *out, size_t size)
 	static const char days[] = "SunMonTueWedThuFriSat";
 	static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
 	struct tm tm;
-	if (!localtime_r(&t, &tm))
+	if (!civil_time(&t, &tm))
 		return -1;
 	long off = tm.tm_gmtoff / 60;
 	char sign = off < 0 ? '-' : '+';

@@ -3,6 +3,7 @@
  * syslog(): that one tries to reconnect on every line while there is no socket (containers,
  * initramfs: ten failed system calls per message in a drain), and pulls in strftime. */
 #include "log.h"
+#include "util.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,7 +75,7 @@ static int sl_connect(void)
 	return -1;
 }
 
-/* One line to syslog: "<PRI>Mmm dd hh:mm:ss ident[pid]: text". 0, or -1 when it did not go. */
+/* One line to syslog: "<PRI>Mmm dd hh:mm:ss ident[pid]: text" (RFC 3164). 0, or -1 when it did not go. */
 static int sl_send(int level, const char *id, const char *text)
 {
 	static const char mon[12][4] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
@@ -83,12 +84,14 @@ static int sl_send(int level, const char *id, const char *text)
 		return -1;
 	time_t now = time(NULL);
 	struct tm tm;
-	if (!localtime_r(&now, &tm))
-		memset(&tm, 0, sizeof tm);
+	char stamp[20] = "";
+	/* without local time (ENABLE_LOCALTIME) no stamp: the log daemon adds its own, in local time */
+	if (ENABLE_LOCALTIME && civil_time(&now, &tm))
+		snprintf(stamp, sizeof stamp, "%s %2d %02d:%02d:%02d ", mon[tm.tm_mon % 12], tm.tm_mday, tm.tm_hour,
+		         tm.tm_min, tm.tm_sec);
 	char buf[1400];
-	int n = snprintf(buf, sizeof buf, "<%d>%s %2d %02d:%02d:%02d %s[%ld]: %s%s%s", LOG_MAIL | (level & 7),
-	                 mon[tm.tm_mon % 12], tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, lg.ident, (long)getpid(),
-	                 id ? id : "", id ? ": " : "", text);
+	int n = snprintf(buf, sizeof buf, "<%d>%s%s[%ld]: %s%s%s", LOG_MAIL | (level & 7), stamp, lg.ident,
+	                 (long)getpid(), id ? id : "", id ? ": " : "", text);
 	if (n < 0)
 		return -1;
 	if (n >= (int)sizeof buf)

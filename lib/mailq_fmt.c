@@ -29,11 +29,15 @@ static const char *safe(const char *s, char *out, size_t size)
 	return out;
 }
 
+/* Both layouts written by hand, as lib/mbox.c does: strftime would pull 4 KiB of libc in. */
 static void when(long long t, char out[32])
 {
+	static const char days[] = "SunMonTueWedThuFriSat";
+	static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
 	time_t tt = (time_t)t;
 	struct tm tm;
-	if (!localtime_r(&tt, &tm) || !strftime(out, 32, "%a %b %e %H:%M:%S", &tm))
+	if (!civil_time(&tt, &tm) || str_fmt(out, 32, "%.3s %.3s %2d %02d:%02d:%02d", days + 3 * tm.tm_wday,
+	                                     months + 3 * tm.tm_mon, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec) < 0)
 		str_lcpy(out, "-", 32);
 }
 
@@ -41,7 +45,8 @@ static void iso(long long t, char out[32])
 {
 	time_t tt = (time_t)t;
 	struct tm tm;
-	if (!localtime_r(&tt, &tm) || !strftime(out, 32, "%Y-%m-%d %H:%M:%S", &tm))
+	if (!civil_time(&tt, &tm) || str_fmt(out, 32, "%04d-%02d-%02d %02d:%02d:%02d", tm.tm_year + 1900,
+	                                     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec) < 0)
 		str_lcpy(out, "-", 32);
 }
 
@@ -59,6 +64,7 @@ static const char *state_name(char tag)
 	case RT_DELIVERED: return "delivered";
 	case RT_FAILED: return "failed";
 	case RT_REPORTED: return "reported";
+	case RT_SUCCESS: return "delivered-notice-owed";
 	default: return "unknown";
 	}
 }

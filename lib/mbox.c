@@ -32,7 +32,7 @@ int mbox_from_line(char *out, size_t size, const char *sender, time_t t)
 	static const char days[] = "SunMonTueWedThuFriSat";
 	static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
 	struct tm tm;
-	if (!localtime_r(&t, &tm))
+	if (!civil_time(&t, &tm))
 		memset(&tm, 0, sizeof tm), tm.tm_mday = 1, tm.tm_year = 70, tm.tm_wday = 4;
 	return str_fmt(out, size, "From %s %.3s %.3s %2d %02d:%02d:%02d %d\n", who, days + 3 * tm.tm_wday,
 	               months + 3 * tm.tm_mon, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, tm.tm_year + 1900);

@@ -1,5 +1,6 @@
 /* Recipient routing for submit (see route.h). */
 #include "route.h"
+#include "config_default.h"
 #include "util.h"
 #include <string.h>
 #include <sys/utsname.h>
@@ -52,7 +53,8 @@ void route_local_host(const char *local, char *out, size_t size)
 int route_addr(const struct route_conf *rc, const struct addr *a, struct route *out)
 {
 	memset(out, 0, sizeof *out);
-	if (route_is_local(rc, a->domain)) {
+	/* without local delivery every address leaves by SMTP (a null client) */
+	if (ENABLE_LOCAL && route_is_local(rc, a->domain)) {
 		str_lcpy(out->channel, "local", sizeof out->channel);
 		route_local_host(a->local, out->host, sizeof out->host);
 		return str_lcpy(out->user, a->local, sizeof out->user) >= sizeof out->user ? -1 : 0;

@@ -43,6 +43,7 @@ struct sched_opts {
 	 * Returns 0, or -1 (having logged why) to keep both files' old configuration. NULL: none. */
 	int (*reload_hook)(void *ctx);
 	void *reload_ctx;
+	long long delay_warn;         /* DELAY_WARN: a delay notice after this much tried time, 0 = never */
 };
 
 struct sched {
@@ -84,6 +85,7 @@ struct sched {
 	 * due index is walked again as memory frees up, until every message was looked at once */
 	long long runall_at;          /* when it was asked for, 0 = none */
 	char runall_dom[256];         /* "" = every domain */
+	struct sched_mq *mq;          /* the live query socket (sched_mq.c), NULL = none */
 	/* counters for the dump */
 	unsigned long delivered, failed, deferred, lost, started;
 	/* messages that could not be picked up or loaded, and directories that could not be read:

@@ -20,6 +20,10 @@ enum {
 	RF_QUEUED = 1,   /* in a ready job of its thread */
 	RF_OURS = 2,     /* T for one of our TAs (not a TA of an earlier scheduler) */
 	RF_ERRPHASE = 4, /* handed to the error channel (a report turns F into X) */
+	RF_WANT_SUCCESS = 8, /* NOTIFY has SUCCESS and the sender is not null: delivered becomes S */
+	RF_WANT_DELAY = 16,  /* NOTIFY has DELAY or is absent, and the sender is not null */
+	RF_DELAYQ = 32,      /* in the error thread's job for a delay notice; keeps its delivery thread */
+	RF_SUCCPHASE = 64,   /* handed to the error channel for its success notice (S) */
 };
 
 struct qrcpt {
@@ -33,6 +37,10 @@ struct qrcpt {
 	struct thread *thr;   /* NULL when done */
 };
 
+/* Delay notice of a message: not yet; sent (its W record; also when none could be wanted); or
+ * the error channel failed and it waits for the next delivery attempt (memory only). */
+enum { WARN_NOT_YET, WARN_DONE, WARN_LATER };
+
 struct qmsg {
 	struct qmsg *hnext;           /* hash chain */
 	struct qmsg *prev, *next;     /* every in-memory message */
@@ -45,6 +53,7 @@ struct qmsg {
 	unsigned jobs;                /* ready and outstanding jobs that point here */
 	unsigned nrcpt;
 	unsigned char dirty, attempted, held, in_turn;
+	unsigned char warned;         /* WARN_*: the delay notice (issue 15 point 2) */
 	unsigned char ctl;            /* mailq's hold or delete (QA_* + 1, sched_mailq.c): nothing more
 	                               * goes out, and it is done once nothing is out (settle) */
 	char id[SPOOL_ID_MAX];
@@ -168,6 +177,13 @@ void st_push_back(struct thread *t, struct job *j);
 void st_reresolve(struct sched *s);
 void st_free_all(struct sched *s);
 
+/* Whether recipient r belongs in a job of thread t: its own thread's, except that a recipient
+ * queued for a delay notice (RF_DELAYQ) keeps its delivery thread and is the error thread's. */
+static inline int st_has(const struct qrcpt *r, const struct thread *t)
+{
+	return (r->flags & RF_DELAYQ) ? t->is_error : r->thr == t;
+}
+
 /* Marks m for this turn's write-and-settle pass (sq_flush). Only memory: the lower layers call
  * it without calling up into the queue. */
 static inline void sched_touch(struct sched *s, struct qmsg *m)
@@ -239,6 +255,18 @@ void sta_close(struct sta *t);
 void sta_timers(struct sched *s);
 long long sta_next_timer(struct sched *s);
 void sta_free_all(struct sched *s);
+/* ---- the live query socket, MAILQv2 (sched_mq.c, called by the loop) ---- */
+struct pollfd;
+/* Listens on SPOOL/scheduler.sock (or PARAMmailqpath UNIX:/path); -1 (logged): no live queries. */
+int sched_mq_open(struct sched *s);
+void sched_mq_close(struct sched *s);
+/* Most descriptors sched_mq_pollfds may add. */
+size_t sched_mq_nfds(const struct sched *s);
+/* Fills at most room poll entries (the listener, then the clients; idle clients are closed
+ * here) and returns how many; sched_mq_io handles their events. */
+size_t sched_mq_pollfds(struct sched *s, struct pollfd *p, size_t room);
+void sched_mq_io(struct sched *s, struct pollfd *p, size_t n);
+
 /* ---- mailq's requests (sched_mailq.c, called by the loop) ---- */
 /* A trigger line H<id>, U<id>, D<id>, I<id> (hold, release, delete, retry now; id "ALL" for
  * every message): 1 when the line was one of these (carried out, or logged why not), else 0. */

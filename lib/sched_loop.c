@@ -259,6 +259,7 @@ int sched_init(struct sched *s, const struct sched_opts *o, const char *spooldir
 	s->trigger_fd = spool_trigger_open(&s->sp);
 	if (s->trigger_fd < 0)
 		return EX_TEMPFAIL;
+	sched_mq_open(s); /* mailq's live queries; the queue runs without them */
 	reopen_logs(s);
 	return 0;
 }
@@ -432,7 +433,7 @@ int sched_run(struct sched *s)
 		              sclock_wait_ms(&s->clock, wake, BACKSTOP * 1000);
 		if (wake && wake <= s->now && timeout == 0 && !s->incoming_more)
 			timeout = 1000 / (int)(s->clock.speed > 1000 ? 1000 : s->clock.speed); /* same second: next tick */
-		size_t need = 1 + (size_t)s->ntas;
+		size_t need = 1 + (size_t)s->ntas + sched_mq_nfds(s);
 		if (need > pcap) {
 			struct pollfd *np = realloc(pfd, need * 2 * sizeof *pfd);
 			if (np) {
@@ -454,6 +455,8 @@ int sched_run(struct sched *s)
 		size_t n = 1;
 		for (struct sta *t = s->tas; t && n < pcap; t = t->next)
 			pfd[n++] = (struct pollfd){t->fd, POLLIN, 0};
+		size_t mq0 = n;
+		n += sched_mq_pollfds(s, pfd + n, pcap - n);
 		struct timespec ts, *tsp = NULL;
 		if (timeout >= 0) {
 			ts.tv_sec = timeout / 1000;
@@ -479,12 +482,13 @@ int sched_run(struct sched *s)
 		for (size_t i = 1; i < n; i++) {
 			if (!pfd[i].revents)
 				continue;
-			for (struct sta *t = s->tas; t; t = t->next)
+			for (struct sta *t = s->tas; t && i < mq0; t = t->next)
 				if (t->fd == pfd[i].fd) {
 					sta_io(s, t);
 					break;
 				}
 		}
+		sched_mq_io(s, pfd + mq0, n - mq0);
 		sq_flush(s);
 	}
 	free(pfd);
@@ -516,6 +520,7 @@ void sched_free(struct sched *s)
 	free(s->hash);
 	free(s->thash);
 	schedconf_free(&s->conf);
+	sched_mq_close(s);
 	if (s->trigger_fd >= 0)
 		close(s->trigger_fd);
 	if (s->stats_fd >= 0)

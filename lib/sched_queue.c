@@ -197,43 +197,82 @@ static const char *thr_desc(const struct thread *t, char *buf, size_t size)
 	return buf;
 }
 
-/* The error phase: a report from the error channel about a failed recipient. */
+static int record_append(struct sched *s, struct qmsg *m, const char *line)
+{
+	int fd = msg_open(s, m);
+	char path[SPOOL_PATH_MAX];
+	ctl_path(s, m, path, sizeof path);
+	if (fd < 0 || spool_record_append(fd, line, path) < 0)
+		return -1;
+	m->dirty = 1;
+	return 0;
+}
+
+/* A delay notice's recipient is back from the error channel: waiting as before (its next time
+ * was kept), and the message's W record after the first final answer (the notice is durable
+ * by then; a crash before the W is synced sends it again: a duplicate, never none). */
+static void delay_result(struct sched *s, struct qmsg *m, unsigned i, enum sched_outcome oc, const char *message,
+                         const char *word)
+{
+	struct qrcpt *r = &m->r[i];
+	r->tag = r->tries ? RT_DEFERRED : RT_NEW;
+	write_status(s, m, i);
+	if (oc != SO_DELIVERED && oc != SO_FAILED) {
+		m->warned = WARN_LATER;
+		log_msg(LOG_NOTICE, m->id, "rcpt %u: the error channel could not send the delay notice (%s); again "
+		        "after the next attempt", i, message);
+		return;
+	}
+	if (m->warned != WARN_DONE) {
+		char line[40];
+		snprintf(line, sizeof line, "W %lld", s->now);
+		record_append(s, m, line);
+		m->warned = WARN_DONE;
+	}
+	int is_id = oc == SO_DELIVERED && spool_id_valid(word);
+	log_msg(LOG_INFO, m->id, "rcpt %u: delay %s%s", i, is_id ? "notice sent as " : "notice handled: ", is_id ? word : message);
+}
+
+/* The error phase: a report from the error channel about a failed recipient (F), a delivered
+ * one that wants a success notice (S), or a waiting one in a delay notice. */
 static void error_result(struct sched *s, struct qmsg *m, unsigned i, enum sched_outcome oc, const char *message)
 {
 	struct qrcpt *r = &m->r[i];
-	r->flags &= ~(RF_ERRPHASE | RF_OURS);
+	int delay = r->flags & RF_DELAYQ, succ = r->flags & RF_SUCCPHASE;
+	r->flags &= ~(RF_ERRPHASE | RF_OURS | RF_DELAYQ | RF_SUCCPHASE);
 	r->pid = 0;
+	char word[SPOOL_ID_MAX + 1];
+	size_t n = 0;
+	while (message[n] && message[n] != ' ' && n < sizeof word - 1)
+		n++;
+	memcpy(word, message, n);
+	word[n] = 0;
+	if (delay) {
+		delay_result(s, m, i, oc, message, word);
+		return;
+	}
+	const char *what = succ ? "success notice" : "failure";
 	if (oc == SO_DELIVERED || oc == SO_FAILED) {
-		char word[SPOOL_ID_MAX + 1];
-		size_t n = 0;
-		while (message[n] && message[n] != ' ' && n < sizeof word - 1)
-			n++;
-		memcpy(word, message, n);
-		word[n] = 0;
 		if (oc == SO_DELIVERED && spool_id_valid(word)) {
 			char line[80];
 			snprintf(line, sizeof line, "B %lld %s", s->now, word);
-			int fd = msg_open(s, m);
-			char path[SPOOL_PATH_MAX];
-			ctl_path(s, m, path, sizeof path);
-			if (fd >= 0 && spool_record_append(fd, line, path) == 0)
-				m->dirty = 1;
+			record_append(s, m, line);
 		}
-		r->tag = RT_REPORTED;
+		r->tag = succ ? RT_DELIVERED : RT_REPORTED;
 		r->next = s->now;
 		if (write_status(s, m, i) < 0) {
-			r->tag = RT_FAILED;
+			r->tag = succ ? RT_SUCCESS : RT_FAILED;
 			r->next = s->now + 60;
 			return;
 		}
 		int is_id = oc == SO_DELIVERED && spool_id_valid(word);
-		log_msg(LOG_INFO, m->id, "rcpt %u: failure %s%s", i, is_id ? "reported as " : "handled: ", is_id ? word : message);
+		log_msg(LOG_INFO, m->id, "rcpt %u: %s %s%s", i, what, is_id ? "reported as " : "handled: ", is_id ? word : message);
 		rcpt_done(s, r);
 	} else {
-		r->tag = RT_FAILED;
+		r->tag = succ ? RT_SUCCESS : RT_FAILED;
 		r->next = s->now + (r->thr ? r->thr->p.interval : 60);
 		write_status(s, m, i);
-		log_msg(LOG_NOTICE, m->id, "rcpt %u: the error channel could not report the failure (%s); again later", i, message);
+		log_msg(LOG_NOTICE, m->id, "rcpt %u: the error channel could not report the %s (%s); again later", i, what, message);
 	}
 }
 
@@ -256,7 +295,10 @@ static void apply_result(struct sched *s, struct qmsg *m, unsigned i, const char
 	char newtag;
 	long long next = s->now;
 	switch (oc) {
-	case SO_DELIVERED: newtag = RT_DELIVERED; break;
+	case SO_DELIVERED:
+		/* a success notice is owed unless the next hop took it over (ok2: it has DSN) */
+		newtag = (r->flags & RF_WANT_SUCCESS) && strcmp(status, "ok2") ? RT_SUCCESS : RT_DELIVERED;
+		break;
 	case SO_FAILED: newtag = RT_FAILED; break;
 	case SO_RETRYAT:
 		newtag = RT_DEFERRED;
@@ -283,6 +325,8 @@ static void apply_result(struct sched *s, struct qmsg *m, unsigned i, const char
 		return;
 	}
 	m->attempted = 1;
+	if (m->warned == WARN_LATER)
+		m->warned = WARN_NOT_YET; /* a delay notice that could not be sent: its next chance */
 	m->tried = sched_tried_add(m->tried, m->seen, s->now, sched_retry_cap(p));
 	m->seen = s->now;
 	int expired = 0;
@@ -307,10 +351,13 @@ static void apply_result(struct sched *s, struct qmsg *m, unsigned i, const char
 	const char *fin = final && *final ? final : "";
 	switch (newtag) {
 	case RT_DELIVERED:
+	case RT_SUCCESS:
 		s->delivered++;
-		log_msg(LOG_INFO, m->id, "rcpt %u %s %s: %s %s %s", i, fin, where, status, enh && *enh ? enh : "-", text);
+		log_msg(LOG_INFO, m->id, "rcpt %u %s %s: %s %s %s%s", i, fin, where, status, enh && *enh ? enh : "-", text,
+		        newtag == RT_SUCCESS ? "; a success notice is owed" : "");
 		stat_line(s, m, "ok", thr);
-		rcpt_done(s, r);
+		if (newtag == RT_DELIVERED)
+			rcpt_done(s, r);
 		break;
 	case RT_FAILED:
 		s->failed++;
@@ -385,7 +432,7 @@ int sq_claim(struct sched *s, struct thread *thr, struct qmsg *m, long pid, uint
 	}
 	for (unsigned i = 0; i < m->nrcpt; i++) {
 		const struct qrcpt *r = &m->r[i];
-		if (r->thr != thr)
+		if (!st_has(r, thr))
 			continue;
 		/* one job at a time per message and thread: a TA reads every T recipient of its pid */
 		if (r->tag == RT_TRANSIT && (r->flags & RF_OURS))
@@ -402,21 +449,23 @@ int sq_claim(struct sched *s, struct thread *thr, struct qmsg *m, long pid, uint
 	n = 0;
 	for (unsigned i = 0; i < m->nrcpt; i++) {
 		struct qrcpt *r = &m->r[i];
-		if (r->thr != thr || !(r->flags & RF_QUEUED))
+		if (!st_has(r, thr) || !(r->flags & RF_QUEUED))
 			continue;
 		char old = r->tag;
 		long long oldnext = r->next;
 		r->flags &= ~RF_QUEUED;
 		r->tag = RT_TRANSIT;
 		r->pid = pid;
-		r->next = s->now;
+		if (!(r->flags & RF_DELAYQ))
+			r->next = s->now; /* a delay notice's recipient keeps its next attempt */
 		r->jobseq = seq;
 		if (write_status(s, m, i) < 0) {
 			r->tag = old;
+			r->flags &= ~RF_DELAYQ;
 			r->next = oldnext > s->now + 60 ? oldnext : s->now + 60;
 			continue;
 		}
-		r->flags |= RF_OURS | (thr->is_error ? RF_ERRPHASE : 0);
+		r->flags |= RF_OURS | (thr->is_error ? RF_ERRPHASE : 0) | (old == RT_SUCCESS ? RF_SUCCPHASE : 0);
 		n++;
 	}
 	/* D1 needs no sync: a T whose TA is gone is recovered at the next start */
@@ -457,10 +506,48 @@ static int only_ok(struct sched *s, const struct thread *t)
 	return glob_match(s->o.only, buf);
 }
 
+/* Issue 15 point 2 (docs/errormail.md "Delay notices"): one delay notice per message, through
+ * the error thread like a failure report, once the message has been tried for DELAY_WARN (tried
+ * time: a clock step cannot bring it early), nothing of it is in flight or queued, and some
+ * waiting recipient asked for one (NOTIFY with DELAY, or absent; never for the null sender).
+ * The recipients keep their delivery thread and next time (RF_DELAYQ); the W record closes it. */
+static void delay_notice(struct sched *s, struct qmsg *m)
+{
+	if (s->o.delay_warn <= 0 || m->warned || s->o.freeze)
+		return;
+	unsigned want = 0;
+	long long cap = 1;
+	for (unsigned i = 0; i < m->nrcpt; i++) {
+		const struct qrcpt *r = &m->r[i];
+		if (r->tag == RT_TRANSIT || (r->flags & RF_QUEUED))
+			return; /* after the last outstanding attempt, as Courier does */
+		if ((r->tag == RT_NEW || r->tag == RT_DEFERRED) && (r->flags & RF_WANT_DELAY)) {
+			want++;
+			if (sched_retry_cap(&r->thr->p) > cap)
+				cap = sched_retry_cap(&r->thr->p);
+		}
+	}
+	if (!want || sched_tried_add(m->tried, m->seen, s->now, cap) < s->o.delay_warn)
+		return;
+	struct thread *et = st_get(s, "error", SPOOL_ANY_HOST, 1);
+	if (!et)
+		return;
+	if (et->ring && et->blocked_until <= s->now && ((et->tail && et->tail->m == m) || st_enqueue(s, et, m) == 0)) {
+		for (unsigned i = 0; i < m->nrcpt; i++) {
+			struct qrcpt *r = &m->r[i];
+			if ((r->tag == RT_NEW || r->tag == RT_DEFERRED) && (r->flags & RF_WANT_DELAY))
+				r->flags |= RF_QUEUED | RF_DELAYQ;
+		}
+		log_msg(LOG_INFO, m->id, "%u recipient%s still waiting after %llds of trying: delay notice", want,
+		        want == 1 ? "" : "s", sched_tried_add(m->tried, m->seen, s->now, cap));
+	}
+	st_put(s, et); /* the job keeps the thread (st_put frees none with ready jobs) */
+}
+
 void sq_activate(struct sched *s, struct qmsg *m)
 {
 	long long now = s->now, wake = 0;
-	unsigned transit = 0, waiting = 0;
+	unsigned transit = 0, waiting = 0, queued = 0;
 	int held = 0;
 	if (m->ctl) {
 		/* mailq asked to hold or delete it: nothing more is queued for delivery */
@@ -480,8 +567,10 @@ void sq_activate(struct sched *s, struct qmsg *m)
 		if (r->tag != RT_NEW && r->tag != RT_DEFERRED)
 			continue;
 		waiting++;
-		if (r->flags & RF_QUEUED)
+		if (r->flags & RF_QUEUED) {
+			queued++;
 			continue;
+		}
 		if (r->thr->blocked_until > now) {
 			WAKE(r->thr->blocked_until);
 			continue;
@@ -502,19 +591,24 @@ void sq_activate(struct sched *s, struct qmsg *m)
 		}
 		if (enqueue(s, m, i) < 0)
 			WAKE(now + 1);
+		queued += (r->flags & RF_QUEUED) != 0;
 		if (r->tag == RT_DEFERRED && r->next > now)
 			WAKE(r->next);
 	}
 	/* every delivery is over: the failures go to the error channel; with
-	 * PARAMglobal-report-interval, failures older than that go early */
+	 * PARAMglobal-report-interval, failures older than that go early. Success notices (S) wait
+	 * only for what is in flight or due now, not for retries: one notice for the deliveries of
+	 * one round, not one after days. */
 	long long early = s->conf.report_interval;
-	if ((!transit && !waiting) || early > 0) {
+	{
 		for (unsigned i = 0; i < m->nrcpt; i++) {
 			struct qrcpt *r = &m->r[i];
-			if (r->tag != RT_FAILED || (r->flags & RF_QUEUED))
+			if ((r->tag != RT_FAILED && r->tag != RT_SUCCESS) || (r->flags & RF_QUEUED))
 				continue;
-			if ((transit || waiting) && !r->thr->is_error && r->next + early > now) {
-				WAKE(r->next + early);
+			if (r->tag == RT_SUCCESS ? transit || queued
+			                         : (transit || waiting) && (early <= 0 || (!r->thr->is_error && r->next + early > now))) {
+				if (r->tag == RT_FAILED && early > 0)
+					WAKE(r->next + early);
 				continue;
 			}
 			if (!r->thr->is_error) {
@@ -544,6 +638,8 @@ void sq_activate(struct sched *s, struct qmsg *m)
 		}
 	}
 #undef WAKE
+	if (!transit && !queued)
+		delay_notice(s, m);
 	m->held = (unsigned char)held;
 	m->wake = wake;
 	if (wake && (!s->mem_wake || wake < s->mem_wake))
@@ -694,12 +790,15 @@ void sq_timer_pass(struct sched *s)
 	}
 }
 
-/* The last attempt record of recipient i says it failed for good. */
-static int last_failed(const struct spool_msg *sm, unsigned i)
+/* What the last attempt record of recipient i says: 'F' failed for good, 'D' delivered, 0
+ * anything else (or none). */
+static char last_outcome(const struct spool_msg *sm, unsigned i)
 {
 	for (size_t k = sm->natt; k-- > 0;)
-		if (sm->att[k].rcpt == (int)i)
-			return !strcmp(sm->att[k].code, "error") || !strcmp(sm->att[k].code, "error2");
+		if (sm->att[k].rcpt == (int)i) {
+			enum sched_outcome oc = sched_outcome_of(sm->att[k].code);
+			return oc == SO_FAILED ? 'F' : oc == SO_DELIVERED ? 'D' : 0;
+		}
 	return 0;
 }
 
@@ -799,6 +898,7 @@ static int load_msg(struct sched *s, const char *id, long long due, struct spool
 	str_lcpy(m->id, id, sizeof m->id);
 	m->nrcpt = (unsigned)sm.nrcpt;
 	m->arrival = sm.arrival;
+	m->warned = sm.warned > 0 ? WARN_DONE : WARN_NOT_YET;
 	m->due = due;
 	m->fd = -1;
 	unsigned h = hash_id(id) & s->hmask;
@@ -852,12 +952,21 @@ static int load_msg(struct sched *s, const char *id, long long due, struct spool
 		if ((r->tag == RT_NEW || r->tag == RT_DEFERRED) && r->thr && r->next > s->now + sched_retry_cap(&r->thr->p))
 			r->next = s->now + sched_retry_cap(&r->thr->p);
 		r->pid = sr->pid;
+		/* notices are for a sender, never for the null one (DSNs, postmaster notices) */
+		if (sm.sender && *sm.sender && !(sr->notify & NOTIFY_NEVER)) {
+			if (sr->notify & NOTIFY_SUCCESS)
+				r->flags |= RF_WANT_SUCCESS;
+			if (!sr->notify || (sr->notify & NOTIFY_DELAY))
+				r->flags |= RF_WANT_DELAY; /* RFC 3461 4.1: absent NOTIFY, DELAY is ours to give */
+		}
 		if (r->tag == RT_DELIVERED || r->tag == RT_REPORTED)
 			continue;
+		char last = r->tag == RT_TRANSIT ? last_outcome(&sm, i) : 0;
 		if (r->tag == RT_TRANSIT && !pid_is_ta(s, r->pid)) {
-			/* the TA of an earlier scheduler is gone: at least once, so back to the queue */
-			if (last_failed(&sm, i)) {
-				r->tag = RT_FAILED;
+			/* the TA of an earlier scheduler is gone: at least once, so back to the queue; a
+			 * failure or a delivery on record was with the error channel: it waits for it again */
+			if (last) {
+				r->tag = last == 'F' ? RT_FAILED : RT_SUCCESS;
 				r->next = s->now;
 				write_status(s, m, i);
 			} else {

@@ -160,8 +160,8 @@ void st_block(struct sched *s, struct thread *t, long long until)
 		t->head = j->next;
 		struct qmsg *m = j->m;
 		for (unsigned i = 0; i < m->nrcpt; i++)
-			if (m->r[i].thr == t)
-				m->r[i].flags &= ~RF_QUEUED;
+			if (st_has(&m->r[i], t) && (m->r[i].flags & RF_QUEUED))
+				m->r[i].flags &= ~(RF_QUEUED | RF_DELAYQ);
 		m->jobs--;
 		sched_touch(s, m);
 		free(j);

@@ -8,7 +8,11 @@
 #include <sys/types.h>
 #include <time.h>
 
-#define SPOOL_VERSION 1
+/* Versions (docs/spool.md 4.1): 1 is what every envelope block says; 2 is a control file that
+ * may hold the tag S (a success notice owed), turned from 1 into 2 in place by the write of its
+ * first S, so that an older reader refuses it rather than misread it. Readers take 1..VERSION. */
+#define SPOOL_VERSION 2
+#define SPOOL_VERSION_ENV 1
 #define SPOOL_ID_MAX 32           /* buffer size for an id, NUL included */
 #define SPOOL_PATH_MAX 4096
 #define SPOOL_CTL_MAX (16u << 20) /* largest control file */
@@ -31,6 +35,7 @@ enum {
 	RT_DELIVERED = 'D',
 	RT_FAILED = 'F',
 	RT_REPORTED = 'X',
+	RT_SUCCESS = 'S',     /* delivered, a success notice (NOTIFY=SUCCESS) still owed */
 };
 
 /* DSN NOTIFY bits; 0 means "not given" (the default: FAILURE, and DELAY at our discretion). */
@@ -126,10 +131,11 @@ int spool_open(struct spool *sp, const char *dir, int create, long gid);
 long spool_submit_gid(const char *group);
 /* A difference from docs/spool.md 8: the path, what is wrong, the command that fixes it. */
 typedef void spool_perm_fn(void *ctx, const char *path, const char *problem, const char *fix);
-/* Compares every entry of the spool root dir with docs/spool.md 8 (tmp/, incoming/, trigger
- * and the root itself in group gid when gid >= 0; everything owned by the root's owner). With
- * fix, sets what differs where this process may (logged at notice level); never follows a
- * symlink. report (may be NULL) gets each difference left. Returns their number. */
+/* Compares every entry of the spool root dir with docs/spool.md 8 (tmp/, incoming/, trigger,
+ * queue/, hold/ and the root itself in group gid when gid >= 0; everything owned by the root's
+ * owner). With fix, creates what is missing and sets what differs where this process may
+ * (logged at notice level); never follows a symlink. report (may be NULL) gets each difference
+ * left. Returns their number, or -1 when fix could not create a missing entry (logged). */
 int spool_perm(const char *dir, long gid, int fix, spool_perm_fn *report, void *ctx);
 
 /* ---- the text formats ---- */
@@ -230,7 +236,8 @@ int spool_ctl_load(const struct spool *sp, const char *id, int readonly, struct 
  * Refuses (-1, reason in err) when the control file parses, cannot be read, or says a format
  * version newer than this program's, or when the message file's envelope is not usable. */
 int spool_ctl_rebuild(const struct spool *sp, const char *id, char *err, size_t errlen);
-/* D1/D2: one pwrite of r's status field at r->off + 2. */
+/* D1/D2: one pwrite of r's status field at r->off + 2 (writing the tag S first makes the file
+ * version 2: one more pwrite of the version digit). */
 int spool_rcpt_update(int fd, const struct spool_rcpt *r, const char *path);
 /* D2: appends one attempt record (text is sanitised and cut to SPOOL_TEXT_MAX). */
 int spool_attempt_append(int fd, const struct spool_attempt *a, const char *path);

@@ -101,7 +101,7 @@ static int parse_status(const char *f[4], struct spool_rcpt *r)
 {
 	long long pid, tries, next;
 	const char *tag = f[0];
-	if (strlen(tag) != 1 || !strchr("NQTDFX", tag[0]))
+	if (strlen(tag) != 1 || !strchr("NQTDFXS", tag[0]))
 		return -1;
 	if (num(f[1], 10, &pid) || num(f[2], 4, &tries) || num(f[3], 10, &next))
 		return -1;
@@ -433,7 +433,7 @@ int spool_env_format(const struct spool_msg *m, struct buf *b, size_t *off_o, si
 	int r = 0;
 	if (!spool_id_valid(m->id) || !m->sender || m->nrcpt == 0 || m->nrcpt > SPOOL_RCPT_MAX)
 		return -1;
-	r |= buf_printf(b, "@ spoolbox %d\ni %s\nt %lld\n", SPOOL_VERSION, m->id, m->arrival);
+	r |= buf_printf(b, "@ spoolbox %d\ni %s\nt %lld\n", SPOOL_VERSION_ENV, m->id, m->arrival);
 	*off_o = b->len + 2;
 	r |= buf_printf(b, "o %016lld\n", 0LL);
 	*off_z = b->len + 2;

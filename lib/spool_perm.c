@@ -46,6 +46,16 @@ int spool_perm(const char *dir, long gid, int fix, spool_perm_fn *report, void *
 		struct stat st;
 		if (str_fmt(path, sizeof path, "%s%s%s", dir, *entries[i].name ? "/" : "", entries[i].name) < 0)
 			return left + 1;
+		int made = 0;
+		if (lstat(path, &st) < 0 && fix && errno == ENOENT) {
+			/* made in the mode the table asks; the chmod below then corrects the umask */
+			made = 1;
+			if ((entries[i].fifo ? mkfifo(path, entries[i].mode) : mkdir(path, entries[i].mode)) < 0 &&
+			    errno != EEXIST) {
+				log_msg(LOG_ERR, NULL, "%s %s: %s", entries[i].fifo ? "mkfifo" : "mkdir", path, strerror(errno));
+				return -1;
+			}
+		}
 		if (lstat(path, &st) < 0) {
 			if (report)
 				report(ctx, path, "is missing", "the scheduler creates it when it starts");
@@ -71,8 +81,10 @@ int spool_perm(const char *dir, long gid, int fix, spool_perm_fn *report, void *
 		if (fix && (geteuid() == 0 || geteuid() == st.st_uid) &&
 		    (!bad_owner || chown(path, root.st_uid, (gid_t)-1) == 0) &&
 		    (!bad_group || chown(path, (uid_t)-1, (gid_t)gid) == 0) && chmod(path, entries[i].mode) == 0) {
-			log_msg(LOG_NOTICE, NULL, "repaired %s: mode %04o, group %ld (was %04o, group %ld)", path,
-			        (unsigned)entries[i].mode, bad_group ? gid : (long)st.st_gid, (unsigned)mode, (long)st.st_gid);
+			if (!made)
+				log_msg(LOG_NOTICE, NULL, "repaired %s: mode %04o, group %ld (was %04o, group %ld)", path,
+				        (unsigned)entries[i].mode, bad_group ? gid : (long)st.st_gid, (unsigned)mode,
+				        (long)st.st_gid);
 			continue;
 		}
 		if (fix)

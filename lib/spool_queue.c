@@ -603,6 +603,9 @@ int spool_rcpt_update(int fd, const struct spool_rcpt *r, const char *path)
 {
 	char field[SPOOL_STATUS_LEN];
 	spool_status_format(r, field);
+	/* "@ spoolbox 1": the digit is byte 11; an older reader must refuse a file with an S */
+	if (r->tag == RT_SUCCESS && fio_pwrite_all(fd, "2", 1, 11, path) < 0)
+		return -1;
 	return fio_pwrite_all(fd, field, sizeof field, r->off + 2, path);
 }
 

@@ -12,23 +12,6 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-static int mkdir_mode(const char *path, mode_t mode, long gid)
-{
-	if (mkdir(path, mode) < 0) {
-		if (errno != EEXIST) {
-			log_msg(LOG_ERR, NULL, "mkdir %s: %s", path, strerror(errno));
-			return -1;
-		}
-		return 0;
-	}
-	/* mkdir applies the umask; the modes of docs/spool.md 8 are meant exactly */
-	if (chmod(path, mode) < 0 || (gid >= 0 && chown(path, (uid_t)-1, (gid_t)gid) < 0)) {
-		log_msg(LOG_ERR, NULL, "set mode/group of %s: %s", path, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
 int spool_open(struct spool *sp, const char *dir, int create, long gid)
 {
 	memset(sp, 0, sizeof *sp);
@@ -36,14 +19,6 @@ int spool_open(struct spool *sp, const char *dir, int create, long gid)
 		log_msg(LOG_ERR, NULL, "spool directory name too long or empty: %s", dir);
 		return -1;
 	}
-	static const struct {
-		const char *name;
-		mode_t mode;
-		int grouped;
-	} sub[] = {
-	    {"tmp", 01770, 1}, {"incoming", 01770, 1}, {"queue", 02750, 1}, {"due", 0750, 0}, {"corrupt", 0750, 0},
-	    {"hold", 02750, 1},
-	};
 	char path[SPOOL_PATH_MAX];
 	if (create) {
 		if (fio_mkdirs(dir, 0755) < 0)
@@ -52,25 +27,10 @@ int spool_open(struct spool *sp, const char *dir, int create, long gid)
 		 * so a scheduler started before any submit still makes the spool submit can use */
 		if (gid < 0)
 			gid = spool_submit_gid(NULL);
-		if (chmod(dir, 0710) < 0 || (gid >= 0 && chown(dir, (uid_t)-1, (gid_t)gid) < 0))
-			log_msg(LOG_WARNING, NULL, "set mode/group of %s: %s", dir, strerror(errno));
-		for (size_t i = 0; i < ARRAY_LEN(sub); i++) {
-			str_fmt(path, sizeof path, "%s/%s", dir, sub[i].name);
-			if (mkdir_mode(path, sub[i].mode, sub[i].grouped ? gid : -1) < 0)
-				return -1;
-		}
-		str_fmt(path, sizeof path, "%s/trigger", dir);
-		if (mkfifo(path, 0620) == 0) {
-			if (chmod(path, 0620) < 0 || (gid >= 0 && chown(path, (uid_t)-1, (gid_t)gid) < 0))
-				log_msg(LOG_WARNING, NULL, "set mode/group of %s: %s", path, strerror(errno));
-		} else if (errno != EEXIST) {
-			log_msg(LOG_ERR, NULL, "mkfifo %s: %s", path, strerror(errno));
-			return -1;
-		}
-		/* what an earlier run left in other modes (an older version, a scheduler started
-		 * before the group existed, a restore) is put right; what cannot be is logged */
-		spool_perm(dir, gid, 1, NULL, NULL);
-		return 0;
+		/* the layout is spool_perm's table: what is missing is made, and what an earlier run
+		 * left in other modes (an older version, a scheduler started before the group existed,
+		 * a restore) is put right; what cannot be is logged */
+		return spool_perm(dir, gid, 1, NULL, NULL) < 0 ? -1 : 0;
 	}
 	str_fmt(path, sizeof path, "%s/incoming", dir);
 	struct stat st;

@@ -77,7 +77,7 @@ static void put(const char *s)
 
 static int done_tag(char t)
 {
-	return t == RT_DELIVERED || t == RT_REPORTED || t == RT_FAILED;
+	return t == RT_DELIVERED || t == RT_REPORTED || t == RT_FAILED || t == RT_SUCCESS;
 }
 
 /* Loads the job's control file and picks its recipients. debug: every undone recipient of the

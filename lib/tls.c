@@ -36,14 +36,18 @@
 static const uint16_t suites[] = {
 	BR_TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
 	BR_TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+#if ENABLE_CHACHA20
 	BR_TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
 	BR_TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+#endif
 	BR_TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
 	BR_TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
 };
 static const char *const suite_names[] = {
 	"ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-RSA-AES128-GCM-SHA256",
+#if ENABLE_CHACHA20
 	"ECDHE-ECDSA-CHACHA20-POLY1305", "ECDHE-RSA-CHACHA20-POLY1305",
+#endif
 	"ECDHE-ECDSA-AES256-GCM-SHA384", "ECDHE-RSA-AES256-GCM-SHA384",
 };
 
@@ -697,9 +701,11 @@ static void profile(struct tls_conn *t, const struct tls_anchors *anchors)
 	br_ssl_engine_set_gcm(eng, &br_sslrec_in_gcm_vtable, &br_sslrec_out_gcm_vtable);
 	br_ssl_engine_set_aes_ctr(eng, &AES_CTR_VTABLE);
 	br_ssl_engine_set_ghash(eng, GHASH);
-	br_ssl_engine_set_chapol(eng, &br_sslrec_in_chapol_vtable, &br_sslrec_out_chapol_vtable);
-	br_ssl_engine_set_chacha20(eng, br_chacha20_ct_run);
-	br_ssl_engine_set_poly1305(eng, br_poly1305_ctmul_run);
+	if (ENABLE_CHACHA20) {
+		br_ssl_engine_set_chapol(eng, &br_sslrec_in_chapol_vtable, &br_sslrec_out_chapol_vtable);
+		br_ssl_engine_set_chacha20(eng, br_chacha20_ct_run);
+		br_ssl_engine_set_poly1305(eng, br_poly1305_ctmul_run);
+	}
 
 	struct xwrap *x = &t->xw;
 	x->vtable = &xw_vtable;
@@ -774,7 +780,13 @@ static enum tls_status setup(struct tls_conn *t, const struct io *io, const stru
 		return t->st;
 	}
 	profile(t, p->anchors);
-	if (p->client_cert && p->client_cert[0] && client_cert(t, p->client_cert, p->client_key) < 0)
+	if (p->client_cert && p->client_cert[0] && !ENABLE_TLS_CLIENT_CERT) {
+		fail(t, TLS_E_CONFIG, "client certificate %s: this spoolbox is built without client "
+		                      "certificates (ENABLE_TLS_CLIENT_CERT)", p->client_cert);
+		return t->st;
+	}
+	if (ENABLE_TLS_CLIENT_CERT && p->client_cert && p->client_cert[0] &&
+	    client_cert(t, p->client_cert, p->client_key) < 0)
 		return t->st;
 	t->low_read = io->low_read;
 	t->low_write = io->low_write;

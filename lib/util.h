@@ -8,6 +8,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdnoreturn.h>
+#include <time.h>
+#include "config_default.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -44,4 +46,10 @@ noreturn void util_exit(int code);
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 char *xstrdup(const char *s);
+/* t as civil time: local time, or UTC in a build without ENABLE_LOCALTIME (which keeps musl's
+ * time-zone code out). NULL when t cannot be represented. */
+static inline struct tm *civil_time(const time_t *t, struct tm *tm)
+{
+	return ENABLE_LOCALTIME ? localtime_r(t, tm) : gmtime_r(t, tm);
+}
 #endif

@@ -62,3 +62,22 @@ def test_applet_refuses_broken_configuration(box):
     p = box.run("cleaner", "-C", path)
     assert p.returncode == 78
     assert f"{path}:1: error: unknown key NO_SUCH".encode() in p.stderr
+
+
+def test_check_reports_scheduler_users_and_groups_that_do_not_exist(box):
+    """Issue 11 point 10: a user= that does not exist stopped every transport agent of its
+    clause while --check said the configuration was valid."""
+    sc = box.env["SCHEDULER_CONF"]
+    with open(sc, "w") as f:
+        f.write("*/*\n\tuser=no-such-user-sbx\nsmtp/*\n\tgroup=no-such-group-sbx command=smtp\n"
+                "local/*\n\tuser=65534 group=65534 command=local\nerror\n\tuser=root command=errormail\n")
+    p = box.run(None, "--check")
+    assert p.returncode == 78
+    err = p.stderr.decode()
+    assert f"{sc}:1: error: user=no-such-user-sbx: no such user, so no transport agent of this clause can start" in err
+    assert f"{sc}:3: error: group=no-such-group-sbx: no such group" in err
+    assert "2 errors" in err
+    with open(sc, "w") as f:
+        f.write("*/*\n\tuser=root\nlocal/*\n\tuser=65534 command=local\n")
+    p = box.run(None, "--check")
+    assert p.returncode == 0, p.stderr

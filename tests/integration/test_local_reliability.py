@@ -6,7 +6,6 @@ import fcntl
 import os
 import signal
 import subprocess
-import time
 
 import pytest
 from test_local import NOBODY, TA, Report, log_text, mark_transit, pubdir, queue_message, user  # noqa: F401
@@ -37,7 +36,7 @@ def own_mailbox(path, pw):
 
 # ---------------------------------------------------------------- point 4: one user, everyone
 
-def test_stopped_delivery_process_is_killed_and_deferred(box, pubdir):
+def test_stopped_delivery_process_is_killed_and_deferred(box, pubdir):  # noqa: F811
     """She holds a lock on her own mailbox and stops our delivery process (it runs as her, so
     she may): the agent kills it at LOCK_TIMEOUT + DELIVERY_TIMEOUT, defers her, and goes on."""
     os.chmod(pubdir, 0o1777)
@@ -71,7 +70,7 @@ def test_stopped_delivery_process_is_killed_and_deferred(box, pubdir):
     assert "timed out after 3s: killed" in log_text(box)
 
 
-def test_one_slow_user_does_not_hold_the_others(box, pubdir, user, scheduler):
+def test_one_slow_user_does_not_hold_the_others(box, pubdir, user, scheduler):  # noqa: F811
     """Her .forward runs a command that waits (for a file here, for ever in the issue), and
     another time she holds a lock on her mailbox: root's mail is delivered meanwhile, because
     local deliveries are serialised per user, not for everyone (a thread per local user)."""
@@ -101,7 +100,8 @@ def test_one_slow_user_does_not_hold_the_others(box, pubdir, user, scheduler):
     fcntl.lockf(holder, fcntl.LOCK_EX)
     try:
         sendmail(box, "-i", user.pw_name, data=b"Subject: locked\n\nfor her\n")
-        time.sleep(0.5)  # let her delivery start and wait for the lock (order only, no timing)
+        # her delivery process (running as her) waits for the lock before root's mail comes
+        assert wait_for(lambda: processes_of(user.pw_uid)), "her delivery never started"
         sendmail(box, "-i", "root", data=b"Subject: second\n\nfor root\n")
         assert wait_for(lambda: count_in(root_mbox, b"Subject: second") == 1, 30), \
             open(os.path.join(box.base, "scheduler.log")).read()
@@ -246,7 +246,7 @@ def as_nobody(fn):
     assert st == 0
 
 
-def test_planted_mailbox_in_world_writable_dir_is_moved_aside_and_mail_delivered(box, pubdir, user):
+def test_planted_mailbox_in_world_writable_dir_is_moved_aside_and_mail_delivered(box, pubdir, user):  # noqa: F811
     """In a world-writable (sticky) mail directory nobody plants a symlink under another user's
     mailbox name, or a file of her own: it is moved aside and logged as an attack, and the mail
     is delivered into a fresh mailbox of the recipient now, not deferred for 3 hours and bounced."""

@@ -100,7 +100,7 @@ def test_foreground_scheduler_writes_errors_to_stderr_with_syslog(box, tmp_path)
     lines = rx.close()
     err = p.stderr.decode(errors="replace")
     assert p.returncode == 0, err
-    mine = [re.match(r"<(\d+)>.*? spoolbox/scheduler\[\d+\]: (.*)", l) for l in lines]
+    mine = [re.match(r"<(\d+)>(?:.*? )?spoolbox/scheduler\[\d+\]: (.*)", l) for l in lines]  # stamp optional
     mine = [(int(m.group(1)), m.group(2)) for m in mine if m]
     warnings = [t for pri, t in mine if pri == (2 << 3) | 4]
     infos = [t for pri, t in mine if pri == (2 << 3) | 6]

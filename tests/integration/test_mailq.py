@@ -245,6 +245,8 @@ def test_a_user_lists_envelopes_through_the_setgid_binary(setgid_install):
     msgs, last = listing(p.stdout)
     assert msgs[mid][3] == ["admin@example.com"] and last == "-- 0 Kbytes in 1 Request."
     assert b"(4.4.1 mx.example.com: refused)" in p.stdout
+    # sendmail -bp drops the group and runs mailq, whose exec of the setgid binary has it again
+    assert run_nobody(confdir, [binary, "submit", "-bp"]).stdout == p.stdout
     # without the group, nobody cannot read it: the listing is the group's doing
     p = run_nobody(confdir, [binary, "mailq", "-C", "/etc/spoolbox/spoolbox.conf"])
     assert p.returncode == 77 and b"Permission denied" in p.stderr, p.stderr

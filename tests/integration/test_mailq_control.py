@@ -166,6 +166,17 @@ def test_sendmail_q_without_a_scheduler_runs_the_queue_once(box, sink):
     assert sorted(m.rcpt_tos[0] for m in sink.messages) == ["later@example.com", "new@example.com", "one@example.com"]
 
 
+def test_sendmail_qR_without_a_scheduler_runs_that_domain(box, sink):
+    env = env_for(sink)
+    now = int(time.time())
+    queue_msg(box.spool, [("a@sub.example.org", "Q", 2, now + 86400)], due=now + 86400)
+    queue_msg(box.spool, [("b@example.net", "Q", 2, now + 86400)], due=now + 86400)
+    p = box.run(None, "-qR", "example.org", argv0="/usr/sbin/sendmail", env=env, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert [m.rcpt_tos for m in sink.messages] == [["a@sub.example.org"]]
+    assert len(spoolfmt.queued_ids(box.spool)) == 1
+
+
 def as_nobody():
     nobody = pwd.getpwnam("nobody")
 
@@ -227,6 +238,10 @@ def test_users_run_the_queue_once_a_minute(box):
     top = tempfile.mkdtemp(prefix="spoolbox-qrun-")  # pytest's own directories are root's only
     os.chmod(top, 0o755)
     box.spool = box.env["SPOOL"] = os.path.join(top, "spool")
+    # nobody must be able to read the box's spoolbox.conf as well
+    box.conf_path = box.env["SPOOLBOX_CONF"] = os.path.join(top, "spoolbox.conf")
+    box.write_conf("# this test's spoolbox.conf\n")
+    os.chmod(box.conf_path, 0o644)
     try:
         user_runs(box)
     finally:

@@ -51,8 +51,8 @@ def small_spool():
         os.chmod(binary, 0o2755)
         os.chown(spool, 0, gid)
         os.chmod(spool, 0o710)
-        for d, mode, g in (("tmp", 0o1770, gid), ("incoming", 0o1770, gid), ("queue", 0o750, 0), ("due", 0o750, 0),
-                           ("corrupt", 0o750, 0)):
+        for d, mode, g in (("tmp", 0o1770, gid), ("incoming", 0o1770, gid), ("queue", 0o2750, gid), ("due", 0o750, 0),
+                           ("corrupt", 0o750, 0), ("hold", 0o2750, gid)):
             os.mkdir(os.path.join(spool, d))
             os.chown(os.path.join(spool, d), 0, g)
             os.chmod(os.path.join(spool, d), mode)

@@ -70,8 +70,8 @@ def setgid_install():
         os.mkdir(spool)
         os.chown(spool, 0, gid)
         os.chmod(spool, 0o710)
-        for d, mode, g in (("tmp", 0o1770, gid), ("incoming", 0o1770, gid), ("queue", 0o750, 0), ("due", 0o750, 0),
-                           ("corrupt", 0o750, 0)):
+        for d, mode, g in (("tmp", 0o1770, gid), ("incoming", 0o1770, gid), ("queue", 0o2750, gid), ("due", 0o750, 0),
+                           ("corrupt", 0o750, 0), ("hold", 0o2750, gid)):
             p = os.path.join(spool, d)
             os.mkdir(p)
             os.chown(p, 0, g)

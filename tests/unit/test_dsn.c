@@ -34,7 +34,7 @@ static const char original[] = "Received: from root by box.example\nSubject: hi\
 static struct dsn base(const struct dsn_rcpt *r, size_t n)
 {
 	struct dsn d = {"box.example", "alice@example.org", "T4G2KQ80A1F3Z7K", NULL, 0, 1795246800,
-	                (long long)strlen(original), 100000, 0, "=_b", r, n, 0};
+	                (long long)strlen(original), 100000, 0, "=_b", r, n, 0, DSN_FAILED};
 	return d;
 }
 
@@ -55,8 +55,8 @@ TEST(dsn_fields_of_a_failure)
 {
 	struct dsn_rcpt r[2] = {
 	    {"bob@example.com", "rfc822;Bob@Example.com", "5.1.1", "mx.example.com[192.0.2.1]",
-	     "550 5.1.1 <bob@example.com>: no such user", 1795246900},
-	    {"root@box.example", NULL, "-", NULL, "unknown user: root2", 0},
+	     "550 5.1.1 <bob@example.com>: no such user", 1795246900, NULL},
+	    {"root@box.example", NULL, "-", NULL, "unknown user: root2", 0, NULL},
 	};
 	struct dsn d = base(r, 2);
 	d.envid = "QQ314159";
@@ -82,7 +82,7 @@ TEST(dsn_fields_of_a_failure)
 
 TEST(dsn_ret_hdrs_returns_only_the_header)
 {
-	struct dsn_rcpt r = {"bob@example.com", NULL, "5.2.2", NULL, "mailbox full", 0};
+	struct dsn_rcpt r = {"bob@example.com", NULL, "5.2.2", NULL, "mailbox full", 0, NULL};
 	struct dsn d = base(&r, 1);
 	d.ret = 'H';
 	char *t = render(&d, original);
@@ -95,7 +95,7 @@ TEST(dsn_ret_hdrs_returns_only_the_header)
 
 TEST(dsn_large_message_returns_headers_and_says_so)
 {
-	struct dsn_rcpt r = {"bob@example.com", NULL, "5.0.0", NULL, NULL, 0};
+	struct dsn_rcpt r = {"bob@example.com", NULL, "5.0.0", NULL, NULL, 0, NULL};
 	struct dsn d = base(&r, 1);
 	d.return_max = 10;
 	char *t = render(&d, original);
@@ -110,7 +110,7 @@ TEST(dsn_large_message_returns_headers_and_says_so)
 
 TEST(dsn_header_only_original_and_no_final_newline)
 {
-	struct dsn_rcpt r = {"bob@example.com", NULL, "5.0.0", NULL, NULL, 0};
+	struct dsn_rcpt r = {"bob@example.com", NULL, "5.0.0", NULL, NULL, 0, NULL};
 	struct dsn d = base(&r, 1);
 	const char *o = "Subject: x";
 	d.size = (long long)strlen(o);
@@ -129,7 +129,7 @@ TEST(dsn_header_only_original_and_no_final_newline)
 TEST(dsn_fields_cannot_inject_headers)
 {
 	struct dsn_rcpt r = {"evil@example.com\nBcc: x@y", "rfc822;a\r\nX-Evil: 1", "5.1.1\nX: y",
-	                     "mx\nX-Evil: 2", "550 bad\r\nX-Evil: 3\x01\xff", 0};
+	                     "mx\nX-Evil: 2", "550 bad\r\nX-Evil: 3\x01\xff", 0, NULL};
 	struct dsn d = base(&r, 1);
 	d.to = "alice@example.org\nBcc: victim@example.net";
 	d.envid = "id\nX-Evil: 4";
@@ -147,7 +147,7 @@ TEST(dsn_fields_cannot_inject_headers)
 
 TEST(dsn_8bit_original_is_declared)
 {
-	struct dsn_rcpt r = {"bob@example.com", NULL, "5.0.0", NULL, NULL, 0};
+	struct dsn_rcpt r = {"bob@example.com", NULL, "5.0.0", NULL, NULL, 0, NULL};
 	struct dsn d = base(&r, 1);
 	d.body8 = 1;
 	char *t = render(&d, original);
@@ -171,7 +171,7 @@ TEST(dsn_clean_and_boundary)
 
 TEST(dsn_postmaster_notice_returns_headers_only)
 {
-	struct dsn_rcpt r = {"ghost@box.example", NULL, "5.1.1", NULL, "unknown user: ghost", 0};
+	struct dsn_rcpt r = {"ghost@box.example", NULL, "5.1.1", NULL, "unknown user: ghost", 0, NULL};
 	struct dsn d = base(&r, 1);
 	d.to = "root";
 	d.ret = 'F'; /* the sender's RET does not matter: the postmaster never gets the body */
@@ -183,4 +183,53 @@ TEST(dsn_postmaster_notice_returns_headers_only)
 	CHECK(strstr(t, "--=_b\nContent-Type: text/rfc822-headers\n"));
 	CHECK(strstr(t, "Subject: hi\n"));
 	CHECK(!strstr(t, "more body"));
+}
+
+TEST(dsn_delay_report)
+{
+	/* Action delayed, a 4.x.x status (a recorded 5.x.x or junk becomes 4.0.0), headers only
+	 * whatever RET says (RFC 3461 4.3), and its own subject and words */
+	struct dsn_rcpt r[2] = {
+	    {"bob@example.com", NULL, "4.7.1", "mx.example.com[192.0.2.1]", "451 4.7.1 greylisted", 1795246900, NULL},
+	    {"carol@example.net", NULL, "5.1.1", NULL, NULL, 0, NULL},
+	};
+	struct dsn d = base(r, 2);
+	d.kind = DSN_DELAYED;
+	d.ret = 'F';
+	CHECK_INT(dsn_returns_full(&d), 0);
+	char *t = render(&d, original);
+	CHECK(strstr(t, "\nSubject: Delayed Mail (still being retried)\n"));
+	CHECK(strstr(t, "delivery is still being tried"));
+	CHECK(strstr(t, "<bob@example.com>: delayed: 451 4.7.1 greylisted\n"));
+	CHECK(strstr(t, "\nFinal-Recipient: rfc822; bob@example.com\nAction: delayed\nStatus: 4.7.1\n"
+	                "Remote-MTA: dns; mx.example.com[192.0.2.1]\nDiagnostic-Code: smtp; 451 4.7.1 greylisted\n"));
+	CHECK(strstr(t, "\nFinal-Recipient: rfc822; carol@example.net\nAction: delayed\nStatus: 4.0.0\n"));
+	CHECK(strstr(t, "--=_b\nContent-Type: text/rfc822-headers\nContent-Description: Delayed Message Headers\n"));
+	CHECK(!strstr(t, "more body"));
+	CHECK(!strstr(t, "Action: failed"));
+}
+
+TEST(dsn_success_report)
+{
+	/* delivered, relayed or expanded from the attempt; anything else is "delivered"; a
+	 * non-2.x.x status becomes 2.0.0; headers only */
+	struct dsn_rcpt r[3] = {
+	    {"root@box.example", NULL, "2.0.0", NULL, "delivered to mailbox /var/mail/root", 0, "delivered"},
+	    {"bob@example.com", NULL, "2.0.0", "mx.example.com[192.0.2.1]", "250 2.0.0 Ok: queued", 0, "relayed"},
+	    {"list@box.example", NULL, "5.9.9", NULL, NULL, 0, "failed\nX-Evil: 1"},
+	};
+	struct dsn d = base(r, 3);
+	d.kind = DSN_SUCCESS;
+	char *t = render(&d, original);
+	CHECK(strstr(t, "\nSubject: Successful Mail Delivery Report\n"));
+	CHECK(strstr(t, "\nFinal-Recipient: rfc822; root@box.example\nAction: delivered\nStatus: 2.0.0\n"));
+	CHECK(strstr(t, "\nFinal-Recipient: rfc822; bob@example.com\nAction: relayed\nStatus: 2.0.0\n"
+	                "Remote-MTA: dns; mx.example.com[192.0.2.1]\nDiagnostic-Code: smtp; 250 2.0.0 Ok: queued\n"));
+	CHECK(strstr(t, "\nFinal-Recipient: rfc822; list@box.example\nAction: delivered\nStatus: 2.0.0\n"));
+	CHECK(!strstr(t, "X-Evil"));
+	CHECK(strstr(t, "Content-Type: text/rfc822-headers\n"));
+	CHECK(!strstr(t, "more body"));
+	r[2].action = "expanded";
+	t = render(&d, original);
+	CHECK(strstr(t, "\nFinal-Recipient: rfc822; list@box.example\nAction: expanded\n"));
 }

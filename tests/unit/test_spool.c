@@ -132,8 +132,12 @@ TEST(corrupt_control_files_rejected_with_reason)
 	const char *good = "@ spoolbox 1\ni T4G2KQ80A1F3Z7K\nt 1\no 0000000000000100\nz 0000000000000000\nb 7\n"
 	                   "u 0 root\ns <>\nr N 0000000000 0000 0000000000 local - root 0\n.\n";
 	CHECK_INT(parse_err(good, err, sizeof err), 0);
+	/* version 2: a file that may hold S (a success notice owed; docs/spool.md 4.1) */
+	const char *v2 = "@ spoolbox 2\ni T4G2KQ80A1F3Z7K\nt 1\no 0000000000000100\nz 0000000000000000\nb 7\n"
+	                 "u 0 root\ns a@b.example\nr S 0000000000 0001 0000000005 local - root 0\nN S\n.\n";
+	CHECK_INT(parse_err(v2, err, sizeof err), 0);
 	CHECK_INT(parse_err("", err, sizeof err), -1);
-	CHECK_INT(parse_err("@ spoolbox 2\n", err, sizeof err), -1);
+	CHECK_INT(parse_err("@ spoolbox 3\n", err, sizeof err), -1);
 	CHECK_STR(err, "line 1: format version newer than this program knows");
 	CHECK_INT(parse_err("hello\n", err, sizeof err), -1);
 	CHECK_STR(err, "line 1: not a spoolbox control file (bad version line)");

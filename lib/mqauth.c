@@ -1,0 +1,181 @@
+/* The MAILQv2 authentication file (seed 000's PARAMauthfile): parsing and lookup. See mqauth.h. */
+#include "mqauth.h"
+#include "md5.h"
+#include "util.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static unsigned attr_bits(const char *p, size_t n)
+{
+	static const struct {
+		const char *name;
+		unsigned bit;
+	} names[] = {{"ALL", MQA_ALL}, {"SNMP", MQA_SNMP}, {"QQ", MQA_QQ}, {"TT", MQA_TT}, {"ETRN", MQA_ETRN}, {"KILL", MQA_KILL}};
+	unsigned bits = 0;
+	for (size_t i = 0; i < n;) {
+		while (i < n && (p[i] == ' ' || p[i] == '\t'))
+			i++;
+		size_t k = i;
+		while (k < n && p[k] != ' ' && p[k] != '\t')
+			k++;
+		if (k == i)
+			break;
+		size_t j = 0;
+		for (; j < ARRAY_LEN(names); j++)
+			if (strlen(names[j].name) == k - i && !memcmp(names[j].name, p + i, k - i))
+				break;
+		/* unknown tokens are the seed's "work in progress" (SMTPIP...): not ours, ignored */
+		if (j < ARRAY_LEN(names))
+			bits |= names[j].bit;
+		i = k;
+	}
+	return bits;
+}
+
+/* "[a.b.c.d]/len" at p (n bytes): 1 when ip is in it, 0 when not (or an IPv6 entry), -1 bad. */
+static int acl_match(const char *p, size_t n, uint32_t ip)
+{
+	if (n < 2 || p[0] != '[')
+		return -1;
+	if (n > 6 && !memcmp(p + 1, "ipv6.", 5))
+		return 0; /* a UNIX-socket peer is 127.0.0.1: IPv6 entries never match it */
+	uint32_t a = 0;
+	size_t i = 1;
+	for (int part = 0; part < 4; part++) {
+		unsigned v = 0, digits = 0;
+		while (i < n && p[i] >= '0' && p[i] <= '9' && digits < 3)
+			v = v * 10 + (unsigned)(p[i++] - '0'), digits++;
+		if (!digits || v > 255)
+			return -1;
+		a = a << 8 | v;
+		if (part < 3 && (i >= n || p[i++] != '.'))
+			return -1;
+	}
+	if (i >= n || p[i++] != ']')
+		return -1;
+	unsigned len = 32;
+	if (i < n) {
+		if (p[i++] != '/' || i >= n)
+			return -1;
+		len = 0;
+		unsigned digits = 0;
+		while (i < n && p[i] >= '0' && p[i] <= '9' && digits < 2)
+			len = len * 10 + (unsigned)(p[i++] - '0'), digits++;
+		if (!digits || len > 32 || i != n)
+			return -1;
+	}
+	uint32_t mask = len ? 0xffffffffu << (32 - len) : 0;
+	return (a & mask) == (ip & mask);
+}
+
+static int list_match(const char *p, size_t n, uint32_t ip)
+{
+	int hit = 0;
+	for (size_t i = 0; i < n;) {
+		while (i < n && (p[i] == ' ' || p[i] == '\t'))
+			i++;
+		size_t k = i;
+		while (k < n && p[k] != ' ' && p[k] != '\t')
+			k++;
+		if (k == i)
+			break;
+		int m = acl_match(p + i, k - i, ip);
+		if (m < 0)
+			return -1;
+		hit |= m;
+		i = k;
+	}
+	return hit;
+}
+
+int mqauth_lookup(const char *text, size_t len, const char *user, uint32_t ip, char *pass, size_t passlen,
+                  unsigned *attrs, char *err, size_t errlen)
+{
+	size_t ulen = strlen(user);
+	int lineno = 0;
+	for (size_t pos = 0; pos < len;) {
+		const char *l = text + pos;
+		const char *nl = memchr(l, '\n', len - pos);
+		size_t n = nl ? (size_t)(nl - l) : len - pos;
+		pos += n + 1;
+		lineno++;
+		if (n && l[n - 1] == '\r')
+			n--;
+		if (!n || l[0] == '#')
+			continue;
+		if (n > MQAUTH_LINE_MAX) {
+			snprintf(err, errlen, "line %d: longer than %d bytes", lineno, MQAUTH_LINE_MAX);
+			return -1;
+		}
+		/* user:password:attrs:acls (the password holds no ':', as the seed says) */
+		const char *f[4];
+		size_t fl[4];
+		size_t start = 0;
+		int nf = 0;
+		for (size_t i = 0; i <= n && nf < 4; i++)
+			if (i == n || (l[i] == ':' && nf < 3)) {
+				f[nf] = l + start;
+				fl[nf++] = i - start;
+				start = i + 1;
+			}
+		if (nf != 4) {
+			snprintf(err, errlen, "line %d: expected user:password:attributes:addresses", lineno);
+			return -1;
+		}
+		int m = list_match(f[3], fl[3], ip);
+		if (m < 0) {
+			snprintf(err, errlen, "line %d: addresses are [a.b.c.d]/len", lineno);
+			return -1;
+		}
+		if (fl[0] != ulen || memcmp(f[0], user, ulen) || !m)
+			continue;
+		*attrs = attr_bits(f[2], fl[2]);
+		size_t pl = fl[1] < passlen ? fl[1] : passlen - 1;
+		memcpy(pass, f[1], pl);
+		pass[pl] = 0;
+		return 1;
+	}
+	return 0;
+}
+
+int mqauth_read(const char *path, uid_t owner, char *buf, size_t size, size_t *len, char *err, size_t errlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	const char *why = !S_ISREG(st.st_mode) ? "not a regular file" :
+	                  (st.st_mode & 07777) != 0600 ? "not mode 0600 (it holds passwords)" :
+	                  st.st_uid != owner ? "not owned by the scheduler's user" :
+	                  (size_t)st.st_size >= size ? "too large" : NULL;
+	ssize_t n = why ? -1 : read(fd, buf, size - 1);
+	close(fd);
+	if (why || n < 0) {
+		snprintf(err, errlen, "%s: %s", path, why ? why : strerror(errno));
+		return -1;
+	}
+	buf[n] = 0;
+	*len = (size_t)n;
+	return 0;
+}
+
+void mqauth_digest(const char *challenge, const char *password, char out[33])
+{
+	struct md5 m;
+	unsigned char d[MD5_LEN];
+	md5_init(&m);
+	md5_update(&m, challenge, strlen(challenge));
+	md5_update(&m, password, strlen(password));
+	md5_final(&m, d);
+	for (int i = 0; i < MD5_LEN; i++)
+		snprintf(out + 2 * i, 3, "%02x", d[i]);
+}
