@@ -857,6 +857,12 @@ static int load(struct sched *s, const char *id, long long due, struct spool_msg
 		return -1;
 	}
 	int lr = spool_ctl_load(&s->sp, id, 0, &sm, &fd, err, sizeof err);
+	if (lr < 0 && errno == ENOMEM) {
+		/* memory, not damage: soon again, and never rebuilt */
+		log_msg(LOG_ERR, id, "out of memory loading the control file; looked at again in %ds", NOMEM_RETRY);
+		look_later(s, id, due, NOMEM_RETRY);
+		return -1;
+	}
 	if (lr < 0) {
 		/* docs/spool.md 3: a damaged control file is rebuilt from the message file */
 		char why[256];
