@@ -511,6 +511,12 @@ static int only_ok(struct sched *s, const struct thread *t)
  * time: a clock step cannot bring it early), nothing of it is in flight or queued, and some
  * waiting recipient asked for one (NOTIFY with DELAY, or absent; never for the null sender).
  * The recipients keep their delivery thread and next time (RF_DELAYQ); the W record closes it. */
+static int wants_delay(const struct qrcpt *r)
+{
+	/* held on purpose (the hold channel) is not "still being tried": as Postfix's hold queue */
+	return (r->tag == RT_NEW || r->tag == RT_DEFERRED) && (r->flags & RF_WANT_DELAY) && strcmp(r->thr->name, "hold");
+}
+
 static void delay_notice(struct sched *s, struct qmsg *m)
 {
 	if (s->o.delay_warn <= 0 || m->warned || s->o.freeze)
@@ -521,7 +527,7 @@ static void delay_notice(struct sched *s, struct qmsg *m)
 		const struct qrcpt *r = &m->r[i];
 		if (r->tag == RT_TRANSIT || (r->flags & RF_QUEUED))
 			return; /* after the last outstanding attempt, as Courier does */
-		if ((r->tag == RT_NEW || r->tag == RT_DEFERRED) && (r->flags & RF_WANT_DELAY)) {
+		if (wants_delay(r)) {
 			want++;
 			if (sched_retry_cap(&r->thr->p) > cap)
 				cap = sched_retry_cap(&r->thr->p);
@@ -535,7 +541,7 @@ static void delay_notice(struct sched *s, struct qmsg *m)
 	if (et->ring && et->blocked_until <= s->now && ((et->tail && et->tail->m == m) || st_enqueue(s, et, m) == 0)) {
 		for (unsigned i = 0; i < m->nrcpt; i++) {
 			struct qrcpt *r = &m->r[i];
-			if ((r->tag == RT_NEW || r->tag == RT_DEFERRED) && (r->flags & RF_WANT_DELAY))
+			if (wants_delay(r))
 				r->flags |= RF_QUEUED | RF_DELAYQ;
 		}
 		log_msg(LOG_INFO, m->id, "%u recipient%s still waiting after %llds of trying: delay notice", want,
