@@ -1,5 +1,6 @@
 /* mbox delivery: dotlock and fcntl lock, From_ line, mboxrd body, fsync, truncate back on any
  * error (see mbox.h; the choices are explained in docs/local.md). */
+#include "crashpoint.h"
 #include "mbox.h"
 #include "mbox_journal.h"
 #include "fileio.h"
@@ -254,6 +255,8 @@ void mbox_deliver(const char *path, const struct dl_msg *m, const struct mbox_op
 		e = errno;
 	else if (created && fsync_parent(path) < 0) /* a new mailbox: its name must last too */
 		e = errno;
+	if (!e)
+		crash_point("fsync", path); /* delivered and durable, not yet reported */
 	if (e) {
 		/* never leave half a message: cut back to where we started */
 		if (ftruncate(fd, old) < 0 || fsync(fd) < 0)
