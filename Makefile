@@ -224,10 +224,12 @@ bench: deps spoolbox
 demo: deps spoolbox
 	@sh scripts/demo.sh
 
-# Links and their directories come from applets/applets.h (scripts/install.sh).
+# Links and their directories come from applets/applets.h as this variant's options leave it
+# (a profile without local gets no local link), read by scripts/install.sh.
 install: $(B)/spoolbox
+	$(CC) $(CPPFLAGS) -E -P -x c -include config/config_default.h applets/applets.h >$(B)/applets.list
 	DESTDIR='$(DESTDIR)' PREFIX='$(PREFIX)' SYSCONFDIR='$(SYSCONFDIR)' MANDIR='$(MANDIR)' \
-	  SUBMIT_GROUP='$(SUBMIT_GROUP)' sh scripts/install.sh $(B)/spoolbox
+	  SUBMIT_GROUP='$(SUBMIT_GROUP)' APPLETS_LIST=$(B)/applets.list sh scripts/install.sh $(B)/spoolbox
 
 clean:
 	rm -rf build spoolbox demo

@@ -61,6 +61,7 @@ struct local {
 	int maildir;              /* MAILBOX_STYLE=maildir */
 	long lock_timeout, cmd_timeout;
 	long run_timeout;          /* a mailbox/file/Maildir process is killed after this */
+	int journal_dir;           /* SPOOL/mbox/: 0 not looked at yet, 1 usable, -1 not */
 	/* the aliases file, re-read when it changes */
 	struct aliases al;
 	struct stat al_st;
@@ -230,7 +231,11 @@ static void child_mbox(void *arg, struct dl_result *r)
  * unfinished append at once, so readers do not see half a message until the next delivery. */
 static void run_mbox(struct local *L, const struct dl_user *u, long g, struct child_arg *a, struct dl_result *r)
 {
-	a->o.journal = mbox_journal_open(L->sp.dir, a->path);
+	/* the journal directory is made once; without it (an agent that is not root) that is
+	 * said once, and mailboxes go on without journals */
+	if (!L->journal_dir)
+		L->journal_dir = mbox_journal_dir(L->sp.dir) == 0 ? 1 : -1;
+	a->o.journal = L->journal_dir > 0 ? mbox_journal_open(L->sp.dir, a->path) : -1;
 	dl_run_as(u, g, L->run_timeout, child_mbox, a, r);
 	if (r->died && a->o.journal >= 0) {
 		struct child_arg fix = *a;

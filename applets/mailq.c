@@ -480,6 +480,11 @@ int mailq_main(int argc, char **argv)
 	int i = parse(argc, argv, &q);
 	if (i < 0)
 		return applet_usage(mailq_usage, 1);
+	if (q.mode == M_LIVE && !ENABLE_MAILQ_PROTO) {
+		fprintf(stderr, "mailq: -Q: this spoolbox is built without the scheduler's query socket "
+		                "(ENABLE_MAILQ_PROTO); plain mailq reads the queue\n");
+		return EX_USAGE;
+	}
 	if (q.mode != M_RUN) {
 		q.ids = argv + i;
 		q.nids = argc - i;
@@ -541,7 +546,7 @@ int mailq_main(int argc, char **argv)
 	switch (q.mode) {
 	case M_ACTION: return mode_action(&q);
 	case M_RUN: return mode_run(&q);
-	case M_LIVE: return live(&q);
+	case M_LIVE: return ENABLE_MAILQ_PROTO ? live(&q) : EX_USAGE;
 	default: return list(&q, qctl_scheduler_pid(&q.sp));
 	}
 }

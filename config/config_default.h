@@ -86,9 +86,13 @@
 #define ENABLE_LOCALTIME 1
 #endif
 
-/* No option for the mailq protocols (ZMailer's v1/v2 queries over a socket): mailq reads the
- * spool itself and sends control requests as trigger lines (docs/man/mailq.1), so there is no
- * protocol code to leave out. */
+/* The scheduler's live query socket (seed 000's MAILQv2 on SPOOL/scheduler.sock, the v1 dump,
+ * PARAMmailqpath, the auth file) and `mailq -Q`; without it the scheduler listens on nothing,
+ * mailq -Q exits 64, and plain mailq lists the queue from the spool as always.
+ * Cost: 10.2 KiB. */
+#ifndef ENABLE_MAILQ_PROTO
+#define ENABLE_MAILQ_PROTO 1
+#endif
 
 /* Compiled-in defaults of run-time configuration. */
 #ifndef DEFAULT_CONF_PATH

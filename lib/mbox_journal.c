@@ -53,6 +53,25 @@ int mbox_journal_parse(const char *buf, size_t len, struct mbox_jentry *e)
 	return 1;
 }
 
+int mbox_journal_dir(const char *spool)
+{
+	char dir[4200];
+	if (str_fmt(dir, sizeof dir, "%s/mbox", spool) < 0)
+		return -1;
+	struct stat st;
+	const char *why = NULL;
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		why = strerror(errno);
+	else if (lstat(dir, &st) < 0)
+		why = strerror(errno);
+	else if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077))
+		why = "not a private directory of ours";
+	if (why)
+		log_msg(LOG_WARNING, NULL, "%s: %s: mailbox appends are not journaled (a kill during one can leave half a message)",
+		        dir, why);
+	return why ? -1 : 0;
+}
+
 int mbox_journal_open(const char *spool, const char *path)
 {
 	/* FNV-1a: a name per mailbox; a collision only makes two mailboxes share a journal, and
@@ -60,13 +79,9 @@ int mbox_journal_open(const char *spool, const char *path)
 	unsigned long long h = 1469598103934665603ULL;
 	for (const char *c = path; *c; c++)
 		h = (h ^ (unsigned char)*c) * 1099511628211ULL;
-	char dir[4200], file[4300];
-	if (str_fmt(dir, sizeof dir, "%s/mbox", spool) < 0 || str_fmt(file, sizeof file, "%s/%016llx", dir, h) < 0)
+	char file[4300];
+	if (str_fmt(file, sizeof file, "%s/mbox/%016llx", spool, h) < 0)
 		return -1;
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-		log_msg(LOG_WARNING, NULL, "mkdir %s: %s (mailbox appends are not journaled)", dir, strerror(errno));
-		return -1;
-	}
 	int fd = open(file, O_RDWR | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
 	struct stat st;
 	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 || st.st_uid != geteuid())) {

@@ -28,8 +28,11 @@ struct mbox_jentry {
  * a well-formed record: ignored). Pure, fuzzed (tests/fuzz/fuzz_mboxjournal.c). */
 int mbox_journal_parse(const char *buf, size_t len, struct mbox_jentry *e);
 
-/* As root: opens (creating) the journal of the mailbox path under spool. Returns an fd or -1
- * (logged; delivery goes on without a journal). */
+/* Makes SPOOL/mbox (0700, ours; a symlink or anything else there is refused). Returns 0, or -1
+ * logged: then mailbox appends go on without journals (an agent that is not root). */
+int mbox_journal_dir(const char *spool);
+/* As root: opens (creating) the journal of the mailbox path under spool (after
+ * mbox_journal_dir). Returns an fd or -1 (logged; delivery goes on without a journal). */
 int mbox_journal_open(const char *spool, const char *path);
 
 /* With the mailbox locked (wfd write-only, st its fstat): when the journal shows an unfinished

@@ -11,6 +11,8 @@
  * bounded input line and a bounded output buffer, a client whose output is backed up is not
  * read from (so a client that never reads costs at most its buffer), there are at most
  * MQ_CLIENTS, and an idle one is closed after MQ_IDLE seconds. */
+#include "config_default.h"
+#if ENABLE_MAILQ_PROTO /* the whole file; lib/sched_mq_none.c otherwise */
 #include "sched_int.h"
 #include "log.h"
 #include "mqauth.h"
@@ -559,3 +561,4 @@ void sched_mq_io(struct sched *s, struct pollfd *p, size_t n)
 			}
 	}
 }
+#endif /* ENABLE_MAILQ_PROTO */

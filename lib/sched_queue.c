@@ -513,6 +513,12 @@ static int only_ok(struct sched *s, const struct thread *t)
  * time: a clock step cannot bring it early), nothing of it is in flight or queued, and some
  * waiting recipient asked for one (NOTIFY with DELAY, or absent; never for the null sender).
  * The recipients keep their delivery thread and next time (RF_DELAYQ); the W record closes it. */
+static int wants_delay(const struct qrcpt *r)
+{
+	/* held on purpose (the hold channel) is not "still being tried": as Postfix's hold queue */
+	return (r->tag == RT_NEW || r->tag == RT_DEFERRED) && (r->flags & RF_WANT_DELAY) && strcmp(r->thr->name, "hold");
+}
+
 static void delay_notice(struct sched *s, struct qmsg *m)
 {
 	if (s->o.delay_warn <= 0 || m->warned || s->o.freeze)
@@ -523,7 +529,7 @@ static void delay_notice(struct sched *s, struct qmsg *m)
 		const struct qrcpt *r = &m->r[i];
 		if (r->tag == RT_TRANSIT || (r->flags & RF_QUEUED))
 			return; /* after the last outstanding attempt, as Courier does */
-		if ((r->tag == RT_NEW || r->tag == RT_DEFERRED) && (r->flags & RF_WANT_DELAY)) {
+		if (wants_delay(r)) {
 			want++;
 			if (sched_retry_cap(&r->thr->p) > cap)
 				cap = sched_retry_cap(&r->thr->p);
@@ -537,7 +543,7 @@ static void delay_notice(struct sched *s, struct qmsg *m)
 	if (et->ring && et->blocked_until <= s->now && ((et->tail && et->tail->m == m) || st_enqueue(s, et, m) == 0)) {
 		for (unsigned i = 0; i < m->nrcpt; i++) {
 			struct qrcpt *r = &m->r[i];
-			if ((r->tag == RT_NEW || r->tag == RT_DEFERRED) && (r->flags & RF_WANT_DELAY))
+			if (wants_delay(r))
 				r->flags |= RF_QUEUED | RF_DELAYQ;
 		}
 		log_msg(LOG_INFO, m->id, "%u recipient%s still waiting after %llds of trying: delay notice", want,
@@ -853,6 +859,12 @@ static int load(struct sched *s, const char *id, long long due, struct spool_msg
 		return -1;
 	}
 	int lr = spool_ctl_load(&s->sp, id, 0, &sm, &fd, err, sizeof err);
+	if (lr < 0 && errno == ENOMEM) {
+		/* memory, not damage: soon again, and never rebuilt */
+		log_msg(LOG_ERR, id, "out of memory loading the control file; looked at again in %ds", NOMEM_RETRY);
+		look_later(s, id, due, NOMEM_RETRY);
+		return -1;
+	}
 	if (lr < 0) {
 		/* docs/spool.md 3: a damaged control file is rebuilt from the message file */
 		char why[256];

@@ -70,7 +70,15 @@ struct thread *st_get(struct sched *s, const char *channel, const char *host, in
 	memcpy(t->host, host, hl + 1);
 	t->is_error = is_error;
 	t->chan = c;
-	t->ring = ring_get(s, schedconf_resolve(&s->conf, channel, host, &t->p));
+	int clause = schedconf_resolve(&s->conf, channel, host, &t->p);
+	t->ring = ring_get(s, clause);
+	if (!t->ring && clause >= 0) {
+		/* out of memory, not "no clause": a thread kept without its ring would defer its
+		 * mail as unmatched for as long as it lives */
+		free(t);
+		log_msg(LOG_ERR, NULL, "out of memory for thread %s/%s", channel, host);
+		return NULL;
+	}
 	if (!t->ring)
 		log_msg(LOG_WARNING, NULL, "%s/%s: no scheduler.conf clause with a command matches", channel, host);
 	t->refs = 1;

@@ -3,10 +3,12 @@
 # DESTDIR (a package's staging root, or empty for the live system).
 #
 # usage: DESTDIR=... PREFIX=/usr SYSCONFDIR=/etc MANDIR=PREFIX/share/man SUBMIT_GROUP= \
-#        sh scripts/install.sh BINARY
+#        APPLETS_LIST= sh scripts/install.sh BINARY
 #
 # The link names and directories come from applets/applets.h, the table `spoolbox --install`
-# uses, so the two cannot disagree; a directory under /usr there lands under PREFIX here. Links
+# uses, so the two cannot disagree; a directory under /usr there lands under PREFIX here. The
+# Makefile passes the table as the build's preprocessor left it (APPLETS_LIST), so an applet a
+# build option removed gets no link; the binary is not run, as it may be a cross-build. Links
 # are relative, so they work inside DESTDIR, in a chroot and after the package is unpacked.
 # Nothing under SYSCONFDIR is ever overwritten (an admin's edits win, as with Postfix's and
 # OpenSMTPD's installers). With SUBMIT_GROUP the binary is installed setgid to that group
@@ -20,6 +22,7 @@ PREFIX=${PREFIX:-/usr}
 SYSCONFDIR=${SYSCONFDIR:-/etc}
 MANDIR=${MANDIR:-$PREFIX/share/man}
 SUBMIT_GROUP=${SUBMIT_GROUP:-}
+table=${APPLETS_LIST:-$top/applets/applets.h}
 bad=0
 
 case $PREFIX in /*) ;; *) echo "install: PREFIX must be an absolute path: $PREFIX" >&2; exit 64 ;; esac
@@ -37,8 +40,8 @@ fi
 
 # NAME DIR for every APPLET(name, "dir", flags) and LINK(name, applet, "dir") line
 links=$(sed -n -e 's/^APPLET(\([a-z0-9_]*\), *"\([^"]*\)".*/\1 \2/p' \
-	-e 's/^LINK(\([a-z0-9_]*\), *[a-z0-9_]*, *"\([^"]*\)".*/\1 \2/p' "$top/applets/applets.h")
-[ -n "$links" ] || { echo "install: no applets found in applets/applets.h" >&2; exit 70; }
+	-e 's/^LINK(\([a-z0-9_]*\), *[a-z0-9_]*, *"\([^"]*\)".*/\1 \2/p' "$table")
+[ -n "$links" ] || { echo "install: no applets found in $table" >&2; exit 70; }
 
 while read -r name dir; do
 	case $dir in
@@ -94,7 +97,7 @@ if [ -z "$SUBMIT_GROUP" ]; then
 To let every user submit mail (docs/spool.md 8), as root:
   groupadd -r spoolbox   # addgroup -S spoolbox on BusyBox systems
   chgrp spoolbox $sbindir/spoolbox && chmod 2755 $sbindir/spoolbox
-or run make install again with SUBMIT_GROUP=spoolbox.
+or run make install again with SUBMIT_GROUP=spoolbox (or, as root, spoolbox --install).
 EOF
 fi
 exit $bad

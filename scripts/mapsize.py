@@ -11,14 +11,14 @@ SUBSYSTEMS = [
     ("musl libc", r"^musl libc$"),
     ("BearSSL", r"^BearSSL$"),
     ("TLS glue", r"lib/tls"),
-    ("scheduler", r"applet scheduler|lib/sched|lib/clock"),
-    ("smtp", r"applet smtp$|lib/smtp_(client|session|txn|body)|lib/(dns|auth|creds|smarthost|mime7|md5|base64)$"),
+    ("scheduler", r"applet scheduler|lib/sched|lib/clock|lib/mqauth$"),
+    ("smtp", r"applet smtp(_test)?$|lib/smtp_(client|session|txn|body)|lib/(dns|auth|creds|smarthost|mime7|md5|base64)$"),
     ("submit", r"applet submit|lib/(enqueue|smtpd|header|addr|route)$"),
     ("local", r"applet (local|newaliases)|lib/(aliases|aliases_expand|deliver|deliver_cmd|deliver_priv|mbox|mbox_journal|maildir)$"),
     ("mailq", r"applet mailq|lib/(mailq_\w+|qctl)$"),
     ("errormail", r"applet (errormail|hold)|lib/dsn$"),
     ("spool", r"lib/(spool_\w+|ta|io|fileio|secfile)$"),
-    ("main, install, cleaner", r"applet (cleaner|main|common|install)"),
+    ("main, install, cleaner", r"applet (cleaner|main|common|install|check_users)"),
 ]
 SECTION = re.compile(r"\.(text|rodata|data|bss|tbss|tdata|init_array|fini_array)")
 

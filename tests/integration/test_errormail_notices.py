@@ -145,6 +145,8 @@ def test_success_owed_is_kept_on_disk_as_S_and_sent_later(box):
     m = spoolfmt.Message(text.encode())
     assert [r.tag for r in m.rcpts] == ["S"], text
     assert [x["Subject"] for x in mbox_messages(box, "root")] == ["hello"]  # delivered, not twice
+    p = box.run("mailq", "-v")
+    assert p.returncode == 0 and b"state delivered-notice-owed," in p.stdout, p.stdout + p.stderr
     p = box.run("errormail", "-m", mid)
     assert p.returncode == 0, p.stderr
     out = p.stdout.decode()
@@ -357,3 +359,16 @@ def test_kill_9_while_a_success_notice_is_out_never_delivers_again(box, tmp_path
     assert queue_empty(box), log
     assert [m["Subject"] for m in mbox_messages(box, "root")].count("hello") == 1, log  # delivered once
     assert len(made(box, SUCCESS)) == 2, log  # notified again (a duplicate), never not at all
+
+
+def test_held_mail_gets_no_delay_notice(box):
+    # the hold channel keeps mail on purpose: not "still being tried" (Postfix's hold queue
+    # sends no delay warning either); three hours of a clock later it has counted the hold
+    # clause's longest wait (175m) of trying, well past DELAY_WARN
+    import sched_gen
+    env = {"DELAY_WARN": "5m"}
+    mid = sched_gen.add_incoming(box.spool, [("hold", "x", "someone@example.com")])
+    log = run_once(box, env)
+    log += run_once(box, at(env, 3 * 3600))
+    assert spoolfmt.queued_ids(box.spool) == [mid], log
+    assert mbox_messages(box, "root") == [] and "delay notice" not in log, log

@@ -297,3 +297,20 @@ def test_planted_mailbox_in_world_writable_dir_is_moved_aside_and_mail_delivered
         assert os.path.islink(mbox)
     finally:
         ta.close()
+
+
+def test_unusable_journal_directory_is_said_once_and_delivery_goes_on(box, tmp_path):
+    """SPOOL/mbox is not a private directory of ours (here a symlink elsewhere): nothing is
+    written through it, one log line says appends are not journaled, and mail is delivered."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    mids = [queue_message(box, ["root"], b"Subject: %d\n\nx\n" % i) for i in range(2)]
+    os.symlink(elsewhere, os.path.join(box.spool, "mbox"))
+    ta = TA(box)
+    try:
+        assert [ta.job(m)[0].status for m in mids] == ["ok", "ok"], log_text(box)
+    finally:
+        ta.close()
+    assert os.listdir(elsewhere) == []
+    assert log_text(box).count("mailbox appends are not journaled") == 1
+    assert open(os.path.join(box.mail, "root"), "rb").read().count(b"\nSubject: ") == 2

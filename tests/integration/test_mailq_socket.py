@@ -42,10 +42,14 @@ class Sched:
 
 
 def wait(cond, timeout=20):
+    """cond() until true; a control file caught halfway through a write counts as not yet."""
     deadline = time.time() + timeout
     while time.time() < deadline:
-        if cond():
-            return True
+        try:
+            if cond():
+                return True
+        except (IndexError, ValueError, FileNotFoundError):
+            pass
         time.sleep(0.02)
     return False
 

@@ -92,6 +92,18 @@ def test_short_usage_points_at_the_man_page(box):
     assert p.stdout.startswith(b"usage: see spoolbox(8)")
 
 
+@off("mailq_proto")
+def test_mailq_Q_is_refused_and_plain_mailq_lists_without_the_query_socket(box):
+    assert box.run("submit", "-i", "someone@example.com", input=MSG).returncode == 0
+    p = box.run("scheduler", "-i", "-1")
+    assert p.returncode == 0, p.stderr
+    assert not os.path.exists(os.path.join(box.spool, "scheduler.sock"))
+    p = box.run("mailq", "-Q")
+    assert p.returncode == 64 and b"ENABLE_MAILQ_PROTO" in p.stderr, p.stderr
+    p = box.run("mailq")
+    assert p.returncode == 0 and b"someone@example.com" in p.stdout, p
+
+
 def _date_offset(box, tz):
     p = sendmail(box, "root@example.com", input=MSG, env={"TZ": tz})
     assert p.returncode == 0, p.stderr

@@ -141,7 +141,23 @@ def test_make_install_runs_the_installer_with_its_variables(tmp_path):
                         "SUBMIT_GROUP=mail"], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     assert f"DESTDIR='{tmp_path}' PREFIX='/opt/sb'" in p.stdout
-    assert "SUBMIT_GROUP='mail' sh scripts/install.sh build/" in p.stdout
+    assert re.search(r"SUBMIT_GROUP='mail' APPLETS_LIST=build/\S+/applets.list sh scripts/install.sh build/", p.stdout)
+
+
+@pytest.mark.slow
+def test_make_install_of_a_profile_links_only_the_applets_it_has(tmp_path):
+    """The router profile has no local delivery: no local or newaliases link points at it."""
+    dest = tmp_path / "root"
+    p = subprocess.run(["make", "-s", "-C", ROOT, "install", "PROFILE=router", f"DESTDIR={dest}"],
+                       capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    binpath = dest / "usr/sbin/spoolbox"
+    out = subprocess.run([str(binpath), "--list"], capture_output=True, text=True, check=True).stdout
+    want = sorted({ln.split(" -> ")[0] for ln in out.splitlines() if ln})
+    assert "local" not in want
+    linked = sorted({n for d in ("usr/sbin", "usr/bin", "usr/lib", "usr/libexec/spoolbox") if (dest / d).is_dir()
+                     for n in os.listdir(dest / d) if os.path.islink(dest / d / n)})
+    assert linked == want
 
 
 # --- shell syntax -----------------------------------------------------------------------
