@@ -7,7 +7,7 @@
 #   make CROSS_COMPILE=aarch64-linux-gnu-   cross-build (arm64, armhf, ...: see docs/building.md)
 #   make CC=gcc SANITIZE=1    glibc ASan+UBSan variant (build/gcc-asan/spoolbox)
 #   make test                 everything: product, sanitizer, no-TLS and router builds, unit, fuzz, integration
-#   make size | variants-test | cross-test | bench | demo | fuzz
+#   make size | variants-test | cross-test | bench | demo | fuzz | fuzz-long (FUZZ_SECONDS=600 each)
 #   make install DESTDIR= PREFIX=/usr   binary, links, man pages, sample configuration
 #
 # Sources are found by wildcard: a new lib/*.c or applets/*.c needs no Makefile edit.
@@ -96,7 +96,7 @@ UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 
 .PHONY: all deps deps-cross variant test unit fuzz-regress integration size variants-test cross-test \
-	bench demo clean fuzz help install
+	bench demo clean fuzz fuzz-long help install
 all: deps spoolbox
 
 help:
@@ -154,11 +154,29 @@ fuzz-regress:
 	  $$f -iterations=20000 tests/fuzz/corpus/$${n#fuzz_} || exit 1; done
 
 # Coverage-guided fuzzing with libFuzzer (clang), for humans: make fuzz T=conf
-fuzz:
-	@mkdir -p build/fuzz
-	clang -g -O1 -fsanitize=fuzzer,address,undefined $(CPPFLAGS) -Ibuild/gcc-asan/inc -DENABLE_TLS=1 \
-	  -o build/fuzz/fuzz_$(T) tests/fuzz/fuzz_$(T).c $(LIB_SRC) $(LIBS)
+FUZZ_CFLAGS = -g -O1 -fsanitize=address,undefined $(CPPFLAGS) -Ibuild/gcc-asan/inc -DENABLE_TLS=1
+build/fuzz/lib/%.o: lib/%.c $(wildcard lib/*.h config/*.h)
+	@mkdir -p build/fuzz/lib
+	$(MAKE) CC=gcc SANITIZE=1 build/gcc-asan/inc/bearssl.h
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+build/fuzz/libspool.a: $(LIB_SRC:lib/%.c=build/fuzz/lib/%.o)
+	rm -f $@ && ar rcs $@ $^
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c build/fuzz/libspool.a
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< build/fuzz/libspool.a $(LIBS)
+fuzz: build/fuzz/fuzz_$(T)
 	build/fuzz/fuzz_$(T) -max_total_time=$${SECONDS_:-60} tests/fuzz/corpus/$(T)
+
+# Every target for FUZZ_SECONDS (at least 10 minutes each: issue 11 point 11). New inputs go to
+# build/fuzz/new-T; those that add coverage are merged into tests/fuzz/corpus/T, which is kept
+# in the repo so that fuzz-regress replays them. A crash stops it (its input: build/fuzz/).
+FUZZ_SECONDS ?= 600
+fuzz-long: $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
+	@for s in $(FUZZ_SRC); do n=$$(basename $$s .c); t=$${n#fuzz_}; mkdir -p build/fuzz/new-$$t; \
+	  build/fuzz/$$n -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -artifact_prefix=build/fuzz/$$n- \
+	    build/fuzz/new-$$t tests/fuzz/corpus/$$t >build/fuzz/$$n.log 2>&1 || { tail -40 build/fuzz/$$n.log; exit 1; }; \
+	  build/fuzz/$$n -merge=1 tests/fuzz/corpus/$$t build/fuzz/new-$$t >>build/fuzz/$$n.log 2>&1 || exit 1; \
+	  echo "$$t: $$(sed -n 's/^stat::number_of_executed_units: //p' build/fuzz/$$n.log) executions, 0 crashes," \
+	    "corpus $$(ls tests/fuzz/corpus/$$t | wc -l) files"; done
 
 integration:
 	SPOOLBOX=$(CURDIR)/$(B)/spoolbox $(PYTHON) -m pytest -q tests/integration $(PYTEST_ARGS)

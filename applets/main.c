@@ -5,6 +5,7 @@
  *        spoolbox --list | --install [DIR] | --check [-C FILE] | --version | --help
  * exit:  the applet's status; 64 (EX_USAGE) for an unknown applet or option;
  *        --check: 0 when every configuration file is valid, 78 (EX_CONFIG) otherwise. */
+#include "crashpoint.h"
 #include "common.h"
 #include "fileio.h"
 #include "sysexits.h"
@@ -245,6 +246,7 @@ static int run(const struct applet *a, int argc, char **argv)
 {
 	drop_group_unless(a);
 	applet_self = a;
+	crash_point_init(a->name);
 	if (applet_wants_help(argc, argv))
 		return applet_usage(a->usage, 0);
 	return a->main(argc, name_process(a->name, argc, argv));

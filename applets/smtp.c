@@ -59,6 +59,12 @@ struct smtp_ta {
 	long idle;                  /* seconds a connection is kept between jobs */
 	int send_8bit;
 	char helo[256];
+	/* A destination that timed out: the jobs for it already handed to us (overfeed) are
+	 * deferred with it, without a connection each (issue 11 point 5). Forgotten at "#idle" or
+	 * at a job for another destination: the scheduler holds the thread until its retry time, so
+	 * the next job for it comes after one of those. */
+	char dead[300];
+	char dead_why[SPOOL_TEXT_MAX + 1];
 };
 
 /* The idle timer: SIGALRM after SMTP_IDLE seconds without a job. The handler may only do
@@ -114,7 +120,7 @@ static double since(long long arrival)
 
 /* One recipient's report line and log line. */
 static void report_rcpt(struct smtp_ta *ta, const struct ta_job *job, size_t idx, const struct smtp_result *res,
-                   const char *relay, const char *remote)
+                   const char *relay, const char *remote, int all)
 {
 	const char *status, *action, *word;
 	char enh[16];
@@ -136,7 +142,7 @@ static void report_rcpt(struct smtp_ta *ta, const struct ta_job *job, size_t idx
 		if (!enh[0])
 			str_lcpy(enh, "5.0.0", sizeof enh);
 	} else {
-		status = TA_DEFERRED;
+		status = all ? TA_DEFERALL : TA_DEFERRED;
 		action = "delayed";
 		word = "deferred";
 		if (!enh[0])
@@ -161,7 +167,14 @@ static void report_fail(struct smtp_ta *ta, const struct ta_job *job, size_t fro
 	str_lcpy(res.enh, f->enh, sizeof res.enh);
 	str_lcpy(res.text, f->text, sizeof res.text);
 	for (size_t i = from; i < job->n; i++)
-		report_rcpt(ta, job, job->idx[i], &res, NULL, f->remote);
+		report_rcpt(ta, job, job->idx[i], &res, NULL, f->remote, f->timeouts > 0);
+}
+
+/* Remembers a destination that timed out (its later jobs in the pipe are deferred with it). */
+static void mark_dead(struct smtp_ta *ta, const char *host, const char *why)
+{
+	str_lcpy(ta->dead, smtp_session_key(&ta->cfg, host), sizeof ta->dead);
+	str_fmt(ta->dead_why, sizeof ta->dead_why, "not tried: %s on an earlier message", why);
 }
 
 static void txn_fill(const struct smtp_ta *ta, struct smtp_txn *t, const struct spool_msg *m, const struct ta_job *job,
@@ -227,6 +240,17 @@ static int smtp_job(void *ctx, struct ta_job *job)
 	const struct spool_msg *m = &job->msg;
 	idle_disarm(ta);
 	ta->sess.conn.logid = job->id;
+	if (ta->dead[0] && !strcmp(ta->dead, smtp_session_key(&ta->cfg, job->host))) {
+		struct smtp_fail f;
+		memset(&f, 0, sizeof f);
+		f.timeouts = 1;
+		str_lcpy(f.enh, "4.4.2", sizeof f.enh);
+		str_lcpy(f.text, ta->dead_why, sizeof f.text);
+		report_fail(ta, job, 0, &f);
+		ta->sess.conn.logid = NULL;
+		return 0;
+	}
+	ta->dead[0] = 0;
 	int fd = spool_msg_open(job->sp, job->id, m->body_off);
 	if (fd < 0) {
 		struct smtp_fail f;
@@ -262,6 +286,8 @@ static int smtp_job(void *ctx, struct ta_job *job)
 			struct smtp_fail f;
 			if (smtp_session_get(&ta->sess, &ta->cfg, job->host, &f) < 0) {
 				report_fail(ta, job, start, &f);
+				if (f.timeouts)
+					mark_dead(ta, job->host, f.text);
 				goto done;
 			}
 			if (m->body8 && !(ta->sess.conn.caps.ext & SMTP_EXT_8BITMIME) && !ta->send_8bit && cfd < 0) {
@@ -282,6 +308,7 @@ static int smtp_job(void *ctx, struct ta_job *job)
 			}
 			off_t from = use7 ? 0 : m->body_off;
 			int ok = lseek(use7 ? cfd : fd, from, SEEK_SET) == from;
+			ta->sess.conn.timed_out = 0;
 			tr = ok ? smtp_transaction(&ta->sess.conn, &t) : -1;
 			if (!ok)
 				for (size_t i = 0; i < n; i++) {
@@ -297,8 +324,11 @@ static int smtp_job(void *ctx, struct ta_job *job)
 		ta->sess.messages++;
 		if (t.folded)
 			log_msg(LOG_INFO, job->id, "folded %llu lines longer than 998 bytes", t.folded);
+		int timed_out = tr < 0 && ta->sess.conn.timed_out;
 		for (size_t i = 0; i < n; i++)
-			report_rcpt(ta, job, job->idx[start + i], &rc[i].res, ta->sess.relay, ta->sess.remote);
+			report_rcpt(ta, job, job->idx[start + i], &rc[i].res, ta->sess.relay, ta->sess.remote, timed_out);
+		if (timed_out)
+			mark_dead(ta, job->host, ta->sess.conn.err);
 		if (tr < 0)
 			smtp_session_drop(&ta->sess);
 	}
@@ -324,6 +354,7 @@ static void smtp_idle(void *ctx)
 {
 	struct smtp_ta *ta = ctx;
 	idle_disarm(ta);
+	ta->dead[0] = 0;
 	if (ta->sess.conn.open)
 		smtp_session_end(&ta->sess);
 }

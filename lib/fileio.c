@@ -1,4 +1,5 @@
 /* Durable, error-reporting file operations (see fileio.h). */
+#include "crashpoint.h"
 #include "fileio.h"
 #include "log.h"
 #include "util.h"
@@ -73,6 +74,7 @@ int fio_fsync(int fd, const char *path)
 		if (errno != EINTR)
 			return fail("fsync", path);
 	}
+	crash_point("fsync", path);
 	return 0;
 }
 

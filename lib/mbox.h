@@ -11,6 +11,7 @@
 #include "deliver.h"
 
 #define MBOX_DOTLOCK_STALE 300 /* seconds after which a .lock file is stale (procmail, mutt) */
+#define MBOX_DOTLOCK_EMPTY_STALE 5 /* an empty one: its maker died between create and write */
 
 struct mbox_opts {
 	long lock_timeout;    /* seconds to wait for the locks before deferring */

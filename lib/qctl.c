@@ -2,6 +2,7 @@
  * takes it, and the steps of hold, release, delete and retry-now. Each action's first step
  * is the one that decides it, and a crash after it leaves a state the next scheduler start (or
  * the cleaner) finishes the same way; a crash before it leaves the message as it was. */
+#include "crashpoint.h"
 #include "qctl.h"
 #include "fileio.h"
 #include "log.h"
@@ -154,8 +155,10 @@ long long qctl_due_time(const struct spool *sp, const char *id)
 
 static int unlink_logged(const char *id, const char *path)
 {
-	if (unlink(path) == 0 || errno == ENOENT)
+	if (unlink(path) == 0 || errno == ENOENT) {
+		crash_point("unlink", path);
 		return 0;
+	}
 	log_msg(LOG_ERR, id, "unlink %s: %s", path, strerror(errno));
 	return -1;
 }
@@ -246,6 +249,7 @@ static int do_hold(struct spool *sp, const char *id, long long t)
 		log_msg(LOG_ERR, id, "link %s to %s: %s", ctl, hold, strerror(errno));
 		return -1;
 	}
+	crash_point("link", hold);
 	return fio_fsync_dir(dir) < 0 || (t > 0 && sync_dir_of(due) < 0) ? -1 : 0;
 }
 

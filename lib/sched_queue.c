@@ -2,6 +2,7 @@
  * per-recipient state, TA reports written to the control file (A record, then the status field)
  * and made durable once per loop turn before anything acts on them, then settling: removal when
  * every recipient is done, the error channel for failures, the due link moved for the rest. */
+#include "crashpoint.h"
 #include "sched_int.h"
 #include "qctl.h"
 #include "fileio.h"
@@ -100,6 +101,7 @@ static void turn_sync(struct sched *s)
 			continue;
 		if (m->dirty && !s->conf.msgwriteasync && !finished(m) && fdatasync(m->fd) < 0)
 			log_msg(LOG_ERR, m->id, "fdatasync of the control file: %s", strerror(errno));
+		crash_point("fdatasync", m->id);
 		close(m->fd);
 		m->fd = -1;
 		m->dirty = 0;

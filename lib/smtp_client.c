@@ -66,11 +66,13 @@ size_t smtp_enh_parse(const char *text, int code, char *enh, size_t size)
 	return text[end] ? end + 1 : end;
 }
 
-static const char *io_why(int eof)
+/* Also notes a timeout in c: the agent defers the whole destination after one (issue 11 point 5). */
+static const char *io_why(struct smtp_conn *c, int eof)
 {
 	if (eof)
 		return "connection closed by";
-	return errno == ETIMEDOUT ? "timeout talking to" : "lost connection with";
+	c->timed_out = errno == ETIMEDOUT;
+	return c->timed_out ? "timeout talking to" : "lost connection with";
 }
 
 static long long mono_ms(void)
@@ -102,7 +104,7 @@ int smtp_read_reply(struct smtp_conn *c, struct smtp_reply *r, int timeout_ms)
 		if (overlong) {
 			n = (ssize_t)strlen(line); /* an overlong line is kept, cut */
 		} else if (n <= 0) {
-			str_fmt(c->err, sizeof c->err, "%s %s%s%s", io_why(n == 0), c->name,
+			str_fmt(c->err, sizeof c->err, "%s %s%s%s", io_why(c, n == 0), c->name,
 			        n < 0 && errno != ETIMEDOUT ? ": " : "", n < 0 && errno != ETIMEDOUT ? strerror(errno) : "");
 			return -1;
 		}
@@ -218,6 +220,7 @@ void smtp_reply_oneline(const struct smtp_reply *r, char *out, size_t size)
 int smtp_connect(struct smtp_conn *c, const struct sockaddr *sa, unsigned salen)
 {
 	c->open = 0;
+	c->timed_out = 0;
 	int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0) {
 		str_fmt(c->err, sizeof c->err, "connect to %s: socket: %s", c->name, strerror(errno));
@@ -232,6 +235,7 @@ int smtp_connect(struct smtp_conn *c, const struct sockaddr *sa, unsigned salen)
 		while (pr < 0 && errno == EINTR);
 		if (pr == 0) {
 			close(fd);
+			c->timed_out = 1;
 			str_fmt(c->err, sizeof c->err, "connect to %s: timed out after %d s", c->name, c->to.connect / 1000);
 			return -1;
 		}
@@ -271,7 +275,7 @@ int smtp_send(struct smtp_conn *c, const char *line)
 {
 	transcript_out(c, line);
 	if (io_puts(&c->io, line) < 0 || io_write(&c->io, "\r\n", 2) < 0) {
-		str_fmt(c->err, sizeof c->err, "%s %s: %s", io_why(0), c->name, strerror(errno));
+		str_fmt(c->err, sizeof c->err, "%s %s: %s", io_why(c, 0), c->name, strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -281,7 +285,7 @@ int smtp_flush(struct smtp_conn *c, int timeout_ms)
 {
 	c->io.timeout_ms = timeout_ms;
 	if (io_flush(&c->io) < 0) {
-		str_fmt(c->err, sizeof c->err, "%s %s while sending: %s", io_why(0), c->name, strerror(errno));
+		str_fmt(c->err, sizeof c->err, "%s %s while sending: %s", io_why(c, 0), c->name, strerror(errno));
 		return -1;
 	}
 	return 0;

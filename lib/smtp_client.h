@@ -58,6 +58,7 @@ struct smtp_conn {
 	int verbose;
 	int open;
 	int rset_pending;          /* a reused connection: RSET goes first, pipelined */
+	int timed_out;             /* the last failure was a time limit, not a refusal or a reset */
 	char err[512];
 };
 

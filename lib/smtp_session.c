@@ -314,6 +314,7 @@ again:
 		((struct sockaddr_in *)&sa.sa)->sin_port = htons((unsigned short)t->port);
 	if (smtp_connect(c, (struct sockaddr *)&sa.sa, sa.len) < 0) {
 		fail(why, RANK_CONNECT, "4.4.1", remote, "%s", c->err);
+		why->timeouts += c->timed_out;
 		return -1;
 	}
 	s->connections++;
@@ -385,13 +386,19 @@ again:
 		log_msg(LOG_INFO, c->logid, "TLS connection to %s: %s", s->relay, s->tlsdesc);
 	return 0;
 bad:
+	why->timeouts += c->timed_out;
 	smtp_close(c);
 	return -1;
 }
 
+const char *smtp_session_key(const struct smtp_config *cfg, const char *domain)
+{
+	return cfg->nsmarthost ? "[smarthost]" : domain;
+}
+
 int smtp_session_get(struct smtp_session *s, const struct smtp_config *cfg, const char *domain, struct smtp_fail *why)
 {
-	const char *key = cfg->nsmarthost ? "[smarthost]" : domain;
+	const char *key = smtp_session_key(cfg, domain);
 	memset(why, 0, sizeof *why);
 	if (s->conn.open) {
 		if (strcmp(s->key, key) == 0) {

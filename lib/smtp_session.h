@@ -38,6 +38,7 @@ struct smtp_fail {
 	char enh[16];
 	char text[SPOOL_TEXT_MAX + 1];
 	char remote[300];            /* host[addr] of the failing server, or "" */
+	int timeouts;                /* addresses that timed out (connect, greeting, EHLO, STARTTLS) */
 };
 
 struct smtp_session {
@@ -59,6 +60,8 @@ void smtp_session_init(struct smtp_session *s);
  * cached one when it serves the same destination (RSET succeeded), else a new one.
  * Returns 0, or -1 with *why filled. */
 int smtp_session_get(struct smtp_session *s, const struct smtp_config *cfg, const char *domain, struct smtp_fail *why);
+/* The destination a session to `domain` serves: "[smarthost]" or the domain itself. */
+const char *smtp_session_key(const struct smtp_config *cfg, const char *domain);
 /* QUIT and forget the connection. */
 void smtp_session_end(struct smtp_session *s);
 /* Forget it without QUIT (after a failure). */

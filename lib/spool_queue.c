@@ -1,6 +1,7 @@
 /* The scheduler's side of the spool (docs/spool.md 6, 7, 9, 10): the trigger, pick-up with
  * batched directory fsyncs, the due index, control-file loading, in-place status updates,
  * appended records and removal. */
+#include "crashpoint.h"
 #include "spool.h"
 #include "fileio.h"
 #include "log.h"
@@ -174,8 +175,10 @@ static void forget_due_dir(struct spool *sp, long long t)
 /* link(), re-making the bucket directory once if someone (cleaner) removed it meanwhile. */
 static int link_due(struct spool *sp, const char *from, const char *to, long long t)
 {
-	if (link(from, to) == 0 || errno == EEXIST)
+	if (link(from, to) == 0 || errno == EEXIST) {
+		crash_point("link", to);
 		return 0;
+	}
 	if (errno != ENOENT)
 		return -1;
 	forget_due_dir(sp, t);
@@ -310,6 +313,7 @@ int spool_pickup_finish(struct spool *sp, const char *id)
 		log_msg(LOG_ERR, id, "rename %s to %s: %s", src, dst, strerror(errno));
 		return -1;
 	}
+	crash_point("rename", dst);
 	sp->dirty_queue |= 1UL << hash_index(id);
 	sp->dirty_incoming = 1;
 	return 0;
@@ -606,7 +610,9 @@ int spool_rcpt_update(int fd, const struct spool_rcpt *r, const char *path)
 	/* "@ spoolbox 1": the digit is byte 11; an older reader must refuse a file with an S */
 	if (r->tag == RT_SUCCESS && fio_pwrite_all(fd, "2", 1, 11, path) < 0)
 		return -1;
-	return fio_pwrite_all(fd, field, sizeof field, r->off + 2, path);
+	int w = fio_pwrite_all(fd, field, sizeof field, r->off + 2, path);
+	crash_point("status", path);
+	return w;
 }
 
 int spool_record_append(int fd, const char *line, const char *path)
@@ -646,6 +652,7 @@ int spool_record_append(int fd, const char *line, const char *path)
 	if (r == 0 && at + (off_t)o < st.st_size && ftruncate(fd, at + (off_t)o) < 0)
 		log_msg(LOG_WARNING, NULL, "truncate %s: %s", path, strerror(errno));
 	free(rec);
+	crash_point("record", path);
 	return r;
 }
 
@@ -686,10 +693,13 @@ int spool_remove(struct spool *sp, const char *id, long long t)
 	int r = 0;
 	if (t > 0 && spool_path_due(sp, id, t, path, sizeof path) == 0 && unlink(path) < 0 && errno != ENOENT)
 		r = -1;
+	crash_point("unlink", path);
 	if (spool_path_ctl(sp, id, path, sizeof path) < 0 || (unlink(path) < 0 && errno != ENOENT))
 		r = -1;
+	crash_point("unlink", path);
 	if (spool_path_msg(sp, id, path, sizeof path) < 0 || (unlink(path) < 0 && errno != ENOENT))
 		r = -1;
+	crash_point("unlink", path);
 	if (r)
 		log_msg(LOG_ERR, id, "remove from the queue: %s", strerror(errno));
 	return r;

@@ -1,4 +1,5 @@
 /* Opening the spool, the enqueue sequence E1..E4 of docs/spool.md 5, and the trigger FIFO. */
+#include "crashpoint.h"
 #include "spool.h"
 #include "fileio.h"
 #include "log.h"
@@ -170,6 +171,7 @@ int spool_writer_commit(struct spool_writer *w)
 		log_msg(LOG_ERR, w->id, "rename %s to %s: %s", w->tmppath, dst, strerror(errno));
 		goto fail;
 	}
+	crash_point("rename", dst);
 	if (fio_fsync_dir(dir) < 0) {
 		/* Not durable: take it back, so the caller's retry cannot make a duplicate. */
 		int e = errno;

@@ -1,0 +1,127 @@
+"""A relay that accepts the TCP connection and never answers (issue 11 point 5): the first
+message to it waits its greeting timeout once; every other message for that destination is
+deferred with it (`deferall`) instead of waiting the same timeout again, one after the other.
+Real processes: submit, the scheduler, the smtp agent, and a listener on 127.0.0.1 that counts
+its accept()s and never writes a byte."""
+import os
+import re
+import socket
+import subprocess
+import threading
+import time
+
+from conftest import BINARY
+import spoolfmt
+
+
+class Mute:
+    """Accepts connections, keeps them open, never speaks; counts them."""
+
+    def __init__(self):
+        self.srv = socket.socket()
+        self.srv.bind(("127.0.0.1", 0))
+        self.srv.listen(64)
+        self.port = self.srv.getsockname()[1]
+        self.accepted = 0
+        self.conns = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                c, _ = self.srv.accept()
+            except OSError:
+                return
+            self.accepted += 1
+            self.conns.append(c)
+
+    def close(self):
+        self.srv.close()
+        for c in self.conns:
+            c.close()
+
+
+def control(box, mid):
+    with open(os.path.join(box.spool, "queue", mid[-1], mid + ".c"), "rb") as f:
+        return spoolfmt.Message(f.read())
+
+
+def test_a_mute_relay_costs_one_timeout_for_all_its_messages(box):
+    mute = Mute()
+    env = {"SMARTHOST": f"[127.0.0.1]:{mute.port} tls=none", "SMTP_HELO_TIMEOUT": "1s",
+           "SMTP_IDLE": "10s"}
+    try:
+        for i in range(20):
+            p = box.run("submit", "-i", "-f", "root@box.example", "user%d@example.com" % i,
+                        input=b"Subject: %d\n\nhello\n" % i, env=env)
+            assert p.returncode == 0, p.stderr
+        state = {}
+
+        def held():
+            # the scheduler's view (mailq -Q): the thread is blocked until its retry time
+            # and has nothing ready; and the control files say who was tried
+            q = box.run("mailq", "-Q", env=env)
+            line = [ln for ln in q.stdout.decode().splitlines() if ln.startswith("smtp/")]
+            state["thread"] = line
+            ids = spoolfmt.queued_ids(box.spool)
+            state["ids"] = ids
+            tried = [m for m in ids if control(box, m).attempts]
+            state["tried"] = tried
+            return (len(ids) == 20 and len(tried) >= 1 and len(line) == 1
+                    and re.search(r"\tready=0\t", line[0]) and not re.search(r"\tblocked=0\t", line[0]))
+
+        s = subprocess.Popen([BINARY, "scheduler", "-i"], env=box.environ(env), stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE)
+        deadline = time.time() + 60
+        try:
+            ok = False
+            while time.time() < deadline and s.poll() is None:
+                if held():
+                    ok = True
+                    break
+                time.sleep(0.1)
+        finally:
+            s.terminate()
+            _, err = s.communicate(timeout=30)
+        log = err.decode(errors="replace")
+        assert ok, (state, log)
+        # one connection: the first message waited its timeout once; the jobs already handed
+        # to the agent (overfeed) were deferred with it, the rest are held with the thread
+        assert mute.accepted == 1, (mute.accepted, log)
+        texts = []
+        for mid in state["ids"]:
+            m = control(box, mid)
+            # never in transit any more: deferred (Q) with a deferall record, or held (N, untried)
+            want = (["Q"], ["deferall"]) if m.attempts else (["N"], [])
+            assert ([r.tag for r in m.rcpts], [a[3] for a in m.attempts]) == want, (mid, m.attempts, log)
+            texts += [a[7] for a in m.attempts]
+            assert all(a[5] == "4.4.2" for a in m.attempts), m.attempts
+        assert sum(t.startswith("timeout talking to") for t in texts) == 1, texts
+        assert all(t.startswith(("timeout talking to", "not tried: timeout")) for t in texts), texts
+        assert log.count("deferall") == len(texts), log
+    finally:
+        mute.close()
+
+
+def test_after_idle_the_destination_is_tried_again(box):
+    """The dead mark lives only for the jobs already handed out: a job after "#idle" (the
+    scheduler's retry time) connects again."""
+    from ta_driver import TA, Queue
+    mute = Mute()
+    q = Queue(box.spool)
+    a = q.add("root@box.example", ["a@example.com"], b"Subject: a\n\nx\n")
+    b = q.add("root@box.example", ["b@example.com"], b"Subject: b\n\nx\n")
+    env = {"SMARTHOST": f"[127.0.0.1]:{mute.port} tls=none", "SMTP_HELO_TIMEOUT": "1s"}
+    try:
+        with TA(box, env=env) as ta:
+            r1 = ta.job(q, a, "example.com", timeout=20)
+            r2 = ta.job(q, b, "example.com", timeout=20)
+            assert [r.status for r in r1 + r2] == ["deferall", "deferall"], (r1, r2)
+            assert mute.accepted == 1
+            ta.send("#idle")
+            ta.expect("#hungry")
+            r3 = ta.job(q, a, "example.com", timeout=20)
+            assert [r.status for r in r3] == ["deferall"], r3
+            assert mute.accepted == 2
+    finally:
+        mute.close()
