@@ -124,6 +124,17 @@ static void reload(struct sched *s)
 }
 
 /* Trigger lines (docs/spool.md 10): new mail, Q (run everything), R<domain>, mailq's H U D I. */
+/* A run of the queue: the first pass kicks every message in memory, even one tried earlier in
+ * the same second (a link-up flush right after a deferral); the later passes, as memory frees
+ * up, skip what was tried since the run began. */
+static void start_run(struct sched *s)
+{
+	s->runall_at = 0;
+	sq_scan(s, 1, s->runall_dom[0] ? s->runall_dom : NULL);
+	if (s->disk_more)
+		s->runall_at = s->now;
+}
+
 static int read_trigger(struct sched *s)
 {
 	char buf[1024];
@@ -136,17 +147,15 @@ static int read_trigger(struct sched *s)
 		pos += len + 1;
 		if (len == 1 && p[0] == 'Q') {
 			log_msg(LOG_INFO, NULL, "trigger: run the whole queue");
-			s->runall_at = s->now;
 			s->runall_dom[0] = 0;
-			sq_scan(s, 1, NULL);
+			start_run(s);
 		} else if (len >= 2 && p[0] == 'R') {
 			char *dom = s->runall_dom;
 			size_t dl = len - 1 < sizeof s->runall_dom - 1 ? len - 1 : sizeof s->runall_dom - 1;
 			memcpy(dom, p + 1, dl);
 			dom[dl] = 0;
 			log_msg(LOG_INFO, NULL, "trigger: run the queue for %s", dom);
-			s->runall_at = s->now;
-			sq_scan(s, 1, dom);
+			start_run(s);
 		} else if (!sched_mailq_line(s, p, len)) {
 			newmail = 1;
 		}

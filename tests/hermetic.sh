@@ -49,6 +49,7 @@ printf '127.0.0.1:2525 planted planted\n' >/etc/spoolbox/credentials
 chmod 600 /etc/spoolbox/credentials
 printf 'root: planted-root\npostmaster: planted-root\n' >/etc/spoolbox/aliases
 printf 'root: planted-root\npostmaster: planted-root\n' >/etc/aliases
+rm -rf /tmp/x   # (inside the overlay: the real /tmp keeps whatever it has)
 printf 'planted\n' >/tmp/x
 groupadd -r spoolbox   # an installed spoolbox has its group
 

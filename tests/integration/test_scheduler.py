@@ -679,6 +679,30 @@ def test_daemon_mode_detaches_when_ready(box):
     assert "SIGTERM: stopping the transport agents first" in open(os.path.join(box.base, "d.log")).read()
 
 
+def test_run_the_queue_right_after_a_deferral_tries_again(box):
+    """A run of the queue asked for in the same second as a message's last attempt (a link-up
+    flush just after the link-down deferral) tries that message again; it used to be taken as
+    already tried in this run."""
+    sconf(box, BASIC.replace("interval=1s", "interval=1h"))
+    mid = gen.add_incoming(box.spool, [("smtp", "a.example", "defer@a.example")])
+    proc = start_daemon(box)
+    try:
+        deadline = time.time() + 10
+        while not any(e[0] == "deliver" or e[0] == "job" for e in events(box)) and time.time() < deadline:
+            time.sleep(0.01)
+        while ctl(box, mid).rcpts[0].tag != "Q" and time.time() < deadline:
+            time.sleep(0.01)  # the deferral is recorded
+        fd = os.open(os.path.join(box.spool, "trigger"), os.O_WRONLY | os.O_NONBLOCK)
+        os.write(fd, b"Q\n")
+        os.close(fd)
+        deadline = time.time() + 10
+        while len([e for e in events(box) if e[0] == "job"]) < 2 and time.time() < deadline:
+            time.sleep(0.05)
+    finally:
+        stop(box, proc)
+    assert len([e for e in events(box) if e[0] == "job"]) == 2, events(box)
+
+
 def test_run_the_queue_drains_more_than_the_high_watermark(box):
     """sendmail -q runs the whole queue, not only the QUEUEHI messages that fit in memory: the
     scheduler keeps refilling from the due index as messages finish (issue 13 point 1). The
