@@ -47,6 +47,8 @@ HAVE_TLS = FEATURES.get("tls", False)
 FILE_NEEDS = {
     "test_errormail.py": ("local",),  # the reports are delivered to a local sender
     "test_errormail_notices.py": ("local",),
+    "test_crash_points.py": ("local",),  # every crash is followed by delivery into an mbox
+    "test_power_cut.py": ("local",),
     "test_local.py": ("local",),
     "test_local_e2e.py": ("local",),
     "test_local_reliability.py": ("local",),
@@ -59,6 +61,7 @@ FILE_NEEDS = {
 TEST_NEEDS = {
     "test_hermetic.py::test_scheduler_C_reaches_its_agents": ("local",),
     "test_sched_reload.py::test_no_etc_passwd_agents_still_run_as_root": ("local",),
+    "test_smtp_dead_destination.py::test_a_mute_relay_costs_one_timeout_for_all_its_messages": ("mailq_proto",),
     "test_install.py::test_install_as_root_makes_dirs_group_setgid_and_spool": ("local",),
     "test_install.py::test_scheduler_first_then_nobody_submits_and_it_is_delivered": ("local",),
     "test_install.py::test_check_reports_a_spool_without_the_group_and_the_scheduler_repairs_it": ("local",),
