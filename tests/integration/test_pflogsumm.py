@@ -41,6 +41,7 @@ def count(report, what):
     return int(m.group(1))
 
 
+@pytest.mark.needs("local")  # local delivery and the DSN to a local sender are counted
 @pytest.mark.skipif(not have_pflogsumm(), reason="pflogsumm could not be fetched (scripts/pflogsumm.sh)")
 def test_pflogsumm_counts_what_happened(box, tmp_path):
     sink = SmtpSink().start()
