@@ -248,6 +248,10 @@ static void send_dsn(struct em *em, struct ta_job *job, const size_t *want, size
 				log_msg(LOG_INFO, job->id, "%s %s queued for <%s>: %zu %s recipient%s, %s", what, e.m.id,
 				        e.m.rcpt[0].addr, n, kind_action[kind], n == 1 ? "" : "s",
 				        dsn_returns_full(&d) ? "message returned" : "headers returned");
+				/* Postfix's bounce line, which log summarisers read (docs/logging.md) */
+				static const char *const pf[] = {"non-delivery", "delay", "delivery status"};
+				log_msg_as("spoolbox/bounce", LOG_INFO, job->id, "%s %s notification: %s", pm ? "postmaster" : "sender",
+				           pf[kind], e.m.id);
 				report_all(job, want, n, kind, TA_OK, text);
 			}
 		}

@@ -77,6 +77,21 @@ struct local {
 
 /* ---- configuration ---- */
 
+/* The report to the scheduler and the Postfix-shaped log line for it (docs/logging.md). A
+ * forward (an alias to a remote address re-queued through submit) is Postfix's "forwarded as":
+ * summarisers count it once, when the new message is delivered. */
+static void report(const struct ta_job *job, size_t idx, const char *status, const char *action,
+                   const char *enh, const char *diag, const char *remote)
+{
+	ta_report(job, idx, status, action, enh, diag, remote);
+	char text[SPOOL_TEXT_MAX + 32];
+	if (!strcmp(action, "relayed"))
+		str_fmt(text, sizeof text, "forwarded as %s", diag);
+	else
+		str_lcpy(text, diag, sizeof text);
+	ta_log_delivery(job, idx, status, "local", NULL, enh, text);
+}
+
 static int user_by_uid(uid_t uid, struct dl_user *u)
 {
 	struct passwd *pw = getpwuid(uid);
@@ -474,7 +489,7 @@ static void deliver_rcpt(struct local *L, struct ta_job *job, size_t idx, int fd
 		snprintf(rcpt, sizeof rcpt, "%s@%s", rc->addr, L->host);
 	if (L->dt_overflow || dt_seen(L, rcpt)) {
 		log_msg(LOG_NOTICE, job->id, "to=<%s> mail loop: Delivered-To already present", rcpt);
-		ta_report(job, idx, TA_ERROR, "failed", "5.4.6",
+		report(job, idx, TA_ERROR, "failed", "5.4.6",
 		          L->dt_overflow ? "mail forwarding loop: too many Delivered-To: headers"
 		                         : "mail forwarding loop: this message was already delivered to this recipient",
 		          NULL);
@@ -483,12 +498,12 @@ static void deliver_rcpt(struct local *L, struct ta_job *job, size_t idx, int fd
 	if (L->al.errors) {
 		char text[700];
 		snprintf(text, sizeof text, "aliases file has errors, fix it (spoolbox --check): %s", L->al.first_error);
-		ta_report(job, idx, TA_DEFERRED, "delayed", "4.3.5", text, NULL);
+		report(job, idx, TA_DEFERRED, "delayed", "4.3.5", text, NULL);
 		return;
 	}
 	struct expansion x;
 	if (expand_recipient(&L->xc, rc->addr, &x) < 0) {
-		ta_report(job, idx, TA_DEFERRED, "delayed", "4.3.0", "out of memory expanding the recipient", NULL);
+		report(job, idx, TA_DEFERRED, "delayed", "4.3.0", "out of memory expanding the recipient", NULL);
 		return;
 	}
 	struct dl_msg m = {fd, job->msg.body_off, job->msg.size, job->msg.sender ? job->msg.sender : "", rcpt, time(NULL)};
@@ -498,7 +513,7 @@ static void deliver_rcpt(struct local *L, struct ta_job *job, size_t idx, int fd
 		free(res);
 		free(addrs);
 		expansion_free(&x);
-		ta_report(job, idx, TA_DEFERRED, "delayed", "4.3.0", "out of memory", NULL);
+		report(job, idx, TA_DEFERRED, "delayed", "4.3.0", "out of memory", NULL);
 		return;
 	}
 	for (size_t i = 0; i < x.n; i++)
@@ -546,14 +561,14 @@ static void deliver_rcpt(struct local *L, struct ta_job *job, size_t idx, int fd
 			         x.t[fdef].kind == DK_ERROR ? rcpt : x.t[fdef].text, res[fdef].text);
 		else
 			str_lcpy(text, res[fdef].text, sizeof text);
-		ta_report(job, idx, TA_DEFERRED, "delayed", res[fdef].enh, text, NULL);
+		report(job, idx, TA_DEFERRED, "delayed", res[fdef].enh, text, NULL);
 	} else if (!nok) {
 		if (x.n > 1)
 			str_fmt(text, sizeof text, "%s %.200s: %s", kind_name(x.t[ffail].kind),
 			         x.t[ffail].kind == DK_ERROR ? rcpt : x.t[ffail].text, res[ffail].text);
 		else
 			str_lcpy(text, res[ffail].text, sizeof text);
-		ta_report(job, idx, TA_ERROR, "failed", res[ffail].enh, text, NULL);
+		report(job, idx, TA_ERROR, "failed", res[ffail].enh, text, NULL);
 	} else {
 		const char *action = x.n > 1 ? "expanded" : x.t[0].kind == DK_REMOTE ? "relayed" : "delivered";
 		if (x.n == 1)
@@ -563,7 +578,7 @@ static void deliver_rcpt(struct local *L, struct ta_job *job, size_t idx, int fd
 			         x.t[ffail].kind == DK_ERROR ? "-" : x.t[ffail].text, res[ffail].text);
 		else
 			str_fmt(text, sizeof text, "delivered to %zu targets", nok);
-		ta_report(job, idx, TA_OK, action, "2.0.0", text, NULL);
+		report(job, idx, TA_OK, action, "2.0.0", text, NULL);
 	}
 	free(res);
 	free(addrs);
@@ -577,7 +592,7 @@ static int local_job(void *ctx, struct ta_job *job)
 	int fd = spool_msg_open(job->sp, job->id, job->msg.body_off);
 	if (fd < 0) {
 		for (size_t i = 0; i < job->n; i++)
-			ta_report(job, job->idx[i], TA_DEFERRED, "delayed", "4.3.0", "cannot open the message file", NULL);
+			report(job, job->idx[i], TA_DEFERRED, "delayed", "4.3.0", "cannot open the message file", NULL);
 		return -1;
 	}
 	dt_scan(L, fd, job->msg.body_off, job->msg.size);
@@ -587,7 +602,7 @@ static int local_job(void *ctx, struct ta_job *job)
 		         L->hop_limit);
 	for (size_t i = 0; i < job->n; i++)
 		if (L->hop_limit > 0 && L->hops > L->hop_limit)
-			ta_report(job, job->idx[i], TA_ERROR, "failed", "5.4.6", loop, NULL);
+			report(job, job->idx[i], TA_ERROR, "failed", "5.4.6", loop, NULL);
 		else
 			deliver_rcpt(L, job, job->idx[i], fd);
 	dt_clear(L);

@@ -110,19 +110,11 @@ static void idle_disarm(struct smtp_ta *ta)
 	idle_expired = 0;
 }
 
-static double since(long long arrival)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	double d = (double)(ts.tv_sec - arrival) + ts.tv_nsec / 1e9;
-	return d < 0 ? 0 : d;
-}
-
 /* One recipient's report line and log line. */
 static void report_rcpt(struct smtp_ta *ta, const struct ta_job *job, size_t idx, const struct smtp_result *res,
                    const char *relay, const char *remote, int all)
 {
-	const char *status, *action, *word;
+	const char *status, *action;
 	char enh[16];
 	str_lcpy(enh, res->enh, sizeof enh);
 	int cls = res->code / 100;
@@ -132,19 +124,16 @@ static void report_rcpt(struct smtp_ta *ta, const struct ta_job *job, size_t idx
 		int dsn = (ta->sess.conn.caps.ext & SMTP_EXT_DSN) != 0;
 		status = dsn ? "ok2" : TA_OK;
 		action = dsn ? "delivered" : "relayed";
-		word = "sent";
 		if (!enh[0])
 			str_lcpy(enh, "2.0.0", sizeof enh);
 	} else if (cls == 5) {
 		status = TA_ERROR;
 		action = "failed";
-		word = "bounced";
 		if (!enh[0])
 			str_lcpy(enh, "5.0.0", sizeof enh);
 	} else {
 		status = all ? TA_DEFERALL : TA_DEFERRED;
 		action = "delayed";
-		word = "deferred";
 		if (!enh[0])
 			str_lcpy(enh, cls == 4 ? "4.0.0" : "4.4.2", sizeof enh);
 		enh[0] = '4';
@@ -154,8 +143,7 @@ static void report_rcpt(struct smtp_ta *ta, const struct ta_job *job, size_t idx
 	char use[32] = "";
 	if (relay && *relay && ta->sess.messages > 1)
 		str_fmt(use, sizeof use, ", conn_use=%u", ta->sess.messages);
-	log_msg(LOG_INFO, job->id, "to=<%s>, relay=%s%s, delay=%.2f, dsn=%s, status=%s (%s)", job->msg.rcpt[idx].addr,
-	        relay && *relay ? relay : "none", use, since(job->msg.arrival), enh, word, res->text);
+	ta_log_delivery(job, idx, status, relay, use, enh, res->text);
 }
 
 static void report_fail(struct smtp_ta *ta, const struct ta_job *job, size_t from, const struct smtp_fail *f)

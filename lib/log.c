@@ -76,7 +76,7 @@ static int sl_connect(void)
 }
 
 /* One line to syslog: "<PRI>Mmm dd hh:mm:ss ident[pid]: text" (RFC 3164). 0, or -1 when it did not go. */
-static int sl_send(int level, const char *id, const char *text)
+static int sl_send(const char *ident, int level, const char *id, const char *text)
 {
 	static const char mon[12][4] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
 	                                "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
@@ -90,7 +90,7 @@ static int sl_send(int level, const char *id, const char *text)
 		snprintf(stamp, sizeof stamp, "%s %2d %02d:%02d:%02d ", mon[tm.tm_mon % 12], tm.tm_mday, tm.tm_hour,
 		         tm.tm_min, tm.tm_sec);
 	char buf[1400];
-	int n = snprintf(buf, sizeof buf, "<%d>%s%s[%ld]: %s%s%s", LOG_MAIL | (level & 7), stamp, lg.ident,
+	int n = snprintf(buf, sizeof buf, "<%d>%s%s[%ld]: %s%s%s", LOG_MAIL | (level & 7), stamp, ident,
 	                 (long)getpid(), id ? id : "", id ? ": " : "", text);
 	if (n < 0)
 		return -1;
@@ -133,8 +133,10 @@ void log_set_fd(int fd)
 	lg.fd = fd < 0 ? 2 : fd;
 }
 
-void log_vmsg(int level, const char *id, const char *fmt, va_list ap)
+/* prog: the program name of this line, or NULL for the process's own (log_init) */
+static void emit(const char *prog, int level, const char *id, const char *fmt, va_list ap)
 {
+	const char *ident = prog ? prog : lg.ident;
 	if (level > lg.level_max)
 		return;
 	int saved = errno;
@@ -145,11 +147,11 @@ void log_vmsg(int level, const char *id, const char *fmt, va_list ap)
 		if ((unsigned char)*p < 0x20 && *p != '\t')
 			*p = ' ';
 	int to_stderr = (lg.where & LOG_TO_STDERR) || ((lg.where & LOG_ERRORS_TO_STDERR) && level <= LOG_WARNING);
-	if ((lg.where & LOG_TO_SYSLOG) && sl_send(level, id, text) < 0 && (lg.where & LOG_STDERR_FALLBACK))
+	if ((lg.where & LOG_TO_SYSLOG) && sl_send(ident, level, id, text) < 0 && (lg.where & LOG_STDERR_FALLBACK))
 		to_stderr = 1; /* no syslog socket: a foreground daemon must not be silent */
 	if (to_stderr) {
 		char line[1200];
-		int n = snprintf(line, sizeof line, "%s[%ld]: %s%s%s\n", lg.ident, (long)getpid(),
+		int n = snprintf(line, sizeof line, "%s[%ld]: %s%s%s\n", ident, (long)getpid(),
 		                 id ? id : "", id ? ": " : "", text);
 		if (n > (int)sizeof line - 1) {
 			n = (int)sizeof line - 1;
@@ -159,6 +161,19 @@ void log_vmsg(int level, const char *id, const char *fmt, va_list ap)
 		(void)w;
 	}
 	errno = saved;
+}
+
+void log_vmsg(int level, const char *id, const char *fmt, va_list ap)
+{
+	emit(NULL, level, id, fmt, ap);
+}
+
+void log_msg_as(const char *prog, int level, const char *id, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	emit(prog, level, id, fmt, ap);
+	va_end(ap);
 }
 
 void log_msg(int level, const char *id, const char *fmt, ...)

@@ -666,7 +666,8 @@ static void settle(struct sched *s, struct qmsg *m)
 	if (done == m->nrcpt) {
 		if (m->jobs)
 			return; /* an ack still points here */
-		log_msg(LOG_INFO, m->id, "all %u recipients done: removed", m->nrcpt);
+		/* Postfix's "ID: removed": every recipient is done (docs/logging.md) */
+		log_msg(LOG_INFO, m->id, "removed");
 		spool_remove(&s->sp, m->id, m->due);
 		msg_free(s, m);
 		return;
@@ -934,6 +935,10 @@ static int load_msg(struct sched *s, const char *id, long long due, struct spool
 			return -1;
 		}
 	}
+	/* Postfix's qmgr line: the message is in memory (active); log summarisers take its size
+	 * and sender from it, once per id */
+	log_msg_as("spoolbox/qmgr", LOG_INFO, id, "from=<%s>, size=%lld, nrcpt=%zu (queue active)",
+	           sm.sender ? sm.sender : "", sm.size, sm.nrcpt);
 	/* the age for expiry from the history: arrival, then every attempt in the order written
 	 * (the real order, whatever the clock said), each gap capped by the longest planned wait */
 	long long cap = 1;
@@ -1074,7 +1079,11 @@ int sq_pickup(struct sched *s)
 		if (!p.ids[i][0])
 			continue;
 		ok++;
-		log_msg(LOG_INFO, p.ids[i], "picked up");
+		/* Postfix's pickup line, which log summarisers count as "received" (docs/logging.md) */
+		if (env && env[i].sender)
+			log_msg_as("spoolbox/pickup", LOG_INFO, p.ids[i], "uid=%ld from=<%s>", env[i].uid, env[i].sender);
+		else
+			log_msg_as("spoolbox/pickup", LOG_INFO, p.ids[i], "sender=<?> (picked up)");
 		if (s->count < s->o.queuehi && !sq_find(s, p.ids[i]))
 			load(s, p.ids[i], p.arrival[i], env ? &env[i] : NULL);
 		else

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define TA_LINE_MAX 1024
@@ -239,4 +240,17 @@ void ta_report(const struct ta_job *job, size_t idx, const char *status, const c
 	if (line[n - 1] != '\n')
 		line[n - 1] = '\n';
 	put(line);
+}
+
+void ta_log_delivery(const struct ta_job *job, size_t idx, const char *status, const char *relay,
+                     const char *extra, const char *enh, const char *text)
+{
+	/* Postfix's shape, which pflogsumm and other summarisers count (docs/logging.md) */
+	const char *word = !strncmp(status, TA_OK, 2) ? "sent" : !strcmp(status, TA_ERROR) ? "bounced" : "deferred";
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	double delay = (double)(ts.tv_sec - job->msg.arrival) + ts.tv_nsec / 1e9;
+	log_msg(LOG_INFO, job->id, "to=<%s>, relay=%s%s, delay=%.2f, dsn=%s, status=%s (%s)", job->msg.rcpt[idx].addr,
+	        relay && *relay ? relay : "none", extra ? extra : "", delay < 0 ? 0 : delay, enh && *enh ? enh : "-",
+	        word, text ? text : "");
 }

@@ -48,5 +48,11 @@ int ta_main_loop(const struct spool *sp, const char *channel, const struct ta_op
 void ta_report(const struct ta_job *job, size_t idx, const char *status, const char *action,
                const char *enh, const char *diag, const char *remote);
 
+/* Logs the recipient's outcome as Postfix's delivery agents do ("to=<a>, relay=R, delay=S,
+ * dsn=X.Y.Z, status=sent|bounced|deferred (text)") for log summarisers; status is a TA_* word
+ * (TA_OK and smtp's "ok2" sent, TA_ERROR bounced, anything else deferred), extra goes after the relay. */
+void ta_log_delivery(const struct ta_job *job, size_t idx, const char *status, const char *relay,
+                     const char *extra, const char *enh, const char *text);
+
 /* The scheduler's end parses these lines with sta_report_parse() (lib/sched_ta.c). */
 #endif
