@@ -8,8 +8,12 @@ import os
 import signal
 import subprocess
 
+import pytest
+
 from conftest import BINARY, Box
 import spoolfmt
+
+pytestmark = pytest.mark.needs("local")  # the messages go to a mailbox
 
 MAX_STEPS = 200  # far more steps than any path has: the loop ends when a run goes through
 

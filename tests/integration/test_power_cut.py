@@ -23,8 +23,8 @@ from conftest import BINARY, Box
 EXT4_IOC_SHUTDOWN = (2 << 30) | (4 << 16) | (ord("X") << 8) | 125  # _IOR('X', 125, __u32)
 EXT4_GOING_FLAGS_NOLOGFLUSH = 2
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/dev/loop-control")
-                                or not shutil.which("mkfs.ext4"), reason="needs root, a loop device and mkfs.ext4")
+pytestmark = [pytest.mark.needs("local"), pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/dev/loop-control")
+                                or not shutil.which("mkfs.ext4"), reason="needs root, a loop device and mkfs.ext4")]
 
 
 def sh(*cmd):

@@ -10,6 +10,8 @@ import subprocess
 import threading
 import time
 
+import pytest
+
 from conftest import BINARY
 import spoolfmt
 
@@ -46,6 +48,7 @@ def control(box, mid):
         return spoolfmt.Message(f.read())
 
 
+@pytest.mark.needs("mailq_proto")  # mailq -Q shows the held thread
 def test_a_mute_relay_costs_one_timeout_for_all_its_messages(box):
     mute = Mute()
     env = {"SMARTHOST": f"[127.0.0.1]:{mute.port} tls=none", "SMTP_HELO_TIMEOUT": "1s",
