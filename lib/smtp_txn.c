@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #define BODY_IN 16384    /* message bytes read per chunk */
@@ -161,7 +162,11 @@ static int spoke_early(struct smtp_conn *c)
 	if (io_pending(&c->io))
 		return 1;
 	struct pollfd pfd = {.fd = c->io.fd, .events = POLLIN};
-	return poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLIN | POLLHUP | POLLERR));
+	if (poll(&pfd, 1, 0) <= 0 || !(pfd.revents & (POLLIN | POLLHUP | POLLERR)))
+		return 0;
+	/* A server that hung up has not answered: say so, not "answered early". */
+	char b;
+	return recv(c->io.fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) > 0 ? 1 : 2;
 }
 
 static int send_body(struct smtp_conn *c, struct smtp_txn *t, char *why, size_t whylen)
@@ -206,7 +211,13 @@ static int send_body(struct smtp_conn *c, struct smtp_txn *t, char *why, size_t 
 		}
 	}
 	olen += smtp_body_finish(&e, out + olen, SMTP_BODY_FINISH);
-	if (spoke_early(c)) {
+	int early = spoke_early(c);
+	if (early == 2) {
+		str_fmt(why, whylen, "connection closed by %s while sending the message body", c->name);
+		ret = -2;
+		goto done;
+	}
+	if (early) {
 		/* a reply before our end of data is not a reply to it: never let it confirm */
 		str_fmt(why, whylen, "%s answered before the end of data", c->name);
 		ret = -2;

@@ -168,6 +168,14 @@ class CountingSMTP(SMTP):
 
     async def smtp_DATA(self, arg):
         sink = self.sink_ref
+        if sink.hangup_after_354 and self.envelope.rcpt_tos:
+            # 354 and the hang-up together: the client finds the close before it sends a byte.
+            self.transport.write(b"354 go ahead\r\n")
+            sink.dropped += 1
+            # transport.close() would send the FIN only on a later loop turn: send it now.
+            self.transport.get_extra_info("socket").shutdown(socket.SHUT_WR)
+            self.transport.close()
+            return
         if sink.drop_in_data and self.envelope.rcpt_tos:
             # Take part of the message, then vanish: the client must not count it delivered.
             await self.push("354 End data with <CR><LF>.<CR><LF>")
@@ -195,6 +203,7 @@ class SmtpSink:
         self.mail_reply = None   # e.g. "451 4.3.0 try later", or a list consumed per MAIL
         self.data_replies = []   # consumed one per DATA; None means accept
         self.greeting = None     # e.g. "421 4.3.2 busy": said instead of 220, then hang up
+        self.hangup_after_354 = False
         self.drop_in_data = 0    # > 0: read that many body bytes after 354, then hang up
         self.dropped = 0
         self.rsets = []          # per RSET: bytes pipelined behind it

@@ -146,6 +146,19 @@ def test_552_from_the_server_at_the_end_of_data(box, q, sink):
     assert "552 5.3.4 message size exceeds fixed maximum" == reps[0].diag
 
 
+def test_hangup_right_after_354_is_a_lost_connection_not_an_early_answer(box, q, sink):
+    # The close is the only thing on the socket when the body is ready: it must be reported
+    # as a closed connection (the CI run of 442cca2 saw "answered before the end of data").
+    sink.hangup_after_354 = True
+    mid = q.add("root@box.example", ["a@example.com"], MSG)
+    with TA(box, env=smarthost_env(sink)) as ta:
+        reps = ta.job(q, mid, "example.com")
+    assert [(r.status, r.enh[:2]) for r in reps] == [("deferred", "4.")], reps
+    assert "answered" not in reps[0].diag, reps
+    assert "connection closed" in reps[0].diag or "lost connection" in reps[0].diag, reps
+    assert sink.dropped == 1 and not sink.messages
+
+
 def test_connection_dropped_mid_data_is_deferred_never_delivered(box, q, sink):
     sink.drop_in_data = 50
     mid = q.add("root@box.example", ["a@example.com", "b@example.com"], MSG + b"body " * 20000 + b"\n")
