@@ -65,6 +65,11 @@ struct smtp_ta {
 	 * the next job for it comes after one of those. */
 	char dead[300];
 	char dead_why[SPOOL_TEXT_MAX + 1];
+	/* The same for a destination that refused or dropped the connection (4.4.1, 4.4.2): the
+	 * scheduler counts that as a failed delivery and may suspend the destination (issue 14
+	 * point 3), so the jobs in the pipe do not knock again each. Reported as "deferred" (not
+	 * "deferall": the scheduler's concurrency feedback decides, not a hold of the thread). */
+	int dead_timeout;
 };
 
 /* The idle timer: SIGALRM after SMTP_IDLE seconds without a job. The handler may only do
@@ -231,7 +236,7 @@ static int smtp_job(void *ctx, struct ta_job *job)
 	if (ta->dead[0] && !strcmp(ta->dead, smtp_session_key(&ta->cfg, job->host))) {
 		struct smtp_fail f;
 		memset(&f, 0, sizeof f);
-		f.timeouts = 1;
+		f.timeouts = ta->dead_timeout;
 		str_lcpy(f.enh, "4.4.2", sizeof f.enh);
 		str_lcpy(f.text, ta->dead_why, sizeof f.text);
 		report_fail(ta, job, 0, &f);
@@ -274,8 +279,10 @@ static int smtp_job(void *ctx, struct ta_job *job)
 			struct smtp_fail f;
 			if (smtp_session_get(&ta->sess, &ta->cfg, job->host, &f) < 0) {
 				report_fail(ta, job, start, &f);
-				if (f.timeouts)
+				if (f.timeouts || !strcmp(f.enh, "4.4.1") || !strcmp(f.enh, "4.4.2")) {
 					mark_dead(ta, job->host, f.text);
+					ta->dead_timeout = f.timeouts > 0;
+				}
 				goto done;
 			}
 			if (m->body8 && !(ta->sess.conn.caps.ext & SMTP_EXT_8BITMIME) && !ta->send_8bit && cfd < 0) {
@@ -315,8 +322,10 @@ static int smtp_job(void *ctx, struct ta_job *job)
 		int timed_out = tr < 0 && ta->sess.conn.timed_out;
 		for (size_t i = 0; i < n; i++)
 			report_rcpt(ta, job, job->idx[start + i], &rc[i].res, ta->sess.relay, ta->sess.remote, timed_out);
-		if (timed_out)
+		if (timed_out) {
 			mark_dead(ta, job->host, ta->sess.conn.err);
+			ta->dead_timeout = 1;
+		}
 		if (tr < 0)
 			smtp_session_drop(&ta->sess);
 	}

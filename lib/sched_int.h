@@ -80,6 +80,14 @@ struct chan {
 	char name[32];
 };
 
+/* Per-destination concurrency (sched_feedback.c, seed 004): window 0 = dead (suspended). */
+struct sfb {
+	int window;                   /* agents the destination may have at once */
+	int probing;                  /* back from the dead: one probe, window 1 */
+	double success, failure;      /* hysteresis accumulators */
+	double fail_cohorts;          /* failed pseudo-cohorts since the last success */
+};
+
 struct thread {
 	struct thread *hnext;
 	struct thread *rnext;         /* in its ring's ready list */
@@ -94,6 +102,8 @@ struct thread {
 	int is_error;                 /* the error-reporting thread of a host */
 	long long blocked_until;      /* deferall, or a TA that would not start */
 	long long kicked_until;       /* queueonly: a Q/R trigger lets it run until then */
+	struct sfb fb;                /* its concurrency (issue 14 point 2) */
+	unsigned long attempts;       /* jobs handed out, for the dump and the simulator */
 	char *host;                   /* into name */
 	char name[];                  /* "channel\0host" */
 };
@@ -126,6 +136,7 @@ struct sta {
 	char *rbuf;
 	size_t rlen;
 	unsigned char skipping;       /* dropping the rest of an overlong line */
+	unsigned char fb_bad, fb_any; /* the current job: a connection failure / any report */
 };
 
 /* ---- policy: pure functions (sched_policy.c) ---- */
@@ -159,8 +170,22 @@ int sched_maxta(const struct sc_params *p, int fd_budget);
 int sched_maxchannel(const struct sc_params *p, int fd_budget);
 int sched_maxring(const struct sc_params *p, int fd_budget);
 long long sched_idlemax(const struct sc_params *p);
-/* May a new TA start for a thread? Pure check of the four limits. */
+/* May a new TA start for a thread? Pure check of the four limits (maxthr 0: no cap; the
+ * destination's concurrency window is checked by its caller). */
 int sched_may_start(const struct sc_params *p, int fd_budget, int tas, int ring_tas, int chan_running, int thr_running);
+
+/* ---- per-destination concurrency feedback: pure (sched_feedback.c) ---- */
+/* The feedback amount of style for window N: x, x/N or x/sqrt(N). */
+double sfb_amount(int style, double x, int window);
+void sfb_init(struct sfb *f, const struct sc_params *p);
+/* A delivery without a connection or handshake failure; busy = the destination's agents. */
+void sfb_success(struct sfb *f, const struct sc_params *p, int busy);
+/* A delivery with one. Returns 1 when the destination is now dead (window 0). */
+int sfb_failure(struct sfb *f, const struct sc_params *p);
+/* The suspension is over: one probe (window 1). */
+void sfb_probe(struct sfb *f);
+/* Whether an enhanced status code is a connection (4.4.1) or handshake (4.4.2) failure. */
+int sfb_negative(const char *enh);
 
 /* ---- threads, rings, channels (sched_thread.c) ---- */
 /* A reference to thread channel/host (made, with its clause resolved, when new). NULL: out of
@@ -236,6 +261,10 @@ void sq_result(struct sched *s, long pid, const char *who, const struct sta_repo
  * report on are "lost" (deferred), with the reason why (NULL: "ended the job without a
  * report"). */
 void sq_job_done(struct sched *s, struct qmsg *m, uint16_t seq, long pid, const char *who, const char *why);
+
+/* A dead destination (issue 14 point 3): every recipient of m queued for thr is deferred without
+ * an attempt until `until` (an A record with why, the status field, the due time). */
+void sq_defer_queued(struct sched *s, struct qmsg *m, struct thread *thr, long long until, const char *why);
 
 /* ---- transport agents, the scheduler's end (sched_ta.c) ---- */
 /* Parses one report line (fuzzable, tests/fuzz/fuzz_tareport.c). Returns 0 and fills r, or -1

@@ -135,5 +135,5 @@ long long sched_idlemax(const struct sc_params *p)
 int sched_may_start(const struct sc_params *p, int fd_budget, int tas, int ring_tas, int chan_running, int thr_running)
 {
 	return tas < sched_maxta(p, fd_budget) && ring_tas < sched_maxring(p, fd_budget) &&
-	       chan_running < sched_maxchannel(p, fd_budget) && thr_running < (p->maxthr > 0 ? p->maxthr : 1);
+	       chan_running < sched_maxchannel(p, fd_budget) && (p->maxthr <= 0 || thr_running < p->maxthr);
 }

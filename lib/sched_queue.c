@@ -389,6 +389,15 @@ void sq_result(struct sched *s, long pid, const char *who, const struct sta_repo
 	             rl->diag[0] ? rl->diag : rl->message, rl->message, rl->final);
 }
 
+void sq_defer_queued(struct sched *s, struct qmsg *m, struct thread *thr, long long until, const char *why)
+{
+	char at[32];
+	snprintf(at, sizeof at, "%lld", until);
+	for (unsigned i = 0; i < m->nrcpt; i++)
+		if (st_has(&m->r[i], thr) && (m->r[i].flags & RF_QUEUED) && !(m->r[i].flags & RF_ERRPHASE))
+			apply_result(s, m, i, "retryat", "delayed", "4.4.1", NULL, why, at, NULL);
+}
+
 /* A recipient that was T and has no result: "lost", then back to Q (or F in the error phase). */
 static void lose(struct sched *s, struct qmsg *m, unsigned i, const char *why)
 {

@@ -223,6 +223,70 @@ static void detach(struct sched *s, struct sta *t)
 	st_put(s, thr);
 }
 
+/* Agents thread thr may have at once: its destination's concurrency window (issue 14 point 2),
+ * capped by maxthr when the clause sets one. 0: a dead destination (suspended). */
+static int thr_limit(const struct thread *thr)
+{
+	int n = thr->fb.window;
+	return thr->p.maxthr > 0 && n > thr->p.maxthr ? thr->p.maxthr : n;
+}
+
+/* Ready jobs of a thread that may not run now go back to their messages; a dead destination's
+ * recipients are deferred with the reason first (Postfix: "delivery temporarily suspended"), so
+ * that mailq and the delay notices tell why. */
+static void hold_back(struct sched *s, struct thread *thr, const char *why)
+{
+	if (thr->fb.window == 0) {
+		char text[SPOOL_TEXT_MAX + 1];
+		snprintf(text, sizeof text, "destination not responding%s%s", why ? ": " : "", why ? why : "");
+		for (struct job *j = thr->head; j; j = j->next)
+			sq_defer_queued(s, j->m, thr, thr->blocked_until, text);
+	}
+	st_block(s, thr, thr->blocked_until);
+}
+
+/* A destination whose failed pseudo-cohorts reached the limit: suspended until its retry time,
+ * when one probe may reopen it (issue 14 point 3). */
+static void dest_dead(struct sched *s, struct thread *thr, const char *why)
+{
+	long long until = sched_retry_next(&thr->p, 0, thr->host, s->now);
+	if (thr->blocked_until < until)
+		thr->blocked_until = until;
+	log_msg(LOG_WARNING, NULL, "%s/%s: destination not responding (%d failed pseudo-cohort%s): suspended for %llds, "
+	        "then one probe", thr->name, thr->host, thr->p.cohort_limit, thr->p.cohort_limit == 1 ? "" : "s",
+	        thr->blocked_until - s->now);
+	hold_back(s, thr, why);
+}
+
+/* Feedback from one report of agent t (issue 14 point 2): a connection or handshake failure
+ * (4.4.1, 4.4.2) is negative at once, once per job; a job with reports and no such failure is
+ * positive when it ends (its #hungry). The error channel's threads get none. */
+static void feedback_report(struct sched *s, struct sta *t, const struct sta_report *rl)
+{
+	struct thread *thr = t->thr;
+	t->fb_any = 1;
+	if (!thr || thr->is_error || t->fb_bad || !sfb_negative(rl->enh))
+		return;
+	t->fb_bad = 1;
+	int was = thr->fb.window;
+	if (sfb_failure(&thr->fb, &thr->p))
+		dest_dead(s, thr, rl->diag[0] ? rl->diag : rl->message);
+	else if (thr->fb.window != was)
+		log_msg(LOG_DEBUG, NULL, "%s/%s: concurrency %d -> %d (%s)", thr->name, thr->host, was, thr->fb.window, rl->enh);
+}
+
+static void feedback_job_end(struct sta *t)
+{
+	struct thread *thr = t->thr;
+	if (thr && !thr->is_error && t->fb_any && !t->fb_bad) {
+		int was = thr->fb.window;
+		sfb_success(&thr->fb, &thr->p, thr->running);
+		if (thr->fb.window != was)
+			log_msg(LOG_DEBUG, NULL, "%s/%s: concurrency %d -> %d", thr->name, thr->host, was, thr->fb.window);
+	}
+	t->fb_any = t->fb_bad = 0;
+}
+
 static void sta_free(struct sta *t)
 {
 	close(t->fd);
@@ -352,6 +416,7 @@ int sta_handout(struct sched *s, struct sta *t, struct job *j)
 		return -2;
 	}
 	log_msg(LOG_DEBUG, m->id, "%d rcpt to %s[%ld] for %s/%s", n, t->argv0, (long)t->pid, thr->name, thr->host);
+	thr->attempts++;
 	return 1;
 }
 
@@ -367,6 +432,10 @@ static void feed(struct sched *s, struct sta *t)
 	int limit = thr->p.overfeed > 0 ? thr->p.overfeed : 1;
 	if (t->gen != s->gen)
 		return; /* started under an older configuration: it finishes what it has, no more */
+	/* a window that shrank (negative feedback, a dead destination): the agents over it take
+	 * no more jobs, and leave the thread when their outstanding ones are answered */
+	if (thr->running > thr_limit(thr))
+		return;
 	unsigned tries = thr->nready;
 	while (thr->nready && tries-- > 0 && (int)t->nack < limit && t->state == STA_BUSY) {
 		if (t->streak >= (unsigned)limit && starving(s, t))
@@ -431,8 +500,15 @@ static void staff(struct sched *s, struct thread *thr)
 		st_block(s, thr, s->now + (thr->p.interval > 0 ? thr->p.interval : 60));
 		return;
 	}
-	int maxthr = thr->p.maxthr > 0 ? thr->p.maxthr : 1;
-	while (thr->nready && thr->running < maxthr && thr->blocked_until <= s->now) {
+	if (thr->fb.window == 0 && thr->blocked_until <= s->now) {
+		sfb_probe(&thr->fb);
+		log_msg(LOG_INFO, NULL, "%s/%s: suspension over: one probe", thr->name, thr->host);
+	}
+	/* agents that are starting take a job each when they say #hungry: no more agents than jobs */
+	unsigned starting = 0;
+	for (struct sta *t = s->tas; t; t = t->next)
+		starting += t->thr == thr && t->state == STA_STARTING;
+	while (thr->nready > starting && thr->running < thr_limit(thr) && thr->blocked_until <= s->now) {
 		if (thr->chan->running >= sched_maxchannel(&thr->p, s->maxta_fd))
 			return;
 		struct sta *t = find_idle(s, thr, key);
@@ -454,6 +530,7 @@ static void staff(struct sched *s, struct thread *thr)
 			return;
 		}
 		attach(t, thr);
+		starting++;
 	}
 }
 
@@ -465,7 +542,7 @@ static struct thread *starving(struct sched *s, struct sta *t)
 	char key[KEY_MAX], abuf[SC_VALUE_MAX * 2 + 512];
 	char *argv[SC_ARGV_MAX + 1], *env[SC_ARGV_MAX + 1];
 	for (struct thread *thr = t->ring->stale ? NULL : t->ring->head; thr; thr = thr->rnext) {
-		if (thr == t->thr || !thr->nready || thr->running || thr->blocked_until > s->now ||
+		if (thr == t->thr || !thr->nready || thr->running || thr->blocked_until > s->now || !thr_limit(thr) ||
 		    thr->chan->running >= sched_maxchannel(&thr->p, s->maxta_fd) + (t->thr && t->thr->chan == thr->chan))
 			continue;
 		if (thread_key(s, thr, key, sizeof key, abuf, sizeof abuf, argv, env) == 0 && !strcmp(key, t->key))
@@ -483,7 +560,7 @@ static void reassign(struct sched *s, struct sta *t)
 		sta_close(t);
 		return;
 	}
-	if (cur && cur->nready && cur->blocked_until <= s->now) {
+	if (cur && cur->nready && cur->blocked_until <= s->now && cur->running <= thr_limit(cur)) {
 		struct thread *other = t->streak >= (unsigned)(cur->p.overfeed > 0 ? cur->p.overfeed : 1) ? starving(s, t) : NULL;
 		if (!other) {
 			feed(s, t);
@@ -501,7 +578,7 @@ static void reassign(struct sched *s, struct sta *t)
 	char key[KEY_MAX], abuf[SC_VALUE_MAX * 2 + 512];
 	char *argv[SC_ARGV_MAX + 1], *env[SC_ARGV_MAX + 1];
 	for (struct thread *thr = r->stale ? NULL : r->head; thr; thr = thr->rnext) {
-		if (!thr->nready || thr->blocked_until > s->now || thr->running >= (thr->p.maxthr > 0 ? thr->p.maxthr : 1) ||
+		if (!thr->nready || thr->blocked_until > s->now || thr->running >= thr_limit(thr) ||
 		    thr->chan->running >= sched_maxchannel(&thr->p, s->maxta_fd))
 			continue;
 		if (thread_key(s, thr, key, sizeof key, abuf, sizeof abuf, argv, env) < 0 || strcmp(key, t->key))
@@ -542,7 +619,7 @@ void sta_dispatch(struct sched *s)
 				r->tail = NULL;
 			thr->on_ring = 0;
 			if (thr->nready && thr->blocked_until > s->now)
-				st_block(s, thr, thr->blocked_until);
+				hold_back(s, thr, NULL);
 			if (thr->nready) {
 				for (struct sta *t = s->tas; t; t = t->next)
 					if (t->thr == thr && t->state == STA_BUSY)
@@ -576,9 +653,10 @@ void sta_line(struct sched *s, struct sta *t, char *line, size_t len)
 			return;
 		}
 		struct sta_ack a = ack_pop(s, t);
-		if (a.m)
+		if (a.m) {
+			feedback_job_end(t);
 			sq_job_done(s, a.m, a.seq, (long)t->pid, t->argv0, NULL);
-		else if (t->state == STA_STARTING)
+		} else if (t->state == STA_STARTING)
 			t->state = STA_BUSY;
 		return;
 	}
@@ -588,6 +666,7 @@ void sta_line(struct sched *s, struct sta *t, char *line, size_t len)
 		return;
 	}
 	sq_result(s, (long)t->pid, t->argv0, &rl);
+	feedback_report(s, t, &rl);
 }
 
 void sta_io(struct sched *s, struct sta *t)

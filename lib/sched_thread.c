@@ -71,6 +71,7 @@ struct thread *st_get(struct sched *s, const char *channel, const char *host, in
 	t->is_error = is_error;
 	t->chan = c;
 	int clause = schedconf_resolve(&s->conf, channel, host, &t->p);
+	sfb_init(&t->fb, &t->p);
 	t->ring = ring_get(s, clause);
 	if (!t->ring && clause >= 0) {
 		/* out of memory, not "no clause": a thread kept without its ring would defer its
@@ -138,6 +139,8 @@ void st_reresolve(struct sched *s)
 	for (unsigned h = 0; h <= s->tmask; h++)
 		for (struct thread *t = s->thash[h]; t; t = t->hnext) {
 			t->ring = ring_get(s, schedconf_resolve(&s->conf, t->is_error ? "error" : t->name, t->host, &t->p));
+			if (t->fb.window > t->p.conc_limit)
+				t->fb.window = t->p.conc_limit; /* a lower limit in the new configuration */
 			t->on_ring = 0;
 			if (t->nready && t->ring) {
 				t->on_ring = 1;

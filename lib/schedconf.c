@@ -17,17 +17,17 @@ const char schedconf_builtin[] =
     "\tmaxring=0 maxta=0 skew=5 user=root\n"
     "# Boilerplate parameters for local delivery and service channels\n"
     "local/*\n"
-    "\tinterval=10s expiry=3h maxchannel=2 command=local\n"
+    "\tinterval=10s expiry=3h maxchannel=2 maxthr=1 command=local\n"
     "error\n"
     "\tinterval=5m maxchannel=10 command=errormail\n"
     "hold/*\n"
-    "\tinterval=5m maxchannel=1 command=hold\n"
+    "\tinterval=5m maxchannel=1 maxthr=1 command=hold\n"
     "smtp\n"
     "\tmaxchannel=10 maxring=5 command=smtp\n";
 
 static const unsigned default_retries[] = {1, 1, 2, 3, 5, 8, 13, 21, 34};
 
-enum vtype { VT_INTERVAL, VT_INT, VT_RETRIES, VT_NAME, VT_COMMAND, VT_KEYWORD };
+enum vtype { VT_INTERVAL, VT_INT, VT_RETRIES, VT_NAME, VT_COMMAND, VT_KEYWORD, VT_CONC };
 
 static const struct {
 	const char *name;
@@ -41,6 +41,12 @@ static const struct {
 	{"skew", SV_SKEW, VT_INT},              {"user", SV_USER, VT_NAME},
 	{"group", SV_GROUP, VT_NAME},           {"command", SV_COMMAND, VT_COMMAND},
 	{"queueonly", SV_QUEUEONLY, VT_KEYWORD}, {"timelimit", SV_TIMELIMIT, VT_INTERVAL},
+	/* per-destination concurrency (issue 14 points 2-3): conc_assign() */
+	{"initial_destination_concurrency", SV_INIT_CONC, VT_CONC},
+	{"destination_concurrency_limit", SV_CONC_LIMIT, VT_CONC},
+	{"destination_concurrency_positive_feedback", SV_POS_FEEDBACK, VT_CONC},
+	{"destination_concurrency_negative_feedback", SV_NEG_FEEDBACK, VT_CONC},
+	{"destination_concurrency_failed_cohort_limit", SV_COHORT_LIMIT, VT_CONC},
 };
 
 void sc_params_default(struct sc_params *p)
@@ -50,12 +56,19 @@ void sc_params_default(struct sc_params *p)
 	p->expiry = 3 * 86400;
 	p->retries = default_retries;
 	p->nretries = ARRAY_LEN(default_retries);
-	p->maxthr = 1;
+	/* maxthr 0: the destination concurrency below is the limit (issue 13 point 2) */
+	p->maxthr = 0;
 	/* small (issue 11 point 1): jobs an agent holds when the scheduler dies are repeated after a
 	 * restart if the agent still delivers them (ours do not, see lib/ta.c; any agent may) */
 	p->overfeed = 2;
 	p->skew = 5;
 	p->timelimit = 18000; /* Postfix's transport_time_limit */
+	/* Postfix's defaults for the per-destination concurrency */
+	p->init_conc = 5;
+	p->conc_limit = 20;
+	p->pos_style = p->neg_style = SFB_FIXED;
+	p->pos_x = p->neg_x = 1;
+	p->cohort_limit = 1;
 }
 
 void schedconf_init(struct schedconf *c)
@@ -183,6 +196,73 @@ static int parse_retries(struct parser *ps, const char *v, unsigned **out, unsig
 	return 0;
 }
 
+/* ---- per-destination concurrency keys (issue 14 points 2-3) ---- */
+
+int sc_feedback_parse(const char *text, int *style, double *x)
+{
+	char *end;
+	double v = strtod(text, &end);
+	if (end == text || !(v >= 0 && v <= 1))
+		return -1;
+	*style = SFB_FIXED;
+	if (!*end) {
+		*x = v;
+		return 0;
+	}
+	if (*end++ != '/')
+		return -1;
+	if (!strcmp(end, "concurrency"))
+		*style = SFB_PER_N;
+	else if (!strcmp(end, "sqrt_concurrency"))
+		*style = SFB_PER_SQRT_N;
+	else {
+		/* "number / number", as Postfix accepts */
+		char *e2;
+		double d = strtod(end, &e2);
+		if (e2 == end || *e2 || !(d >= 1 && d <= 1000000))
+			return -1;
+		v /= d;
+	}
+	*x = v;
+	return 0;
+}
+
+
+/* One of the concurrency keys. Returns 0, or -1 (reported). */
+static int conc_assign(struct parser *ps, struct sc_params *p, int var, const char *name, const char *val)
+{
+	long long x;
+	if (var == SV_POS_FEEDBACK || var == SV_NEG_FEEDBACK) {
+		int style;
+		double amount;
+		if (sc_feedback_parse(val, &style, &amount) < 0) {
+			bad(ps, "%s: '%s' is not a feedback (x, x/y, x/concurrency or x/sqrt_concurrency, x from 0 to 1)",
+			    name, val);
+			return -1;
+		}
+		if (var == SV_POS_FEEDBACK) {
+			p->pos_style = style;
+			p->pos_x = amount;
+		} else {
+			p->neg_style = style;
+			p->neg_x = amount;
+		}
+		return 0;
+	}
+	long long min = var == SV_COHORT_LIMIT ? 0 : 1;
+	if (parse_count(val, 10000, &x) < 0 || x < min) {
+		bad(ps, "%s: '%s' is not a number from %lld to 10000", name, val, min);
+		return -1;
+	}
+	if (var == SV_INIT_CONC)
+		p->init_conc = (int)x;
+	else if (var == SV_CONC_LIMIT)
+		p->conc_limit = (int)x;
+	else
+		p->cohort_limit = (int)x;
+	return 0;
+}
+
 static int check_command(struct parser *ps, const char *v)
 {
 	char buf[SC_VALUE_MAX * 2];
@@ -288,6 +368,10 @@ static void assign(struct parser *ps, struct sc_clause *k, const char *name, con
 			return;
 		k->p.command = k->command = dup_val(ps, val);
 		break;
+	case VT_CONC:
+		if (conc_assign(ps, &k->p, vars[i].var, name, val) < 0)
+			return;
+		break;
 	}
 	k->p.set |= bit;
 	k->nset++;
@@ -340,7 +424,7 @@ static int read_value(struct parser *ps, const char **pp, char *out, size_t size
 /* The assignments and keywords of one line (after the pattern, or an indented line). */
 static void assignments(struct parser *ps, struct sc_clause *k, const char *p)
 {
-	char name[32], val[SC_VALUE_MAX + 1];
+	char name[48], val[SC_VALUE_MAX + 1]; /* the longest: destination_concurrency_failed_cohort_limit */
 	for (;;) {
 		while (is_space(*p))
 			p++;
@@ -354,7 +438,7 @@ static void assignments(struct parser *ps, struct sc_clause *k, const char *p)
 			return;
 		}
 		if (n >= sizeof name) {
-			bad(ps, "unknown variable '%.*s'", 40, p);
+			bad(ps, "unknown variable '%.*s'", (int)sizeof name, p);
 			return;
 		}
 		memcpy(name, p, n);
@@ -609,6 +693,17 @@ static void merge(struct sc_params *out, const struct sc_params *in)
 	if (s & (1u << SV_COMMAND)) out->command = in->command;
 	if (s & (1u << SV_QUEUEONLY)) out->queueonly = in->queueonly;
 	if (s & (1u << SV_TIMELIMIT)) out->timelimit = in->timelimit;
+	if (s & (1u << SV_INIT_CONC)) out->init_conc = in->init_conc;
+	if (s & (1u << SV_CONC_LIMIT)) out->conc_limit = in->conc_limit;
+	if (s & (1u << SV_POS_FEEDBACK)) {
+		out->pos_style = in->pos_style;
+		out->pos_x = in->pos_x;
+	}
+	if (s & (1u << SV_NEG_FEEDBACK)) {
+		out->neg_style = in->neg_style;
+		out->neg_x = in->neg_x;
+	}
+	if (s & (1u << SV_COHORT_LIMIT)) out->cohort_limit = in->cohort_limit;
 	out->set |= s;
 }
 

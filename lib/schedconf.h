@@ -31,8 +31,13 @@
 enum sc_var {
 	SV_INTERVAL, SV_IDLEMAX, SV_EXPIRY, SV_EXPIRY2, SV_RETRIES, SV_MAXTA, SV_MAXCHANNEL,
 	SV_MAXRING, SV_MAXTHR, SV_OVERFEED, SV_SKEW, SV_USER, SV_GROUP, SV_COMMAND, SV_QUEUEONLY,
-	SV_TIMELIMIT, SV__COUNT
+	SV_TIMELIMIT,
+	/* per-destination concurrency (issue 14 points 2-3), Postfix's names without default_ */
+	SV_INIT_CONC, SV_CONC_LIMIT, SV_POS_FEEDBACK, SV_NEG_FEEDBACK, SV_COHORT_LIMIT, SV__COUNT
 };
+
+/* Feedback styles: x, x/concurrency, x/sqrt_concurrency. */
+enum { SFB_FIXED, SFB_PER_N, SFB_PER_SQRT_N };
 
 struct sc_params {
 	unsigned set;                /* which variables were given (merged: by any matched clause) */
@@ -43,13 +48,19 @@ struct sc_params {
 	const unsigned *retries;     /* "1 1 2 3 5 8 13 21 34"; points into the schedconf */
 	unsigned nretries;
 	int maxta, maxchannel, maxring; /* 0 = from maxta, which 0 makes the fd limit - 20 */
-	int maxthr;                  /* 1 */
+	int maxthr;                  /* 0 = no cap beyond the destination concurrency */
 	int overfeed;                /* 2 */
 	int skew;                    /* 5, accepted and unused (as the seed says) */
 	const char *user, *group;    /* NULL = the scheduler's own */
 	const char *command;         /* NULL = no command (matching goes on) */
 	int queueonly;
 	long long timelimit;         /* 5h: longest job before its TA is killed (0 = none) */
+	/* per-destination concurrency, Postfix's defaults (docs/man/scheduler.8) */
+	int init_conc;               /* initial_destination_concurrency: 5 */
+	int conc_limit;              /* destination_concurrency_limit: 20 */
+	int pos_style, neg_style;    /* SFB_*: destination_concurrency_{positive,negative}_feedback */
+	double pos_x, neg_x;         /* their numerators: 1 and 1 */
+	int cohort_limit;            /* destination_concurrency_failed_cohort_limit: 1 (0 = never dead) */
 };
 
 struct sc_clause {
@@ -84,6 +95,10 @@ int schedconf_parse(struct schedconf *c, const char *file, const char *text, siz
 /* Reads path (a missing file means the built-in configuration when missing_ok) and parses it.
  * Returns the error count; an unreadable file is one error. */
 int schedconf_load(struct schedconf *c, const char *path, int missing_ok, conf_report_fn *report, void *ctx);
+
+/* A feedback value: "x", "x/y", "x/concurrency" or "x/sqrt_concurrency" (Postfix's syntax, the
+ * amount in 0..1). Returns 0, or -1 when it is not one. */
+int sc_feedback_parse(const char *text, int *style, double *x);
 
 /* The seed's defaults. */
 void sc_params_default(struct sc_params *p);

@@ -48,7 +48,7 @@ def run_scheduler(box, env, until, timeout=30):
     return err.decode(errors="replace")
 
 
-def test_burst_through_the_scheduler_uses_one_connection(box, sink):
+def test_burst_through_the_scheduler_reuses_each_agents_connection(box, sink):
     env = {"SMARTHOST": f"[127.0.0.1]:{sink.port} tls=none", "SMTP_IDLE": "10s"}
     for i in range(10):
         submit(box, env, "user%d@example.com" % i, b"Subject: e2e %d\n\nhello\n" % i)
@@ -56,7 +56,9 @@ def test_burst_through_the_scheduler_uses_one_connection(box, sink):
     assert len(sink.messages) == 10, log
     assert sorted(m.rcpt_tos[0] for m in sink.messages) == sorted("user%d@example.com" % i for i in range(10))
     assert all(m.mail_from == "root@box.example" for m in sink.messages)
-    assert sink.connections <= 2, log  # one agent, one cached connection (two if a second agent started)
+    # several agents (the destination's concurrency, issue 13 point 2), at most maxring=5 of the
+    # built-in smtp clause, each with one cached connection: fewer connections than messages
+    assert 1 <= sink.connections <= 5, log
     assert spoolfmt.queued_ids(box.spool) == [], log
 
 

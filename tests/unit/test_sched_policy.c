@@ -99,7 +99,10 @@ TEST(policy_limits)
 	CHECK(sched_may_start(&p, 1000, 3, 0, 1, 0));
 	CHECK(!sched_may_start(&p, 1000, 4, 0, 0, 0));
 	CHECK(!sched_may_start(&p, 1000, 0, 0, 2, 0));
+	CHECK(sched_may_start(&p, 1000, 0, 0, 0, 7)); /* maxthr 0: the destination concurrency decides */
+	p.maxthr = 1;
 	CHECK(!sched_may_start(&p, 1000, 0, 0, 0, 1)); /* maxthr 1 */
+	p.maxthr = 0;
 	p.maxring = 1;
 	CHECK(!sched_may_start(&p, 1000, 0, 1, 0, 0));
 	p.interval = 10;

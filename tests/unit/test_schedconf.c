@@ -128,7 +128,46 @@ TEST(schedconf_compact_and_spread_forms)
 	CHECK_INT(p.queueonly, 1);
 	CHECK_INT(p.overfeed, 2);
 	CHECK_INT(p.timelimit, 18000);
-	CHECK_INT(p.maxthr, 1);
+	CHECK_INT(p.maxthr, 0); /* no cap: the destination concurrency decides (issue 13 point 2) */
+	CHECK_INT(p.init_conc, 5);
+	CHECK_INT(p.conc_limit, 20);
+	CHECK_INT(p.cohort_limit, 1);
+	schedconf_free(&c);
+}
+
+/* issue 14 points 2-3: the concurrency keys, Postfix's names, defaults and feedback syntax */
+TEST(schedconf_destination_concurrency_keys)
+{
+	struct schedconf c;
+	struct rep r;
+	CHECK_INT(parse(&c, "a/* initial_destination_concurrency=2 destination_concurrency_limit=8\n"
+	                    "\tdestination_concurrency_positive_feedback=1/concurrency\n"
+	                    "\tdestination_concurrency_negative_feedback=0.5/sqrt_concurrency\n"
+	                    "\tdestination_concurrency_failed_cohort_limit=3 command=x\n"
+	                    "b/* destination_concurrency_positive_feedback=1/4 command=y\n", &r), 0);
+	struct sc_params p;
+	CHECK_INT(schedconf_resolve(&c, "a", "h", &p), 0);
+	CHECK_INT(p.init_conc, 2);
+	CHECK_INT(p.conc_limit, 8);
+	CHECK_INT(p.pos_style, SFB_PER_N);
+	CHECK(p.pos_x == 1);
+	CHECK_INT(p.neg_style, SFB_PER_SQRT_N);
+	CHECK(p.neg_x == 0.5);
+	CHECK_INT(p.cohort_limit, 3);
+	CHECK_INT(schedconf_resolve(&c, "b", "h", &p), 1);
+	CHECK_INT(p.pos_style, SFB_FIXED);
+	CHECK(p.pos_x == 0.25);
+	CHECK_INT(p.neg_style, SFB_FIXED);
+	CHECK(p.neg_x == 1);
+	schedconf_free(&c);
+	static const char *const badv[] = {"2", "-1", "nan", "1/x", "1/0", "1/concurrencyx", "", "0x1p-1/inf"};
+	for (size_t i = 0; i < sizeof badv / sizeof badv[0]; i++) {
+		int st;
+		double x;
+		CHECK_INT(sc_feedback_parse(badv[i], &st, &x), -1);
+	}
+	CHECK_INT(parse(&c, "a initial_destination_concurrency=0 destination_concurrency_negative_feedback=3 command=x\n", &r), 2);
+	CHECK(strstr(r.last, "initial_destination_concurrency") != NULL);
 	schedconf_free(&c);
 }
 
