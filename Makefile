@@ -95,7 +95,7 @@ APPLET_OBJ := $(APPLET_SRC:%.c=$(B)/%.o)
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 
-.PHONY: all deps deps-cross variant test unit fuzz-regress integration size variants-test cross-test \
+.PHONY: sim all deps deps-cross variant test unit fuzz-regress integration size variants-test cross-test \
 	bench demo clean fuzz fuzz-long help install
 all: deps spoolbox
 
@@ -142,6 +142,10 @@ $(B)/unit: $(UNIT_SRC:%.c=$(B)/%.o) $(B)/libspool.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 $(B)/fuzz_%: $(B)/tests/fuzz/fuzz_%.o $(B)/tests/fuzz/driver.o $(B)/libspool.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+# the scheduling simulator (docs/simulate.md): a test binary from the scheduler's own objects
+$(B)/schedsim: $(B)/tests/sim/schedsim.o $(B)/libspool.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+sim: $(B)/schedsim
 
 unit:
 	$(MAKE) CC=gcc SANITIZE=1 build/gcc-asan/unit
@@ -186,6 +190,7 @@ test: deps
 	$(MAKE) TLS=0 variant
 	$(MAKE) CC=gcc SANITIZE=1 variant
 	$(MAKE) unit
+	$(MAKE) sim
 	$(MAKE) fuzz-regress
 	SPOOLBOX=$(CURDIR)/spoolbox $(PYTHON) -m pytest -q -p no:cacheprovider tests/integration $(PYTEST_ARGS)
 	SPOOLBOX=$(CURDIR)/build/musl-notls/spoolbox $(PYTHON) -m pytest -q -p no:cacheprovider -m "not slow" tests/integration $(PYTEST_ARGS)

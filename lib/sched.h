@@ -16,6 +16,7 @@
 #include "schedconf.h"
 #include "spool.h"
 #include <signal.h>
+#include <sys/types.h>
 
 struct qmsg;
 struct thread;
@@ -46,8 +47,19 @@ struct sched_opts {
 	long long delay_warn;         /* DELAY_WARN: a delay notice after this much tried time, 0 = never */
 };
 
+/* The process layer's seam (issue 14 point 1): NULL is real agents (fork, exec, a socket pair).
+ * The simulator (tests/sim/schedsim.c) gives its own: spawn returns 0 with a pid and the
+ * scheduler's end of a socket, so job lines, reports and #hungry still go through the real
+ * protocol code; kill replaces kill(pid, SIGKILL). */
+struct sched_agent_ops {
+	int (*spawn)(void *ctx, const char *channel, const char *host, pid_t *pid, int *fd);
+	void (*kill)(void *ctx, pid_t pid);
+};
+
 struct sched {
 	struct sched_opts o;
+	const struct sched_agent_ops *agent_ops; /* NULL: real processes */
+	void *agent_ctx;
 	struct spool sp;
 	struct sclock clock;
 	struct schedconf conf;
@@ -100,6 +112,10 @@ int sched_init(struct sched *s, const struct sched_opts *o, const char *spooldir
 /* Runs until TERM/QUIT (or, one-shot, until nothing is due). Returns an exit code. */
 int sched_run(struct sched *s);
 void sched_free(struct sched *s);
+/* One turn of work at s->now (pick: look in incoming/ too), as the loop runs it after each
+ * wake-up; and the earliest time (seconds) something comes due, 0 = none. For the simulator. */
+void sched_turn(struct sched *s, int pick);
+long long sched_next_wake(struct sched *s);
 /* The state into the log (SIGUSR2). */
 void sched_dump(struct sched *s);
 #endif

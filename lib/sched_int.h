@@ -2,11 +2,13 @@
  * lib/sched_*.c, and by the unit tests, never by applets. The files form layers, and a file
  * calls only into the layers below it (scripts/sched_deps.sh checks it in CI):
  *
+ *   sched_sim.c     sim_*     the simulator: the layers below on virtual time   (test only)
  *   sched_loop.c    sched_*   the event loop, signals, trigger, reload, dump        (top)
  *   sched_ta.c      sta_*     transport-agent processes: spawn, job lines, reports, limits
  *   sched_queue.c   sq_*      messages in memory and their control files: load, results, settle
  *   sched_thread.c  st_*      threads, rings, channels, ready jobs
  *   sched_policy.c  sched_*   pure decisions: retries, expiry, limits                (bottom)
+ *   sched_feedback.c sfb_*    pure: per-destination concurrency feedback            (bottom)
  *
  * The agent's own end of the protocol is lib/ta.c (prefix ta_); the scheduler's end is sta_. */
 #ifndef SPOOLBOX_SCHED_INT_H
@@ -137,6 +139,7 @@ struct sta {
 	size_t rlen;
 	unsigned char skipping;       /* dropping the rest of an overlong line */
 	unsigned char fb_bad, fb_any; /* the current job: a connection failure / any report */
+	unsigned char proven;         /* its last job had reports and no connection failure */
 };
 
 /* ---- policy: pure functions (sched_policy.c) ---- */

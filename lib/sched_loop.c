@@ -318,6 +318,35 @@ static void clock_jump(struct sched *s)
 		sq_clock_back(s);
 }
 
+/* One turn of the queue's work at s->now: new mail (pick), timers, the due index, agents' time
+ * limits, handing out jobs, and every result made durable. The loop below runs it after each
+ * wake-up, and the simulator (tests/sim/schedsim.c) on virtual time. */
+void sched_turn(struct sched *s, int pick)
+{
+	if (pick && !s->quitting)
+		sq_pickup(s);
+	sq_timer_pass(s);
+	/* below the low watermark with work left on disk: read more at once; a due time
+	 * reached: at most one look per second */
+	/* a run of the queue under way covers the ordinary look (everything is due in it), and
+	 * an ordinary scan in between would forget that the run has more to read */
+	if (!s->quitting && s->runall_at) {
+		if (s->count < s->o.queuelo)
+			sq_scan(s, 1, s->runall_dom[0] ? s->runall_dom : NULL);
+	} else if (!s->quitting && ((s->disk_more && s->count < s->o.queuelo) ||
+	                            (s->disk_next && s->now >= s->disk_next && s->now != s->last_scan)))
+		sq_scan(s, 0, NULL);
+	sq_flush(s);
+	sta_timers(s);
+	sta_dispatch(s);
+	sq_flush(s);
+}
+
+long long sched_next_wake(struct sched *s)
+{
+	return min_t(min_t(s->mem_wake, s->disk_next), sta_next_timer(s));
+}
+
 int sched_run(struct sched *s)
 {
 	sigset_t block, orig;
@@ -405,25 +434,9 @@ int sched_run(struct sched *s)
 			pfd[0].revents = 0;
 		if (s->now - last_pickup >= BACKSTOP)
 			pick = 1;
-		if (pick && !s->quitting) {
-			sq_pickup(s);
+		if (pick && !s->quitting)
 			last_pickup = s->now;
-		}
-		sq_timer_pass(s);
-		/* below the low watermark with work left on disk: read more at once; a due time
-		 * reached: at most one look per second */
-		/* a run of the queue under way covers the ordinary look (everything is due in it), and
-		 * an ordinary scan in between would forget that the run has more to read */
-		if (!s->quitting && s->runall_at) {
-			if (s->count < s->o.queuelo)
-				sq_scan(s, 1, s->runall_dom[0] ? s->runall_dom : NULL);
-		} else if (!s->quitting && ((s->disk_more && s->count < s->o.queuelo) ||
-		                            (s->disk_next && s->now >= s->disk_next && s->now != s->last_scan)))
-			sq_scan(s, 0, NULL);
-		sq_flush(s);
-		sta_timers(s);
-		sta_dispatch(s);
-		sq_flush(s);
+		sched_turn(s, pick);
 		if (s->o.oneshot && !s->quitting && !s->incoming_more && !s->disk_more && !has_ready(s) && !busy_tas(s) &&
 		    (!s->disk_next || s->disk_next > s->now) && (!s->mem_wake || s->mem_wake > s->now)) {
 			log_msg(LOG_INFO, NULL, "one-shot: nothing is due and no transport agent runs: exiting");
@@ -434,7 +447,7 @@ int sched_run(struct sched *s)
 				break;
 		}
 		/* the timeout is the earliest thing known to come due */
-		long long wake = min_t(min_t(s->mem_wake, s->disk_next), sta_next_timer(s));
+		long long wake = sched_next_wake(s);
 		wake = min_t(wake, last_pickup + BACKSTOP);
 		if (s->quitting)
 			wake = min_t(wake, quit_deadline);

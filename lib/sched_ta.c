@@ -119,8 +119,8 @@ static struct sta *sta_spawn(struct sched *s, struct thread *thr)
 		        thr->host, why);
 		return NULL;
 	}
-	int sv[2];
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+	int sv[2] = {-1, -1};
+	if (!s->agent_ops && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
 		log_msg(LOG_ERR, NULL, "socketpair for %s: %s", argv[0], strerror(errno));
 		return NULL;
 	}
@@ -142,7 +142,15 @@ static struct sta *sta_spawn(struct sched *s, struct thread *thr)
 		close(sv[1]);
 		return NULL;
 	}
-	pid_t pid = fork();
+	pid_t pid = -1;
+	if (s->agent_ops) {
+		/* the simulator's agents (issue 14 point 1): no process, the same protocol */
+		if (s->agent_ops->spawn(s->agent_ctx, thr->name, thr->host, &pid, &sv[0]) < 0) {
+			pid = -1;
+			errno = EAGAIN;
+		}
+	} else
+		pid = fork();
 	if (pid < 0) {
 		log_msg(LOG_ERR, NULL, "fork for %s: %s", argv[0], strerror(errno));
 		free(t);
@@ -154,7 +162,7 @@ static struct sta *sta_spawn(struct sched *s, struct thread *thr)
 		close(sv[1]);
 		return NULL;
 	}
-	if (pid == 0) {
+	if (pid == 0 && !s->agent_ops) {
 		sigset_t all;
 		sigemptyset(&all);
 		static const int sigs[] = {SIGTERM, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM, SIGCHLD, SIGINT, SIGPIPE};
@@ -179,7 +187,8 @@ static struct sta *sta_spawn(struct sched *s, struct thread *thr)
 		dprintf(2, "spoolbox/scheduler: TA %s: exec: %s\n", argv[0], strerror(errno));
 		_exit(127);
 	}
-	close(sv[1]);
+	if (sv[1] >= 0)
+		close(sv[1]);
 	fcntl(sv[0], F_SETFL, fcntl(sv[0], F_GETFL) | O_NONBLOCK);
 	t->pid = pid;
 	t->fd = sv[0];
@@ -278,6 +287,7 @@ static void feedback_report(struct sched *s, struct sta *t, const struct sta_rep
 static void feedback_job_end(struct sta *t)
 {
 	struct thread *thr = t->thr;
+	t->proven = t->fb_any && !t->fb_bad;
 	if (thr && !thr->is_error && t->fb_any && !t->fb_bad) {
 		int was = thr->fb.window;
 		sfb_success(&thr->fb, &thr->p, thr->running);
@@ -285,6 +295,14 @@ static void feedback_job_end(struct sta *t)
 			log_msg(LOG_DEBUG, NULL, "%s/%s: concurrency %d -> %d", thr->name, thr->host, was, thr->fb.window);
 	}
 	t->fb_any = t->fb_bad = 0;
+}
+
+static void ta_kill(struct sched *s, struct sta *t)
+{
+	if (s->agent_ops)
+		s->agent_ops->kill(s->agent_ctx, t->pid);
+	else
+		kill(t->pid, SIGKILL);
 }
 
 static void sta_free(struct sta *t)
@@ -430,6 +448,11 @@ static void feed(struct sched *s, struct sta *t)
 {
 	struct thread *thr = t->thr;
 	int limit = thr->p.overfeed > 0 ? thr->p.overfeed : 1;
+	/* an agent not yet proven to get through (new, or its last job failed to connect) gets one
+	 * job at a time: a second one in its pipe would knock on a full or dead server again and
+	 * count twice against the destination's concurrency (issue 14 point 2) */
+	if (!t->proven)
+		limit = 1;
 	if (t->gen != s->gen)
 		return; /* started under an older configuration: it finishes what it has, no more */
 	/* a window that shrank (negative feedback, a dead destination): the agents over it take
@@ -738,7 +761,7 @@ void sta_timers(struct sched *s)
 		if (t->state == STA_STARTING && t->since + STA_START_MAX <= s->now) {
 			log_msg(LOG_ERR, NULL, "%s[%ld] said nothing for %ds after its start: killed", t->argv0, (long)t->pid,
 			        STA_START_MAX);
-			kill(t->pid, SIGKILL);
+			ta_kill(s, t);
 			t->since = s->now; /* its EOF does the rest */
 		}
 		if (t->state == STA_IDLE && t->since + t->idlemax <= s->now) {
@@ -753,7 +776,7 @@ void sta_timers(struct sched *s)
 			snprintf(why, sizeof why, "transport agent %s[%ld] killed: the job ran over its time limit of %llds "
 			         "(timelimit)", t->argv0, (long)t->pid, h->limit);
 			log_msg(LOG_ERR, h->m->id, "%s", why);
-			kill(t->pid, SIGKILL);
+			ta_kill(s, t);
 			sta_gone(s, t, "killed (time limit)", why);
 		}
 	}
