@@ -5,6 +5,9 @@ same 1000 messages pushed by Python's smtplib over one connection to the same si
 sink itself can take). Two ways, when both exist:
   - through the scheduler (submit + scheduler + its smtp agents), the real path;
   - one smtp agent fed directly over its pipes (the agent alone, no scheduler).
+Then (issue 13 point 2) the same messages drained through the scheduler to a raw sink
+(rawsink.py) with the destination's concurrency fixed at 1, 2, 4 and 8 agents
+(initial_destination_concurrency = destination_concurrency_limit = N in scheduler.conf).
 Figures are printed, never asserted."""
 import os
 import resource
@@ -108,6 +111,67 @@ def through_scheduler(binary, base, sink):
     return got, (got / dt if dt else 0), sink.connections - conns0, cpu_children() - cpu0
 
 
+CONC_CONF = """*/*
+	interval=1m expiry=3d retries="1 1 2 3 5 8 13 21 34" maxta=0
+local/*
+	interval=10s maxchannel=2 maxthr=1 command=local
+error
+	command=errormail
+smtp
+	maxchannel=%(n)d maxring=%(n)d initial_destination_concurrency=%(n)d destination_concurrency_limit=%(n)d command=smtp
+"""
+
+
+def drain_with_concurrency(binary, base, n):
+    """N queued messages drained by the scheduler to a raw sink with n agents."""
+    from rawsink import RawSink
+    sink = RawSink()
+    spool = os.path.join(base, "spool-conc-%d" % n)
+    conf = os.path.join(base, "conc-%d.conf" % n)
+    with open(conf, "w") as f:
+        f.write(CONC_CONF % {"n": n})
+    # LOG=stderr (to /dev/null): a syslog daemon that falls behind after the first run would
+    # block the later ones in send() and measure itself
+    env = {"SPOOL": spool, "MYHOSTNAME": "bench.example", "LOG": "stderr", "PATH": "/usr/bin:/bin",
+           "SMARTHOST": f"[127.0.0.1]:{sink.port} tls=none", "SMTP_IDLE": "30s", "SCHEDULER_CONF": conf}
+    msgfile = os.path.join(base, "msg")
+    try:
+        for i in range(N):
+            with open(msgfile, "wb") as f:
+                f.write(message(i))
+            with open(msgfile, "rb") as f:
+                subprocess.run([binary, "submit", "-i", "-f", "bench@example.org", "sink@example.com"], stdin=f,
+                               env=env, check=True, stderr=subprocess.DEVNULL)
+        t0 = time.perf_counter()
+        s = subprocess.Popen([binary, "scheduler", "-i"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = t0 + 120
+        while sink.count < N and time.perf_counter() < deadline and s.poll() is None:
+            time.sleep(0.002)
+        dt = time.perf_counter() - t0
+        got = sink.count
+        s.terminate()
+        s.wait(10)
+        return got, (got / dt if dt else 0), sink.connections
+    finally:
+        sink.stop()
+        shutil.rmtree(spool, ignore_errors=True)
+
+
+def by_concurrency(binary, base):
+    where = tempfile.mkdtemp(prefix="bench-conc-", dir="/dev/shm") if os.path.isdir("/dev/shm") else base
+    try:
+        one = None
+        for n in (1, 2, 4, 8):
+            got, rate, conns = drain_with_concurrency(binary, where, n)
+            one = one or rate
+            print(f"drain to a raw sink, destination concurrency {n}: {got}/{N} relayed, {rate:8.0f} msgs/s "
+                  f"({rate / one:.2f} x concurrency 1), {conns} connection(s), spool on "
+                  f"{'tmpfs' if where != base else 'disk'}", flush=True)
+    finally:
+        if where != base:
+            shutil.rmtree(where, ignore_errors=True)
+
+
 def run(binary):
     base = tempfile.mkdtemp(prefix="bench-smtp-")
     sink = SmtpSink().start()
@@ -132,6 +196,8 @@ def run(binary):
         ok, rate, conns, got, cpu = agent_alone(binary, base, sink)
         print(f"smtp agent alone (spool on disk):          {ok}/{N} ok, {got} received, {rate:8.0f} msgs/s "
               f"({rate / ref:.2f} x reference), {conns} connection(s), {cpu:.2f} s CPU")
+        if scheduler_available(binary):
+            by_concurrency(binary, base)
     finally:
         sink.stop()
         shutil.rmtree(base, ignore_errors=True)

@@ -80,4 +80,10 @@ class RawSink:
 
     def stop(self):
         self.stopped = True
+        # shutdown wakes the accept() thread; close alone leaves it blocked, and it would later
+        # take a connection meant for the next sink that gets the same descriptor number
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         self.sock.close()

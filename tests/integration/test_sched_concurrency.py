@@ -199,3 +199,19 @@ def test_dead_relay_with_the_defaults_costs_one_pseudo_cohort(box):
     # Postfix's defaults: initial concurrency 5, so one pseudo-cohort is up to 5 connections
     # (one per agent; the jobs queued behind them are not tried) instead of one per message
     dead_then_back(box, "", 5)
+
+
+def test_check_validates_the_concurrency_keys(box):
+    sched_conf(box, "initial_destination_concurrency=3 destination_concurrency_limit=9 "
+               "destination_concurrency_positive_feedback=1/sqrt_concurrency "
+               "destination_concurrency_negative_feedback=0.5/concurrency destination_concurrency_failed_cohort_limit=2")
+    p = box.run(None, "--check")
+    assert p.returncode == 0, p.stderr
+    sched_conf(box, "destination_concurrency_negative_feedback=2")
+    p = box.run(None, "--check")
+    assert p.returncode == 78
+    assert (f"{box.env['SCHEDULER_CONF']}:8: error: destination_concurrency_negative_feedback: '2' is not a feedback"
+            in p.stderr.decode()), p.stderr
+    sched_conf(box, "initial_destination_concurrency=0")
+    p = box.run(None, "--check")
+    assert p.returncode == 78 and b"initial_destination_concurrency: '0' is not a number from 1" in p.stderr, p.stderr
