@@ -105,7 +105,7 @@ struct thread {
 	long long blocked_until;      /* deferall, or a TA that would not start */
 	long long kicked_until;       /* queueonly: a Q/R trigger lets it run until then */
 	struct sfb fb;                /* its concurrency (issue 14 point 2) */
-	unsigned long attempts;       /* jobs handed out, for the dump and the simulator */
+	unsigned long attempts;       /* jobs handed out, for the dump (USR2) */
 	char *host;                   /* into name */
 	char name[];                  /* "channel\0host" */
 };

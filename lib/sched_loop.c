@@ -88,8 +88,9 @@ void sched_dump(struct sched *s)
 		        st[t->state], t->nack, t->thr ? t->thr->name : "-", t->thr ? t->thr->host : "-");
 	for (unsigned h = 0; h <= s->tmask; h++)
 		for (struct thread *t = s->thash[h]; t; t = t->hnext)
-			log_msg(LOG_INFO, NULL, "state: thread %s%s/%s ring %d: %u ready, %d running, %d rcpt%s", t->is_error ? "(error) " : "",
-			        t->name, t->host, t->ring ? t->ring->clause : -1, t->nready, t->running, t->refs,
+			log_msg(LOG_INFO, NULL, "state: thread %s%s/%s ring %d: %u ready, %d running, %d rcpt, concurrency %d%s, "
+			        "%lu jobs%s", t->is_error ? "(error) " : "", t->name, t->host, t->ring ? t->ring->clause : -1,
+			        t->nready, t->running, t->refs, t->fb.window, t->fb.window ? "" : " (dead)", t->attempts,
 			        t->blocked_until > s->now ? ", blocked" : "");
 }
 

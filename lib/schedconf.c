@@ -198,11 +198,33 @@ static int parse_retries(struct parser *ps, const char *v, unsigned **out, unsig
 
 /* ---- per-destination concurrency keys (issue 14 points 2-3) ---- */
 
+/* A decimal "D[.DDDDDD]" at *pp, at most 1000000: its value, and *pp past it; -1 when there is
+ * none. Not strtod: that pulls musl's whole float scanner (6 KiB) into the static binary. */
+static double decimal(const char **pp)
+{
+	const char *p = *pp;
+	double v = 0, scale = 1;
+	int digits = 0;
+	for (; *p >= '0' && *p <= '9' && digits < 7; p++, digits++)
+		v = v * 10 + (*p - '0');
+	if (!digits || (*p >= '0' && *p <= '9'))
+		return -1;
+	if (*p == '.') {
+		int frac = 0;
+		for (p++; *p >= '0' && *p <= '9' && frac < 6; p++, frac++)
+			v += (*p - '0') * (scale /= 10);
+		if (!frac || (*p >= '0' && *p <= '9'))
+			return -1;
+	}
+	*pp = p;
+	return v;
+}
+
 int sc_feedback_parse(const char *text, int *style, double *x)
 {
-	char *end;
-	double v = strtod(text, &end);
-	if (end == text || !(v >= 0 && v <= 1))
+	const char *end = text;
+	double v = decimal(&end);
+	if (v < 0 || v > 1)
 		return -1;
 	*style = SFB_FIXED;
 	if (!*end) {
@@ -217,16 +239,14 @@ int sc_feedback_parse(const char *text, int *style, double *x)
 		*style = SFB_PER_SQRT_N;
 	else {
 		/* "number / number", as Postfix accepts */
-		char *e2;
-		double d = strtod(end, &e2);
-		if (e2 == end || *e2 || !(d >= 1 && d <= 1000000))
+		double d = decimal(&end);
+		if (*end || d < 1)
 			return -1;
 		v /= d;
 	}
 	*x = v;
 	return 0;
 }
-
 
 /* One of the concurrency keys. Returns 0, or -1 (reported). */
 static int conc_assign(struct parser *ps, struct sc_params *p, int var, const char *name, const char *val)
