@@ -3,6 +3,7 @@
  * appended records and removal. */
 #include "crashpoint.h"
 #include "spool.h"
+#include "xtext.h"
 #include "fileio.h"
 #include "log.h"
 #include "util.h"
