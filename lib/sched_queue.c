@@ -117,7 +117,7 @@ static int msg_open(struct sched *s, struct qmsg *m)
 		turn_sync(s);
 	char path[SPOOL_PATH_MAX];
 	ctl_path(s, m, path, sizeof path);
-	m->fd = open(path, O_RDWR | O_CLOEXEC);
+	m->fd = openat(AT_FDCWD, path, O_RDWR | O_CLOEXEC);
 	if (m->fd < 0) {
 		log_msg(LOG_ERR, m->id, "open %s: %s", path, strerror(errno));
 		return -1;
@@ -727,7 +727,7 @@ static int pid_is_ta(struct sched *s, long pid)
 		return 0;
 	char path[64], buf[512];
 	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 1; /* no /proc: assume it is one, and wait */
 	ssize_t n = read(fd, buf, sizeof buf - 1);
@@ -739,7 +739,7 @@ static int pid_is_ta(struct sched *s, long pid)
 			return 0;
 	}
 	snprintf(path, sizeof path, "/proc/%ld/cmdline", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
 	n = read(fd, buf, sizeof buf - 1);

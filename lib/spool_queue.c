@@ -37,7 +37,7 @@ int spool_trigger_open(const struct spool *sp)
 		return -1;
 	}
 	/* O_RDWR keeps a writer open, so the FIFO never reports EOF between submits */
-	int fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	int fd = openat(AT_FDCWD, path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		log_msg(LOG_ERR, NULL, "open %s: %s", path, strerror(errno));
 		return -1;
@@ -201,7 +201,7 @@ static void quarantine(const struct spool *sp, const char *id, const char *from,
 /* Reads the envelope block (up to and including the "." line) of a message file. */
 static int read_envelope(const char *path, struct buf *b)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	int fd = openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0) {
 		log_msg(LOG_ERR, NULL, "open %s: %s", path, strerror(errno));
 		return -1;
@@ -273,7 +273,7 @@ int spool_pickup_prepare(struct spool *sp, const char *id, long long *arrival, s
 			goto out;
 		sp->have_queue |= 1UL << hash_index(id);
 	}
-	int fd = open(ctl, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
+	int fd = openat(AT_FDCWD, ctl, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
 	if (fd < 0) {
 		log_msg(LOG_ERR, id, "create %s: %s", ctl, strerror(errno));
 		goto out;
@@ -478,7 +478,7 @@ int spool_ctl_load(const struct spool *sp, const char *id, int readonly, struct 
 		str_lcpy(err, "invalid message id", errlen);
 		return -1;
 	}
-	int fd = open(path, (readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_NOFOLLOW);
+	int fd = openat(AT_FDCWD, path, (readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0) {
 		snprintf(err, errlen, "open %s: %s", path, strerror(errno));
 		return -1;
@@ -533,7 +533,7 @@ int spool_ctl_rebuild(const struct spool *sp, const char *id, char *err, size_t 
 		str_lcpy(err, "invalid message id", errlen);
 		return -1;
 	}
-	int fd = open(ctl, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	int fd = openat(AT_FDCWD, ctl, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		snprintf(err, errlen, "%s: %s", ctl, fd < 0 ? strerror(errno) : "not a regular file");
@@ -710,7 +710,7 @@ int spool_msg_open(const struct spool *sp, const char *id, off_t body_off)
 	char path[SPOOL_PATH_MAX];
 	if (spool_path_msg(sp, id, path, sizeof path) < 0)
 		return -1;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	int fd = openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0) {
 		log_msg(LOG_ERR, id, "open %s: %s", path, strerror(errno));
 		return -1;

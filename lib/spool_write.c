@@ -83,7 +83,7 @@ int spool_writer_begin(const struct spool *sp, struct spool_writer *w, struct sp
 			log_msg(LOG_ERR, NULL, "spool path too long: %s", sp->dir);
 			return -1;
 		}
-		w->fd = open(w->tmppath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0640);
+		w->fd = openat(AT_FDCWD, w->tmppath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0640);
 		if (w->fd >= 0 || errno != EEXIST)
 			break;
 	}
@@ -207,7 +207,7 @@ int spool_trigger_send(const struct spool *sp, const char *line)
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	int fd = openat(AT_FDCWD, path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
 	if (fd < 0)
 		return -1;
 	struct stat st;
