@@ -208,9 +208,15 @@ static int read_envelope(const char *path, struct buf *b)
 	}
 	char chunk[8192];
 	for (;;) {
-		ssize_t n = fio_read_full(fd, chunk, sizeof chunk, path);
-		if (n < 0)
+		/* one read at a time: the envelope block usually ends in the first, and reading on
+		 * to the end of the file would be a system call for nothing */
+		ssize_t n = read(fd, chunk, sizeof chunk);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			log_msg(LOG_ERR, NULL, "read %s: %s", path, strerror(errno));
 			break;
+		}
 		size_t from = b->len > 2 ? b->len - 2 : 0;
 		if (buf_add(b, chunk, (size_t)n) < 0) {
 			/* too big is the file's fault; no memory is not (and must not quarantine it) */
@@ -230,7 +236,7 @@ static int read_envelope(const char *path, struct buf *b)
 			close(fd);
 			return 0;
 		}
-		if ((size_t)n < sizeof chunk) {
+		if (n == 0) {
 			errno = EINVAL;
 			break;
 		}
@@ -279,9 +285,17 @@ int spool_pickup_prepare(struct spool *sp, const char *id, long long *arrival, s
 		goto out;
 	}
 	r = fio_write_all(fd, b.p, b.len, ctl);
-	if (r == 0)
-		r = fio_fsync(fd, ctl);
-	close(fd);
+	if (r == 0 && sp->defer_sync && sp->npending == SPOOL_PENDING_MAX)
+		spool_sync_dirty(sp);
+	if (r == 0 && sp->defer_sync) {
+		/* synced by spool_sync_dirty(), after the hand-out */
+		str_lcpy(sp->pending_id[sp->npending], id, SPOOL_ID_MAX);
+		sp->pending_fd[sp->npending++] = fd;
+	} else {
+		if (r == 0)
+			r = fio_fsync(fd, ctl);
+		close(fd);
+	}
 	if (r < 0)
 		goto out;
 	r = -1;
@@ -324,6 +338,13 @@ int spool_sync_dirty(struct spool *sp)
 	char dir[SPOOL_PATH_MAX];
 	int r = 0;
 	static const char hashes[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+	for (unsigned i = 0; i < sp->npending; i++) {
+		if (spool_path_ctl(sp, sp->pending_id[i], dir, sizeof dir) < 0)
+			str_lcpy(dir, sp->pending_id[i], sizeof dir);
+		r |= fio_fsync(sp->pending_fd[i], dir);
+		close(sp->pending_fd[i]);
+	}
+	sp->npending = 0;
 	for (int h = 0; h < 36; h++) {
 		if (!(sp->dirty_queue & (1UL << h)))
 			continue;
