@@ -178,6 +178,7 @@ struct spool_writer {
 	int body8;                     /* saw a byte >= 0x80 */
 	const struct spool *sp;
 	size_t blen;                   /* bytes waiting in buf */
+	int env_held;                  /* buf still starts with the envelope: commit patches it there */
 	/* bytes of the spool's file system that must stay free (QUEUE_MINFREE), checked at every
 	 * flush and before the commit; begin sets 0 (none), the caller may set it afterwards */
 	long long minfree;
