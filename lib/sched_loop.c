@@ -340,6 +340,7 @@ void sched_turn(struct sched *s, int pick)
 	sq_flush(s);
 	sta_timers(s);
 	sta_dispatch(s);
+	sq_pickup_sync(s); /* after the hand-out, before any result is read */
 	sq_flush(s);
 }
 
@@ -515,6 +516,7 @@ int sched_run(struct sched *s)
 		sq_flush(s);
 	}
 	free(pfd);
+	sq_pickup_sync(s);
 	sq_flush(s);
 	sigprocmask(SIG_SETMASK, &orig, NULL);
 	if (s->o.oneshot && rc == 0 && s->stuck) {
