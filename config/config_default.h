@@ -94,6 +94,16 @@
 #define ENABLE_MAILQ_PROTO 1
 #endif
 
+/* Delivery status notifications beyond the bounce (RFC 3461): the DSN extension in `-bs` (NOTIFY,
+ * RET, ENVID, ORCPT), submit's -N, -R and -V, passing them on to a next hop that offers DSN, and
+ * success and delay notices. Without it those options are accepted and ignored (-bs refuses the
+ * parameters and does not offer DSN), no success or delay notice is ever sent, and a failed
+ * recipient still gets its failure report (RFC 3464) as always, the postmaster notice included.
+ * Cost: COST_DSN. */
+#ifndef ENABLE_DSN
+#define ENABLE_DSN 1
+#endif
+
 /* Compiled-in defaults of run-time configuration. */
 #ifndef DEFAULT_CONF_PATH
 #define DEFAULT_CONF_PATH "/etc/spoolbox/spoolbox.conf"
