@@ -12,11 +12,12 @@ printf '%-24s %10s %10s\n' "option off" "bytes" "saves"
 printf '%-24s %10d %10s\n' "(none: full build)" "$full" "-"
 for opt in $(sed -n 's/^#ifndef ENABLE_\([A-Z0-9_]*\)$/\1/p' config/config_default.h); do
 	name=$(echo "$opt" | tr 'A-Z' 'a-z')
-	if [ "$opt" = TLS ]; then
-		$make -s TLS=0 VARIANT=opt-$name variant >/dev/null
-	else
-		$make -s OPTIONS="ENABLE_$opt=0" VARIANT=opt-$name variant >/dev/null
-	fi
+	case $opt in
+	TLS) $make -s TLS=0 VARIANT=opt-$name variant >/dev/null ;;
+	# what needs local delivery goes with it (config/check.h)
+	LOCAL) $make -s OPTIONS="ENABLE_LOCAL=0 ENABLE_MAILDIR=0 ENABLE_DELIVER_CMD=0" VARIANT=opt-$name variant >/dev/null ;;
+	*) $make -s OPTIONS="ENABLE_$opt=0" VARIANT=opt-$name variant >/dev/null ;;
+	esac
 	b=$(wc -c < build/opt-$name/spoolbox)
 	printf '%-24s %10d %10s\n' "ENABLE_$opt=0" "$b" "$(awk -v d=$((full - b)) 'BEGIN { printf "%.1f KiB", d / 1024 }')"
 done
