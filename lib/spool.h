@@ -4,6 +4,7 @@
  * -1; none of them exits. */
 #ifndef SPOOLBOX_SPOOL_H
 #define SPOOLBOX_SPOOL_H
+#include "dsn_flags.h"
 #include <stddef.h>
 #include <sys/types.h>
 #include <time.h>
@@ -38,14 +39,6 @@ enum {
 	RT_SUCCESS = 'S',     /* delivered, a success notice (NOTIFY=SUCCESS) still owed */
 };
 
-/* DSN NOTIFY bits; 0 means "not given" (the default: FAILURE, and DELAY at our discretion). */
-enum {
-	NOTIFY_SUCCESS = 1,
-	NOTIFY_FAILURE = 2,
-	NOTIFY_DELAY = 4,
-	NOTIFY_NEVER = 8,
-};
-
 struct spool_rcpt {
 	char tag;             /* RT_* */
 	long pid;             /* TA pid while RT_TRANSIT */
@@ -55,7 +48,7 @@ struct spool_rcpt {
 	char host[256];       /* lower-case domain, [literal] or "-" */
 	char *addr;           /* the address handed to the channel (decoded), malloc'd */
 	long priv;            /* uid whose privileges apply, or -1 */
-	unsigned notify;      /* NOTIFY_* bits, 0 = not given */
+	unsigned notify;      /* NOTIFY_* bits (dsn_flags.h), 0 = not given */
 	char *orcpt;          /* "rfc822;addr" (decoded) or NULL, malloc'd */
 	off_t off;            /* byte offset of the 'r' of this record (in both files) */
 };
@@ -101,7 +94,15 @@ struct spool {
 	int dirty_incoming;
 	unsigned long have_queue;    /* bit h: queue/<h>/ is known to exist (saves a mkdir) */
 	long long have_due[4];       /* due buckets known to exist, +1 (0 = unused) */
+	/* The scheduler's pick-up sets defer_sync: the new control files are left open here, unsynced,
+	 * and spool_sync_dirty() makes them durable with the directories, after the jobs went out
+	 * (docs/spool.md 6); npending is at most SPOOL_PENDING_MAX (a full list is synced first). */
+	int defer_sync;
+	unsigned npending;
+	int pending_fd[64];
+	char pending_id[64][SPOOL_ID_MAX];
 };
+#define SPOOL_PENDING_MAX 64
 
 /* ---- ids and paths ---- */
 
@@ -140,11 +141,6 @@ int spool_perm(const char *dir, long gid, int fix, spool_perm_fn *report, void *
 
 /* ---- the text formats ---- */
 
-/* xtext (RFC 3461) encode/decode. Encoding writes at most 3*n+1 bytes. Decoding rejects bad
- * escapes; both return the output length or -1 when it does not fit. */
-int xtext_encode(const char *in, size_t n, char *out, size_t size);
-int xtext_decode(const char *in, size_t n, char *out, size_t size);
-
 /* Parses an envelope block or a whole control file. On error returns -1 with the reason and the
  * 1-based line in err ("line 7: recipient record: bad status field"); never crashes on any input.
  * stop_at_env: stop after the "." line (message files). */
@@ -170,6 +166,7 @@ struct spool_writer {
 	int body8;                     /* saw a byte >= 0x80 */
 	const struct spool *sp;
 	size_t blen;                   /* bytes waiting in buf */
+	int env_held;                  /* buf still starts with the envelope: commit patches it there */
 	/* bytes of the spool's file system that must stay free (QUEUE_MINFREE), checked at every
 	 * flush and before the commit; begin sets 0 (none), the caller may set it afterwards */
 	long long minfree;
@@ -213,7 +210,8 @@ int spool_incoming_each(const struct spool *sp, spool_each_fn *fn, void *ctx);
  * which is the new control file's whole content with the same offsets (the caller frees it with
  * spool_msg_free), so the scheduler need not read back what it just wrote. */
 int spool_pickup_prepare(struct spool *sp, const char *id, long long *arrival, struct spool_msg *env);
-/* fsyncs the directories that prepare/finish touched. */
+/* fsyncs the control files left pending (defer_sync), then the directories that prepare/finish
+ * touched; closes the pending files. */
 int spool_sync_dirty(struct spool *sp);
 /* P3 for one message (rename into queue/). */
 int spool_pickup_finish(struct spool *sp, const char *id);

@@ -1,4 +1,4 @@
-/* Opening the spool, the enqueue sequence E1..E4 of docs/spool.md 5, and the trigger FIFO. */
+/* The enqueue sequence E1..E4 of docs/spool.md 5, and the trigger FIFO. */
 #include "crashpoint.h"
 #include "spool.h"
 #include "fileio.h"
@@ -12,36 +12,6 @@
 #include <sys/statvfs.h>
 #include <sys/time.h>
 #include <unistd.h>
-
-int spool_open(struct spool *sp, const char *dir, int create, long gid)
-{
-	memset(sp, 0, sizeof *sp);
-	if (!*dir || str_lcpy(sp->dir, dir, sizeof sp->dir) >= sizeof sp->dir) {
-		log_msg(LOG_ERR, NULL, "spool directory name too long or empty: %s", dir);
-		return -1;
-	}
-	char path[SPOOL_PATH_MAX];
-	if (create) {
-		if (fio_mkdirs(dir, 0755) < 0)
-			return -1;
-		/* the scheduler passes no group: SUBMIT_GROUP is in its environment (or the default),
-		 * so a scheduler started before any submit still makes the spool submit can use */
-		if (gid < 0)
-			gid = spool_submit_gid(NULL);
-		/* the layout is spool_perm's table: what is missing is made, and what an earlier run
-		 * left in other modes (an older version, a scheduler started before the group existed,
-		 * a restore) is put right; what cannot be is logged */
-		return spool_perm(dir, gid, 1, NULL, NULL) < 0 ? -1 : 0;
-	}
-	str_fmt(path, sizeof path, "%s/incoming", dir);
-	struct stat st;
-	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		log_msg(LOG_ERR, NULL, "spool %s is not set up (%s: %s)", dir, path,
-		        errno ? strerror(errno) : "not a directory");
-		return -1;
-	}
-	return 0;
-}
 
 #define SPOOL_MIN_INODES 64
 int spool_room(const struct spool *sp, long long minfree, const char *id)
@@ -83,7 +53,7 @@ int spool_writer_begin(const struct spool *sp, struct spool_writer *w, struct sp
 			log_msg(LOG_ERR, NULL, "spool path too long: %s", sp->dir);
 			return -1;
 		}
-		w->fd = open(w->tmppath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0640);
+		w->fd = openat(AT_FDCWD, w->tmppath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0640);
 		if (w->fd >= 0 || errno != EEXIST)
 			break;
 	}
@@ -111,7 +81,16 @@ int spool_writer_begin(const struct spool *sp, struct spool_writer *w, struct sp
 		errno = EINVAL;
 		return -1;
 	}
-	int r = fio_write_all(w->fd, b.p, b.len, w->tmppath);
+	/* the envelope waits in the buffer with the first message bytes: a message that fits
+	 * leaves in one write at the commit, its sizes patched in the buffer, not by pwrite */
+	int r = 0;
+	w->env_held = b.len <= sizeof w->buf;
+	if (w->env_held) {
+		memcpy(w->buf, b.p, b.len);
+		w->blen = b.len;
+	} else {
+		r = fio_write_all(w->fd, b.p, b.len, w->tmppath);
+	}
 	buf_free(&b);
 	if (r < 0) {
 		spool_writer_abort(w);
@@ -125,6 +104,7 @@ static int flush(struct spool_writer *w)
 	if (w->blen && (fio_write_all(w->fd, w->buf, w->blen, w->tmppath) < 0 || room(w) < 0))
 		return -1;
 	w->blen = 0;
+	w->env_held = 0;
 	return 0;
 }
 
@@ -154,8 +134,17 @@ int spool_writer_commit(struct spool_writer *w)
 {
 	char z[17], dst[SPOOL_PATH_MAX], dir[SPOOL_PATH_MAX];
 	snprintf(z, sizeof z, "%016lld", w->size);
-	if (flush(w) < 0 || room(w) < 0 || fio_pwrite_all(w->fd, z, 16, (off_t)w->off_z, w->tmppath) < 0 ||
-	    (w->body8 && fio_pwrite_all(w->fd, "8", 1, (off_t)w->off_b, w->tmppath) < 0) ||
+	int held = w->env_held, wrote = w->blen > 0;
+	if (held) {
+		memcpy(w->buf + w->off_z, z, 16);
+		if (w->body8)
+			w->buf[w->off_b] = '8';
+	}
+	/* flush() checks the reserve after what it writes; with nothing left to write, the
+	 * last write was checked already, unless there was none since begin */
+	if (flush(w) < 0 || (!wrote && room(w) < 0) ||
+	    (!held && fio_pwrite_all(w->fd, z, 16, (off_t)w->off_z, w->tmppath) < 0) ||
+	    (!held && w->body8 && fio_pwrite_all(w->fd, "8", 1, (off_t)w->off_b, w->tmppath) < 0) ||
 	    fio_fsync(w->fd, w->tmppath) < 0)
 		goto fail;
 	if (close(w->fd) < 0) {
@@ -207,7 +196,7 @@ int spool_trigger_send(const struct spool *sp, const char *line)
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	int fd = openat(AT_FDCWD, path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
 	if (fd < 0)
 		return -1;
 	struct stat st;

@@ -12,29 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define strtol own_strtol
-#define strtoll own_strtoll
-#define strtoul own_strtoul
-#define strtoull own_strtoull
-#define strtoimax own_strtoimax
-#define strtoumax own_strtoumax
-#define strstr own_strstr
-long strtol(const char *restrict, char **restrict, int);
-long long strtoll(const char *restrict, char **restrict, int);
-unsigned long strtoul(const char *restrict, char **restrict, int);
-unsigned long long strtoull(const char *restrict, char **restrict, int);
-intmax_t strtoimax(const char *restrict, char **restrict, int);
-uintmax_t strtoumax(const char *restrict, char **restrict, int);
-char *strstr(const char *, const char *);
-#include "../../lib/libc/strtol.c"
-#include "../../lib/libc/strstr.c"
-#undef strtol
-#undef strtoll
-#undef strtoul
-#undef strtoull
-#undef strtoimax
-#undef strtoumax
-#undef strstr
+#include "../unit/libc_own.h"
 
 static void same_fmt(const char *fmt, ...)
 {
