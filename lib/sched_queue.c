@@ -534,7 +534,7 @@ static int wants_delay(const struct qrcpt *r)
 
 static void delay_notice(struct sched *s, struct qmsg *m)
 {
-	if (s->o.delay_warn <= 0 || m->warned || s->o.freeze)
+	if (!ENABLE_DSN || s->o.delay_warn <= 0 || m->warned || s->o.freeze)
 		return;
 	unsigned want = 0;
 	long long cap = 1;
@@ -979,7 +979,7 @@ static int load_msg(struct sched *s, const char *id, long long due, struct spool
 			r->next = s->now + sched_retry_cap(&r->thr->p);
 		r->pid = sr->pid;
 		/* notices are for a sender, never for the null one (DSNs, postmaster notices) */
-		if (sm.sender && *sm.sender && !(sr->notify & NOTIFY_NEVER)) {
+		if (ENABLE_DSN && sm.sender && *sm.sender && !(sr->notify & NOTIFY_NEVER)) {
 			if (sr->notify & NOTIFY_SUCCESS)
 				r->flags |= RF_WANT_SUCCESS;
 			if (!sr->notify || (sr->notify & NOTIFY_DELAY))
