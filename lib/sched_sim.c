@@ -260,7 +260,7 @@ int sim_parse(const char *text, size_t len, struct sim_work *w, char *err, size_
 /* ---- the simulation ---- */
 
 enum { EV_MAIL, EV_START, EV_DONE, EV_SAMPLE };
-enum { OUT_OK, OUT_CONNFAIL, OUT_HANDSHAKE };
+enum { OUT_OK, OUT_CONNFAIL, OUT_HANDSHAKE, OUT_NOTTRIED };
 
 struct ev {
 	long long t;                  /* virtual ms */
@@ -273,6 +273,8 @@ struct agent {
 	pid_t pid;
 	int fd;                       /* our end of its socket, -1 when gone */
 	int started, busy, eof, conn; /* conn: the destination it has a connection to, -1 = none */
+	int refused;                  /* as the smtp agent: a destination that refused it, its later
+	                               * jobs reported "not tried" until #idle (-1 = none) */
 	unsigned gen;                 /* its EV_DONE events carry it (a kill voids them) */
 	char rbuf[4096];
 	size_t rlen;
@@ -487,6 +489,7 @@ static int sim_spawn(void *ctx, const char *channel, const char *host, pid_t *pi
 	a->pid = x->next_pid++;
 	a->fd = sv[1];
 	a->conn = -1;
+	a->refused = -1;
 	ev_push(x, x->now + STARTUP_MS, EV_START, x->nag, 0);
 	x->nag++;
 	*pid = a->pid;
@@ -525,6 +528,7 @@ static void agent_next(struct sim *x, struct agent *a)
 		a->nq--;
 		if (!strcmp(line, "#idle")) {
 			close_conn(x, a);
+			a->refused = -1;
 			say(x, a, "#hungry\n");
 			continue;
 		}
@@ -541,7 +545,10 @@ static void agent_next(struct sim *x, struct agent *a)
 		a->outcome = OUT_OK;
 		a->busy = 1;
 		long long dur = 0;
-		if (d >= 0) {
+		if (d >= 0 && a->refused == d) {
+			a->outcome = OUT_NOTTRIED;
+		} else if (d >= 0) {
+			a->refused = -1;
 			const struct sim_dest *sd = &x->w->dest[d];
 			if (a->conn >= 0 && (a->conn != d || is_down(sd, x->now)))
 				close_conn(x, a);
@@ -550,6 +557,7 @@ static void agent_next(struct sim *x, struct agent *a)
 				dur += sd->connect_ms;
 				if (is_down(sd, x->now) || roll(x, sd->confail_pct)) {
 					a->outcome = OUT_CONNFAIL;
+					a->refused = d;
 					x->ds[d].refused++;
 				} else if (sd->limit > 0 && x->ds[d].open >= sd->limit) {
 					a->outcome = OUT_HANDSHAKE;
@@ -587,6 +595,9 @@ static void agent_done(struct sim *x, struct agent *a)
 		if (a->outcome == OUT_CONNFAIL) {
 			status = "deferred", action = "delayed", enh = "4.4.1";
 			text = "connect: Connection refused";
+		} else if (a->outcome == OUT_NOTTRIED) {
+			status = "deferred", action = "delayed", enh = "4.4.1";
+			text = "not tried: connect: Connection refused on an earlier message";
 		} else if (a->outcome == OUT_HANDSHAKE) {
 			status = "deferred", action = "delayed", enh = "4.4.2";
 			text = "refused to talk to me: 421 4.7.0 too many connections";

@@ -448,10 +448,11 @@ static void feed(struct sched *s, struct sta *t)
 {
 	struct thread *thr = t->thr;
 	int limit = thr->p.overfeed > 0 ? thr->p.overfeed : 1;
-	/* an agent not yet proven to get through (new, or its last job failed to connect) gets one
-	 * job at a time: a second one in its pipe would knock on a full or dead server again and
-	 * count twice against the destination's concurrency (issue 14 point 2) */
-	if (!t->proven)
+	/* an agent above the initial concurrency probes the server's capacity: until it got through
+	 * (new, or its last job failed to connect) it gets one job at a time, since a second one in
+	 * its pipe would knock on a full server again and count twice against the destination's
+	 * concurrency (issue 14 point 2); within the initial concurrency overfeed applies at once */
+	if (!t->proven && thr->running > (thr->p.init_conc > 0 ? thr->p.init_conc : 1))
 		limit = 1;
 	if (t->gen != s->gen)
 		return; /* started under an older configuration: it finishes what it has, no more */
