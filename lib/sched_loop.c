@@ -91,6 +91,9 @@ void sched_dump(struct sched *s)
 			log_msg(LOG_INFO, NULL, "state: thread %s%s/%s ring %d: %u ready, %d running, %d rcpt%s", t->is_error ? "(error) " : "",
 			        t->name, t->host, t->ring ? t->ring->clause : -1, t->nready, t->running, t->refs,
 			        t->blocked_until > s->now ? ", blocked" : "");
+	for (size_t i = 0; i < s->conf.nhc; i++)
+		log_msg(LOG_INFO, NULL, "state: host class %s: %d of %d sessions", s->conf.hc[i].pat, s->conf.hc[i].used,
+		        s->conf.hc[i].limit);
 }
 
 /* HUP, USR1: scheduler.conf and (through the applet's hook) spoolbox.conf with the credentials
@@ -115,6 +118,7 @@ static void reload(struct sched *s)
 	struct schedconf old = s->conf;
 	s->conf = nc;
 	st_reresolve(s);
+	sx_reload(s, &old);
 	schedconf_free(&old);
 	s->gen++;
 	for (struct sta *t = s->tas; t; t = t->next)
