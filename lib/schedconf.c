@@ -43,6 +43,7 @@ static const struct {
 	{"skew", SV_SKEW, VT_INT},              {"user", SV_USER, VT_NAME},
 	{"group", SV_GROUP, VT_NAME},           {"command", SV_COMMAND, VT_COMMAND},
 	{"queueonly", SV_QUEUEONLY, VT_KEYWORD}, {"timelimit", SV_TIMELIMIT, VT_INTERVAL},
+	{"maxrcpt", SV_MAXRCPT, VT_INT},
 };
 
 void sc_params_default(struct sc_params *p)
@@ -264,6 +265,7 @@ static void assign(struct parser *ps, struct sc_clause *k, const char *name, con
 		switch (vars[i].var) {
 		case SV_MAXTA: k->p.maxta = (int)x; break;
 		case SV_MAXCHANNEL: k->p.maxchannel = (int)x; break;
+		case SV_MAXRCPT: k->p.maxrcpt = (int)x; break;
 		case SV_MAXRING: k->p.maxring = (int)x; break;
 		case SV_MAXTHR:
 			if (x < 1) {
@@ -728,6 +730,7 @@ static void merge(struct sc_params *out, const struct sc_params *in)
 	if (s & (1u << SV_COMMAND)) out->command = in->command;
 	if (s & (1u << SV_QUEUEONLY)) out->queueonly = in->queueonly;
 	if (s & (1u << SV_TIMELIMIT)) out->timelimit = in->timelimit;
+	if (s & (1u << SV_MAXRCPT)) out->maxrcpt = in->maxrcpt;
 	out->set |= s;
 }
 

@@ -33,7 +33,7 @@
 enum sc_var {
 	SV_INTERVAL, SV_IDLEMAX, SV_EXPIRY, SV_EXPIRY2, SV_RETRIES, SV_MAXTA, SV_MAXCHANNEL,
 	SV_MAXRING, SV_MAXTHR, SV_OVERFEED, SV_SKEW, SV_USER, SV_GROUP, SV_COMMAND, SV_QUEUEONLY,
-	SV_TIMELIMIT, SV__COUNT
+	SV_TIMELIMIT, SV_MAXRCPT, SV__COUNT
 };
 
 struct sc_params {
@@ -52,6 +52,7 @@ struct sc_params {
 	const char *command;         /* NULL = no command (matching goes on) */
 	int queueonly;
 	long long timelimit;         /* 5h: longest job before its TA is killed (0 = none) */
+	int maxrcpt;                 /* most recipients in one job (Courier's MAXRCPT), 0 = no limit */
 };
 
 struct sc_clause {

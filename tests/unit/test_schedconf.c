@@ -268,6 +268,21 @@ TEST(schedconf_hostclass_errors)
 	}
 }
 
+TEST(schedconf_maxrcpt)
+{
+	struct schedconf c;
+	struct rep r;
+	struct sc_params p;
+	CHECK_INT(parse(&c, "*/* maxrcpt=5\nsmtp/* command=smtp\nlocal/* maxrcpt=1 command=local\n", &r), 0);
+	CHECK(schedconf_resolve(&c, "smtp", "a.example", &p) >= 0);
+	CHECK_INT(p.maxrcpt, 5);
+	CHECK(schedconf_resolve(&c, "local", "u", &p) >= 0);
+	CHECK_INT(p.maxrcpt, 1);
+	schedconf_free(&c);
+	sc_params_default(&p);
+	CHECK_INT(p.maxrcpt, 0);
+}
+
 /* Keys that are accepted and do nothing are said, as warnings (issue 14 point 8). */
 TEST(schedconf_warns_about_keys_without_effect)
 {
