@@ -203,6 +203,15 @@ TEST(schedconf_errors_name_the_line)
 		{"a queueonly=maybe command=c\n", 1, "a keyword takes no value"},
 		{"a/ command=c\n", 1, "empty channel or host part"},
 		{"*/* @\n", 1, "unexpected '@'"},
+		/* host classes (issue 14 point 7) */
+		{"PARAMhostclass = \"* 2\"\nPARAMhostclass = \"a.example 1\"\n", 2, "the class '*' of line 1 comes first"},
+		{"PARAMhostclass = \"a.example 2\"\nPARAMhostclass = \"A.example 1\"\n", 2, "already the class of line 1"},
+		{"PARAMhostclass = \"a*.example 2\"\n", 1, "is not a host, *.domain or *"},
+		{"PARAMhostclass = \"*. 2\"\n", 1, "is not a host, *.domain or *"},
+		{"PARAMhostclass = \"a.example 0\"\n", 1, "not a session limit from 1"},
+		{"PARAMhostclass = \"a.example x\"\n", 1, "not a session limit"},
+		{"PARAMhostclass = a.example\n", 1, "expected \"PATTERN SESSIONS\""},
+		{"PARAMhostclass = \"a.example 1 2\"\n", 1, "expected \"PATTERN SESSIONS\""},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		struct schedconf c;
@@ -240,32 +249,6 @@ TEST(schedconf_hostclass_first_match)
 	CHECK_INT(schedconf_hostclass(&c, "[192.0.2.1]"), 0);
 	CHECK_INT(schedconf_hostclass(&c, "other.org"), 1);
 	schedconf_free(&c);
-}
-
-TEST(schedconf_hostclass_errors)
-{
-	static const struct {
-		const char *text;
-		int line;
-		const char *reason;
-	} cases[] = {
-		{"PARAMhostclass = \"* 2\"\nPARAMhostclass = \"a.example 1\"\n", 2, "the class '*' of line 1 comes first"},
-		{"PARAMhostclass = \"a.example 2\"\nPARAMhostclass = \"A.example 1\"\n", 2, "already the class of line 1"},
-		{"PARAMhostclass = \"a*.example 2\"\n", 1, "is not a host, *.domain or *"},
-		{"PARAMhostclass = \"*. 2\"\n", 1, "is not a host, *.domain or *"},
-		{"PARAMhostclass = \"a.example 0\"\n", 1, "not a session limit from 1"},
-		{"PARAMhostclass = \"a.example x\"\n", 1, "not a session limit"},
-		{"PARAMhostclass = a.example\n", 1, "expected \"PATTERN SESSIONS\""},
-		{"PARAMhostclass = \"a.example 1 2\"\n", 1, "expected \"PATTERN SESSIONS\""},
-	};
-	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		struct schedconf c;
-		struct rep r;
-		int n = parse(&c, cases[i].text, &r);
-		if (n != 1 || r.last_line != cases[i].line || !strstr(r.last, cases[i].reason))
-			unit_fail(__FILE__, __LINE__, "case %zu: %d errors, last \"%s\"", i, n, r.last);
-		schedconf_free(&c);
-	}
 }
 
 TEST(schedconf_maxrcpt)
