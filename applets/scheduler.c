@@ -404,6 +404,15 @@ int scheduler_main(int argc, char **argv)
 		conf_free(&c);
 		return EX_OSERR;
 	}
+	/* from the moment the pid is visible a TERM must be a clean stop, not the default death that
+	 * leaves the pid in the file (the next start would take it for a crash): held back until
+	 * sched_run has its handlers, which lets them through */
+	sigset_t early;
+	sigemptyset(&early);
+	static const int stops[] = {SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM};
+	for (size_t i = 0; i < ARRAY_LEN(stops); i++)
+		sigaddset(&early, stops[i]);
+	sigprocmask(SIG_BLOCK, &early, NULL);
 	int unclean = 0;
 	int pidfd = lock_pidfile(spool, &unclean);
 	if (pidfd < 0) {

@@ -336,6 +336,9 @@ int sched_run(struct sched *s)
 	}
 	signal(SIGPIPE, SIG_IGN);
 	sigprocmask(SIG_BLOCK, &block, &orig);
+	/* the applet may have blocked them since it wrote its pid: they wait for ppoll, not kill */
+	for (size_t i = 0; i < ARRAY_LEN(handled); i++)
+		sigdelset(&orig, handled[i]);
 
 	s->now = sclock_now(&s->clock);
 	struct spool_clean_counts cc = {0, 0, 0};
