@@ -92,6 +92,9 @@ void sched_dump(struct sched *s)
 			        "%lu jobs%s", t->is_error ? "(error) " : "", t->name, t->host, t->ring ? t->ring->clause : -1,
 			        t->nready, t->running, t->refs, t->fb.window, t->fb.window ? "" : " (dead)", t->attempts,
 			        t->blocked_until > s->now ? ", blocked" : "");
+	for (size_t i = 0; i < s->conf.nhc; i++)
+		log_msg(LOG_INFO, NULL, "state: host class %s: %d of %d sessions", s->conf.hc[i].pat, s->conf.hc[i].used,
+		        s->conf.hc[i].limit);
 }
 
 /* HUP, USR1: scheduler.conf and (through the applet's hook) spoolbox.conf with the credentials
@@ -116,6 +119,7 @@ static void reload(struct sched *s)
 	struct schedconf old = s->conf;
 	s->conf = nc;
 	st_reresolve(s);
+	sx_reload(s, &old);
 	schedconf_free(&old);
 	s->gen++;
 	for (struct sta *t = s->tas; t; t = t->next)
@@ -363,6 +367,9 @@ int sched_run(struct sched *s)
 	}
 	signal(SIGPIPE, SIG_IGN);
 	sigprocmask(SIG_BLOCK, &block, &orig);
+	/* the applet may have blocked them since it wrote its pid: they wait for ppoll, not kill */
+	for (size_t i = 0; i < ARRAY_LEN(handled); i++)
+		sigdelset(&orig, handled[i]);
 
 	s->now = sclock_now(&s->clock);
 	struct spool_clean_counts cc = {0, 0, 0};
