@@ -107,7 +107,6 @@ struct thread {
 	long long kicked_until;       /* queueonly: a Q/R trigger lets it run until then */
 	int xc;                       /* host class of its sessions (sx_class), -1 = none */
 	struct sfb fb;                /* its concurrency (issue 14 point 2) */
-	unsigned long attempts;       /* jobs handed out, for the dump (USR2) */
 	char *host;                   /* into name */
 	char name[];                  /* "channel\0host" */
 };

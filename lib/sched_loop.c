@@ -88,10 +88,9 @@ void sched_dump(struct sched *s)
 		        st[t->state], t->nack, t->thr ? t->thr->name : "-", t->thr ? t->thr->host : "-");
 	for (unsigned h = 0; h <= s->tmask; h++)
 		for (struct thread *t = s->thash[h]; t; t = t->hnext)
-			log_msg(LOG_INFO, NULL, "state: thread %s%s/%s ring %d: %u ready, %d running, %d rcpt, concurrency %d%s, "
-			        "%lu jobs%s", t->is_error ? "(error) " : "", t->name, t->host, t->ring ? t->ring->clause : -1,
-			        t->nready, t->running, t->refs, t->fb.window, t->fb.window ? "" : " (dead)", t->attempts,
-			        t->blocked_until > s->now ? ", blocked" : "");
+			log_msg(LOG_INFO, NULL, "state: thread %s%s/%s ring %d: %u ready, %d running, %d rcpt, concurrency %d%s",
+			        t->is_error ? "(error) " : "", t->name, t->host, t->ring ? t->ring->clause : -1, t->nready,
+			        t->running, t->refs, t->fb.window, t->blocked_until > s->now ? ", blocked" : "");
 	for (size_t i = 0; i < s->conf.nhc; i++)
 		log_msg(LOG_INFO, NULL, "state: host class %s: %d of %d sessions", s->conf.hc[i].pat, s->conf.hc[i].used,
 		        s->conf.hc[i].limit);

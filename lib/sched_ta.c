@@ -263,9 +263,8 @@ static void dest_dead(struct sched *s, struct thread *thr, const char *why)
 	long long until = sched_retry_next(&thr->p, 0, thr->host, s->now);
 	if (thr->blocked_until < until)
 		thr->blocked_until = until;
-	log_msg(LOG_WARNING, NULL, "%s/%s: destination not responding (%d failed pseudo-cohort%s): suspended for %llds, "
-	        "then one probe", thr->name, thr->host, thr->p.cohort_limit, thr->p.cohort_limit == 1 ? "" : "s",
-	        thr->blocked_until - s->now);
+	log_msg(LOG_WARNING, NULL, "%s/%s: destination not responding: suspended for %llds, then one probe", thr->name,
+	        thr->host, thr->blocked_until - s->now);
 	hold_back(s, thr, why);
 }
 
@@ -279,23 +278,16 @@ static void feedback_report(struct sched *s, struct sta *t, const struct sta_rep
 	if (!thr || thr->is_error || t->fb_bad || !sfb_negative(rl->enh))
 		return;
 	t->fb_bad = 1;
-	int was = thr->fb.window;
 	if (sfb_failure(&thr->fb, &thr->p))
 		dest_dead(s, thr, rl->diag[0] ? rl->diag : rl->message);
-	else if (thr->fb.window != was)
-		log_msg(LOG_DEBUG, NULL, "%s/%s: concurrency %d -> %d (%s)", thr->name, thr->host, was, thr->fb.window, rl->enh);
 }
 
 static void feedback_job_end(struct sta *t)
 {
 	struct thread *thr = t->thr;
 	t->proven = t->fb_any && !t->fb_bad;
-	if (thr && !thr->is_error && t->fb_any && !t->fb_bad) {
-		int was = thr->fb.window;
+	if (thr && !thr->is_error && t->fb_any && !t->fb_bad)
 		sfb_success(&thr->fb, &thr->p, thr->running);
-		if (thr->fb.window != was)
-			log_msg(LOG_DEBUG, NULL, "%s/%s: concurrency %d -> %d", thr->name, thr->host, was, thr->fb.window);
-	}
 	t->fb_any = t->fb_bad = 0;
 }
 
@@ -437,7 +429,6 @@ int sta_handout(struct sched *s, struct sta *t, struct job *j)
 		return -2;
 	}
 	log_msg(LOG_DEBUG, m->id, "%d rcpt to %s[%ld] for %s/%s", n, t->argv0, (long)t->pid, thr->name, thr->host);
-	thr->attempts++;
 	return 1;
 }
 

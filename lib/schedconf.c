@@ -276,8 +276,7 @@ static int conc_assign(struct parser *ps, struct sc_params *p, int var, const ch
 		int style;
 		double amount;
 		if (sc_feedback_parse(val, &style, &amount) < 0) {
-			bad(ps, "%s: '%s' is not a feedback (x, x/y, x/concurrency or x/sqrt_concurrency, x from 0 to 1)",
-			    name, val);
+			bad(ps, "%s: '%s' is not a feedback (x, x/y, x/concurrency, x/sqrt_concurrency; x in 0..1)", name, val);
 			return -1;
 		}
 		if (var == SV_POS_FEEDBACK) {
