@@ -1,6 +1,7 @@
 /* Checked reads of files holding secrets; the rules are in secfile.h. The checks are made on
  * the open descriptor (fstat), so the file cannot be swapped between check and read. */
 #include "secfile.h"
+#include "agentuser.h"
 #include "util.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +12,13 @@
 
 int secfile_read(const char *path, size_t max, char **out, size_t *len, char *why, size_t whysize)
 {
+	struct agent_ids a;
+	int fallback = geteuid() == 0 ? agentuser_ids_env(&a, NULL) : AGENTUSER_ROOT_FALLBACK;
+	return secfile_read_owned(path, max, fallback ? (uid_t)-1 : a.uid, out, len, why, whysize);
+}
+
+int secfile_read_owned(const char *path, size_t max, uid_t agent, char **out, size_t *len, char *why, size_t whysize)
+{
 	*out = NULL;
 	*len = 0;
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
@@ -18,6 +26,9 @@ int secfile_read(const char *path, size_t max, char **out, size_t *len, char *wh
 		int e = errno;
 		if (e == ELOOP)
 			str_fmt(why, whysize, "is a symbolic link (refused: point the configuration at the file itself)");
+		else if (e == EACCES && geteuid() != 0)
+			str_fmt(why, whysize, "cannot open: %s (this process runs as uid %u: the file must be its own, "
+			        "chown it to AGENT_USER and chmod 600)", strerror(e), (unsigned)geteuid());
 		else
 			str_fmt(why, whysize, "cannot open: %s", strerror(e));
 		errno = e;
@@ -31,7 +42,7 @@ int secfile_read(const char *path, size_t max, char **out, size_t *len, char *wh
 	} else if (!S_ISREG(st.st_mode)) {
 		e = EINVAL;
 		str_fmt(why, whysize, "not a regular file");
-	} else if (st.st_uid != 0 && st.st_uid != geteuid()) {
+	} else if (st.st_uid != 0 && st.st_uid != geteuid() && (agent == (uid_t)-1 || st.st_uid != agent)) {
 		e = EPERM;
 		str_fmt(why, whysize, "owned by uid %u, not by root or uid %u (refused)", (unsigned)st.st_uid,
 		        (unsigned)geteuid());
