@@ -181,13 +181,17 @@ int dns_lookup_addr(const char *host, struct dns_addr *out, size_t max, size_t *
 	*n = 0;
 	int r = getaddrinfo(host, NULL, &hints, &res);
 	size_t hl = strlen(host);
-	if ((r == EAI_NONAME || r == EAI_NODATA) && hl > 1 && hl < 256 && host[hl - 1] == '.') {
-		/* "relay.example.net." is absolute for DNS, but the hosts file holds names without
-		 * the dot: one more try without it */
+	if ((r == EAI_NONAME || r == EAI_NODATA) && hl > 0 && hl < 256) {
+		/* Names are case-blind and "relay.example.net." is absolute for DNS, but musl matches
+		 * the hosts file byte for byte against names without the dot: one more try with the
+		 * name as the hosts file writes it. */
 		char bare[256];
-		memcpy(bare, host, hl - 1);
-		bare[hl - 1] = 0;
-		r = getaddrinfo(bare, NULL, &hints, &res);
+		size_t bl = host[hl - 1] == '.' ? hl - 1 : hl;
+		for (size_t i = 0; i < bl; i++)
+			bare[i] = (char)(host[i] >= 'A' && host[i] <= 'Z' ? host[i] + 32 : host[i]);
+		bare[bl] = 0;
+		if (bl > 0 && memcmp(bare, host, hl))
+			r = getaddrinfo(bare, NULL, &hints, &res);
 	}
 	if (r != 0) {
 		int st = DNS_TEMPFAIL;

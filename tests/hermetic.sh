@@ -8,7 +8,7 @@
 # network namespaces (unshare -mn), where /etc, /usr and /tmp are overlays on a private tmpfs
 # that vanish with it. Needs root; without it (or without unshare) it says so and exits 77.
 #
-# usage: tests/hermetic.sh [PYTEST ARGS...]     (SPOOLBOX= the binary, default ./spoolbox)
+# usage: tests/hermetic.sh [TEST FILES...] [PYTEST ARGS...]     (SPOOLBOX= the binary, default ./spoolbox)
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 : "${SPOOLBOX:=$root/spoolbox}"
@@ -85,4 +85,8 @@ trap 'kill $busy 2>/dev/null' EXIT
 sleep 0.5
 
 cd "$root"
-/usr/bin/python3 -m pytest -q -p no:cacheprovider tests/integration "$@"
+# test files or node ids given: run those; only options: the whole suite with them
+case "${1:-}" in
+tests/*) /usr/bin/python3 -m pytest -q -p no:cacheprovider "$@" ;;
+*) /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/integration "$@" ;;
+esac

@@ -25,6 +25,9 @@ FORMS = [
     ("localhost:{port}", "localhost"),
     ("localhost:{port}", "localhost:{port}"),
     ("localhost:{port}", "LocalHost"),
+    # DNS names are case-blind and may be absolute; musl's hosts file lookup is neither
+    ("LOCALHOST:{port}", "localhost"),
+    ("LocalHost.:{port}", "localhost"),
     ("[127.0.0.1]:{port}", "[127.0.0.1]"),
     ("[127.0.0.1]:{port}", "[127.0.0.1]:{port}"),
     ("127.0.0.1:{port}", "[127.0.0.1]:{port}"),
