@@ -114,7 +114,9 @@ static long make_user(const char *name, const char *group, long gid, const char 
 {
 	char *ua[] = {"useradd", "-r", "-g", (char *)group, "-d", "/nonexistent", "-M", "-s", NOLOGIN, (char *)name, NULL};
 	char *aa[] = {"adduser", "-S", "-D", "-H", "-h", "/nonexistent", "-s", NOLOGIN, "-G", (char *)group, (char *)name, NULL};
-	struct passwd *pw;
+	struct passwd *pw = getpwnam(name);
+	if (pw) /* never a second line for a user that exists */
+		return *how = "nothing (it exists)", (long)pw->pw_uid;
 	if (run_tool(ua) == 0 && (pw = getpwnam(name)))
 		return *how = "useradd -r", (long)pw->pw_uid;
 	if (run_tool(aa) == 0 && (pw = getpwnam(name)))

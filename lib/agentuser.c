@@ -12,13 +12,13 @@ int agentuser_ids(const char *name, const char *group, struct agent_ids *ids)
 	long v = strtol(name, &end, 10);
 	int numeric = *name && !*end && v >= 0;
 	struct passwd *pw = numeric ? getpwuid((uid_t)v) : *name ? getpwnam(name) : NULL;
-	if (!pw && !numeric) {
+	struct group *g = group && *group ? getgrnam(group) : NULL;
+	if (!numeric && (!pw || !g)) {
 		ids->uid = 0;
 		ids->gid = 0;
 		return AGENTUSER_ROOT_FALLBACK;
 	}
 	ids->uid = numeric ? (uid_t)v : pw->pw_uid;
-	struct group *g = group && *group ? getgrnam(group) : NULL;
 	ids->gid = g ? g->gr_gid : pw ? pw->pw_gid : AGENTUSER_NOGROUP;
 	return 0;
 }

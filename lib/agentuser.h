@@ -5,11 +5,13 @@
  * group (SUBMIT_GROUP's value) without ever failing a delivery for want of an account:
  *   - uid: the name's passwd entry, or the number as it is;
  *   - gid: the group's gid when that group exists (the queue is readable through it), else
- *     the user's passwd group, else 65534 (nogroup);
+ *     (a number only) the user's passwd group, else 65534 (nogroup);
  *   - a name that is no user here (no /etc/passwd: rescue images, initramfs; a copied binary
- *     before `spoolbox --install`) resolves to uid 0, gid 0 and the return value says so: mail
- *     keeps moving as it did before the agents had a user of their own, and the scheduler's log
- *     and `spoolbox --check` say why.
+ *     before `spoolbox --install`), or a name when the group does not exist (then the spool is
+ *     in root's group, which the agents could not read), resolves to uid 0, gid 0 and the
+ *     return value says so: mail keeps moving as it did before the agents had a user of their
+ *     own, and the scheduler's log and `spoolbox --check` say why. A number is the admin's
+ *     explicit choice and is used as it is.
  * Returns 0, or AGENTUSER_ROOT_FALLBACK. The scheduler clause value "$AGENT_USER" names it
  * (the built-in policy gives it to every channel but local, which keeps user=root). */
 #ifndef SPOOLBOX_AGENTUSER_H

@@ -4,11 +4,12 @@ local stays root. The sink records the uid of the process that connected (its so
 /proc/net/tcp). Accounts are made by `spoolbox --install` in a private system (sysroot.py), so
 the real /etc is never touched."""
 import os
+import subprocess
 
 import pytest
 
 import sysroot
-from conftest import IS_ASAN
+from conftest import BINARY, IS_ASAN
 from smtpsink import SmtpSink
 from test_install import GROUP, field, in_system, system  # noqa: F401 (system is a fixture)
 
@@ -96,12 +97,12 @@ def test_missing_agent_user_falls_back_to_root_and_says_so(box, smtp_sink):
     err = p.stderr.decode()
     assert p.returncode == 0, err
     assert len(smtp_sink.messages) == 1 and smtp_sink.messages[0].peer_uid == 0, err
-    assert ("AGENT_USER=nosuchuser-sbx: no such user; the smtp, errormail and hold agents run as root until it "
-            "exists (spoolbox --install creates it)") in err
+    assert ("AGENT_USER=nosuchuser-sbx: no such user or no SUBMIT_GROUP; the smtp, errormail and hold agents run "
+            "as root until both exist (spoolbox --install creates them)") in err
     p = box.run(None, "--check", env=dict(env, SPOOL=os.path.join(box.base, "no-spool")))
     assert p.returncode == 0, p.stderr
-    assert (b"warning: AGENT_USER=nosuchuser-sbx: no such user, so the smtp, errormail and hold agents run as "
-            b"root; fix: spoolbox --install (it creates the user), or AGENT_USER=NUMBER") in p.stderr
+    assert (b"warning: AGENT_USER=nosuchuser-sbx: no such user or no SUBMIT_GROUP, so the smtp, errormail and hold "
+            b"agents run as root; fix: spoolbox --install (it creates both), or AGENT_USER=NUMBER") in p.stderr
 
 
 def test_check_warns_when_the_agent_cannot_read_the_credentials(box):
@@ -126,3 +127,52 @@ def test_check_warns_when_the_agent_cannot_read_the_credentials(box):
     p = box.run(None, "--check", env=env)
     assert p.returncode == 78
     assert f"{creds}: error: mode 0640 lets others read it (refused: chmod 600)".encode() in p.stderr
+
+
+def test_install_again_after_an_upgrade_gives_queued_files_the_group(box, system):
+    """A queue from the days of root agents: a message file in root's group (a root submit
+    picked up by an older scheduler) and a hashed directory without the group. --install run
+    again (as the packages do on upgrade) gives them the group; the user is not made twice."""
+    conf = system["conf"] + f"AGENT_USER={AGENT}\n"
+    script = f'''
+"$BIN" --install >/dev/null
+mkdir -p "{system['spool']}/queue/Z"
+echo old >"{system['spool']}/queue/Z/OLDMESSAGEZ.d"
+chgrp 0 "{system['spool']}/queue/Z" "{system['spool']}/queue/Z/OLDMESSAGEZ.d"
+chmod 0750 "{system['spool']}/queue/Z"
+"$BIN" --install
+echo "users=$(grep -c "^$AGENT:" /etc/passwd)"
+echo "gid=$(getent group $GROUP | cut -d: -f3)"
+'''
+    env = {"BIN": system["bin"], "HOME": "/", "GROUP": GROUP, "AGENT": AGENT}
+    p = sysroot.run(box.base, ["sh", "-c", script], env, conf=conf)
+    out = p.stdout.decode()
+    assert p.returncode == 0, (out, p.stderr)
+    assert f"user {AGENT} exists (uid " in out and field(p.stdout, "users=") == "1", out
+    assert f"gave 2 queued files or directories the group {GROUP}" in out, out
+    gid = int(field(p.stdout, "gid="))
+    d = os.path.join(system["spool"], "queue", "Z")
+    assert os.stat(d).st_gid == gid and os.stat(d).st_mode & 0o7777 == 0o2750
+    assert os.stat(os.path.join(d, "OLDMESSAGEZ.d")).st_gid == gid
+
+
+def test_root_smtp_t_reads_the_credentials_of_the_agent_user_named_in_the_file(box):
+    """smtp -t as root tests what the agent will do: a credentials file owned by AGENT_USER is
+    the agent's and is used, also when AGENT_USER is set in spoolbox.conf only."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to give the file to another user")
+    with SmtpSink(users={"router": "s3cret"}, auth_require_tls=False, auth_required=True) as s:
+        creds = box.env["CREDENTIALS"]
+        with open(creds, "w") as f:
+            f.write("[127.0.0.1] router s3cret\n")
+        os.chmod(creds, 0o600)
+        os.chown(creds, 65534, -1)
+        conf = box.write_conf(f"AGENT_USER=65534\nSMARTHOST=[127.0.0.1]:{s.port} tls=none cleartext_auth\n"
+                              f"SPOOL={box.base}/no-spool\n")
+        env = {k: v for k, v in box.environ().items() if k not in ("AGENT_USER", "SPOOL")}
+        p = subprocess.run([BINARY, "smtp", "-t", "-C", conf, "admin@example.com"], env=env, capture_output=True,
+                           timeout=30)
+        out = p.stdout.decode()
+        assert p.returncode == 0, (out, p.stderr)
+        assert f"as router ({creds} line 1)" in out, out
+        assert [(u, ok) for _, u, ok in s.logins] == [("router", True)]
