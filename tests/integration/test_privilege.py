@@ -56,6 +56,7 @@ def deliver(box, system, sink, creds):
     return p, log
 
 
+@pytest.mark.needs("local")  # the bounce goes to root's mailbox
 @pytest.mark.parametrize("creds", [True, False], ids=["with-credentials", "without-credentials"])
 def test_smtp_and_errormail_run_as_the_agent_user(box, system, creds):
     """The built-in policy: the smtp agent that connects has the agents' uid, not 0, and still
