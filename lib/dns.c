@@ -181,17 +181,18 @@ int dns_lookup_addr(const char *host, struct dns_addr *out, size_t max, size_t *
 	*n = 0;
 	int r = getaddrinfo(host, NULL, &hints, &res);
 	size_t hl = strlen(host);
-	if ((r == EAI_NONAME || r == EAI_NODATA) && hl > 0 && hl < 256) {
+	if (r != 0 && hl > 0 && hl < 256) {
 		/* Names are case-blind and "relay.example.net." is absolute for DNS, but musl matches
 		 * the hosts file byte for byte against names without the dot: one more try with the
-		 * name as the hosts file writes it. */
+		 * name as the hosts file writes it (also when DNS is down: the hosts file is not). Its
+		 * failure leaves the first answer standing, so a DNS outage stays temporary. */
 		char bare[256];
 		size_t bl = host[hl - 1] == '.' ? hl - 1 : hl;
 		for (size_t i = 0; i < bl; i++)
 			bare[i] = (char)(host[i] >= 'A' && host[i] <= 'Z' ? host[i] + 32 : host[i]);
 		bare[bl] = 0;
-		if (bl > 0 && memcmp(bare, host, hl))
-			r = getaddrinfo(bare, NULL, &hints, &res);
+		if (bl > 0 && memcmp(bare, host, hl) && getaddrinfo(bare, NULL, &hints, &res) == 0)
+			r = 0;
 	}
 	if (r != 0) {
 		int st = DNS_TEMPFAIL;
