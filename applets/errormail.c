@@ -115,12 +115,8 @@ static const char *no_dsn_wanted(const struct spool_rcpt *r, enum dsn_kind kind,
 	if (r->notify & NOTIFY_NEVER)
 		return "NOTIFY=NEVER: no DSN wanted";
 	if ((r->notify || kind == DSN_SUCCESS) && !(r->notify & bit[kind])) {
-		char list[40] = "";
-		static const char *const names[] = {"SUCCESS", "FAILURE", "DELAY"};
-		static const unsigned bits[] = {NOTIFY_SUCCESS, NOTIFY_FAILURE, NOTIFY_DELAY};
-		for (size_t k = 0; k < 3; k++)
-			if (r->notify & bits[k])
-				snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", *list ? "," : "", names[k]);
+		char list[DSN_NOTIFY_TEXT];
+		dsn_notify_format(r->notify, list);
 		snprintf(buf, size, "NOTIFY=%s: no %s %s wanted", *list ? list : "(absent)", kind_name[kind],
 		         kind == DSN_FAILED ? "DSN" : "notice");
 		return buf;

@@ -40,6 +40,11 @@
 #include <time.h>
 #include <unistd.h>
 
+/* the protocol client keeps its own limits (it builds without the spool); what it hands back
+ * goes into spool records, so they must agree */
+_Static_assert(SMTP_ADDR_MAX == SPOOL_ADDR_MAX && SMTP_TEXT_MAX == SPOOL_TEXT_MAX,
+               "smtp_client.h and spool.h disagree on limits");
+
 const char smtp_usage[] =
     "usage: smtp [-C FILE] [-v] [-m ID]\n"
     "       smtp -t [-s] [-f FROM] [-C FILE] [-v] [RCPT]\n"

@@ -33,10 +33,6 @@
 #include <time.h>
 #include <unistd.h>
 
-_Static_assert((int)SMTPD_NOTIFY_SUCCESS == (int)NOTIFY_SUCCESS && (int)SMTPD_NOTIFY_FAILURE == (int)NOTIFY_FAILURE &&
-                   (int)SMTPD_NOTIFY_DELAY == (int)NOTIFY_DELAY && (int)SMTPD_NOTIFY_NEVER == (int)NOTIFY_NEVER,
-               "smtpd.h and spool.h disagree on NOTIFY bits");
-
 const char submit_usage[] =
     "usage: sendmail [options] [recipient ...]\n"
     "\n"
@@ -170,30 +166,6 @@ static int usage_error(const char *fmt, const char *arg)
 	return applet_usage(submit_usage, 1);
 }
 
-static int parse_notify(const char *s, unsigned *out)
-{
-	unsigned bits = 0;
-	char tmp[64];
-	if (str_lcpy(tmp, s, sizeof tmp) >= sizeof tmp)
-		return -1;
-	for (char *save = NULL, *w = strtok_r(tmp, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-		if (str_caseeq(w, "never"))
-			bits |= NOTIFY_NEVER;
-		else if (str_caseeq(w, "success"))
-			bits |= NOTIFY_SUCCESS;
-		else if (str_caseeq(w, "failure"))
-			bits |= NOTIFY_FAILURE;
-		else if (str_caseeq(w, "delay"))
-			bits |= NOTIFY_DELAY;
-		else
-			return -1;
-	}
-	if (!bits || ((bits & NOTIFY_NEVER) && bits != NOTIFY_NEVER))
-		return -1;
-	*out = bits;
-	return 0;
-}
-
 /* sendmail's option letters: these take an argument (attached or the next word) ... */
 #define WITH_ARG "ABbCdeFfhLMNOopQqRrVX"
 /* ... and these do not. */
@@ -277,15 +249,11 @@ static int option(struct opts *o, char c, const char *arg)
 		o->from = arg;
 		return 0;
 	case 'N':
-		if (parse_notify(arg, &o->notify) < 0)
+		if (dsn_notify_parse(arg, strlen(arg), &o->notify) < 0)
 			return usage_error("-N %s: give never, or a list of success, failure, delay", arg);
 		return 0;
 	case 'R':
-		if (str_caseeq(arg, "full"))
-			o->ret = 'F';
-		else if (str_caseeq(arg, "hdrs"))
-			o->ret = 'H';
-		else
+		if (!(o->ret = dsn_ret_parse(arg, strlen(arg))))
 			return usage_error("-R %s: give full or hdrs", arg);
 		return 0;
 	case 'V':

@@ -10,6 +10,7 @@
 #ifndef SPOOLBOX_ALIASES_H
 #define SPOOLBOX_ALIASES_H
 #include "conf.h"
+#include "deliver.h"
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -71,35 +72,6 @@ const char *aliases_lookup(const struct aliases *a, const char *name);
 void aliases_free(struct aliases *a);
 
 /* ---- expansion ---- */
-
-/* A user as the expansion sees it (the passwd entry). */
-struct dl_user {
-	char name[64];
-	uid_t uid;
-	gid_t gid;
-	char home[1024];
-};
-
-/* Looks a user up; returns 0 and fills u, 1 when there is no such user, -1 on a lookup error. */
-typedef int dl_getpw_fn(void *ctx, const char *name, struct dl_user *u);
-dl_getpw_fn dl_getpw_system; /* getpwnam() */
-
-enum dl_kind { DK_MAILBOX, DK_FILE, DK_MAILDIR, DK_COMMAND, DK_REMOTE, DK_ERROR };
-
-/* One thing to deliver. text: the mailbox owner's name (DK_MAILBOX), the path (DK_FILE,
- * DK_MAILDIR), the command (DK_COMMAND), the address (DK_REMOTE) or the reason (DK_ERROR).
- * user: whose privileges the delivery runs with. */
-struct dl_target {
-	enum dl_kind kind;
-	char *text;
-	struct dl_user user;
-	char *sender;   /* DK_REMOTE: envelope sender to use (owner-NAME), NULL: the original */
-	char status;    /* DK_ERROR: 'f' (permanent) or 'd' (temporary) */
-	char enh[8];    /* DK_ERROR: enhanced status code */
-	/* DK_ERROR raised inside a user's .forward or include files: text may quote what root read
-	 * there, so reports use this instead (it names the file only); NULL: text is fit for one */
-	char *public_text;
-};
 
 struct expand_cfg {
 	const struct aliases *aliases; /* may be NULL */

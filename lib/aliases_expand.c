@@ -48,21 +48,6 @@ struct src {
 	const struct dl_user *fwd;  /* set inside a user's .forward (and its includes) */
 };
 
-int dl_getpw_system(void *ctx, const char *name, struct dl_user *u)
-{
-	(void)ctx;
-	errno = 0;
-	struct passwd *pw = getpwnam(name);
-	if (!pw)
-		return errno && errno != ENOENT && errno != ESRCH ? -1 : 1;
-	if (str_lcpy(u->name, pw->pw_name, sizeof u->name) >= sizeof u->name ||
-	    str_lcpy(u->home, pw->pw_dir ? pw->pw_dir : "/", sizeof u->home) >= sizeof u->home)
-		return -1;
-	u->uid = pw->pw_uid;
-	u->gid = pw->pw_gid;
-	return 0;
-}
-
 static int user_lookup(struct xs *s, const char *name, struct dl_user *u)
 {
 	dl_getpw_fn *fn = s->cfg->getpw ? s->cfg->getpw : dl_getpw_system;

@@ -1,19 +1,49 @@
-/* What every local delivery shares: the message being delivered (a spool message file read
- * with pread, so forked children share the descriptor safely), the result of one delivery,
- * copying the message with the Return-Path/Delivered-To headers (optionally mboxrd-quoted),
- * running a delivery in a child with a user's privileges, and |command deliveries.
+/* What every local delivery shares: its vocabulary (a target, and the user whose privileges it
+ * runs with, which the alias expansion of aliases.h produces), the message being delivered (a
+ * spool message file read with pread, so forked children share the descriptor safely), the
+ * result of one delivery, copying the message with the Return-Path/Delivered-To headers
+ * (optionally mboxrd-quoted), running a delivery in a child with a user's privileges, and
+ * |command deliveries.
  *
  * Contract: nothing here reports success before the data is fsync'd (files) or the command
  * exited 0. Errors are returned as a struct dl_result with a status, an enhanced status code
  * and a text naming the path and the errno text; nothing exits the caller's process. */
 #ifndef SPOOLBOX_DELIVER_H
 #define SPOOLBOX_DELIVER_H
-#include "aliases.h"
 #include <stddef.h>
 #include <sys/types.h>
 #include <time.h>
 
 #define DL_COPY_BUF 65536 /* copy buffer of one delivery */
+
+/* A user whose privileges a delivery runs with, as the passwd entry says. */
+struct dl_user {
+	char name[64];
+	uid_t uid;
+	gid_t gid;
+	char home[1024];
+};
+
+/* Looks a user up; returns 0 and fills u, 1 when there is no such user, -1 on a lookup error. */
+typedef int dl_getpw_fn(void *ctx, const char *name, struct dl_user *u);
+dl_getpw_fn dl_getpw_system; /* getpwnam() */
+
+enum dl_kind { DK_MAILBOX, DK_FILE, DK_MAILDIR, DK_COMMAND, DK_REMOTE, DK_ERROR };
+
+/* One thing to deliver. text: the mailbox owner's name (DK_MAILBOX), the path (DK_FILE,
+ * DK_MAILDIR), the command (DK_COMMAND), the address (DK_REMOTE) or the reason (DK_ERROR).
+ * user: whose privileges the delivery runs with. */
+struct dl_target {
+	enum dl_kind kind;
+	char *text;
+	struct dl_user user;
+	char *sender;   /* DK_REMOTE: envelope sender to use (owner-NAME), NULL: the original */
+	char status;    /* DK_ERROR: 'f' (permanent) or 'd' (temporary) */
+	char enh[8];    /* DK_ERROR: enhanced status code */
+	/* DK_ERROR raised inside a user's .forward or include files: text may quote what root read
+	 * there, so reports use this instead (it names the file only); NULL: text is fit for one */
+	char *public_text;
+};
 
 struct dl_msg {
 	int fd;               /* the message file (read with pread only) */

@@ -1,16 +1,33 @@
 /* Running a delivery with a user's privileges: a forked child drops to the user's groups, gid
- * and uid before it touches any mailbox, and passes its result back over a pipe (deliver.h). */
+ * and uid before it touches any mailbox, and passes its result back over a pipe (deliver.h);
+ * and the passwd lookup that says who a user is. */
 #include "deliver.h"
 #include "log.h"
 #include "util.h"
 #include <errno.h>
 #include <grp.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+int dl_getpw_system(void *ctx, const char *name, struct dl_user *u)
+{
+	(void)ctx;
+	errno = 0;
+	struct passwd *pw = getpwnam(name);
+	if (!pw)
+		return errno && errno != ENOENT && errno != ESRCH ? -1 : 1;
+	if (str_lcpy(u->name, pw->pw_name, sizeof u->name) >= sizeof u->name ||
+	    str_lcpy(u->home, pw->pw_dir ? pw->pw_dir : "/", sizeof u->home) >= sizeof u->home)
+		return -1;
+	u->uid = pw->pw_uid;
+	u->gid = pw->pw_gid;
+	return 0;
+}
 
 #define DL_GROUPS_MAX 256
 

@@ -5,7 +5,6 @@
 #include "mailq.h"
 #include "qctl.h"
 #include "util.h"
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -72,48 +71,47 @@ static int show(const struct spool *sp, const char *id, enum mq_where where, mq_
 	return 0;
 }
 
-/* Every valid id in dir (with suffix ".c", or none for incoming/). */
-static int walk_dir(const struct spool *sp, const char *dir, enum mq_where where, mq_fn *fn, void *ctx)
+/* The walk itself is the scheduler's (spool_incoming_each, spool_queue_each): mailq sees the
+ * same entries as valid ids that pick-up and the full scan do. */
+struct walk {
+	const struct spool *sp;
+	enum mq_where where;
+	mq_fn *fn;
+	void *ctx;
+};
+
+static int walk_one(void *ctx, const char *id, long long t)
 {
-	DIR *d = opendir(dir);
-	if (!d)
-		return errno == ENOENT ? 0 : -1;
-	struct dirent *e;
+	struct walk *w = ctx;
 	int r = 0;
-	while (!r && (e = readdir(d))) {
-		char id[SPOOL_ID_MAX];
-		size_t n = strcspn(e->d_name, ".");
-		if (n >= sizeof id)
-			continue;
-		memcpy(id, e->d_name, n);
-		id[n] = 0;
-		if (!spool_id_valid(id))
-			continue;
-		if (where == MQ_QUEUE ? strcmp(e->d_name + n, ".c") != 0 : e->d_name[n] != 0)
-			continue;
-		show(sp, id, where, fn, ctx, &r);
-	}
-	int e2 = errno;
-	closedir(d);
-	errno = e2;
+	(void)t;
+	show(w->sp, id, w->where, w->fn, w->ctx, &r);
 	return r;
+}
+
+/* 0 when dir is readable with the effective ids (a user's mailq reads with its setgid group)
+ * or missing; else -1 with errno, before the walk would log the refusal: a user the spool keeps
+ * out must hear so from mailq, not see an empty queue or a log line. */
+static int readable(const struct spool *sp, const char *sub)
+{
+	char dir[SPOOL_PATH_MAX];
+	if (str_fmt(dir, sizeof dir, "%s/%s", sp->dir, sub) < 0)
+		return -1;
+	return faccessat(AT_FDCWD, dir, R_OK | X_OK, AT_EACCESS) < 0 && errno != ENOENT ? -1 : 0;
 }
 
 int mq_walk(const struct spool *sp, mq_fn *fn, void *ctx)
 {
-	static const char hashes[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
-	char dir[SPOOL_PATH_MAX];
-	if (str_fmt(dir, sizeof dir, "%s/incoming", sp->dir) < 0)
+	struct walk w = {sp, MQ_INCOMING, fn, ctx};
+	if (readable(sp, "incoming") < 0)
 		return -1;
-	int r = walk_dir(sp, dir, MQ_INCOMING, fn, ctx);
-	/* queue/ itself: a user the spool keeps out must hear so, not see an empty queue (with the
-	 * effective ids: a user's mailq reads with its setgid group) */
-	if (!r && (str_fmt(dir, sizeof dir, "%s/queue", sp->dir) < 0 || (faccessat(AT_FDCWD, dir, R_OK | X_OK, AT_EACCESS) < 0 && errno != ENOENT)))
+	int r = spool_incoming_each(sp, walk_one, &w);
+	if (r)
+		return r;
+	if (readable(sp, "queue") < 0)
 		return -1;
-	for (int h = 0; !r && h < 36; h++)
-		if (str_fmt(dir, sizeof dir, "%s/queue/%c", sp->dir, hashes[h]) == 0)
-			r = walk_dir(sp, dir, MQ_QUEUE, fn, ctx);
-	return r;
+	w.where = MQ_QUEUE;
+	return spool_queue_each(sp, walk_one, &w);
 }
 
 int mq_find(const struct spool *sp, const char *id, mq_fn *fn, void *ctx)

@@ -10,6 +10,23 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The next blank-separated word of p (n bytes) at or after *i: its start and length (*wl),
+ * *i moved past it; NULL when only blanks are left. Both lists of an entry are such words. */
+static const char *next_word(const char *p, size_t n, size_t *i, size_t *wl)
+{
+	while (*i < n && (p[*i] == ' ' || p[*i] == '\t'))
+		(*i)++;
+	size_t k = *i;
+	while (k < n && p[k] != ' ' && p[k] != '\t')
+		k++;
+	if (k == *i)
+		return NULL;
+	const char *w = p + *i;
+	*wl = k - *i;
+	*i = k;
+	return w;
+}
+
 static unsigned attr_bits(const char *p, size_t n)
 {
 	static const struct {
@@ -17,22 +34,15 @@ static unsigned attr_bits(const char *p, size_t n)
 		unsigned bit;
 	} names[] = {{"ALL", MQA_ALL}, {"SNMP", MQA_SNMP}, {"QQ", MQA_QQ}, {"TT", MQA_TT}, {"ETRN", MQA_ETRN}, {"KILL", MQA_KILL}};
 	unsigned bits = 0;
-	for (size_t i = 0; i < n;) {
-		while (i < n && (p[i] == ' ' || p[i] == '\t'))
-			i++;
-		size_t k = i;
-		while (k < n && p[k] != ' ' && p[k] != '\t')
-			k++;
-		if (k == i)
-			break;
+	size_t i = 0, wl;
+	for (const char *w; (w = next_word(p, n, &i, &wl));) {
 		size_t j = 0;
 		for (; j < ARRAY_LEN(names); j++)
-			if (strlen(names[j].name) == k - i && !memcmp(names[j].name, p + i, k - i))
+			if (strlen(names[j].name) == wl && !memcmp(names[j].name, w, wl))
 				break;
 		/* unknown tokens are the seed's "work in progress" (SMTPIP...): not ours, ignored */
 		if (j < ARRAY_LEN(names))
 			bits |= names[j].bit;
-		i = k;
 	}
 	return bits;
 }
@@ -76,19 +86,12 @@ static int acl_match(const char *p, size_t n, uint32_t ip)
 static int list_match(const char *p, size_t n, uint32_t ip)
 {
 	int hit = 0;
-	for (size_t i = 0; i < n;) {
-		while (i < n && (p[i] == ' ' || p[i] == '\t'))
-			i++;
-		size_t k = i;
-		while (k < n && p[k] != ' ' && p[k] != '\t')
-			k++;
-		if (k == i)
-			break;
-		int m = acl_match(p + i, k - i, ip);
+	size_t i = 0, wl;
+	for (const char *w; (w = next_word(p, n, &i, &wl));) {
+		int m = acl_match(w, wl, ip);
 		if (m < 0)
 			return -1;
 		hit |= m;
-		i = k;
 	}
 	return hit;
 }

@@ -10,14 +10,18 @@
  * With c->verbose the dialogue is logged at LOG_DEBUG, AUTH lines through auth_redact(). */
 #ifndef SPOOLBOX_SMTP_CLIENT_H
 #define SPOOLBOX_SMTP_CLIENT_H
+#include "dsn_flags.h"
 #include "io.h"
-#include "spool.h"
 #include <stddef.h>
 
 #define SMTP_LINE_MAX 2048      /* one reply line read (RFC 5321 4.5.3.1.5 says 512) */
 #define SMTP_REPLY_MAX 2048     /* the text of a reply kept, lines joined by '\n' */
 #define SMTP_REPLY_LINES 64     /* lines of one reply before it is a protocol error */
 #define SMTP_CMD_MAX 2100       /* one command line we send (addresses up to 998 + params) */
+/* Limits shared with the spool (SPOOL_ADDR_MAX, SPOOL_TEXT_MAX; applets/smtp.c asserts they
+ * agree) without including it: the protocol code builds and fuzzes alone. */
+#define SMTP_ADDR_MAX 998       /* longest address sent */
+#define SMTP_TEXT_MAX 512       /* longest result text kept */
 
 /* Extensions (EHLO keywords) we act on. */
 enum {
@@ -109,12 +113,12 @@ struct smtp_result {
 	int code;                  /* the reply code; 0: no reply (the connection failed) */
 	int local;                 /* a diagnosis made here, not a server reply */
 	char enh[16];
-	char text[SPOOL_TEXT_MAX + 1]; /* one line: the server's reply or our diagnosis */
+	char text[SMTP_TEXT_MAX + 1]; /* one line: the server's reply or our diagnosis */
 };
 
 struct smtp_txn_rcpt {
 	const char *addr;
-	unsigned notify;           /* NOTIFY_* of spool.h, 0 = not given */
+	unsigned notify;           /* NOTIFY_* of dsn_flags.h, 0 = not given */
 	const char *orcpt;         /* "rfc822;addr" or NULL */
 	struct smtp_result res;
 };

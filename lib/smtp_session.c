@@ -53,7 +53,7 @@ static void fail(struct smtp_fail *f, int rank, const char *enh, const char *rem
 /* A server's reply, reported as a deferral: its enhanced code with class 4. */
 static void fail_reply(struct smtp_fail *f, int rank, const char *remote, const char *what, const struct smtp_reply *r)
 {
-	char one[SPOOL_TEXT_MAX + 1], enh[16] = "4.0.0";
+	char one[SMTP_TEXT_MAX + 1], enh[16] = "4.0.0";
 	smtp_reply_oneline(r, one, sizeof one);
 	if (r->enh[0]) {
 		str_lcpy(enh, r->enh, sizeof enh);

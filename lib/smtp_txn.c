@@ -2,6 +2,7 @@
 #include "smtp_body.h"
 #include "smtp_client.h"
 #include "tls.h"
+#include "xtext.h"
 #include "log.h"
 #include "util.h"
 #include <errno.h>
@@ -54,7 +55,7 @@ static int addr_ok(const char *a, int utf8)
 	for (const unsigned char *p = (const unsigned char *)a; *p; p++)
 		if (*p < 0x21 || *p == 0x7f || *p == '<' || *p == '>' || (*p >= 0x80 && !utf8))
 			return 0;
-	return strlen(a) <= SPOOL_ADDR_MAX;
+	return strlen(a) <= SMTP_ADDR_MAX;
 }
 
 static int has8(const char *a)
@@ -68,7 +69,7 @@ static int has8(const char *a)
 /* Appends " KEY=xtext(value)" to line. */
 static int add_xtext(char *line, size_t size, const char *key, const char *prefix, const char *v)
 {
-	char x[3 * SPOOL_ADDR_MAX + 1];
+	char x[3 * SMTP_ADDR_MAX + 1];
 	if (xtext_encode(v, strlen(v), x, sizeof x) < 0)
 		return -1;
 	size_t l = strlen(line);
@@ -102,15 +103,8 @@ static int rcpt_line(const struct smtp_conn *c, const struct smtp_txn_rcpt *r, c
 	if (!(c->caps.ext & SMTP_EXT_DSN))
 		return 0;
 	if (r->notify) {
-		char n[32] = "";
-		if (r->notify & NOTIFY_NEVER)
-			str_lcpy(n, "NEVER", sizeof n);
-		else
-			snprintf(n, sizeof n, "%s%s%s", r->notify & NOTIFY_SUCCESS ? "SUCCESS," : "",
-			         r->notify & NOTIFY_FAILURE ? "FAILURE," : "", r->notify & NOTIFY_DELAY ? "DELAY," : "");
-		size_t nl = strlen(n);
-		if (nl && n[nl - 1] == ',')
-			n[nl - 1] = 0;
+		char n[DSN_NOTIFY_TEXT];
+		dsn_notify_format(r->notify, n);
 		if (n[0])
 			str_fmt(line + strlen(line), size - strlen(line), " NOTIFY=%s", n);
 	}
@@ -238,7 +232,7 @@ static int precheck(struct smtp_conn *c, struct smtp_txn *t)
 {
 	unsigned ext = c->caps.ext;
 	int code = 0, utf8 = t->smtputf8;
-	char enh[16], text[SPOOL_TEXT_MAX + 1];
+	char enh[16], text[SMTP_TEXT_MAX + 1];
 	if ((ext & SMTP_EXT_SIZE) && c->caps.size > 0 && t->size > c->caps.size) {
 		code = 552;
 		str_lcpy(enh, "5.3.4", sizeof enh);

@@ -1,6 +1,7 @@
 /* SMTP server protocol engine (see smtpd.h): command line assembly with a length limit, the
  * command state machine, ESMTP parameter parsing, and the DATA decoder. */
 #include "smtpd.h"
+#include "xtext.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,39 +69,6 @@ int smtpd_greet(struct smtpd *s)
 	snprintf(text, sizeof text, "%s ESMTP spoolbox", s->hostname);
 	reply(s, 220, text);
 	return 0;
-}
-
-/* xtext (RFC 3461 4): "+XX" hex escapes; returns the length or -1. */
-static int xtext_dec(const char *in, size_t n, char *out, size_t size)
-{
-	size_t o = 0;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)in[i];
-		if (c < '!' || c > '~' || c == '=')
-			return -1;
-		if (c == '+') {
-			if (i + 2 >= n)
-				return -1;
-			unsigned v = 0;
-			for (int k = 1; k <= 2; k++) {
-				char h = in[i + (size_t)k];
-				v <<= 4;
-				if (h >= '0' && h <= '9')
-					v |= (unsigned)(h - '0');
-				else if (h >= 'A' && h <= 'F')
-					v |= (unsigned)(h - 'A' + 10);
-				else
-					return -1;
-			}
-			c = (unsigned char)v;
-			i += 2;
-		}
-		if (o + 1 >= size)
-			return -1;
-		out[o++] = (char)c;
-	}
-	out[o] = 0;
-	return (int)o;
 }
 
 /* Splits the next space-separated word of p: returns its start and sets *len, or NULL. */
@@ -181,15 +149,10 @@ static void cmd_mail(struct smtpd *s, const char *arg)
 			else if (!(vl == 4 && str_ncaseeq(v, "7BIT", 4)))
 				return error(s, 555, "5.5.4 Unsupported BODY type");
 		} else if (kw(w, len, "RET", &v) && v) {
-			size_t vl = len - 4;
-			if (vl == 4 && str_ncaseeq(v, "FULL", 4))
-				m.ret = 'F';
-			else if (vl == 4 && str_ncaseeq(v, "HDRS", 4))
-				m.ret = 'H';
-			else
+			if (!(m.ret = dsn_ret_parse(v, len - 4)))
 				return error(s, 501, "5.5.4 Bad RET value");
 		} else if (kw(w, len, "ENVID", &v) && v) {
-			if (xtext_dec(v, len - 6, m.envid, sizeof m.envid) <= 0)
+			if (xtext_decode(v, len - 6, m.envid, sizeof m.envid) <= 0)
 				return error(s, 501, "5.5.4 Bad ENVID value");
 		} else if (kw(w, len, "SMTPUTF8", &v) && !v) {
 			m.smtputf8 = 1;
@@ -211,33 +174,6 @@ static void cmd_mail(struct smtpd *s, const char *arg)
 	}
 }
 
-static int parse_notify(const char *v, size_t n, unsigned *out)
-{
-	unsigned bits = 0;
-	size_t i = 0;
-	while (i < n) {
-		size_t j = i;
-		while (j < n && v[j] != ',')
-			j++;
-		size_t l = j - i;
-		if (l == 5 && str_ncaseeq(v + i, "NEVER", 5))
-			bits |= SMTPD_NOTIFY_NEVER;
-		else if (l == 7 && str_ncaseeq(v + i, "SUCCESS", 7))
-			bits |= SMTPD_NOTIFY_SUCCESS;
-		else if (l == 7 && str_ncaseeq(v + i, "FAILURE", 7))
-			bits |= SMTPD_NOTIFY_FAILURE;
-		else if (l == 5 && str_ncaseeq(v + i, "DELAY", 5))
-			bits |= SMTPD_NOTIFY_DELAY;
-		else
-			return -1;
-		i = j + 1;
-	}
-	if (!bits || ((bits & SMTPD_NOTIFY_NEVER) && bits != SMTPD_NOTIFY_NEVER))
-		return -1;
-	*out = bits;
-	return 0;
-}
-
 static void cmd_rcpt(struct smtpd *s, const char *arg)
 {
 	if (s->state != SMTPD_MAIL && s->state != SMTPD_RCPT)
@@ -257,13 +193,13 @@ static void cmd_rcpt(struct smtpd *s, const char *arg)
 		if (!s->esmtp)
 			return error(s, 555, "5.5.4 RCPT parameters need EHLO");
 		if (kw(w, len, "NOTIFY", &v) && v) {
-			if (parse_notify(v, len - 7, &r.notify) < 0)
+			if (dsn_notify_parse(v, len - 7, &r.notify) < 0)
 				return error(s, 501, "5.5.4 Bad NOTIFY value");
 		} else if (kw(w, len, "ORCPT", &v) && v) {
 			const char *semi = memchr(v, ';', len - 6);
 			char dec[SMTPD_ORCPT_MAX + 1];
 			if (!semi || semi == v || (size_t)(semi - v) > 32 ||
-			    xtext_dec(semi + 1, len - 6 - (size_t)(semi - v) - 1, dec, sizeof dec) <= 0)
+			    xtext_decode(semi + 1, len - 6 - (size_t)(semi - v) - 1, dec, sizeof dec) <= 0)
 				return error(s, 501, "5.5.4 Bad ORCPT value");
 			snprintf(r.orcpt, sizeof r.orcpt, "%.*s;%s", (int)(semi - v), v, dec);
 		} else {

@@ -13,17 +13,15 @@
 #ifndef SPOOLBOX_SMTPD_H
 #define SPOOLBOX_SMTPD_H
 #include "addr.h"
+#include "dsn_flags.h"
 #include "util.h"
 #include <stddef.h>
 
 #define SMTPD_LINE_MAX 2048   /* command line, CRLF included (512 + room for DSN parameters) */
-#define SMTPD_ENVID_MAX 100   /* RFC 3461 4.4 */
-#define SMTPD_ORCPT_MAX 500   /* RFC 3461 4.2 */
+#define SMTPD_ENVID_MAX DSN_ENVID_MAX
+#define SMTPD_ORCPT_MAX DSN_ORCPT_MAX
 #define SMTPD_ERRORS_MAX 20   /* bad commands before the server gives up (421) */
 #define SMTPD_OUT_MAX 65536   /* replies buffered before a flush is forced by the caller */
-
-/* DSN NOTIFY bits: the same values as spool.h's NOTIFY_* (submit checks that at build time). */
-enum { SMTPD_NOTIFY_SUCCESS = 1, SMTPD_NOTIFY_FAILURE = 2, SMTPD_NOTIFY_DELAY = 4, SMTPD_NOTIFY_NEVER = 8 };
 
 enum smtpd_state { SMTPD_START, SMTPD_READY, SMTPD_MAIL, SMTPD_RCPT, SMTPD_DATA, SMTPD_CLOSED };
 
@@ -41,7 +39,7 @@ struct smtpd_mail {
 /* RCPT TO parameters. */
 struct smtpd_rcpt {
 	struct addr to;
-	unsigned notify;            /* SMTPD_NOTIFY_* bits, 0 = absent */
+	unsigned notify;            /* NOTIFY_* bits of dsn_flags.h, 0 = absent */
 	char orcpt[SMTPD_ORCPT_MAX + 8]; /* "rfc822;addr" decoded, "" when absent */
 };
 

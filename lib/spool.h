@@ -4,6 +4,7 @@
  * -1; none of them exits. */
 #ifndef SPOOLBOX_SPOOL_H
 #define SPOOLBOX_SPOOL_H
+#include "dsn_flags.h"
 #include <stddef.h>
 #include <sys/types.h>
 #include <time.h>
@@ -38,14 +39,6 @@ enum {
 	RT_SUCCESS = 'S',     /* delivered, a success notice (NOTIFY=SUCCESS) still owed */
 };
 
-/* DSN NOTIFY bits; 0 means "not given" (the default: FAILURE, and DELAY at our discretion). */
-enum {
-	NOTIFY_SUCCESS = 1,
-	NOTIFY_FAILURE = 2,
-	NOTIFY_DELAY = 4,
-	NOTIFY_NEVER = 8,
-};
-
 struct spool_rcpt {
 	char tag;             /* RT_* */
 	long pid;             /* TA pid while RT_TRANSIT */
@@ -55,7 +48,7 @@ struct spool_rcpt {
 	char host[256];       /* lower-case domain, [literal] or "-" */
 	char *addr;           /* the address handed to the channel (decoded), malloc'd */
 	long priv;            /* uid whose privileges apply, or -1 */
-	unsigned notify;      /* NOTIFY_* bits, 0 = not given */
+	unsigned notify;      /* NOTIFY_* bits (dsn_flags.h), 0 = not given */
 	char *orcpt;          /* "rfc822;addr" (decoded) or NULL, malloc'd */
 	off_t off;            /* byte offset of the 'r' of this record (in both files) */
 };
@@ -139,11 +132,6 @@ typedef void spool_perm_fn(void *ctx, const char *path, const char *problem, con
 int spool_perm(const char *dir, long gid, int fix, spool_perm_fn *report, void *ctx);
 
 /* ---- the text formats ---- */
-
-/* xtext (RFC 3461) encode/decode. Encoding writes at most 3*n+1 bytes. Decoding rejects bad
- * escapes; both return the output length or -1 when it does not fit. */
-int xtext_encode(const char *in, size_t n, char *out, size_t size);
-int xtext_decode(const char *in, size_t n, char *out, size_t size);
 
 /* Parses an envelope block or a whole control file. On error returns -1 with the reason and the
  * 1-based line in err ("line 7: recipient record: bad status field"); never crashes on any input.

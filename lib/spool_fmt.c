@@ -1,6 +1,7 @@
 /* The control-file text format (docs/spool.md 4): parsing an envelope block or a whole control
  * file with every limit checked, and formatting the envelope block and the status field. */
 #include "spool.h"
+#include "xtext.h"
 #include "util.h"
 #include <errno.h>
 #include <stdio.h>

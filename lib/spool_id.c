@@ -1,4 +1,4 @@
-/* Message ids, spool paths and xtext (docs/spool.md 2 and 4.1). Ids are the only thing ever
+/* Message ids and spool paths (docs/spool.md 2). Ids are the only thing ever
  * joined into a spool path, so spool_id_valid() guards every path builder. */
 #include "spool.h"
 #include "util.h"
@@ -81,70 +81,4 @@ int spool_path_due(const struct spool *sp, const char *id, long long t, char *ou
 	if (!spool_id_valid(id) || t < 0)
 		return -1;
 	return str_fmt(out, size, "%s/due/%lld/%s.%lld", sp->dir, t / SPOOL_BUCKET, id, t);
-}
-
-static int xchar_plain(unsigned char c)
-{
-	return c >= '!' && c <= '~' && c != '+' && c != '=';
-}
-
-int xtext_encode(const char *in, size_t n, char *out, size_t size)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	size_t o = 0;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)in[i];
-		if (xchar_plain(c)) {
-			if (o + 1 >= size)
-				return -1;
-			out[o++] = (char)c;
-		} else {
-			if (o + 3 >= size)
-				return -1;
-			out[o++] = '+';
-			out[o++] = hex[c >> 4];
-			out[o++] = hex[c & 15];
-		}
-	}
-	if (o >= size)
-		return -1;
-	out[o] = 0;
-	return (int)o;
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
-int xtext_decode(const char *in, size_t n, char *out, size_t size)
-{
-	size_t o = 0;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)in[i];
-		if (c == '+') {
-			if (i + 2 >= n)
-				return -1;
-			int h = hexval(in[i + 1]), l = hexval(in[i + 2]);
-			if (h < 0 || l < 0)
-				return -1;
-			c = (unsigned char)(h * 16 + l);
-			i += 2;
-		} else if (c < '!' || c > '~') {
-			return -1;
-		}
-		if (o + 1 >= size)
-			return -1;
-		out[o++] = (char)c;
-	}
-	if (o >= size)
-		return -1;
-	out[o] = 0;
-	return (int)o;
 }

@@ -3,6 +3,7 @@
  * appended records and removal. */
 #include "crashpoint.h"
 #include "spool.h"
+#include "xtext.h"
 #include "fileio.h"
 #include "log.h"
 #include "util.h"
@@ -76,9 +77,11 @@ static int each_entry(const char *dir, const char *suffix, spool_each_fn *fn, vo
 {
 	DIR *d = opendir(dir);
 	if (!d) {
-		if (errno == ENOENT)
+		int e = errno;
+		if (e == ENOENT)
 			return 0;
-		log_msg(LOG_ERR, NULL, "opendir %s: %s", dir, strerror(errno));
+		log_msg(LOG_ERR, NULL, "opendir %s: %s", dir, strerror(e));
+		errno = e; /* mailq tells EACCES from the rest */
 		return -1;
 	}
 	struct dirent *e;

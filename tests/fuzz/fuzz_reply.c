@@ -36,7 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static struct smtp_conn c;
 	struct feed f = {data, size, 0};
 	struct smtp_reply r;
-	char one[SPOOL_TEXT_MAX + 1];
+	char one[SMTP_TEXT_MAX + 1];
 	memset(&c, 0, sizeof c);
 	c.io.low_read = feed_read;
 	c.io.low_write = feed_write;

@@ -5,6 +5,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -176,6 +177,14 @@ class Box:
             raise AssertionError(f"{cmd} exited {p.returncode}: {p.stderr.decode(errors='replace')}")
         return p
 
+    def scheduler_once(self, env=None, *args, timeout=60):
+        """`scheduler -1 -i`: runs what is due until nothing is and no agent runs; asserts that
+        it exits 0 and returns the CompletedProcess (its log in stderr)."""
+        p = subprocess.run([BINARY, "scheduler", "-1", "-i"] + list(args), env=self.environ(env),
+                           capture_output=True, timeout=timeout)
+        assert p.returncode == 0, p.stderr.decode(errors="replace")
+        return p
+
     def write_conf(self, text):
         with open(self.conf_path, "w") as f:
             f.write(text)
@@ -193,9 +202,35 @@ def binary():
 
 
 @pytest.fixture
+def setgid_install():
+    """(binary, spool, confdir, gid) of setgidlib.setgid_install(): a setgid copy of the binary,
+    a spool with the modes of docs/spool.md 8, a spoolbox.conf for /etc/spoolbox."""
+    import setgidlib  # it imports this module
+    with setgidlib.setgid_install() as inst:
+        yield inst
+
+
+@pytest.fixture
 def smtp_sink():
     """An accepting SMTP server on 127.0.0.1; .messages holds what it received."""
     sink = SmtpSink()
     sink.start()
     yield sink
     sink.stop()
+
+
+@pytest.fixture
+def sink(smtp_sink):
+    """smtp_sink under the short name most tests use."""
+    return smtp_sink
+
+
+def wait_for(pred, timeout=30, interval=0.02):
+    """Polls pred until it is true or timeout seconds passed; returns its last value (a test
+    asserts on it, so a slow machine only waits longer)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if pred():
+            return True
+        time.sleep(interval)
+    return pred()

@@ -10,6 +10,7 @@ import pytest
 
 from conftest import ROOT
 import sched_gen
+from spoolfmt import xtext
 
 
 def queue_msg(spool, rcpts, attempts=(), sender="root@box.example", body=b"Subject: t\n\nhello\n",
@@ -38,12 +39,6 @@ def queue_msg(spool, rcpts, attempts=(), sender="root@box.example", body=b"Subje
     with open(path, "wb") as f:  # same inode: the due link stays
         f.write(out.encode("utf-8", errors="surrogateescape"))
     return mid
-
-
-def xtext(s):
-    """RFC 3461 xtext of s, whose lone surrogates stand for bytes that are not UTF-8."""
-    return "".join(chr(c) if 0x21 <= c <= 0x7E and c not in (0x2B, 0x3D) else "+%02X" % c
-                   for c in s.encode("utf-8", errors="surrogateescape"))
 
 
 def ctl_path(spool, mid):

@@ -5,6 +5,8 @@ made in seconds."""
 import os
 import time
 
+from spoolfmt import xtext
+
 B36 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
@@ -20,16 +22,6 @@ def b36(v, width):
 
 def make_id(sec, usec, ino):
     return b36(sec % 78364164096, 7) + b36(usec % 1679616, 4) + b36(ino, 1)
-
-
-def xtext(s):
-    out = []
-    for ch in s.encode():
-        if ch < 0x21 or ch > 0x7E or ch in (ord("+"), ord("=")):
-            out.append("+%02X" % ch)
-        else:
-            out.append(chr(ch))
-    return "".join(out)
 
 
 def envelope(mid, rcpts, arrival, sender="root@box.example", body_len=0):

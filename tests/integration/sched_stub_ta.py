@@ -16,6 +16,8 @@ import os
 import sys
 import time
 
+from spoolfmt import xtext_decode
+
 SPOOL = os.environ["SPOOL"]
 LOG = os.environ.get("STUB_LOG", "/dev/null")
 SLOW = float(os.environ.get("STUB_SLOW", "0.3"))
@@ -27,20 +29,6 @@ def log(line):
     fd = os.open(LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     os.write(fd, (line + "\n").encode())
     os.close(fd)
-
-
-def xdecode(s):
-    out = bytearray()
-    i = 0
-    b = s.encode()
-    while i < len(b):
-        if b[i:i + 1] == b"+":
-            out.append(int(b[i + 1:i + 3], 16))
-            i += 3
-        else:
-            out.append(b[i])
-            i += 1
-    return out.decode()
 
 
 def mine(mid, host):
@@ -56,7 +44,7 @@ def mine(mid, host):
         if line.startswith("r "):
             f = line.split(" ")
             if f[1] == "T" and int(f[2]) == ME and (host == "*" or f[6] == host):
-                out.append((pos, xdecode(f[7])))
+                out.append((pos, xtext_decode(f[7])))
         pos += len(raw) + 1
     return out
 

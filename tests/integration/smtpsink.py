@@ -250,6 +250,10 @@ class SmtpSink:
                 self.smtp_kwargs.setdefault("auth_exclude_mechanism", ["CRAM-MD5"])
         self.controller = None
 
+    def smarthost_env(self):
+        """The environment that routes all mail to this server in clear text."""
+        return {"SMARTHOST": f"[{self.host}]:{self.port} tls=none"}
+
     def _authenticate(self, server, session, envelope, mechanism, auth_data):
         ok = (isinstance(auth_data, LoginPassword)
               and self.users.get(auth_data.login.decode(errors="replace")) == auth_data.password.decode(errors="replace"))

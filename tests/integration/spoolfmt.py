@@ -6,6 +6,13 @@ import re
 STATUS_LEN = 29
 
 
+def xtext(s):
+    """RFC 3461 xtext of s as the spool stores it (docs/spool.md 4.1); lone surrogates in s
+    stand for bytes that are not UTF-8."""
+    return "".join(chr(c) if 0x21 <= c <= 0x7E and c not in (0x2B, 0x3D) else "+%02X" % c
+                   for c in s.encode("utf-8", errors="surrogateescape"))
+
+
 def xtext_decode(s):
     out = bytearray()
     i = 0
@@ -128,6 +135,18 @@ def queued_ids(spool):
                 if f.endswith(".c"):
                     out.append(f[:-2])
     return sorted(out)
+
+
+def ctl_message(spool, mid):
+    """The Message of a queued message's control file."""
+    with open(os.path.join(spool, "queue", mid[-1], mid + ".c"), "rb") as f:
+        return Message(f.read())
+
+
+def has_attempts(spool):
+    """True when the first queued message's control file records an attempt (a deferral)."""
+    ids = queued_ids(spool)
+    return bool(ids) and bool(ctl_message(spool, ids[0]).attempts)
 
 
 def only_incoming(spool):

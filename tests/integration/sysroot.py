@@ -2,7 +2,9 @@
 `spoolbox --install` without a directory): the command runs as root in a private mount namespace
 where /etc and /usr are overlays on a tmpfs, so nothing reaches the real system and everything
 vanishes with the namespace. Files under the test's own directories are real and stay."""
+import ctypes
 import os
+import pwd
 import subprocess
 import tempfile
 
@@ -56,3 +58,52 @@ def run(work, args, env, conf=None, input=b"", timeout=60):
     if p.returncode != 0 and (b"mount:" in p.stderr or b"unshare:" in p.stderr):
         pytest.skip("cannot make a private mount namespace here: " + p.stderr.decode(errors="replace"))
     return p
+
+
+CLONE_NEWNS = 0x00020000
+MS_BIND = 4096
+MS_REC = 16384
+MS_PRIVATE = 1 << 18
+# exit codes of a child whose private system could not be made (the caller skips on them)
+NS_FAILED = (121, 122, 123)
+
+
+def drop_to(pw):
+    """In a child: the uid and gid of pw (a passwd entry, looked up before the fork), no
+    supplementary groups."""
+    os.setgroups([])
+    os.setgid(pw.pw_gid)
+    os.setuid(pw.pw_uid)
+
+
+def as_user(user="nobody", confdir=None):
+    """A preexec_fn: with confdir, a private mount namespace whose /etc is an overlay on a tmpfs
+    with confdir bound on /etc/spoolbox (for a setgid binary, which reads only the default path),
+    so the real /etc is neither read nor changed, /etc/spoolbox missing or not; then user's
+    privileges. Exits 121..123 (NS_FAILED) when the namespace cannot be made."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    scratch = None
+    if confdir is not None:
+        scratch = os.path.join(os.path.dirname(os.path.abspath(confdir)), ".sysroot-etc")
+        os.makedirs(scratch, exist_ok=True)
+    pw = pwd.getpwnam(user)
+
+    def pre():
+        if confdir is not None:
+            if libc.unshare(CLONE_NEWNS) != 0:
+                os._exit(121)
+            if libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+                os._exit(122)
+            if libc.mount(b"sysroot", scratch.encode(), b"tmpfs", 0, None) != 0:
+                os._exit(123)
+            up, work = os.path.join(scratch, "up"), os.path.join(scratch, "work")
+            os.mkdir(up)
+            os.mkdir(work)
+            opts = f"lowerdir=/etc,upperdir={up},workdir={work}".encode()
+            if libc.mount(b"overlay", b"/etc", b"overlay", 0, opts) != 0:
+                os._exit(123)
+            os.makedirs("/etc/spoolbox", exist_ok=True)
+            if libc.mount(confdir.encode(), b"/etc/spoolbox", None, MS_BIND, None) != 0:
+                os._exit(123)
+        drop_to(pw)
+    return pre

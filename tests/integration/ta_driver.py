@@ -10,7 +10,7 @@ import subprocess
 import threading
 import time
 
-from spoolfmt import Message
+from spoolfmt import Message, xtext
 
 B36 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _counter = itertools.count(1)
@@ -22,16 +22,6 @@ def b36(n, width):
         n, r = divmod(n, 36)
         s = B36[r] + s
     return s.rjust(width, "0")[-width:]
-
-
-def xtext(s):
-    out = []
-    for b in s.encode("utf-8", errors="surrogateescape"):
-        if b < 0x21 or b > 0x7E or b in (ord("+"), ord("=")):
-            out.append("+%02X" % b)
-        else:
-            out.append(chr(b))
-    return "".join(out)
 
 
 class Rcpt:

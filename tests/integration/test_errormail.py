@@ -14,7 +14,6 @@ import time
 import pytest
 
 from conftest import BINARY
-from smtpsink import SmtpSink
 import spoolfmt
 
 
@@ -25,13 +24,6 @@ def scheduler_written():
 
 pytestmark = pytest.mark.skipif(not os.path.exists(BINARY) or not scheduler_written(),
                                 reason="the scheduler applet is not written in this build")
-
-
-@pytest.fixture
-def sink():
-    s = SmtpSink().start()
-    yield s
-    s.stop()
 
 
 def submit(box, *args, body=b"Subject: hello\n\nbody line\n", env=None):

@@ -17,21 +17,12 @@ import time
 
 import pytest
 from conftest import BINARY
+from spoolfmt import xtext
 
 NOBODY = pwd.getpwnam("nobody")
 
 
 # ---------------------------------------------------------------- spool and protocol helpers
-
-def xtext(s):
-    out = []
-    for b in s.encode():
-        if b < 0x21 or b > 0x7e or b in (ord("+"), ord("=")):
-            out.append("+%02X" % b)
-        else:
-            out.append(chr(b))
-    return "".join(out)
-
 
 def new_id():
     return "TL" + "".join(random.choice(string.ascii_uppercase + string.digits) for _ in range(12))
@@ -568,13 +559,19 @@ def user(pubdir):
     subprocess.run(["userdel", name], capture_output=True)
 
 
-def test_forward_file(box, pubdir, user):
+def write_forward(user, text):
+    """Writes user's ~/.forward as she would (hers, mode 644); returns its path."""
     fwd = os.path.join(user.pw_dir, ".forward")
-    out = os.path.join(user.pw_dir, "fwd-out")
     with open(fwd, "w") as f:
-        f.write(f"# my forward\n\\{user.pw_name}\n\"|cat > {out}; id -u >> {out}\"\n")
+        f.write(text)
     os.chown(fwd, user.pw_uid, user.pw_gid)
     os.chmod(fwd, 0o644)
+    return fwd
+
+
+def test_forward_file(box, pubdir, user):
+    out = os.path.join(user.pw_dir, "fwd-out")
+    fwd = write_forward(user, f"# my forward\n\\{user.pw_name}\n\"|cat > {out}; id -u >> {out}\"\n")
     env = {"MBOX_DIR": pubdir}
     os.chmod(pubdir, 0o1777)
     r = deliver(box, [user.pw_name], b"Subject: f\n\nx\n", env=env)

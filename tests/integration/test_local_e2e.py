@@ -3,10 +3,9 @@ the queue through submit (with the original envelope sender, or owner-NAME)."""
 import os
 import signal
 import subprocess
-import time
 
 import pytest
-from conftest import BINARY
+from conftest import BINARY, wait_for
 from spoolfmt import incoming, read_message_file
 from test_local import TA, queue_message, write_aliases
 
@@ -32,15 +31,6 @@ def scheduler(box):
                 p.kill()
                 p.wait()
     log.close()
-
-
-def wait_for(pred, timeout=20):
-    end = time.time() + timeout
-    while time.time() < end:
-        if pred():
-            return True
-        time.sleep(0.02)
-    return False
 
 
 def count_in(path, what):

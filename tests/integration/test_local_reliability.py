@@ -8,23 +8,10 @@ import signal
 import subprocess
 
 import pytest
-from test_local import NOBODY, TA, Report, log_text, mark_transit, pubdir, queue_message, user  # noqa: F401
+from proclib import children, processes_of
+from sysroot import drop_to
+from test_local import NOBODY, TA, Report, log_text, mark_transit, pubdir, queue_message, user, write_forward  # noqa: F401
 from test_local_e2e import count_in, scheduler, sendmail, wait_for  # noqa: F401
-
-
-def children(pid):
-    """Pids whose parent is pid."""
-    out = []
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                with open(f"/proc/{d}/stat") as f:
-                    st = f.read()
-            except OSError:
-                continue
-            if int(st.rsplit(")", 1)[1].split()[1]) == pid:
-                out.append(int(d))
-    return out
 
 
 def own_mailbox(path, pw):
@@ -32,6 +19,17 @@ def own_mailbox(path, pw):
         pass
     os.chown(path, pw.pw_uid, pw.pw_gid)
     os.chmod(path, 0o600)
+
+
+def start_delivery(box, ta, mid):
+    """Hands the agent ta the job for mid without waiting for its report; returns the pid of
+    the delivery process it forks (there must be exactly one)."""
+    mark_transit(box, mid, ta.p.pid)
+    ta.p.stdin.write(f"{mid}\t-\n".encode())
+    ta.p.stdin.flush()
+    assert wait_for(lambda: children(ta.p.pid)), "no delivery process"
+    (child,) = children(ta.p.pid)
+    return child
 
 
 # ---------------------------------------------------------------- point 4: one user, everyone
@@ -47,11 +45,7 @@ def test_stopped_delivery_process_is_killed_and_deferred(box, pubdir):  # noqa: 
     mid = queue_message(box, ["nobody"], b"Subject: to her\n\nx\n")
     ta = TA(box, {"MBOX_DIR": pubdir, "LOCK_TIMEOUT": "2s", "DELIVERY_TIMEOUT": "1s"})
     try:
-        mark_transit(box, mid, ta.p.pid)
-        ta.p.stdin.write(f"{mid}\t-\n".encode())
-        ta.p.stdin.flush()
-        assert wait_for(lambda: children(ta.p.pid)), "no delivery process"
-        (child,) = children(ta.p.pid)
+        child = start_delivery(box, ta, mid)
         os.kill(child, signal.SIGSTOP)
         holder.close()  # the lock goes, but the stopped process cannot use it
         r = Report(ta.readline(30))
@@ -76,11 +70,7 @@ def test_one_slow_user_does_not_hold_the_others(box, pubdir, user, scheduler):  
     local deliveries are serialised per user, not for everyone (a thread per local user)."""
     os.chmod(pubdir, 0o1777)
     go, out = os.path.join(pubdir, "go"), os.path.join(user.pw_dir, "out")
-    fwd = os.path.join(user.pw_dir, ".forward")
-    with open(fwd, "w") as f:
-        f.write(f"\"|while [ ! -e {go} ]; do sleep 0.05; done; cat > {out}\"\n")
-    os.chown(fwd, user.pw_uid, user.pw_gid)
-    os.chmod(fwd, 0o644)
+    fwd = write_forward(user, f"\"|while [ ! -e {go} ]; do sleep 0.05; done; cat > {out}\"\n")
     env = {"MBOX_DIR": pubdir, "LOCK_TIMEOUT": "10m", "COMMAND_TIMEOUT": "10m"}
     scheduler(env)
     root_mbox = os.path.join(pubdir, "root")
@@ -109,20 +99,6 @@ def test_one_slow_user_does_not_hold_the_others(box, pubdir, user, scheduler):  
     finally:
         holder.close()
     assert wait_for(lambda: count_in(mbox, b"Subject: locked") == 1, 30)
-
-
-def processes_of(uid):
-    """Pids of the processes running as uid."""
-    out = []
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                with open(f"/proc/{d}/status") as f:
-                    if any(line.startswith("Uid:") and int(line.split()[1]) == uid for line in f):
-                        out.append(int(d))
-            except OSError:
-                pass
-    return out
 
 
 # ---------------------------------------------------------------- point 7: kill during a write
@@ -177,11 +153,7 @@ def test_kill_during_mbox_write_never_leaves_half_a_message(box, tmp_path):
         mid = queue_message(box, ["root"], big)
         ta = TA(box, {"LOCK_TIMEOUT": "60s"})
         try:
-            mark_transit(box, mid, ta.p.pid)
-            ta.p.stdin.write(f"{mid}\t-\n".encode())
-            ta.p.stdin.flush()
-            assert wait_for(lambda: children(ta.p.pid)), "no delivery process"
-            (child,) = children(ta.p.pid)
+            child = start_delivery(box, ta, mid)
             st = subprocess.Popen(["strace", "-p", str(child), "-o", "/dev/null", "-e", "trace=write,fsync",
                                    "-e", "inject=" + inject], stderr=subprocess.PIPE)
             line = st.stderr.readline()
@@ -235,9 +207,7 @@ def as_nobody(fn):
     pid = os.fork()
     if pid == 0:
         try:
-            os.setgroups([])
-            os.setgid(NOBODY.pw_gid)
-            os.setuid(NOBODY.pw_uid)
+            drop_to(NOBODY)
             fn()
             os._exit(0)
         except BaseException:

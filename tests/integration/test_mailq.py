@@ -6,13 +6,11 @@ import os
 import subprocess
 import time
 
-import pytest
-
 from conftest import BINARY
 from mailqlib import check_mailq, ctl_path, listing, queue_msg
 from smtpsink import SmtpSink
+from setgidlib import run_nobody
 import spoolfmt
-from test_submit_perm import run_nobody, setgid_install  # noqa: F401 (a fixture)
 
 
 def submit(box, rcpts, body=b"Subject: t\n\nhello\n", sender="root@box.example", env=None):
@@ -239,8 +237,6 @@ def test_a_user_lists_envelopes_through_the_setgid_binary(setgid_install):
                     attempts=[(0, now - 5, "deferred", "delayed", "4.4.1", "mx.example.com", "refused")])
     assert os.stat(os.path.dirname(ctl_path(spool, mid))).st_gid == gid
     p = run_nobody(confdir, [binary, "mailq"])
-    if p.returncode in (121, 122, 123):
-        pytest.skip("cannot make a private mount namespace here")
     assert p.returncode == 0, p.stderr
     msgs, last = listing(p.stdout)
     assert msgs[mid][3] == ["admin@example.com"] and last == "-- 0 Kbytes in 1 Request."

@@ -4,30 +4,17 @@ scheduler runs; logged with the id and the user; root only; sendmail -q without 
 the queue once in the foreground; the states a crash (kill -9) can leave, and how the next
 scheduler start resolves them."""
 import os
-import pwd
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 
 import pytest
 
 from conftest import BINARY
 from mailqlib import ctl_path, due_links, listing, queue_msg
-from smtpsink import SmtpSink
 import spoolfmt
-
-
-@pytest.fixture
-def sink():
-    s = SmtpSink().start()
-    yield s
-    s.stop()
-
-
-def env_for(sink):
-    return {"SMARTHOST": f"[127.0.0.1]:{sink.port} tls=none"}
+from sysroot import as_user, shared_dir
 
 
 def submit(box, rcpt, env):
@@ -35,18 +22,12 @@ def submit(box, rcpt, env):
     assert p.returncode == 0, p.stderr
 
 
-def run_once(box, env):
-    p = subprocess.run([BINARY, "scheduler", "-1", "-i"], env=box.environ(env), capture_output=True, timeout=60)
-    assert p.returncode == 0, p.stderr
-    return p
-
-
 def held_path(box, mid):
     return os.path.join(box.spool, "hold", mid)
 
 
 def test_hold_keeps_mail_and_release_lets_it_go(box, sink):
-    env = env_for(sink)
+    env = sink.smarthost_env()
     submit(box, "a@example.com", env)
     mid = spoolfmt.incoming(box.spool)[0]
     p = box.run("mailq", "--hold", mid, env=env)
@@ -59,13 +40,13 @@ def test_hold_keeps_mail_and_release_lets_it_go(box, sink):
     msgs, _ = listing(box.run("mailq").stdout)
     assert msgs[mid][0] == "!"
     # a scheduler run does not deliver it, and it stays queued
-    run_once(box, env)
+    box.scheduler_once(env)
     assert sink.messages == [] and spoolfmt.queued_ids(box.spool) == [mid]
     assert box.run("mailq", "--hold", mid).returncode == 65  # already held
     p = box.run("mailq", "--release", mid, env=env)
     assert p.returncode == 0 and b"released by root (uid 0)" in p.stderr, p.stderr
     assert not os.path.exists(held_path(box, mid)) and len(due_links(box.spool, mid)) == 1
-    run_once(box, env)
+    box.scheduler_once(env)
     assert [m.rcpt_tos for m in sink.messages] == [["a@example.com"]]
     assert spoolfmt.queued_ids(box.spool) == []
 
@@ -73,7 +54,7 @@ def test_hold_keeps_mail_and_release_lets_it_go(box, sink):
 def test_held_mail_does_not_expire(box, sink):
     """A held message is never loaded, so it is not tried, counted or expired: with expiry2 a
     message 30 days old fails at load, the same message held stays as it was."""
-    env = env_for(sink)
+    env = sink.smarthost_env()
     now = int(time.time())
     with open(box.env["SCHEDULER_CONF"], "w") as f:
         f.write('*/* interval=1m retries="1" expiry=1h expiry2=1h\n'
@@ -85,7 +66,7 @@ def test_held_mail_does_not_expire(box, sink):
                      attempts=[(0, now - 120, "deferred", "delayed", "4.4.1", "mx", "refused")])
     assert box.run("mailq", "--hold", held).returncode == 0
     before = open(ctl_path(box.spool, held), "rb").read()
-    run_once(box, env)
+    box.scheduler_once(env)
     assert spoolfmt.Message(open(ctl_path(box.spool, free), "rb").read()).rcpts[0].tag == "F"
     assert open(ctl_path(box.spool, held), "rb").read() == before
     assert sink.messages == []
@@ -112,7 +93,7 @@ def test_delete_removes_every_file_and_is_logged(box):
 
 
 def test_actions_on_all(box, sink):
-    env = env_for(sink)
+    env = sink.smarthost_env()
     now = int(time.time())
     ids = [queue_msg(box.spool, [("u%d@example.com" % i, "Q", 1, now + 3600)], due=now + 3600) for i in range(3)]
     submit(box, "new@example.com", env)
@@ -121,7 +102,7 @@ def test_actions_on_all(box, sink):
     assert box.run("mailq", "-s").stdout.startswith(b"queued=4 deferred=3 held=4 ")
     p = box.run("mailq", "--release", "ALL")
     assert p.returncode == 0 and b"release: 4 messages" in p.stdout
-    run_once(box, env)  # released: tried now, not at their old next attempt
+    box.scheduler_once(env)  # released: tried now, not at their old next attempt
     assert sorted(m.rcpt_tos[0] for m in sink.messages) == sorted(["new@example.com"] + ["u%d@example.com" % i for i in range(3)])
     for i in ids:
         assert not os.path.exists(ctl_path(box.spool, i))
@@ -132,11 +113,11 @@ def test_actions_on_all(box, sink):
 
 
 def test_retry_now(box, sink):
-    env = env_for(sink)
+    env = sink.smarthost_env()
     now = int(time.time())
     mid = queue_msg(box.spool, [("a@example.com", "Q", 1, now + 7200), ("b@example.com", "D", 1, now)],
                     due=now + 7200)
-    run_once(box, env)
+    box.scheduler_once(env)
     assert sink.messages == []  # not due
     p = box.run("mailq", "--retry", mid)
     assert p.returncode == 0 and p.stdout.decode() == "%s: will be tried now\n" % mid, p.stderr
@@ -144,12 +125,12 @@ def test_retry_now(box, sink):
     assert m.rcpts[0].tag == "Q" and m.rcpts[0].next <= int(time.time()) and m.rcpts[1].tag == "D"
     (link,) = due_links(box.spool, mid)
     assert int(link.split(".")[1]) <= int(time.time())
-    run_once(box, env)
+    box.scheduler_once(env)
     assert [m.rcpt_tos for m in sink.messages] == [["a@example.com"]]
 
 
 def test_sendmail_q_without_a_scheduler_runs_the_queue_once(box, sink):
-    env = env_for(sink)
+    env = sink.smarthost_env()
     now = int(time.time())
     queue_msg(box.spool, [("later@example.com", "Q", 2, now + 86400)], due=now + 86400)
     submit(box, "new@example.com", env)
@@ -167,7 +148,7 @@ def test_sendmail_q_without_a_scheduler_runs_the_queue_once(box, sink):
 
 
 def test_sendmail_qR_without_a_scheduler_runs_that_domain(box, sink):
-    env = env_for(sink)
+    env = sink.smarthost_env()
     now = int(time.time())
     queue_msg(box.spool, [("a@sub.example.org", "Q", 2, now + 86400)], due=now + 86400)
     queue_msg(box.spool, [("b@example.net", "Q", 2, now + 86400)], due=now + 86400)
@@ -177,23 +158,13 @@ def test_sendmail_qR_without_a_scheduler_runs_that_domain(box, sink):
     assert len(spoolfmt.queued_ids(box.spool)) == 1
 
 
-def as_nobody():
-    nobody = pwd.getpwnam("nobody")
-
-    def pre():
-        os.setgroups([])
-        os.setgid(nobody.pw_gid)
-        os.setuid(nobody.pw_uid)
-    return pre
-
-
 def test_actions_need_root(box):
     if os.geteuid() != 0:
         pytest.skip("needs root to switch to nobody")
     now = int(time.time())
     mid = queue_msg(box.spool, [("a@example.com", "Q", 1, now + 600)])
     for action in ("--hold", "--release", "--delete", "--retry", "-q"):
-        p = box.run("mailq", *([action] if action == "-q" else [action, mid]), preexec_fn=as_nobody())
+        p = box.run("mailq", *([action] if action == "-q" else [action, mid]), preexec_fn=as_user("nobody"))
         assert p.returncode == 77, (action, p.stderr)
         assert b"only root may" in p.stderr
     assert os.path.exists(ctl_path(box.spool, mid)) and due_links(box.spool, mid)
@@ -235,8 +206,7 @@ def test_users_run_the_queue_once_a_minute(box):
     without the setgid install."""
     if os.geteuid() != 0:
         pytest.skip("needs root to switch to nobody")
-    top = tempfile.mkdtemp(prefix="spoolbox-qrun-")  # pytest's own directories are root's only
-    os.chmod(top, 0o755)
+    top = shared_dir("spoolbox-qrun-")  # pytest's own directories are root's only
     box.spool = box.env["SPOOL"] = os.path.join(top, "spool")
     # nobody must be able to read the box's spoolbox.conf as well
     box.conf_path = box.env["SPOOLBOX_CONF"] = os.path.join(top, "spoolbox.conf")
@@ -256,9 +226,9 @@ def user_runs(box):
     fd = os.open(os.path.join(box.spool, "trigger"), os.O_RDONLY | os.O_NONBLOCK)
     try:
         os.read(fd, 512)
-        first = box.run(None, "-q", argv0="/usr/sbin/sendmail", preexec_fn=as_nobody())
+        first = box.run(None, "-q", argv0="/usr/sbin/sendmail", preexec_fn=as_user("nobody"))
         assert first.returncode == 0, first.stderr
-        second = box.run(None, "-qR", "example.com", argv0="/usr/sbin/sendmail", preexec_fn=as_nobody())
+        second = box.run(None, "-qR", "example.com", argv0="/usr/sbin/sendmail", preexec_fn=as_user("nobody"))
         assert second.returncode == 75 and b"limited to one a minute" in second.stderr, second.stderr
         for _ in range(2):
             assert box.run(None, "-q", argv0="/usr/sbin/sendmail").returncode == 0
@@ -271,5 +241,5 @@ def user_runs(box):
     # a minute later (the stamp made older), a user may again
     stamp = os.path.join(box.spool, "tmp", ".qrun")
     os.utime(stamp, (time.time() - 61, time.time() - 61))
-    assert box.run(None, "-q", argv0="/usr/sbin/sendmail", preexec_fn=as_nobody()).returncode in (0, 75)
+    assert box.run(None, "-q", argv0="/usr/sbin/sendmail", preexec_fn=as_user("nobody")).returncode in (0, 75)
     assert os.stat(stamp).st_mtime > time.time() - 30

@@ -6,39 +6,19 @@ import signal
 import subprocess
 import time
 
-import pytest
-
-from conftest import BINARY
+from conftest import BINARY, wait_for
 from mailqlib import ctl_path, due_links, queue_msg
-from smtpsink import SmtpSink
 import sched_gen as gen
 import spoolfmt
 
 STUB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sched_stub_ta.py")
 
 
-@pytest.fixture
-def sink():
-    s = SmtpSink().start()
-    yield s
-    s.stop()
-
-
-def env_for(sink):
-    return {"SMARTHOST": f"[127.0.0.1]:{sink.port} tls=none"}
-
-
-def run_once(box, env):
-    p = subprocess.run([BINARY, "scheduler", "-1", "-i"], env=box.environ(env), capture_output=True, timeout=60)
-    assert p.returncode == 0, p.stderr
-    return p
-
-
 def test_kill_9_in_the_middle_leaves_a_state_the_next_start_resolves(box, sink):
     """mailq killed with SIGKILL while holding many messages: the pid file still names it, so
     the next scheduler start counts as unclean and walks the whole queue; every message is then
     either held (hold link, no due link) or due and delivered: none lost, none both."""
-    env = env_for(sink)
+    env = sink.smarthost_env()
     now = int(time.time())
     ids = [queue_msg(box.spool, [("u%d@example.com" % i, "Q", 1, now - 10)]) for i in range(400)]
     p = subprocess.Popen([BINARY, "mailq", "--hold", "ALL"], env=box.environ(), stdout=subprocess.PIPE,
@@ -53,7 +33,7 @@ def test_kill_9_in_the_middle_leaves_a_state_the_next_start_resolves(box, sink):
     assert open(os.path.join(box.spool, "scheduler.pid")).read().strip() == str(p.pid)
     held = set(os.listdir(hold))
     assert 5 <= len(held) < 400, "mailq finished before it was killed"
-    s = run_once(box, env)
+    s = box.scheduler_once(env)
     assert b"did not stop cleanly" in s.stderr, s.stderr
     delivered = {m.rcpt_tos[0] for m in sink.messages}
     left = set(spoolfmt.queued_ids(box.spool))
@@ -89,12 +69,7 @@ class Scheduler:
                                                    "STUB_SLOW": slow}))
 
     def wait(self, cond, timeout=20):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            if cond():
-                return True
-            time.sleep(0.02)
-        return False
+        return wait_for(cond, timeout)
 
     def stop(self, sig=15):
         self.p.send_signal(sig)

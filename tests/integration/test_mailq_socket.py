@@ -5,7 +5,6 @@ THREAD, ETRN, KILL MSG, POP-style replies; mailq -Q, -QQ, -QQQ; and a loop that 
 client: one that never reads while mail flows, the client limit, an overlong line."""
 import hashlib
 import os
-import pwd
 import shutil
 import socket
 import subprocess
@@ -18,6 +17,7 @@ from conftest import BINARY
 from mailqlib import ctl_path
 import sched_gen as gen
 import spoolfmt
+from sysroot import as_user
 
 STUB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sched_stub_ta.py")
 
@@ -209,19 +209,13 @@ def test_a_user_gets_what_the_auth_file_gives_its_name(box):
         os.chmod(auth, 0o600)
         s = Sched(box, authfile=auth)
         os.chmod(box.spool, 0o755)
-        nobody = pwd.getpwnam("nobody")
-
-        def as_nobody():
-            os.setgroups([])
-            os.setgid(nobody.pw_gid)
-            os.setuid(nobody.pw_uid)
         code = ("import socket,sys\ns=socket.socket(socket.AF_UNIX);s.connect(sys.argv[1]);f=s.makefile('rb')\n"
                 "f.readline();f.readline()\nfor c in sys.argv[2:]:\n s.sendall(c.encode()+b'\\n')\n"
                 " while True:\n  ln=f.readline().decode();print(ln.strip())\n"
                 "  if not ln.startswith('+OK until') and ln.strip() in ('.','') or ln.startswith('-'): break\n")
         try:
             p = subprocess.run(["/usr/bin/python3", "-c", code, s.sock, "SHOW SNMP", "SHOW QUEUE SHORT"],
-                               capture_output=True, preexec_fn=as_nobody, timeout=30)
+                               capture_output=True, preexec_fn=as_user("nobody"), timeout=30)
         finally:
             s.stop()
         assert p.stdout.decode().split("\n")[:2] == ["+OK until LF.LF", "messages-in-memory: 0"], p.stdout + p.stderr

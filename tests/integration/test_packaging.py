@@ -14,19 +14,10 @@ import time
 
 import pytest
 
-from conftest import BINARY, IS_ASAN, ROOT
+from conftest import BINARY, IS_ASAN, ROOT, wait_for
 
 PKG = os.path.join(ROOT, "packaging")
 STUBS = os.path.join(os.path.dirname(__file__), "pkgstubs")
-
-
-def wait_for(pred, timeout=30):
-    end = time.time() + timeout
-    while time.time() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return pred()
 
 
 def names_from_list():
@@ -278,13 +269,23 @@ def alive(pid):
         return False
 
 
-@pytest.fixture
-def openwrt(box, tmp_path):
-    o = OpenWrt(box, tmp_path)
-    yield o
-    pid = o.pid()
+def kill_if_alive(pid):
     if pid and alive(pid):
         os.kill(pid, signal.SIGKILL)
+
+
+def service_fixture(cls):
+    """A fixture giving cls(box, tmp_path), an init system's stub, whose scheduler is killed
+    afterwards if a failed test left it running."""
+    @pytest.fixture
+    def fixture(box, tmp_path):
+        o = cls(box, tmp_path)
+        yield o
+        kill_if_alive(o.pid())
+    return fixture
+
+
+openwrt = service_fixture(OpenWrt)
 
 
 def mbox(box, user="root"):
@@ -399,14 +400,7 @@ def test_hotplug_wan_up_makes_the_scheduler_retry_deferred_mail_at_once(openwrt,
     assert s.returncode == 0, s.stderr
     import spoolfmt
 
-    def deferred():
-        ids = spoolfmt.queued_ids(box.spool)
-        if not ids:
-            return False
-        m = spoolfmt.Message(open(os.path.join(box.spool, "queue", ids[0][-1], ids[0] + ".c"), "rb").read())
-        return bool(m.attempts)
-
-    assert wait_for(deferred), (openwrt.state / "instance.out").read_text()
+    assert wait_for(lambda: spoolfmt.has_attempts(box.spool)), (openwrt.state / "instance.out").read_text()
     smtp_sink.mail_reply = None  # the uplink works now; the next retry is an hour away
     # other events and interfaces do not run the queue
     for action, iface in (("ifdown", "wan"), ("ifup", "lan"), ("ifupdate", "wan")):
@@ -455,13 +449,7 @@ class OpenRC:
         return self.log.read_text() if self.log.exists() else ""
 
 
-@pytest.fixture
-def openrc(box, tmp_path):
-    o = OpenRC(box, tmp_path)
-    yield o
-    pid = o.pid()
-    if pid and alive(pid):
-        os.kill(pid, signal.SIGKILL)
+openrc = service_fixture(OpenRC)
 
 
 def test_openrc_script_starts_reloads_flushes_and_stops_a_scheduler(openrc, box):
@@ -731,8 +719,7 @@ def test_buildroot_init_script_starts_and_stops_a_scheduler(box, tmp_path):
         assert p.returncode == 0 and p.stdout == "Stopping spoolbox: OK\n", p.stdout + p.stderr
         assert wait_for(lambda: not alive(pid), 10) and not pidfile.exists()
     finally:
-        if alive(pid):
-            os.kill(pid, signal.SIGKILL)
+        kill_if_alive(pid)
     box.write_conf("NO_SUCH_KEY=1\n")
     p = run("start")
     assert p.returncode == 1 and "FAIL (spoolbox --check found errors)" in p.stdout

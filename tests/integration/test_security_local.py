@@ -5,7 +5,7 @@ import os
 import threading
 import time
 
-from test_local import log_text, pubdir, user  # noqa: F401 (fixtures)
+from test_local import log_text, pubdir, user, write_forward  # noqa: F401 (fixtures)
 
 
 def test_include_of_a_fifo_or_device_is_never_opened(box, pubdir, user):  # noqa: F811
@@ -13,11 +13,7 @@ def test_include_of_a_fifo_or_device_is_never_opened(box, pubdir, user):  # noqa
     os.mkfifo(fifo)
     os.chmod(fifo, 0o644)
     os.chown(fifo, user.pw_uid, user.pw_gid)
-    fwd = os.path.join(user.pw_dir, ".forward")
-    with open(fwd, "w") as f:
-        f.write(f":include:{fifo}\n:include:/dev/null\n")
-    os.chown(fwd, user.pw_uid, user.pw_gid)
-    os.chmod(fwd, 0o644)
+    write_forward(user, f":include:{fifo}\n:include:/dev/null\n")
     opened = []
 
     def writer():
@@ -65,11 +61,7 @@ def test_include_fan_out_is_bounded(box, pubdir, user):  # noqa: F811
             f.write(f":include:{pubdir}/f{i + 1}\n" * 8 if i < depth else f"{user.pw_name}@elsewhere.example\n")
         os.chown(p, user.pw_uid, user.pw_gid)
         os.chmod(p, 0o644)
-    fwd = os.path.join(user.pw_dir, ".forward")
-    with open(fwd, "w") as f:
-        f.write(f":include:{pubdir}/f1\n")
-    os.chown(fwd, user.pw_uid, user.pw_gid)
-    os.chmod(fwd, 0o644)
+    write_forward(user, f":include:{pubdir}/f1\n")
     p = box.run("local", "-x", user.pw_name, timeout=10)
     out = p.stdout.decode()
     assert p.returncode == 67, (p.returncode, out[-500:])
@@ -147,11 +139,7 @@ def test_forward_include_is_read_with_the_users_rights_and_never_echoed(box, pub
     with open(inner, "w") as f:
         f.write("secretword\n")
     os.chmod(inner, 0o644)  # world-readable, and still out of her reach
-    fwd = os.path.join(user.pw_dir, ".forward")
-    with open(fwd, "w") as f:
-        f.write(f":include:{inner}\n")
-    os.chown(fwd, user.pw_uid, user.pw_gid)
-    os.chmod(fwd, 0o644)
+    fwd = write_forward(user, f":include:{inner}\n")
     p = box.run("local", "-x", user.pw_name)
     assert "secretword" not in p.stdout.decode() + p.stderr.decode(), p.stdout
     assert f":include: file {inner} missing or unsafe" in p.stdout.decode(), p.stdout

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import BINARY
 from submitlib import header, nothing_queued, queued, sendmail, split
-from test_submit_perm import as_nobody, setgid_install  # noqa: F401 (a fixture)
+from setgidlib import as_nobody
 
 
 def test_f_with_an_escaped_line_break_forges_no_header(box):
@@ -52,7 +52,7 @@ def test_L_tag_cannot_forge_a_log_line(box):
     assert any(ln.startswith("tag_forged[") and "queued:" in ln for ln in lines), lines
 
 
-def test_setgid_submit_killed_mid_message_leaves_no_tmp_file(setgid_install):  # noqa: F811
+def test_setgid_submit_killed_mid_message_leaves_no_tmp_file(setgid_install):
     binary, spool, confdir, gid = setgid_install
     tmp = os.path.join(spool, "tmp")
     p = subprocess.Popen([binary, "submit", "root"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,

@@ -26,14 +26,6 @@ def q(box):
     return Queue(box.spool)
 
 
-@pytest.fixture
-def sink():
-    s = SmtpSink()
-    s.start()
-    yield s
-    s.stop()
-
-
 def wire(msg):
     """What the server must receive for a stored message: CRLF and dot-stuffing undone by the
     server, so the bytes are the message with CRLF line ends."""

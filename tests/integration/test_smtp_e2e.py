@@ -9,7 +9,6 @@ import time
 import pytest
 
 from conftest import BINARY
-from smtpsink import SmtpSink
 import spoolfmt
 
 
@@ -20,13 +19,6 @@ def scheduler_written():
 
 pytestmark = pytest.mark.skipif(not os.path.exists(BINARY) or not scheduler_written(),
                                 reason="the scheduler applet is not written in this build")
-
-
-@pytest.fixture
-def sink():
-    s = SmtpSink().start()
-    yield s
-    s.stop()
 
 
 def submit(box, env, rcpt, body):
@@ -65,17 +57,10 @@ def test_deferral_is_recorded_with_the_notary_data(box, sink):
     env = {"SMARTHOST": f"[127.0.0.1]:{sink.port} tls=none"}
     submit(box, env, "a@example.com", b"Subject: later\n\nx\n")
 
-    def deferred():
-        ids = spoolfmt.queued_ids(box.spool)
-        if not ids:
-            return False
-        m = spoolfmt.Message(open(os.path.join(box.spool, "queue", ids[0][-1], ids[0] + ".c"), "rb").read())
-        return bool(m.attempts)
-
-    log = run_scheduler(box, env, deferred)
+    log = run_scheduler(box, env, lambda: spoolfmt.has_attempts(box.spool))
     ids = spoolfmt.queued_ids(box.spool)
     assert len(ids) == 1, log
-    m = spoolfmt.Message(open(os.path.join(box.spool, "queue", ids[0][-1], ids[0] + ".c"), "rb").read())
+    m = spoolfmt.ctl_message(box.spool, ids[0])
     a = m.attempts[0]
     # A N TIME CODE ACTION ENH REMOTE TEXT
     assert a[3] == "deferred" and a[4] == "delayed" and a[5] == "4.3.0", a

@@ -1,4 +1,4 @@
-/* Unit tests of the spool format and operations (docs/spool.md): ids, xtext, envelope
+/* Unit tests of the spool format and operations (docs/spool.md): ids, envelope
  * round trip, in-place status updates, attempt records, corrupt and truncated files, the
  * enqueue/pick-up/index/removal sequence on a real directory. */
 #include "spool.h"
@@ -62,19 +62,6 @@ TEST(ids_are_valid_sortable_and_carry_time)
 	CHECK_INT(spool_path_due(&sp, a, 1795246800, p, sizeof p), 0);
 	snprintf(want, sizeof want, "/s/due/179524/%s.1795246800", a);
 	CHECK_STR(p, want);
-}
-
-TEST(xtext_round_trip)
-{
-	char enc[64], dec[64];
-	CHECK_INT(xtext_encode("a b+c=d\n\xc3\xa9", 10, enc, sizeof enc), 22);
-	CHECK_STR(enc, "a+20b+2Bc+3Dd+0A+C3+A9");
-	CHECK(xtext_decode(enc, strlen(enc), dec, sizeof dec) == 10);
-	CHECK(memcmp(dec, "a b+c=d\n\xc3\xa9", 10) == 0);
-	CHECK_INT(xtext_decode("ab+2", 4, dec, sizeof dec), -1);
-	CHECK_INT(xtext_decode("ab+ZZ", 5, dec, sizeof dec), -1);
-	CHECK_INT(xtext_decode("a b", 3, dec, sizeof dec), -1);
-	CHECK_INT(xtext_encode("abcdef", 6, enc, 4), -1);
 }
 
 TEST(envelope_round_trip)
