@@ -57,6 +57,9 @@ const char smtp_usage[] =
     "  -v       log the SMTP dialogue (passwords and tokens are never shown)\n";
 
 struct smtp_ta {
+	/* kept from job to job: allocating them per message cost an mmap/munmap pair each */
+	struct smtp_txn_rcpt *rc;   /* maxrcpt entries */
+	char *body_buf;             /* SMTP_TXN_BUF bytes */
 	struct smtp_config cfg;
 	struct smtp_session sess;
 	long maxrcpt;
@@ -267,7 +270,13 @@ static int smtp_job(void *ctx, struct ta_job *job)
 		return 0;
 	}
 	size_t max = ta->maxrcpt > 0 ? (size_t)ta->maxrcpt : 1;
-	struct smtp_txn_rcpt *rc = calloc(max, sizeof *rc);
+	if (!ta->rc)
+		ta->rc = malloc(max * sizeof *ta->rc);
+	if (!ta->body_buf)
+		ta->body_buf = malloc(SMTP_TXN_BUF); /* without it, each transaction allocates its own */
+	struct smtp_txn_rcpt *rc = ta->rc;
+	if (rc)
+		memset(rc, 0, max * sizeof *rc);
 	int cfd = -1;            /* the message converted to 7 bit, once a server needed it */
 	long long csize = 0;
 	for (size_t start = 0; rc && start < job->n; start += max) {
@@ -295,6 +304,7 @@ static int smtp_job(void *ctx, struct ta_job *job)
 			}
 			int use7 = cfd >= 0 && !(ta->sess.conn.caps.ext & SMTP_EXT_8BITMIME);
 			txn_fill(ta, &t, m, job, start, n, rc, use7 ? cfd : fd);
+			t.body_buf = ta->body_buf;
 			if (use7) {
 				t.size = csize;
 				t.body8 = 0;
@@ -333,7 +343,6 @@ done:
 		str_lcpy(f.text, "out of memory", sizeof f.text);
 		report_fail(ta, job, 0, &f);
 	}
-	free(rc);
 	close(fd);
 	if (cfd >= 0)
 		close(cfd);
@@ -559,6 +568,8 @@ int smtp_main(int argc, char **argv)
 	}
 	smtp_session_free(&ta->sess);
 	conf_free(&c);
+	free(ta->rc);
+	free(ta->body_buf);
 	free(ta);
 	return code;
 }

@@ -474,15 +474,15 @@ static int setup(struct submit_ctx *x, const struct opts *o)
 	ec->sizelimit = conf_num(&x->conf, CK_SIZELIMIT);
 	/* the free-space reserve (docs/spool.md 5): users stop at QUEUE_MINFREE, root at half of
 	 * it, so cron's and the monitors' mail still gets in after a user has filled her share */
-	ec->minfree = conf_num(&x->conf, CK_QUEUE_MINFREE) / (getuid() == 0 ? 2 : 1);
+	ec->uid = (long)getuid(); /* once: each getuid() is a system call */
+	ec->minfree = conf_num(&x->conf, CK_QUEUE_MINFREE) / (ec->uid == 0 ? 2 : 1);
 	long long mr = conf_num(&x->conf, CK_MAXRCPT_SUBMIT);
 	ec->maxrcpt = mr <= 0 || mr > SPOOL_RCPT_MAX ? SPOOL_RCPT_MAX : (unsigned)mr;
 	if (route_conf_init(&ec->rc, conf_str(&x->conf, CK_LOCALDOMAINS), x->hostname) < 0) {
 		log_msg(LOG_ERR, NULL, "LOCALDOMAINS: list too long");
 		return EX_CONFIG;
 	}
-	ec->uid = (long)getuid();
-	struct passwd *pw = getpwuid(getuid());
+	struct passwd *pw = getpwuid((uid_t)ec->uid);
 	if (pw && pw->pw_name[0] && !addr_local_needs_quotes(pw->pw_name))
 		str_lcpy(ec->user, pw->pw_name, sizeof ec->user);
 	else

@@ -80,7 +80,7 @@ int fio_fsync(int fd, const char *path)
 
 int fio_fsync_dir(const char *dir)
 {
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return fail("open directory", dir);
 	int r = fio_fsync(fd, dir);
@@ -103,7 +103,7 @@ int fio_dirname(const char *path, char *out, size_t size)
 
 int fio_slurp(const char *path, size_t max, char **out, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return -1;

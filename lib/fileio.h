@@ -1,6 +1,10 @@
 /* File I/O wrappers that finish the job or say exactly what failed: every failure is logged as
  * "<operation> <path>: <strerror>" at error level and returned as -1 with errno kept, so the
- * caller can pick the exit code (EX_TEMPFAIL for ENOSPC/EIO, for one). */
+ * caller can pick the exit code (EX_TEMPFAIL for ENOSPC/EIO, for one).
+ *
+ * The files of the message path (spool, scheduler, agents) are opened with openat(AT_FDCWD, ...)
+ * rather than open(): musl's open() follows every O_CLOEXEC open with an fcntl(F_SETFD) for
+ * kernels older than 2.6.23, a system call per file for nothing (issue 13 point 3). */
 #ifndef SPOOLBOX_FILEIO_H
 #define SPOOLBOX_FILEIO_H
 #include <stddef.h>

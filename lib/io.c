@@ -11,6 +11,7 @@
  *   - writes to a socket use MSG_NOSIGNAL, so a peer that went away gives EPIPE, not SIGPIPE. */
 #include "io.h"
 #include <errno.h>
+#include <stddef.h>
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -52,7 +53,8 @@ static ssize_t fd_read(void *ctx, void *p, size_t n, int timeout_ms)
 {
 	int fd = *(int *)ctx;
 	for (;;) {
-		if (wait_fd(fd, POLLIN, timeout_ms) < 0)
+		/* no limit: a blocking read waits as long as a poll would, one system call less */
+		if (timeout_ms > 0 && wait_fd(fd, POLLIN, timeout_ms) < 0)
 			return -1;
 		ssize_t r = read(fd, p, n);
 		if (r >= 0 || (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK))
@@ -60,17 +62,31 @@ static ssize_t fd_read(void *ctx, void *p, size_t n, int timeout_ms)
 	}
 }
 
+/* A socket is written first and polled only when it is full (a poll before every send was one
+ * system call per write for nothing: the socket buffer almost always has room); anything else
+ * (a pipe, a file) is polled first when there is a time limit, since its write would block. */
 static ssize_t fd_write(void *ctx, const void *p, size_t n, int timeout_ms)
 {
 	int fd = *(int *)ctx;
+	/* ctx is &io->fd (io_init_fd): the stream remembers that it is not a socket */
+	struct io *io = (struct io *)(void *)((char *)ctx - offsetof(struct io, fd));
+	int sock = !io->notsock;
 	for (;;) {
-		if (wait_fd(fd, POLLOUT, timeout_ms) < 0)
-			return -1;
-		ssize_t r = send(fd, p, n, MSG_NOSIGNAL);
-		if (r < 0 && errno == ENOTSOCK)
+		ssize_t r = -1;
+		if (sock) {
+			r = send(fd, p, n, MSG_NOSIGNAL | (timeout_ms > 0 ? MSG_DONTWAIT : 0));
+			if (r < 0 && errno == ENOTSOCK)
+				sock = 0, io->notsock = 1;
+		}
+		if (!sock) {
+			if (timeout_ms > 0 && wait_fd(fd, POLLOUT, timeout_ms) < 0)
+				return -1;
 			r = write(fd, p, n);
+		}
 		if (r >= 0 || (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK))
 			return r;
+		if (sock && errno != EINTR && wait_fd(fd, POLLOUT, timeout_ms) < 0)
+			return -1;
 	}
 }
 
@@ -89,6 +105,7 @@ void io_init_fd(struct io *io, int fd, int timeout_ms)
 	io->low_close = fd_close;
 	io->ctx = &io->fd;
 	io->fd = fd;
+	io->notsock = 0;
 	io->timeout_ms = timeout_ms;
 	io->rpos = io->rlen = 0;
 	io->wlen = 0;

@@ -20,6 +20,7 @@ struct io {
 	int (*low_close)(void *ctx);
 	void *ctx;
 	int fd;               /* the socket underneath, -1 when none */
+	int notsock;          /* fd is a pipe or a file: written with write(), not send() */
 	int timeout_ms;
 	unsigned char rbuf[IO_BUFSIZE];
 	size_t rpos, rlen;

@@ -215,6 +215,10 @@ void sq_activate(struct sched *s, struct qmsg *m);
 void sq_flush(struct sched *s);
 void sq_timer_pass(struct sched *s);
 int sq_pickup(struct sched *s);
+/* The pick-up's fsyncs (new control files, then queue/, due/ and incoming/), deferred by
+ * sq_pickup until the turn's jobs are out: the loop calls it right after the hand-out, before it
+ * reads any result (docs/spool.md 6). */
+void sq_pickup_sync(struct sched *s);
 int sq_scan(struct sched *s, int all, const char *domain);
 /* Due entries further ahead than any clause would wait (a clock that went back while the queue
  * was down, or while it ran): loaded now. */

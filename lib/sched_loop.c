@@ -423,6 +423,7 @@ int sched_run(struct sched *s)
 		sq_flush(s);
 		sta_timers(s);
 		sta_dispatch(s);
+		sq_pickup_sync(s); /* after the hand-out, before any result is read */
 		sq_flush(s);
 		if (s->o.oneshot && !s->quitting && !s->incoming_more && !s->disk_more && !has_ready(s) && !busy_tas(s) &&
 		    (!s->disk_next || s->disk_next > s->now) && (!s->mem_wake || s->mem_wake > s->now)) {
@@ -501,6 +502,7 @@ int sched_run(struct sched *s)
 		sq_flush(s);
 	}
 	free(pfd);
+	sq_pickup_sync(s);
 	sq_flush(s);
 	sigprocmask(SIG_SETMASK, &orig, NULL);
 	if (s->o.oneshot && rc == 0 && s->stuck) {

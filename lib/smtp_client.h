@@ -133,6 +133,10 @@ struct smtp_txn {
 	int fd;                    /* the message, positioned at its first header byte */
 	struct smtp_txn_rcpt *rcpt;
 	size_t n;
+	/* SMTP_TXN_BUF bytes the caller keeps across messages for the body copy, or NULL (then
+	 * allocated per message: a transport agent that reuses one saves an mmap/munmap pair per
+	 * message, issue 13 point 3) */
+	char *body_buf;
 	/* filled in */
 	struct smtp_result mail, data;
 	size_t accepted;           /* recipients with a 2xx RCPT reply */
@@ -140,6 +144,7 @@ struct smtp_txn {
 };
 
 #define SMTP_TXN_STALE (-2)
+#define SMTP_TXN_BUF (16384 + 32768 + 8) /* message bytes read per chunk, wire bytes per write, the end */
 
 /* Runs MAIL, RCPT..., DATA, the body and the end of data (pipelined in one write when the
  * server offers PIPELINING, and the end of data always in the same write as the last body

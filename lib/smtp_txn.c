@@ -16,6 +16,7 @@
 #define BODY_IN 16384    /* message bytes read per chunk */
 #define BODY_OUT 32768   /* wire bytes gathered per write */
 #define BODY_ROOM 4096   /* write out when less room than this is left */
+_Static_assert(BODY_IN + BODY_OUT + SMTP_BODY_FINISH <= SMTP_TXN_BUF, "SMTP_TXN_BUF holds both buffers");
 #define BODY_KEEP 512    /* wire bytes always held back for the final write */
 
 static void set_local(struct smtp_result *r, int code, const char *enh, const char *fmt, ...)
@@ -165,7 +166,8 @@ static int spoke_early(struct smtp_conn *c)
 
 static int send_body(struct smtp_conn *c, struct smtp_txn *t, char *why, size_t whylen)
 {
-	char *in = malloc(BODY_IN), *out = malloc(BODY_OUT + SMTP_BODY_FINISH);
+	char *own = t->body_buf ? NULL : malloc(SMTP_TXN_BUF), *buf = t->body_buf ? t->body_buf : own;
+	char *in = buf, *out = buf ? buf + BODY_IN : NULL;
 	struct smtp_body_enc e;
 	long long left = t->size;
 	size_t olen = 0;
@@ -221,8 +223,7 @@ static int send_body(struct smtp_conn *c, struct smtp_txn *t, char *why, size_t 
 		ret = -1;
 	t->folded = e.folded;
 done:
-	free(in);
-	free(out);
+	free(own);
 	return ret;
 }
 

@@ -94,7 +94,15 @@ struct spool {
 	int dirty_incoming;
 	unsigned long have_queue;    /* bit h: queue/<h>/ is known to exist (saves a mkdir) */
 	long long have_due[4];       /* due buckets known to exist, +1 (0 = unused) */
+	/* The scheduler's pick-up sets defer_sync: the new control files are left open here, unsynced,
+	 * and spool_sync_dirty() makes them durable with the directories, after the jobs went out
+	 * (docs/spool.md 6); npending is at most SPOOL_PENDING_MAX (a full list is synced first). */
+	int defer_sync;
+	unsigned npending;
+	int pending_fd[64];
+	char pending_id[64][SPOOL_ID_MAX];
 };
+#define SPOOL_PENDING_MAX 64
 
 /* ---- ids and paths ---- */
 
@@ -158,6 +166,7 @@ struct spool_writer {
 	int body8;                     /* saw a byte >= 0x80 */
 	const struct spool *sp;
 	size_t blen;                   /* bytes waiting in buf */
+	int env_held;                  /* buf still starts with the envelope: commit patches it there */
 	/* bytes of the spool's file system that must stay free (QUEUE_MINFREE), checked at every
 	 * flush and before the commit; begin sets 0 (none), the caller may set it afterwards */
 	long long minfree;
@@ -201,7 +210,8 @@ int spool_incoming_each(const struct spool *sp, spool_each_fn *fn, void *ctx);
  * which is the new control file's whole content with the same offsets (the caller frees it with
  * spool_msg_free), so the scheduler need not read back what it just wrote. */
 int spool_pickup_prepare(struct spool *sp, const char *id, long long *arrival, struct spool_msg *env);
-/* fsyncs the directories that prepare/finish touched. */
+/* fsyncs the control files left pending (defer_sync), then the directories that prepare/finish
+ * touched; closes the pending files. */
 int spool_sync_dirty(struct spool *sp);
 /* P3 for one message (rename into queue/). */
 int spool_pickup_finish(struct spool *sp, const char *id);

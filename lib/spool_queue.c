@@ -38,7 +38,7 @@ int spool_trigger_open(const struct spool *sp)
 		return -1;
 	}
 	/* O_RDWR keeps a writer open, so the FIFO never reports EOF between submits */
-	int fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	int fd = openat(AT_FDCWD, path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		log_msg(LOG_ERR, NULL, "open %s: %s", path, strerror(errno));
 		return -1;
@@ -204,16 +204,22 @@ static void quarantine(const struct spool *sp, const char *id, const char *from,
 /* Reads the envelope block (up to and including the "." line) of a message file. */
 static int read_envelope(const char *path, struct buf *b)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	int fd = openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0) {
 		log_msg(LOG_ERR, NULL, "open %s: %s", path, strerror(errno));
 		return -1;
 	}
 	char chunk[8192];
 	for (;;) {
-		ssize_t n = fio_read_full(fd, chunk, sizeof chunk, path);
-		if (n < 0)
+		/* one read at a time: the envelope block usually ends in the first, and reading on
+		 * to the end of the file would be a system call for nothing */
+		ssize_t n = read(fd, chunk, sizeof chunk);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			log_msg(LOG_ERR, NULL, "read %s: %s", path, strerror(errno));
 			break;
+		}
 		size_t from = b->len > 2 ? b->len - 2 : 0;
 		if (buf_add(b, chunk, (size_t)n) < 0) {
 			/* too big is the file's fault; no memory is not (and must not quarantine it) */
@@ -233,7 +239,7 @@ static int read_envelope(const char *path, struct buf *b)
 			close(fd);
 			return 0;
 		}
-		if ((size_t)n < sizeof chunk) {
+		if (n == 0) {
 			errno = EINVAL;
 			break;
 		}
@@ -298,18 +304,26 @@ int spool_pickup_prepare(struct spool *sp, const char *id, long long *arrival, s
 			goto out;
 		sp->have_queue |= 1UL << hash_index(id);
 	}
-	int fd = open(ctl, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
+	int fd = openat(AT_FDCWD, ctl, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
 	if (fd < 0) {
 		log_msg(LOG_ERR, id, "create %s: %s", ctl, strerror(errno));
 		goto out;
 	}
 	r = fio_write_all(fd, b.p, b.len, ctl);
-	if (r == 0)
-		r = fio_fsync(fd, ctl);
 	struct stat cst;
 	if (r == 0 && fstat(fd, &cst) == 0)
 		give_group(src, cst.st_gid, id);
-	close(fd);
+	if (r == 0 && sp->defer_sync && sp->npending == SPOOL_PENDING_MAX)
+		spool_sync_dirty(sp);
+	if (r == 0 && sp->defer_sync) {
+		/* synced by spool_sync_dirty(), after the hand-out */
+		str_lcpy(sp->pending_id[sp->npending], id, SPOOL_ID_MAX);
+		sp->pending_fd[sp->npending++] = fd;
+	} else {
+		if (r == 0)
+			r = fio_fsync(fd, ctl);
+		close(fd);
+	}
 	if (r < 0)
 		goto out;
 	r = -1;
@@ -352,6 +366,13 @@ int spool_sync_dirty(struct spool *sp)
 	char dir[SPOOL_PATH_MAX];
 	int r = 0;
 	static const char hashes[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+	for (unsigned i = 0; i < sp->npending; i++) {
+		if (spool_path_ctl(sp, sp->pending_id[i], dir, sizeof dir) < 0)
+			str_lcpy(dir, sp->pending_id[i], sizeof dir);
+		r |= fio_fsync(sp->pending_fd[i], dir);
+		close(sp->pending_fd[i]);
+	}
+	sp->npending = 0;
 	for (int h = 0; h < 36; h++) {
 		if (!(sp->dirty_queue & (1UL << h)))
 			continue;
@@ -506,7 +527,7 @@ int spool_ctl_load(const struct spool *sp, const char *id, int readonly, struct 
 		str_lcpy(err, "invalid message id", errlen);
 		return -1;
 	}
-	int fd = open(path, (readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_NOFOLLOW);
+	int fd = openat(AT_FDCWD, path, (readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0) {
 		snprintf(err, errlen, "open %s: %s", path, strerror(errno));
 		return -1;
@@ -561,7 +582,7 @@ int spool_ctl_rebuild(const struct spool *sp, const char *id, char *err, size_t 
 		str_lcpy(err, "invalid message id", errlen);
 		return -1;
 	}
-	int fd = open(ctl, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	int fd = openat(AT_FDCWD, ctl, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		snprintf(err, errlen, "%s: %s", ctl, fd < 0 ? strerror(errno) : "not a regular file");
@@ -738,7 +759,7 @@ int spool_msg_open(const struct spool *sp, const char *id, off_t body_off)
 	char path[SPOOL_PATH_MAX];
 	if (spool_path_msg(sp, id, path, sizeof path) < 0)
 		return -1;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	int fd = openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0) {
 		log_msg(LOG_ERR, id, "open %s: %s", path, strerror(errno));
 		return -1;

@@ -53,7 +53,7 @@ int spool_writer_begin(const struct spool *sp, struct spool_writer *w, struct sp
 			log_msg(LOG_ERR, NULL, "spool path too long: %s", sp->dir);
 			return -1;
 		}
-		w->fd = open(w->tmppath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0640);
+		w->fd = openat(AT_FDCWD, w->tmppath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0640);
 		if (w->fd >= 0 || errno != EEXIST)
 			break;
 	}
@@ -81,7 +81,16 @@ int spool_writer_begin(const struct spool *sp, struct spool_writer *w, struct sp
 		errno = EINVAL;
 		return -1;
 	}
-	int r = fio_write_all(w->fd, b.p, b.len, w->tmppath);
+	/* the envelope waits in the buffer with the first message bytes: a message that fits
+	 * leaves in one write at the commit, its sizes patched in the buffer, not by pwrite */
+	int r = 0;
+	w->env_held = b.len <= sizeof w->buf;
+	if (w->env_held) {
+		memcpy(w->buf, b.p, b.len);
+		w->blen = b.len;
+	} else {
+		r = fio_write_all(w->fd, b.p, b.len, w->tmppath);
+	}
 	buf_free(&b);
 	if (r < 0) {
 		spool_writer_abort(w);
@@ -95,6 +104,7 @@ static int flush(struct spool_writer *w)
 	if (w->blen && (fio_write_all(w->fd, w->buf, w->blen, w->tmppath) < 0 || room(w) < 0))
 		return -1;
 	w->blen = 0;
+	w->env_held = 0;
 	return 0;
 }
 
@@ -124,8 +134,17 @@ int spool_writer_commit(struct spool_writer *w)
 {
 	char z[17], dst[SPOOL_PATH_MAX], dir[SPOOL_PATH_MAX];
 	snprintf(z, sizeof z, "%016lld", w->size);
-	if (flush(w) < 0 || room(w) < 0 || fio_pwrite_all(w->fd, z, 16, (off_t)w->off_z, w->tmppath) < 0 ||
-	    (w->body8 && fio_pwrite_all(w->fd, "8", 1, (off_t)w->off_b, w->tmppath) < 0) ||
+	int held = w->env_held, wrote = w->blen > 0;
+	if (held) {
+		memcpy(w->buf + w->off_z, z, 16);
+		if (w->body8)
+			w->buf[w->off_b] = '8';
+	}
+	/* flush() checks the reserve after what it writes; with nothing left to write, the
+	 * last write was checked already, unless there was none since begin */
+	if (flush(w) < 0 || (!wrote && room(w) < 0) ||
+	    (!held && fio_pwrite_all(w->fd, z, 16, (off_t)w->off_z, w->tmppath) < 0) ||
+	    (!held && w->body8 && fio_pwrite_all(w->fd, "8", 1, (off_t)w->off_b, w->tmppath) < 0) ||
 	    fio_fsync(w->fd, w->tmppath) < 0)
 		goto fail;
 	if (close(w->fd) < 0) {
@@ -177,7 +196,7 @@ int spool_trigger_send(const struct spool *sp, const char *line)
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	int fd = openat(AT_FDCWD, path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
 	if (fd < 0)
 		return -1;
 	struct stat st;

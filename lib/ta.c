@@ -1,5 +1,7 @@
 /* The transport-agent side of the scheduler protocol (see ta.h, docs/spool.md 11). */
 #include "ta.h"
+#include "fileio.h"
+#include "io.h"
 #include "log.h"
 #include "util.h"
 #include <errno.h>
@@ -12,44 +14,16 @@
 
 #define TA_LINE_MAX 1024
 
-/* The scheduler's job lines on fd 0, read a buffer at a time (a byte at a time cost a system
- * call per byte: about 30 per job). The buffer belongs to the loop, so what is read past one
- * line is the next line, never lost; stdio is not used, so nothing an agent's child could
- * inherit sits in a FILE. */
-struct line_reader {
-	char buf[4096];
-	size_t pos, len;
+/* The protocol's two streams (lib/io.h): job lines on fd 0, read a buffer at a time (a byte at a
+ * time cost a system call per byte: about 30 per job), and reports on fd 1, buffered until the
+ * job's last report, which leaves in one write with the "#hungry" after it (the scheduler then
+ * reads both in one turn and removes a finished message without syncing its control file first).
+ * stdio is not used, so nothing an agent's child could inherit sits in a FILE. */
+struct ta_chan {
+	struct io in, out;
+	long pid;
+	size_t reported; /* reports of the current job written so far */
 };
-
-/* One line into out (NUL-terminated, without its LF). Returns its length + 1, 0 at EOF, -1 on
- * error; overlong lines are consumed and returned truncated with *overlong set. */
-static ssize_t read_line(struct line_reader *lr, char *out, size_t size, int *overlong)
-{
-	size_t n = 0;
-	*overlong = 0;
-	for (;;) {
-		if (lr->pos == lr->len) {
-			ssize_t r = read(0, lr->buf, sizeof lr->buf);
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r <= 0) {
-				out[n] = 0;
-				return r < 0 ? -1 : (n ? (ssize_t)n : 0);
-			}
-			lr->pos = 0;
-			lr->len = (size_t)r;
-		}
-		char c = lr->buf[lr->pos++];
-		if (c == '\n')
-			break;
-		if (n + 1 < size)
-			out[n++] = c;
-		else
-			*overlong = 1;
-	}
-	out[n] = 0;
-	return (ssize_t)n + 1;
-}
 
 /* 1 when the scheduler has closed its end: it is stopping, or it died. A job line it wrote
  * before is not started then (issue 11 point 1): the message in progress was finished, and a
@@ -62,18 +36,17 @@ static int scheduler_gone(void)
 	return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL));
 }
 
-static void put(const char *s)
+/* The streams on fd 0 and 1, without time limits: the scheduler is a local peer that either
+ * answers or closes. Allocated, since two buffers are too much for some agents' stacks. */
+static struct ta_chan *chan_new(void)
 {
-	size_t n = strlen(s);
-	while (n) {
-		ssize_t w = write(1, s, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;
-		s += w;
-		n -= (size_t)w;
-	}
+	struct ta_chan *ch = malloc(sizeof *ch);
+	if (!ch)
+		return NULL;
+	io_init_fd(&ch->in, 0, 0);
+	io_init_fd(&ch->out, 1, 0);
+	ch->pid = (long)getpid();
+	return ch;
 }
 
 static int done_tag(char t)
@@ -83,7 +56,7 @@ static int done_tag(char t)
 
 /* Loads the job's control file and picks its recipients. debug: every undone recipient of the
  * channel, whatever its host. */
-static int job_load(struct ta_job *job, const char *channel, int debug)
+static int job_load(struct ta_job *job, const char *channel, int debug, long me)
 {
 	char err[256];
 	int fd;
@@ -97,7 +70,6 @@ static int job_load(struct ta_job *job, const char *channel, int debug)
 		spool_msg_free(&job->msg);
 		return -1;
 	}
-	long me = (long)getpid();
 	job->n = 0;
 	for (size_t i = 0; i < job->msg.nrcpt; i++) {
 		const struct spool_rcpt *r = &job->msg.rcpt[i];
@@ -129,8 +101,14 @@ static int run_debug(const struct spool *sp, const char *channel, const struct t
 		return 64;
 	}
 	str_lcpy(job.id, id, sizeof job.id);
-	if (job_load(&job, channel, 1) < 0)
+	struct ta_chan *ch = chan_new();
+	if (!ch)
+		return 71;
+	job.chan = ch;
+	if (job_load(&job, channel, 1, ch->pid) < 0) {
+		free(ch);
 		return 66;
+	}
 	/* one job per distinct host, as the scheduler would hand them out */
 	size_t total = job.n;
 	size_t *all = job.idx;
@@ -148,13 +126,16 @@ static int run_debug(const struct spool *sp, const char *channel, const struct t
 					all[k] = (size_t)-1;
 			}
 		str_lcpy(job.host, host, sizeof job.host);
+		ch->reported = 0;
 		job.idx = mine;
 		job.n = n;
 		ops->job(ctx, &job);
+		io_flush(&ch->out);
 		free(mine);
 	}
 	job.idx = all;
 	job_free(&job);
+	free(ch);
 	return 0;
 }
 
@@ -163,18 +144,24 @@ int ta_main_loop(const struct spool *sp, const char *channel, const struct ta_op
 	if (debug_id)
 		return run_debug(sp, channel, ops, ctx, debug_id);
 	char line[TA_LINE_MAX];
-	struct line_reader lr;
-	lr.pos = lr.len = 0;
+	struct ta_chan *ch = chan_new();
+	if (!ch) {
+		log_msg(LOG_ERR, NULL, "out of memory for the scheduler's streams");
+		return 71;
+	}
 	for (;;) {
-		put("#hungry\n");
-		int overlong;
-		ssize_t n = read_line(&lr, line, sizeof line, &overlong);
-		if (n <= 0)
-			return 0; /* EOF: the scheduler wants us gone */
-		if (overlong) {
+		/* the last job's reports leave with it, in one write */
+		if (io_puts(&ch->out, "#hungry\n") < 0 || io_flush(&ch->out) < 0)
+			break; /* the scheduler is gone: nothing can be reported any more */
+		ssize_t n = io_getline(&ch->in, line, sizeof line);
+		if (n < 0 && errno == EMSGSIZE) {
 			log_msg(LOG_WARNING, NULL, "ignored an overlong line from the scheduler");
 			continue;
 		}
+		if (n <= 0)
+			break; /* EOF: the scheduler wants us gone */
+		if (line[n - 1] == '\n')
+			line[--n] = 0;
 		if (strcmp(line, "#idle") == 0) {
 			if (ops->idle)
 				ops->idle(ctx);
@@ -184,6 +171,7 @@ int ta_main_loop(const struct spool *sp, const char *channel, const struct ta_op
 		struct ta_job job;
 		memset(&job, 0, sizeof job);
 		job.sp = sp;
+		job.chan = ch;
 		if (!tab || (size_t)(tab - line) >= sizeof job.id || strlen(tab + 1) >= sizeof job.host) {
 			log_msg(LOG_WARNING, NULL, "ignored a malformed job line from the scheduler");
 			continue;
@@ -197,16 +185,19 @@ int ta_main_loop(const struct spool *sp, const char *channel, const struct ta_op
 		str_lcpy(job.host, tab + 1, sizeof job.host);
 		if (scheduler_gone()) {
 			log_msg(LOG_NOTICE, job.id, "the scheduler has gone: this job and any after it are not started");
-			return 0;
+			break;
 		}
-		if (job_load(&job, channel, 0) < 0)
+		if (job_load(&job, channel, 0, ch->pid) < 0)
 			continue;
+		ch->reported = 0;
 		if (job.n)
 			ops->job(ctx, &job);
 		else
 			log_msg(LOG_DEBUG, job.id, "job for %s has no recipients marked for this agent", job.host);
 		job_free(&job);
 	}
+	free(ch);
+	return 0;
 }
 
 /* Copies s into out replacing the protocol's separators and control characters by spaces. */
@@ -239,7 +230,17 @@ void ta_report(const struct ta_job *job, size_t idx, const char *status, const c
 	size_t n = strlen(line);
 	if (line[n - 1] != '\n')
 		line[n - 1] = '\n';
-	put(line);
+	/* every report but the job's last leaves at once, so an agent killed in the middle of a
+	 * long job repeats only the recipient it was on; the last one waits for the "#hungry"
+	 * that follows it at once (ta_main_loop) */
+	struct ta_chan *ch = job->chan;
+	if (!ch) {
+		/* a job made by hand outside ta_main_loop (errormail -m) */
+		fio_write_all(1, line, n, "standard output");
+		return;
+	}
+	if (io_write(&ch->out, line, n) < 0 || (++ch->reported < job->n && io_flush(&ch->out) < 0))
+		log_msg(LOG_ERR, job->id, "writing a report to the scheduler: %s", strerror(errno));
 }
 
 void ta_log_delivery(const struct ta_job *job, size_t idx, const char *status, const char *relay,

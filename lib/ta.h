@@ -6,6 +6,8 @@
 #include "spool.h"
 #include <stdio.h>
 
+struct ta_chan;
+
 /* A job: one message, one host, the recipients the scheduler marked for this TA. */
 struct ta_job {
 	const struct spool *sp;
@@ -14,6 +16,7 @@ struct ta_job {
 	struct spool_msg msg;      /* the parsed control file */
 	size_t *idx;               /* indexes into msg.rcpt of this job's recipients */
 	size_t n;
+	struct ta_chan *chan;      /* the streams to the scheduler (lib/ta.c); NULL: reports go to fd 1 */
 };
 
 /* Called once per job; it must call ta_report() once for every recipient in job->idx. A TA that
@@ -39,7 +42,7 @@ int ta_main_loop(const struct spool *sp, const char *channel, const struct ta_op
 #define TA_DEFERALL "deferall"
 #define TA_RETRYAT "retryat"
 
-/* Writes one report line to stdout and flushes it:
+/* Writes one report line to the scheduler (the job's last one leaves with the next "#hungry"):
  *   id/offset \t final \x01 action \x01 enh \x01 diag \x01 remote \t status message
  * final is the address (written as "rfc822;addr"), action the DSN action ("delivered",
  * "failed", "delayed", "relayed", "expanded"), enh "X.Y.Z", diag the remote reply or the

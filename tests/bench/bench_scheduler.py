@@ -2,7 +2,12 @@
   - idle RSS of a running scheduler on an empty spool (goal: <= 256 KiB);
   - with 100 000 queued messages: time from start to the first delivery (goal: < 1 s) and the
     RSS while it drains (goal: <= 8 MiB), with the stub transport agent of the tests;
-  - end to end through our own local transport: messages/s for 1000 queued local messages.
+  - end to end through our own local transport: messages/s for 1000 queued local messages;
+  - a whole backlog (issue 13 point 1): 1 000 and then 20 000 deferred messages, a running
+    scheduler with the default QUEUEHI, `sendmail -q`, our smtp agent into a minimal SMTP sink:
+    messages/s from the -q to the last one received, and the scheduler's peak RSS (goal: the
+    20 000 rate within 20 % of the 1 000 rate). This one runs on the disk (BENCH_DIR, default
+    /var/tmp), as a real backlog does.
 The queue is written straight into the spool in its documented format (fast), on /dev/shm when
 there is one, so the figures are the scheduler's and not the disk's. Printed, never asserted."""
 import os
@@ -14,6 +19,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
+sys.path.insert(0, HERE)
 import sched_gen as gen  # noqa: E402
 
 STUB = os.path.join(HERE, "..", "integration", "sched_stub_ta.py")
@@ -123,10 +129,55 @@ def local_end_to_end(binary, n=1000):
         shutil.rmtree(base, ignore_errors=True)
 
 
+def backlog_once(binary, n):
+    """n deferred messages (due in an hour) drained by one `sendmail -q`: (msgs/s, peak KiB)."""
+    from rawsink import RawSink
+    base = tempfile.mkdtemp(prefix="bench-backlog-", dir=os.environ.get("BENCH_DIR", "/var/tmp"))
+    sink = RawSink()
+    p = None
+    try:
+        spool = os.path.join(base, "spool")
+        later = int(time.time()) + 3600
+        body = b"Subject: backlog\n\n" + b"x" * 1000 + b"\n"
+        for i in range(n):
+            gen.add_queued(spool, [("smtp", "example.com", "sink%d@example.com" % i)], body=body, due=later)
+        env = env_for(base, {"SMARTHOST": f"[127.0.0.1]:{sink.port} tls=none", "SMTP_IDLE": "30s"})
+        env.pop("SCHEDULER_CONF")  # the built-in scheduler.conf, default QUEUEHI
+        p = subprocess.Popen([binary, "scheduler", "-i"], env=env, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 30
+        while not os.path.exists(os.path.join(spool, "scheduler.pid")) and time.time() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.3)
+        t0 = time.time()
+        subprocess.run([binary, "submit", "-q"], env=env, check=True, capture_output=True)
+        deadline = t0 + 300
+        while sink.count < n and time.time() < deadline and p.poll() is None:
+            time.sleep(0.02)
+        dt = time.time() - t0
+        return sink.count, dt, rss_kib(p.pid, "VmHWM")  # the kernel's peak resident size
+    finally:
+        if p and p.poll() is None:
+            p.terminate()
+            p.wait(timeout=60)
+        sink.stop()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def backlog(binary):
+    rates = {}
+    for n in (1000, 20000):
+        got, dt, peak = backlog_once(binary, n)
+        rates[n] = got / dt
+        print(f"backlog of {n:5} deferred messages, one sendmail -q (default QUEUEHI), smtp to a sink: "
+              f"{got}/{n} in {dt:.1f} s = {got / dt:5.0f} msgs/s, scheduler peak RSS {peak} KiB")
+    print(f"backlog rate 20 000 / 1 000: {rates[20000] / rates[1000]:.2f} (goal >= 0.80)")
+
+
 def run(binary):
     idle_rss(binary)
     first_delivery(binary)
     local_end_to_end(binary)
+    backlog(binary)
 
 
 if __name__ == "__main__":

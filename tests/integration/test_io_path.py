@@ -1,0 +1,197 @@
+"""The message path's system calls and the order of its durable steps (issue 13 points 3 and 4,
+issue 9 point 6), counted with strace: the pick-up hands the job out before its fsyncs, the
+agent reads its job lines a buffer at a time and writes the job's last report with its
+"#hungry" in one write, and a kill -9 between the hand-out and the pick-up's fsyncs loses
+nothing (docs/spool.md 6). Counts and order only: speed goes to make bench."""
+import os
+import re
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import BINARY, Box
+import test_crash_points as cp
+
+pytestmark = pytest.mark.needs("local")  # the messages go to a mailbox
+
+LINE = re.compile(r"^(\d+) +(\w+)\((.*)$")
+
+
+def traced(box, tmp_path, calls):
+    """Runs `scheduler -i -1` under strace -f (-y: paths of descriptors, -s: whole strings);
+    returns [(pid, call, rest)] and the scheduler's pid (the first one traced)."""
+    trace = str(tmp_path / "trace")
+    # (LeakSanitizer cannot run under ptrace: the ASan build runs without it here)
+    p = subprocess.run(["strace", "-f", "-qq", "-y", "-s", "4096", "-e", "trace=" + calls, "-o", trace, BINARY,
+                        "scheduler", "-i", "-1"], env=box.environ({"ASAN_OPTIONS": "detect_leaks=0"}),
+                       capture_output=True, timeout=60)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")
+    return parse(trace)
+
+
+def parse(trace):
+    out = []
+    with open(trace) as f:
+        for line in f:
+            m = LINE.match(line)
+            if m:
+                out.append((int(m.group(1)), m.group(2), m.group(3)))
+    return out, out[0][0]
+
+
+def submit(box, tag):
+    """Submits one message to root; returns its id while it is still in incoming/ (no scheduler
+    runs), else None."""
+    inc = os.path.join(box.spool, "incoming")
+    before = set(os.listdir(inc)) if os.path.isdir(inc) else set()
+    p = box.run("submit", "-i", "-f", "alice@example.org", "root", input=b"Subject: %s\n\nbody\n" % tag.encode())
+    assert p.returncode == 0, p.stderr
+    new = set(os.listdir(inc)) - before
+    return new.pop() if new else None
+
+
+def subject_of(box, mid):
+    """The Subject of message mid, wherever it is in the spool (None when it is gone)."""
+    q = os.path.join(box.spool, "queue", mid[-1], mid + ".d")
+    for path in (os.path.join(box.spool, "incoming", mid), q):
+        if os.path.exists(path):
+            m = re.search(rb"\nSubject: (\S+)\n", open(path, "rb").read())
+            return m.group(1).decode() if m else None
+    return None
+
+
+def wait_for(cond, proc, what):
+    """Waits until cond() or proc has exited (a deadline, not a timing assertion)."""
+    deadline = time.time() + 30
+    while not cond() and proc.poll() is None:
+        assert time.time() < deadline, what
+        time.sleep(0.01)
+
+
+class Daemon:
+    """A running scheduler (optionally under strace, or with the crash-point hook); an agent is
+    idle and waiting after the first message, as in the steady state a new message meets."""
+
+    def __init__(self, box, env=None, trace=None):
+        self.box = box
+        cmd = [BINARY, "scheduler", "-i"]
+        if trace:
+            cmd = ["strace", "-f", "-qq", "-y", "-s", "4096", "-e", "trace=fsync,fdatasync,sendto,write,pwrite64",
+                   "-o", trace] + cmd
+        env = dict(env or {}, ASAN_OPTIONS="detect_leaks=0")
+        self.p = subprocess.Popen(cmd, env=box.environ(env), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+    def deliver(self, tag):
+        """Submits tag; waits until it is in the mailbox or the scheduler is gone."""
+        submit(self.box, tag)
+        wait_for(lambda: cp.mbox_count(self.box, tag) >= 1, self.p, tag)
+
+    def kill(self):
+        """After a failed assertion: nothing of ours may outlive the test."""
+        if self.p.poll() is None:
+            try:
+                with open(os.path.join(self.box.spool, "scheduler.pid")) as f:
+                    os.kill(int(f.read().split()[0]), signal.SIGKILL)
+            except (OSError, ValueError):
+                pass
+            self.p.kill()
+            self.p.wait(10)
+
+    def stop(self):
+        if self.p.poll() is None:
+            with open(os.path.join(self.box.spool, "scheduler.pid")) as f:
+                os.kill(int(f.read().split()[0]), signal.SIGTERM)
+        err = self.p.communicate(timeout=60)[1]
+        return self.p.returncode, err
+
+
+def test_pickup_hands_the_job_out_before_its_fsyncs(box, tmp_path):
+    """Issue 13 point 4: the new control file, queue/, due/ and incoming/ are synced after the
+    job line went to the (idle) agent, not before (they were 5 fsyncs in a row on the way to the
+    first attempt); every one of them still happens, before any result is recorded."""
+    trace = str(tmp_path / "trace")
+    d = Daemon(box, trace=trace)
+    try:
+        d.deliver("first")
+        d.deliver("second")
+        rc, err = d.stop()
+    finally:
+        d.kill()
+    assert rc == 0 and cp.mbox_count(box, "second") == 1, err
+    calls, sched = parse(trace)
+    mine = [(i, c, rest) for i, (pid, c, rest) in enumerate(calls) if pid == sched]
+    # the second control file the scheduler created
+    mid = [re.search(r"/(\w+)\.c>", rest).group(1) for i, c, rest in mine if c == "write" and ".c>" in rest][1]
+    job = [i for i, c, rest in mine if c in ("sendto", "write") and '"%s\\t' % mid in rest]
+    assert job, mine
+    created = [i for i, c, rest in mine if c == "write" and mid + ".c>" in rest]
+    assert created, mine
+    syncs = {name: [i for i, c, rest in mine if c == "fsync" and name in rest and i > created[0]]
+             for name in (mid + ".c>", "/incoming>", "/due/", "/queue/")}
+    for name, at in syncs.items():
+        assert at, (name, mine)  # still made durable
+        assert min(at) > job[0], (name, mine)  # ... after the hand-out
+    # and before the result: the attempt record is appended after all of them
+    record = [i for i, c, rest in mine if c == "pwrite64" and mid + ".c>" in rest and '"A 0 ' in rest]
+    assert record and record[0] > max(max(at) for at in syncs.values()), mine
+
+
+def test_agent_reads_jobs_a_buffer_at_a_time_and_reports_with_hungry_in_one_write(box, tmp_path):
+    """Issue 13 point 3: the agent reads a job line in one read() (not a byte at a time), and
+    the job's report leaves in the same write as the "#hungry" that follows it, so the
+    scheduler reads both in one turn."""
+    for i in range(3):
+        submit(box, "m%d" % i)
+    calls, sched = traced(box, tmp_path, "read,write,sendto")
+    agents = {pid for pid, c, rest in calls if pid != sched and "#hungry" in rest}
+    assert agents, calls
+    for ta in agents:
+        reads = [rest for pid, c, rest in calls if pid == ta and c == "read" and rest.startswith("0<")]
+        # one read per job line (3 at most), "#idle" line or EOF: a byte at a time was 20 a job
+        assert len(reads) <= 3 + 3, reads
+        writes = [rest for pid, c, rest in calls if pid == ta and c in ("write", "sendto") and rest.startswith("1<")]
+        reports = [w for w in writes if "\\trfc822;" in w]
+        assert reports, writes
+        for w in reports:
+            assert "#hungry\\n" in w, writes
+    assert all(cp.mbox_count(box, "m%d" % i) == 1 for i in range(3))
+
+
+def test_kill_9_between_the_hand_out_and_the_pickup_sync_loses_nothing(tmp_path):
+    """Issue 13 point 4 (docs/spool.md 6): a message handed to an agent before its pick-up is
+    durable may be delivered twice after a crash, never lost. A running scheduler with an idle
+    agent gets one message after another; it is killed (SIGKILL, the crash-point hook) at each of
+    its durable steps in turn, the queue is run again, and every message must be in the mailbox,
+    at most once more each (one message at a time is handed out)."""
+    steps = []
+    for n in range(1, cp.MAX_STEPS):
+        box = Box(tmp_path / ("k%d" % n))
+        d = Daemon(box, env={"SPOOLBOX_TEST_CRASH": "%d:scheduler" % n})
+        tags = ["m%d" % i for i in range(3)]
+        try:
+            for tag in tags:
+                d.deliver(tag)
+            rc, err = d.stop()
+        finally:
+            d.kill()
+        err = err.decode(errors="replace")
+        if rc != -signal.SIGKILL:
+            assert rc == 0 and "test crash point" not in err, err
+            break
+        step = re.search(r"test crash point: (\w+) (\S+)", err)
+        assert step, err
+        mid = re.search(r"([0-9A-Z]{12,})(?:\.[cd])?$", step.group(2))
+        steps.append((n, step.group(1), (mid and subject_of(box, mid.group(1))) or "-", step.group(2)))
+        log = err + cp.drain(box)
+        counts = [cp.mbox_count(box, tag) for tag in tags]
+        assert 0 not in counts, (steps[-1], counts, log)
+        assert max(counts) <= 2, (steps[-1], counts, log)
+        assert not cp.queue_files(box), (n, cp.queue_files(box), log)
+    # the window was there: a message's control file synced after its hand-out (status T, D1)
+    handed = {tag: min(n for n, what, t, _ in steps if what == "status" and t == tag)
+              for tag in ("m1", "m2") if any(what == "status" and t == tag for _, what, t, _ in steps)}
+    late = [(n, t) for n, what, t, path in steps if what == "fsync" and path.endswith(".c") and t in handed
+            and n > handed[t]]
+    assert late, steps
