@@ -7,7 +7,7 @@
 #   make CROSS_COMPILE=aarch64-linux-gnu-   cross-build (arm64, armhf, ...: see docs/building.md)
 #   make CC=gcc SANITIZE=1    glibc ASan+UBSan variant (build/gcc-asan/spoolbox)
 #   make test                 everything: product, sanitizer, no-TLS and router builds, unit, fuzz, integration
-#   make size | variants-test | cross-test | bench | demo | fuzz | fuzz-long (FUZZ_SECONDS=600 each)
+#   make size | size-options | variants-test | cross-test | bench | demo | fuzz | fuzz-long (FUZZ_SECONDS=600 each)
 #   make install DESTDIR= PREFIX=/usr   binary, links, man pages, sample configuration
 #
 # Sources are found by wildcard: a new lib/*.c or applets/*.c needs no Makefile edit.
@@ -83,6 +83,13 @@ CFLAGS := -std=c11 $(OPTIMIZE) -fno-pie -ffunction-sections -fdata-sections -fno
 	-fno-unwind-tables $(WARN) $(EXTRA_CFLAGS)
 LDFLAGS := -static -no-pie -Wl,--gc-sections -Wl,-z,noseparate-code,--build-id=none,-z,norelro \
 	-Wl,-z,common-page-size=64 -Wl,-T,scripts/no-eh-frame.ld -Wl,-Map=$(B)/spoolbox.map
+# Our own vfprintf and snprintf (lib/fmt.c under musl's whole printf family), getopt, strtol,
+# qsort, strstr and mbstowcs in place of musl's (lib/libc/: 14 KiB less, docs/size.md), linked
+# as objects so that libc.a's are never pulled. OWN_LIBC=0 keeps musl's.
+OWN_LIBC ?= 1
+ifeq ($(OWN_LIBC),1)
+LIBC_OBJ := $(patsubst %.c,$(B)/%.o,$(wildcard lib/libc/*.c))
+endif
 endif
 ifeq ($(TLS),1)
 LIBS := $(BEARSSL_A)
@@ -95,7 +102,7 @@ APPLET_OBJ := $(APPLET_SRC:%.c=$(B)/%.o)
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 
-.PHONY: all deps deps-cross variant test unit fuzz-regress integration size variants-test cross-test \
+.PHONY: all deps deps-cross variant test unit fuzz-regress integration size size-options variants-test cross-test \
 	bench demo clean fuzz fuzz-long help install
 all: deps spoolbox
 
@@ -122,8 +129,8 @@ $(B)/%.o: %.c $(B)/inc/bearssl.h $(wildcard lib/*.h applets/*.h config/*.h)
 $(B)/libspool.a: $(LIB_OBJ)
 	rm -f $@ && $(CROSS_COMPILE)ar rcs $@ $^
 
-$(B)/spoolbox: $(APPLET_OBJ) $(B)/libspool.a scripts/no-eh-frame.ld
-	$(CC) $(LDFLAGS) -o $@.unstripped $(APPLET_OBJ) -Wl,--start-group $(B)/libspool.a $(LIBS) -Wl,--end-group
+$(B)/spoolbox: $(APPLET_OBJ) $(LIBC_OBJ) $(B)/libspool.a scripts/no-eh-frame.ld
+	$(CC) $(LDFLAGS) -o $@.unstripped $(APPLET_OBJ) $(LIBC_OBJ) -Wl,--start-group $(B)/libspool.a $(LIBS) -Wl,--end-group
 ifneq ($(SANITIZE),1)
 	$(OBJCOPY) --strip-all -R .comment $@.unstripped $@
 else
@@ -197,7 +204,7 @@ test: deps
 # profile against the whole suite, and every other option off (musl-lean) against what each
 # option leaves in its place (tests/integration/test_options.py).
 LEAN_OPTIONS := ENABLE_SMTPD=0 ENABLE_MAILDIR=0 ENABLE_DELIVER_CMD=0 ENABLE_CRAM_MD5=0 \
-	ENABLE_LOCALTIME=0 ENABLE_TLS_CLIENT_CERT=0 ENABLE_CHACHA20=0 ENABLE_VERBOSE_USAGE=0
+	ENABLE_LOCALTIME=0 ENABLE_TLS_CLIENT_CERT=0 ENABLE_CHACHA20=0 ENABLE_VERBOSE_USAGE=0 ENABLE_DSN=0
 variants-test:
 	$(MAKE) PROFILE=router variant
 	$(MAKE) VARIANT=musl-lean OPTIONS="$(LEAN_OPTIONS)" variant
@@ -209,6 +216,10 @@ size: deps spoolbox
 	@$(MAKE) -s TLS=0 variant
 	@$(MAKE) -s PROFILE=router variant
 	@sh scripts/size.sh
+
+# What each option of config/config_default.h costs, measured (scripts/size-options.sh).
+size-options: deps
+	@sh scripts/size-options.sh
 
 # Cross-builds for the CI architectures, each smoke-tested under qemu-user-static.
 CROSS_ARCHS ?= aarch64-linux-gnu- arm-linux-gnueabihf-

@@ -121,18 +121,17 @@ static int make_link(const char *target, const char *dir, const char *name)
 	return 0;
 }
 
-static int install(const char *self, const char *dir)
+static int install(const char *dir)
 {
 	char target[4096];
-	if (!realpath(self, target)) {
-		/* argv[0] may have come through PATH */
-		ssize_t n = readlink("/proc/self/exe", target, sizeof target - 1);
-		if (n < 0) {
-			fprintf(stderr, "spoolbox: --install: cannot find this binary: %s\n", strerror(errno));
-			return EX_OSFILE;
-		}
-		target[n] = 0;
+	/* the binary itself, not argv[0] (it may have come through PATH or a link); the agents are
+	 * started through /proc/self/exe anyway */
+	ssize_t n = readlink("/proc/self/exe", target, sizeof target - 1);
+	if (n < 0) {
+		fprintf(stderr, "spoolbox: --install: cannot find this binary: %s\n", strerror(errno));
+		return EX_OSFILE;
 	}
+	target[n] = 0;
 	int bad = 0;
 	for (size_t i = 0; i < ARRAY_LEN(applets); i++)
 		bad |= make_link(target, dir ? dir : applets[i].dir, applets[i].name);
@@ -275,7 +274,7 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "--list") == 0 && argc == 2)
 		return list();
 	if (strcmp(cmd, "--install") == 0 && argc <= 3)
-		return install(argv[0], argc == 3 ? argv[2] : NULL);
+		return install(argc == 3 ? argv[2] : NULL);
 	if (strcmp(cmd, "--check") == 0)
 		return check(argc - 2, argv + 2);
 	if (strcmp(cmd, "--version") == 0 && argc == 2) {

@@ -16,6 +16,7 @@
 #include "fileio.h"
 #include "log.h"
 #include "sched.h"
+#include "smarthost.h"
 #include "sysexits.h"
 #include "util.h"
 #include <errno.h>
@@ -41,14 +42,14 @@ const char scheduler_usage[] =
     "  -C FILE   spoolbox.conf                  -f FILE  scheduler.conf (must exist)\n"
     "  -P DIR    the spool (default: SPOOL)     -L FILE  log to FILE instead of stderr\n"
     "  -l FILE   append the statistics log (spoolid dt1 dt2 state channel/host)\n"
-    "  -E N[,S]  pick up at most N new messages per scan\n"
+    "  -E N[,S]  pick up at most N new messages per scan (S: not implemented)\n"
     "  -N N      file descriptors for transport agents (maxta 0 is this minus 20)\n"
     "  -p PAT    only run threads whose channel/host matches the shell pattern PAT\n"
     "  -F        freeze: scan the queue but start no transport agent\n"
     "  -S        walk the whole queue at start and repair missing due-index entries\n"
     "  -V        print the version and run in the foreground\n"
     "  -n        bounces return headers only when the sender gave no RET (DSN_RET_DEFAULT=hdrs)\n"
-    "  -H -Q -W -q -R -M -Z  accepted for ZMailer compatibility (no effect here)\n"
+    "  -H -Q -W -q -R -M -Z  not implemented: accepted for ZMailer compatibility, logged, ignored\n"
     "signals: TERM/QUIT stop (TAs finish their message first), ALRM look for work,\n"
     "         HUP reopen logs and reload, USR1 reload both files, USR2 dump state\n";
 
@@ -56,7 +57,17 @@ struct opts {
 	struct sched_opts so;
 	const char *cfile, *spool, *conf_file;
 	int daemon, foreground, version;
+	char unused[8];               /* options accepted for ZMailer compatibility and ignored */
+	int e_secs;                   /* -E N,S was given: S is ignored */
 };
+
+/* An accepted option without effect is said, not silently dropped (issue 14 point 8). */
+static void note_unused(struct opts *o, char c)
+{
+	size_t n = strlen(o->unused);
+	if (!strchr(o->unused, c) && n + 1 < sizeof o->unused)
+		o->unused[n] = c;
+}
 
 static int need_arg(int argc, char **argv, int *i, const char *rest, const char **out)
 {
@@ -94,7 +105,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			/* the seed's default_full_content toggle: the error channel reads it from the
 			 * environment it inherits (environment overrides spoolbox.conf) */
 			case 'n': setenv("DSN_RET_DEFAULT", "hdrs", 1); break;
-			case 'H': case 'Q': case 'W': break;
+			case 'H': case 'Q': case 'W': note_unused(o, c); break;
 			case 'E':
 				/* the seed's -E takes newentsmax; with no value it is our one-shot (-1) */
 				if (!p[1] && (i + 1 >= argc || argv[i + 1][0] == '-')) {
@@ -103,6 +114,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				}
 				need_arg(argc, argv, &i, p + 1, &v);
 				o->so.newents_max = strtol(v, NULL, 10);
+				o->e_secs = strchr(v, ',') != NULL;
 				if (o->so.newents_max < 1) {
 					fprintf(stderr, "scheduler: -E %s: not a count\n", v);
 					return -1;
@@ -114,7 +126,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 					fprintf(stderr, "scheduler: -%c needs a value\n", c);
 					return -1;
 				}
-				if (c == 'C') o->cfile = v;
+				if (c == 'q' || c == 'R' || c == 'M' || c == 'Z') note_unused(o, c);
+				else if (c == 'C') o->cfile = v;
 				else if (c == 'f') o->conf_file = v;
 				else if (c == 'L') o->so.logfile = v;
 				else if (c == 'l') o->so.statslog = v;
@@ -147,7 +160,21 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 struct reload_ctx {
 	const char *spool;
 	unsigned char exported[CK__COUNT];
+	char relay[256];              /* sched_opts.relay: the first SMARTHOST's host */
 };
+
+/* Where smtp sessions go when there is a smarthost: its first host (a failover host counts in
+ * the same class, as the same relay service). An unparsable SMARTHOST is the smtp agent's to
+ * report; the classes then go by the recipient's domain. */
+static void set_relay(const struct conf *c, struct reload_ctx *r)
+{
+	struct smarthost *sh = malloc(SMARTHOST_MAX * sizeof *sh);
+	char err[200];
+	r->relay[0] = 0;
+	if (sh && smarthost_parse(conf_str(c, CK_SMARTHOST), sh, SMARTHOST_MAX, err, sizeof err) > 0)
+		str_lcpy(r->relay, sh[0].host, sizeof r->relay);
+	free(sh);
+}
 
 /* Children (transport agents) read spoolbox.conf without -C: what came from an explicit file, and
  * the spool chosen with -P, reach them through the environment, which overrides their file. */
@@ -211,6 +238,7 @@ static int reload_conf(void *vctx)
 				r->exported[k] = 0;
 			}
 		export_conf(&c, r->spool, r);
+		set_relay(&c, r);
 		log_msg(LOG_INFO, NULL, "spoolbox.conf: %s read again", c.path[0] ? c.path : "(none: the defaults)");
 	}
 	for (int k = 0; k < CK__COUNT; k++)
@@ -338,6 +366,10 @@ int scheduler_main(int argc, char **argv)
 	                 (fg ? LOG_ERRORS_TO_STDERR | LOG_STDERR_FALLBACK : 0u), 0);
 	if (o.so.verbose)
 		log_set_level(LOG_DEBUG);
+	for (const char *u = o.unused; *u; u++)
+		log_msg(LOG_WARNING, NULL, "-%c: not implemented (accepted for ZMailer compatibility); ignored", *u);
+	if (o.e_secs)
+		log_msg(LOG_WARNING, NULL, "-E N,S: the seconds part S is not implemented; ignored");
 	const char *spool = o.spool ? o.spool : conf_str(&c, CK_SPOOL);
 	o.so.conf_path = o.conf_file ? o.conf_file : conf_str(&c, CK_SCHEDULER_CONF);
 	o.so.conf_missing_ok = o.conf_file == NULL;
@@ -359,6 +391,8 @@ int scheduler_main(int argc, char **argv)
 	memset(&rctx, 0, sizeof rctx);
 	rctx.spool = spool;
 	export_conf(&c, spool, &rctx);
+	set_relay(&c, &rctx);
+	o.so.relay = rctx.relay;
 	o.so.reload_hook = reload_conf;
 	o.so.reload_ctx = &rctx;
 	if (fio_mkdirs(spool, 0755) < 0) {
@@ -370,6 +404,15 @@ int scheduler_main(int argc, char **argv)
 		conf_free(&c);
 		return EX_OSERR;
 	}
+	/* from the moment the pid is visible a TERM must be a clean stop, not the default death that
+	 * leaves the pid in the file (the next start would take it for a crash): held back until
+	 * sched_run has its handlers, which lets them through */
+	sigset_t early;
+	sigemptyset(&early);
+	static const int stops[] = {SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM};
+	for (size_t i = 0; i < ARRAY_LEN(stops); i++)
+		sigaddset(&early, stops[i]);
+	sigprocmask(SIG_BLOCK, &early, NULL);
 	int unclean = 0;
 	int pidfd = lock_pidfile(spool, &unclean);
 	if (pidfd < 0) {

@@ -534,8 +534,10 @@ void submit_log_failed(struct submit_ctx *x, const char *why)
 
 static void start_message(struct enq *e, const struct opts *o)
 {
-	e->notify = o->notify;
 	e->body8_declared = o->body8;
+	if (!ENABLE_DSN) /* -N, -R and -V are accepted and ignored, as unknown -o options */
+		return;
+	e->notify = o->notify;
 	e->m.ret = o->ret;
 	if (o->envid)
 		e->m.envid = xstrdup(o->envid);

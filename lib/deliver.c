@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -214,9 +215,9 @@ long long dl_now_ms(void)
 
 void dl_close_from(int from)
 {
-	long max = sysconf(_SC_OPEN_MAX);
-	if (max < 0 || max > 65536)
-		max = 65536;
+	/* the descriptor limit, as sysconf(_SC_OPEN_MAX) reads it (without musl's 1 KiB sysconf) */
+	struct rlimit rl;
+	long max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536 ? (long)rl.rlim_cur : 65536;
 	for (int fd = from; fd < max; fd++)
 		close(fd);
 }

@@ -44,6 +44,9 @@ struct sched_opts {
 	int (*reload_hook)(void *ctx);
 	void *reload_ctx;
 	long long delay_warn;         /* DELAY_WARN: a delay notice after this much tried time, 0 = never */
+	/* the first SMARTHOST's host, "" or NULL = none: smtp sessions go there, so its host class
+	 * applies (issue 14 point 7). The caller's buffer; a reload_hook may change it. */
+	const char *relay;
 };
 
 struct sched {

@@ -6,6 +6,7 @@
  *   sched_ta.c      sta_*     transport-agent processes: spawn, job lines, reports, limits
  *   sched_queue.c   sq_*      messages in memory and their control files: load, results, settle
  *   sched_thread.c  st_*      threads, rings, channels, ready jobs
+ *   sched_xla.c     sx_*      host classes: which class a session counts in, the counts
  *   sched_policy.c  sched_*   pure decisions: retries, expiry, limits                (bottom)
  *
  * The agent's own end of the protocol is lib/ta.c (prefix ta_); the scheduler's end is sta_. */
@@ -94,6 +95,7 @@ struct thread {
 	int is_error;                 /* the error-reporting thread of a host */
 	long long blocked_until;      /* deferall, or a TA that would not start */
 	long long kicked_until;       /* queueonly: a Q/R trigger lets it run until then */
+	int xc;                       /* host class of its sessions (sx_class), -1 = none */
 	char *host;                   /* into name */
 	char name[];                  /* "channel\0host" */
 };
@@ -122,6 +124,7 @@ struct sta {
 	unsigned nack, ackhead, ackcap;
 	uint16_t seq;
 	unsigned streak;              /* jobs from the attached thread in a row */
+	int xc;                       /* host class its session counts in (sched_xla.c), -1 = none */
 	unsigned gen;                 /* s->gen when it was started (its environment, its files) */
 	char *rbuf;
 	size_t rlen;
@@ -161,6 +164,18 @@ int sched_maxring(const struct sc_params *p, int fd_budget);
 long long sched_idlemax(const struct sc_params *p);
 /* May a new TA start for a thread? Pure check of the four limits. */
 int sched_may_start(const struct sc_params *p, int fd_budget, int tas, int ring_tas, int chan_running, int thr_running);
+
+/* ---- host classes, Sendmail's XLA (sched_xla.c) ---- */
+/* The class (index into s->conf.hc) a session of thread channel/host counts in: the relay's
+ * (s->o.relay) for smtp when there is one, else the host's; -1: no limit. */
+int sx_class(const struct sched *s, const char *channel, const char *host);
+/* May an agent counted in class `from` (-1: a new agent, or none) take a job of class `to`? */
+int sx_room(const struct sched *s, int from, int to);
+/* The agent whose count is *cls now counts in class `to` (-1: none). */
+void sx_move(struct sched *s, int *cls, int to);
+/* After a reload (s->conf is new, old the previous): every thread's class again, and every
+ * agent's count carried to the class of the same pattern. */
+void sx_reload(struct sched *s, const struct schedconf *old);
 
 /* ---- threads, rings, channels (sched_thread.c) ---- */
 /* A reference to thread channel/host (made, with its clause resolved, when new). NULL: out of

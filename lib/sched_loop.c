@@ -91,6 +91,9 @@ void sched_dump(struct sched *s)
 			log_msg(LOG_INFO, NULL, "state: thread %s%s/%s ring %d: %u ready, %d running, %d rcpt%s", t->is_error ? "(error) " : "",
 			        t->name, t->host, t->ring ? t->ring->clause : -1, t->nready, t->running, t->refs,
 			        t->blocked_until > s->now ? ", blocked" : "");
+	for (size_t i = 0; i < s->conf.nhc; i++)
+		log_msg(LOG_INFO, NULL, "state: host class %s: %d of %d sessions", s->conf.hc[i].pat, s->conf.hc[i].used,
+		        s->conf.hc[i].limit);
 }
 
 /* HUP, USR1: scheduler.conf and (through the applet's hook) spoolbox.conf with the credentials
@@ -115,6 +118,7 @@ static void reload(struct sched *s)
 	struct schedconf old = s->conf;
 	s->conf = nc;
 	st_reresolve(s);
+	sx_reload(s, &old);
 	schedconf_free(&old);
 	s->gen++;
 	for (struct sta *t = s->tas; t; t = t->next)
@@ -332,6 +336,9 @@ int sched_run(struct sched *s)
 	}
 	signal(SIGPIPE, SIG_IGN);
 	sigprocmask(SIG_BLOCK, &block, &orig);
+	/* the applet may have blocked them since it wrote its pid: they wait for ppoll, not kill */
+	for (size_t i = 0; i < ARRAY_LEN(handled); i++)
+		sigdelset(&orig, handled[i]);
 
 	s->now = sclock_now(&s->clock);
 	struct spool_clean_counts cc = {0, 0, 0};
@@ -504,6 +511,14 @@ int sched_run(struct sched *s)
 	free(pfd);
 	sq_pickup_sync(s);
 	sq_flush(s);
+	if (s->o.oneshot && rc == 0) {
+		/* A due link left by a crash of an earlier run whose message this run delivered and
+		 * removed under its other name: the daemon's start removes such links, a one-shot run
+		 * removes them on its way out, so `sendmail -q` leaves a clean spool. */
+		struct spool_clean_counts ec = {0, 0, 0};
+		if (spool_clean(&s->sp, s->now, SPOOL_TMP_MAX_AGE, &ec) == 0 && ec.stale_due)
+			log_msg(LOG_NOTICE, NULL, "one-shot: removed %u stale due entries", ec.stale_due);
+	}
 	sigprocmask(SIG_SETMASK, &orig, NULL);
 	if (s->o.oneshot && rc == 0 && s->stuck) {
 		log_msg(LOG_ERR, NULL, "one-shot: mail is stuck in the queue (%lu problems above): exit %d", s->stuck,

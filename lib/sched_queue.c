@@ -23,6 +23,7 @@
 #define FOREIGN_RECHECK 2    /* seconds between looks at a TA of an earlier scheduler */
 #define BADLOAD_RETRY 3600   /* a control file that cannot be read is looked at again after this */
 #define NOMEM_RETRY 5        /* seconds: a message that did not fit in memory is loaded again */
+#define SCAN_MISSES 1000     /* due entries in a row that displace no chosen one: the scan stops */
 
 static unsigned hash_id(const char *id)
 {
@@ -451,11 +452,18 @@ int sq_claim(struct sched *s, struct thread *thr, struct qmsg *m, long pid, uint
 		return -1;
 	}
 	unsigned char was_dirty = m->dirty;
+	/* maxrcpt (Courier's MAXRCPT): at most that many per job; the rest stay queued in a job of
+	 * their own behind this one. Not for the error thread: its job is the message's one report. */
+	unsigned max = thr->p.maxrcpt > 0 && !thr->is_error ? (unsigned)thr->p.maxrcpt : UINT_MAX, rest = 0;
 	n = 0;
 	for (unsigned i = 0; i < m->nrcpt; i++) {
 		struct qrcpt *r = &m->r[i];
 		if (!st_has(r, thr) || !(r->flags & RF_QUEUED))
 			continue;
+		if (n >= max) {
+			rest++;
+			continue;
+		}
 		char old = r->tag;
 		long long oldnext = r->next;
 		r->flags &= ~RF_QUEUED;
@@ -475,6 +483,13 @@ int sq_claim(struct sched *s, struct thread *thr, struct qmsg *m, long pid, uint
 	}
 	/* D1 needs no sync: a T whose TA is gone is recovered at the next start */
 	m->dirty = was_dirty;
+	if (rest && st_enqueue(s, thr, m) < 0) {
+		/* out of memory: they wait, and the message's next look queues them again */
+		for (unsigned i = 0; i < m->nrcpt; i++)
+			if (st_has(&m->r[i], thr) && m->r[i].tag != RT_TRANSIT)
+				m->r[i].flags &= (unsigned char)~RF_QUEUED;
+		sched_touch(s, m);
+	}
 	if (n == 0) {
 		m->jobs--;
 		sched_touch(s, m);
@@ -524,7 +539,7 @@ static int wants_delay(const struct qrcpt *r)
 
 static void delay_notice(struct sched *s, struct qmsg *m)
 {
-	if (s->o.delay_warn <= 0 || m->warned || s->o.freeze)
+	if (!ENABLE_DSN || s->o.delay_warn <= 0 || m->warned || s->o.freeze)
 		return;
 	unsigned want = 0;
 	long long cap = 1;
@@ -969,7 +984,7 @@ static int load_msg(struct sched *s, const char *id, long long due, struct spool
 			r->next = s->now + sched_retry_cap(&r->thr->p);
 		r->pid = sr->pid;
 		/* notices are for a sender, never for the null one (DSNs, postmaster notices) */
-		if (sm.sender && *sm.sender && !(sr->notify & NOTIFY_NEVER)) {
+		if (ENABLE_DSN && sm.sender && *sm.sender && !(sr->notify & NOTIFY_NEVER)) {
 			if (sr->notify & NOTIFY_SUCCESS)
 				r->flags |= RF_WANT_SUCCESS;
 			if (!sr->notify || (sr->notify & NOTIFY_DELAY))
@@ -1139,13 +1154,80 @@ void sq_run_all(struct sched *s, const char *domain)
 	}
 }
 
+/* A due entry chosen by a scan, to be loaded after the walk. */
+struct cand {
+	long long t;
+	char id[SPOOL_ID_MAX];
+};
+
 struct scan {
 	struct sched *s;
 	int all;
 	const char *domain;
 	long loaded;
 	long long parked;             /* > 0: only entries due after now + parked */
+	struct cand *heap;            /* the earliest due entries seen, a max-heap on t; NULL: load at once */
+	size_t n, cap;
+	unsigned misses;              /* entries since the heap last changed */
 };
+
+static void heap_down(struct cand *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, big = i;
+		if (l < n && h[l].t > h[big].t)
+			big = l;
+		if (r < n && h[r].t > h[big].t)
+			big = r;
+		if (big == i)
+			return;
+		struct cand tmp = h[i];
+		h[i] = h[big];
+		h[big] = tmp;
+		i = big;
+	}
+}
+
+/* Courier's rule past the high watermark (seed 003): the walk goes on through the bucket, and an
+ * entry due earlier than the latest one chosen takes its place (that one stays on disk, as if
+ * loaded and evicted). The walk stops at a bucket that begins after every chosen entry (nothing
+ * there can be earlier), or after SCAN_MISSES entries in a row that displaced nothing: a refill
+ * of a large backlog of equal times must not read the whole bucket each time (measured: the
+ * drain of 100 000 queued messages was 40% slower). Returns 1 to stop the walk. */
+static int choose(struct scan *c, const char *id, long long t)
+{
+	struct sched *s = c->s;
+	struct cand *h = c->heap;
+	if (c->n < c->cap) {
+		size_t i = c->n++;
+		h[i].t = t;
+		str_lcpy(h[i].id, id, sizeof h[i].id);
+		while (i && h[(i - 1) / 2].t < h[i].t) {
+			struct cand tmp = h[i];
+			h[i] = h[(i - 1) / 2];
+			h[(i - 1) / 2] = tmp;
+			i = (i - 1) / 2;
+		}
+		return 0;
+	}
+	s->disk_more = 1;
+	if (t / SPOOL_BUCKET > h[0].t / SPOOL_BUCKET)
+		return 1;
+	if (t < h[0].t) {
+		h[0].t = t;
+		str_lcpy(h[0].id, id, sizeof h[0].id);
+		heap_down(h, c->n, 0);
+		c->misses = 0;
+		return 0;
+	}
+	return ++c->misses >= SCAN_MISSES;
+}
+
+static int cand_cmp(const void *a, const void *b)
+{
+	long long x = ((const struct cand *)a)->t, y = ((const struct cand *)b)->t;
+	return (x > y) - (x < y);
+}
 
 static int scan_one(void *ctx, const char *id, long long t)
 {
@@ -1160,6 +1242,8 @@ static int scan_one(void *ctx, const char *id, long long t)
 	}
 	if (!spool_id_valid(id) || sq_find(s, id))
 		return 0;
+	if (c->heap)
+		return choose(c, id, t);
 	if (s->count >= s->o.queuehi) {
 		s->disk_more = 1;
 		return 1;
@@ -1184,7 +1268,7 @@ static long long park_limit(const struct sched *s)
 
 int sq_scan_parked(struct sched *s)
 {
-	struct scan c = {s, 0, NULL, 0, park_limit(s)};
+	struct scan c = {s, 0, NULL, 0, park_limit(s), NULL, 0, 0, 0};
 	spool_due_each(&s->sp, LLONG_MAX / 4, scan_one, &c);
 	if (c.loaded)
 		log_msg(LOG_NOTICE, NULL, "due index: %ld messages due more than %llds ahead (the clock went back): "
@@ -1213,12 +1297,25 @@ void sq_clock_back(struct sched *s)
 
 int sq_scan(struct sched *s, int all, const char *domain)
 {
-	struct scan c = {s, all, domain, 0, 0};
+	struct scan c = {s, all, domain, 0, 0, NULL, 0, 0, 0};
 	s->last_scan = s->now;
 	s->disk_more = 0;
 	s->disk_next = 0;
+	/* the due scan chooses the earliest entries that fit, then loads them (without memory for
+	 * the choice: the first that fit, as they come) */
+	if (!all && s->count < s->o.queuehi) {
+		c.cap = (size_t)(s->o.queuehi - s->count);
+		c.heap = malloc(c.cap * sizeof *c.heap);
+	}
 	if (spool_due_each(&s->sp, all ? LLONG_MAX / 4 : s->now, scan_one, &c) < 0)
 		s->stuck++;
+	if (c.heap) {
+		qsort(c.heap, c.n, sizeof *c.heap, cand_cmp);
+		for (size_t i = 0; i < c.n; i++)
+			if (!sq_find(s, c.heap[i].id) && sq_load(s, c.heap[i].id, c.heap[i].t) == 0)
+				c.loaded++;
+		free(c.heap);
+	}
 	if (!all) {
 		long long nb = spool_due_next_bucket(&s->sp, s->now);
 		if (nb > 0 && (!s->disk_next || nb < s->disk_next))

@@ -198,6 +198,7 @@ static struct sta *sta_spawn(struct sched *s, struct thread *thr)
 	fcntl(sv[0], F_SETFL, fcntl(sv[0], F_GETFL) | O_NONBLOCK);
 	t->pid = pid;
 	t->fd = sv[0];
+	t->xc = -1;
 	t->state = STA_STARTING;
 	t->ring = thr->ring;
 	t->key = tkey;
@@ -218,8 +219,9 @@ static struct sta *sta_spawn(struct sched *s, struct thread *thr)
 	return t;
 }
 
-static void attach(struct sta *t, struct thread *thr)
+static void attach(struct sched *s, struct sta *t, struct thread *thr)
 {
+	sx_move(s, &t->xc, thr->xc); /* callers checked sx_room */
 	t->thr = thr;
 	t->streak = 0;
 	thr->running++;
@@ -295,6 +297,7 @@ static void sta_gone(struct sched *s, struct sta *t, const char *why, const char
 		st_block(s, thr, retry);
 	}
 	detach(s, t);
+	sx_move(s, &t->xc, -1);
 	struct sta **pp = &s->tas;
 	while (*pp != t)
 		pp = &(*pp)->next;
@@ -428,6 +431,17 @@ static int close_oldest_idle(struct sched *s)
 	return 1;
 }
 
+/* Host class xc is full (sched_xla.c): an idle agent that counts in it ends, so that its slot
+ * goes to the thread that waits (an idle agent of the same command would have been reused). */
+static void close_idle_in(struct sched *s, int xc)
+{
+	for (struct sta *t = s->tas; t; t = t->next)
+		if (t->state == STA_IDLE && t->xc == xc) {
+			sta_close(t);
+			return;
+		}
+}
+
 static int sta_live(const struct sched *s)
 {
 	int n = 0;
@@ -451,8 +465,13 @@ static void staff(struct sched *s, struct thread *thr)
 		if (thr->chan->running >= sched_maxchannel(&thr->p, s->maxta_fd))
 			return;
 		struct sta *t = find_idle(s, thr, key);
+		if (!sx_room(s, t ? t->xc : -1, thr->xc)) {
+			/* its host class is full: the jobs wait, queued (never failed) */
+			close_idle_in(s, thr->xc);
+			return;
+		}
 		if (t) {
-			attach(t, thr);
+			attach(s, t, thr);
 			t->state = STA_BUSY;
 			feed(s, t);
 			continue;
@@ -468,7 +487,7 @@ static void staff(struct sched *s, struct thread *thr)
 			st_block(s, thr, s->now + (thr->p.interval > 0 ? thr->p.interval : 60));
 			return;
 		}
-		attach(t, thr);
+		attach(s, t, thr);
 	}
 }
 
@@ -480,7 +499,7 @@ static struct thread *starving(struct sched *s, struct sta *t)
 	char key[KEY_MAX], abuf[SC_VALUE_MAX * 2 + 512];
 	char *argv[SC_ARGV_MAX + 1], *env[SC_ARGV_MAX + 1];
 	for (struct thread *thr = t->ring->stale ? NULL : t->ring->head; thr; thr = thr->rnext) {
-		if (thr == t->thr || !thr->nready || thr->running || thr->blocked_until > s->now ||
+		if (thr == t->thr || !thr->nready || thr->running || thr->blocked_until > s->now || !sx_room(s, t->xc, thr->xc) ||
 		    thr->chan->running >= sched_maxchannel(&thr->p, s->maxta_fd) + (t->thr && t->thr->chan == thr->chan))
 			continue;
 		if (thread_key(s, thr, key, sizeof key, abuf, sizeof abuf, argv, env) == 0 && !strcmp(key, t->key))
@@ -507,7 +526,7 @@ static void reassign(struct sched *s, struct sta *t)
 		log_msg(LOG_DEBUG, NULL, "%s[%ld]: %s/%s waited long enough, it goes before %s/%s", t->argv0, (long)t->pid,
 		        other->name, other->host, cur->name, cur->host);
 		detach(s, t);
-		attach(t, other);
+		attach(s, t, other);
 		feed(s, t);
 		return;
 	}
@@ -517,11 +536,12 @@ static void reassign(struct sched *s, struct sta *t)
 	char *argv[SC_ARGV_MAX + 1], *env[SC_ARGV_MAX + 1];
 	for (struct thread *thr = r->stale ? NULL : r->head; thr; thr = thr->rnext) {
 		if (!thr->nready || thr->blocked_until > s->now || thr->running >= (thr->p.maxthr > 0 ? thr->p.maxthr : 1) ||
+		    !sx_room(s, t->xc, thr->xc) ||
 		    thr->chan->running >= sched_maxchannel(&thr->p, s->maxta_fd))
 			continue;
 		if (thread_key(s, thr, key, sizeof key, abuf, sizeof abuf, argv, env) < 0 || strcmp(key, t->key))
 			continue;
-		attach(t, thr);
+		attach(s, t, thr);
 		feed(s, t);
 		return;
 	}

@@ -70,6 +70,7 @@ struct thread *st_get(struct sched *s, const char *channel, const char *host, in
 	memcpy(t->host, host, hl + 1);
 	t->is_error = is_error;
 	t->chan = c;
+	t->xc = sx_class(s, channel, host);
 	int clause = schedconf_resolve(&s->conf, channel, host, &t->p);
 	t->ring = ring_get(s, clause);
 	if (!t->ring && clause >= 0) {

@@ -7,16 +7,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* Seed 000's example configuration, with our applets as the commands. group=daemon is left out:
- * a minimal image may have no such group, and a TA that cannot start delivers nothing. The
- * agents run as AGENT_USER (they parse the network: DNS, SMTP replies, X.509), local as root,
- * which it needs to become each recipient (docs/spool.md 8; issue 9 point 9). */
+ * a minimal image may have no such group, and a TA that cannot start delivers nothing; so is
+ * skew=5, which has no effect (spoolbox --check warns about it). The agents run as AGENT_USER
+ * (they parse the network: DNS, SMTP replies, X.509), local as root, which it needs to become
+ * each recipient (docs/spool.md 8.1; issue 9 point 9). */
 const char schedconf_builtin[] =
     "# Default values\n"
     "*/*\n"
     "\tinterval=1m expiry=3d retries=\"1 1 2 3 5 8 13 21 34\"\n"
-    "\tmaxring=0 maxta=0 skew=5 user=$AGENT_USER\n"
+    "\tmaxring=0 maxta=0 user=$AGENT_USER\n"
     "# Boilerplate parameters for local delivery and service channels\n"
     "local/*\n"
     "\tinterval=10s expiry=3h maxchannel=2 command=local user=root\n"
@@ -43,6 +45,7 @@ static const struct {
 	{"skew", SV_SKEW, VT_INT},              {"user", SV_USER, VT_NAME},
 	{"group", SV_GROUP, VT_NAME},           {"command", SV_COMMAND, VT_COMMAND},
 	{"queueonly", SV_QUEUEONLY, VT_KEYWORD}, {"timelimit", SV_TIMELIMIT, VT_INTERVAL},
+	{"maxrcpt", SV_MAXRCPT, VT_INT},
 };
 
 void sc_params_default(struct sc_params *p)
@@ -76,6 +79,9 @@ void schedconf_free(struct schedconf *c)
 		free(k->command);
 	}
 	free(c->cl);
+	for (size_t i = 0; i < c->nhc; i++)
+		free(c->hc[i].pat);
+	free(c->hc);
 	free(c->mailqpath);
 	free(c->authfile);
 	schedconf_init(c);
@@ -99,6 +105,20 @@ static void bad(struct parser *ps, const char *fmt, ...)
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	ps->errors++;
+	if (ps->report)
+		ps->report(ps->ctx, ps->file, ps->line, msg);
+}
+
+/* A finding that is not an error: a key that is accepted and has no effect (issue 14 point 8). */
+static void warn(struct parser *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(struct parser *ps, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = snprintf(msg, sizeof msg, "%s", CONF_WARNING);
+	vsnprintf(msg + n, sizeof msg - (size_t)n, fmt, ap);
+	va_end(ap);
 	if (ps->report)
 		ps->report(ps->ctx, ps->file, ps->line, msg);
 }
@@ -247,6 +267,7 @@ static void assign(struct parser *ps, struct sc_clause *k, const char *name, con
 		switch (vars[i].var) {
 		case SV_MAXTA: k->p.maxta = (int)x; break;
 		case SV_MAXCHANNEL: k->p.maxchannel = (int)x; break;
+		case SV_MAXRCPT: k->p.maxrcpt = (int)x; break;
 		case SV_MAXRING: k->p.maxring = (int)x; break;
 		case SV_MAXTHR:
 			if (x < 1) {
@@ -262,7 +283,10 @@ static void assign(struct parser *ps, struct sc_clause *k, const char *name, con
 			}
 			k->p.overfeed = (int)x;
 			break;
-		default: k->p.skew = (int)x; break;
+		default:
+			k->p.skew = (int)x;
+			warn(ps, "skew: not implemented (accepted for ZMailer compatibility, it has no effect)");
+			break;
 		}
 		break;
 	case VT_RETRIES:
@@ -383,6 +407,99 @@ static void assignments(struct parser *ps, struct sc_clause *k, const char *p)
 	}
 }
 
+static int is_host(char ch)
+{
+	return is_name(ch) || ch == '.' || ch == ':' || ch == '[' || ch == ']';
+}
+
+/* "PATTERN SESSIONS": the pattern an exact host, *.domain or *; the classes keep file order. */
+static void hostclass(struct parser *ps, const char *v)
+{
+	struct schedconf *c = ps->c;
+	char pat[SC_PATTERN_MAX + 1], num[16];
+	size_t n = 0, k = 0;
+	long long x;
+	while (v[n] && !is_space(v[n]))
+		n++;
+	const char *rest = v + n;
+	while (is_space(*rest))
+		rest++;
+	while (rest[k] && !is_space(rest[k]))
+		k++;
+	if (!n || !k || rest[k + strspn(rest + k, " \t")]) {
+		bad(ps, "PARAMhostclass: expected \"PATTERN SESSIONS\" (like \"*.example.com 3\")");
+		return;
+	}
+	if (n > SC_PATTERN_MAX || k >= sizeof num) {
+		bad(ps, "PARAMhostclass: pattern longer than %d bytes or session limit too long", SC_PATTERN_MAX);
+		return;
+	}
+	memcpy(pat, v, n);
+	pat[n] = 0;
+	memcpy(num, rest, k);
+	num[k] = 0;
+	const char *h = pat[0] == '*' && pat[1] == '.' ? pat + 2 : pat;
+	int ok = strcmp(pat, "*") == 0 || *h;
+	for (const char *q = h; ok && *q && strcmp(pat, "*"); q++)
+		ok = is_host(*q);
+	if (!ok) {
+		bad(ps, "PARAMhostclass: '%s' is not a host, *.domain or *", pat);
+		return;
+	}
+	if (parse_count(num, SC_SESSIONS_MAX, &x) < 0 || x < 1) {
+		bad(ps, "PARAMhostclass: '%s' is not a session limit from 1 to %d", num, SC_SESSIONS_MAX);
+		return;
+	}
+	for (char *q = pat; *q; q++)
+		if (*q >= 'A' && *q <= 'Z')
+			*q = (char)(*q - 'A' + 'a');
+	for (size_t i = 0; i < c->nhc; i++) {
+		if (!strcmp(c->hc[i].pat, "*")) {
+			bad(ps, "PARAMhostclass: '%s' can never match: the class '*' of line %d comes first ('*' must be last)",
+			    pat, c->hc[i].line);
+			return;
+		}
+		if (!strcmp(c->hc[i].pat, pat)) {
+			bad(ps, "PARAMhostclass: '%s' is already the class of line %d", pat, c->hc[i].line);
+			return;
+		}
+	}
+	if (c->nhc == SC_HOSTCLASS_MAX) {
+		bad(ps, "more than %d host classes", SC_HOSTCLASS_MAX);
+		return;
+	}
+	struct sc_hostclass *a = realloc(c->hc, (c->nhc + 1) * sizeof *a);
+	if (!a) {
+		bad(ps, "out of memory");
+		return;
+	}
+	c->hc = a;
+	char *d = dup_val(ps, pat);
+	if (!d)
+		return;
+	a[c->nhc++] = (struct sc_hostclass){d, (int)x, ps->line, 0};
+}
+
+int schedconf_hostclass(const struct schedconf *c, const char *host)
+{
+	size_t hl = strlen(host);
+	for (size_t i = 0; i < c->nhc; i++) {
+		const char *p = c->hc[i].pat;
+		if (p[0] == '*' && !p[1])
+			return (int)i;
+		if (p[0] == '*') {
+			/* "*.domain": the domain itself and every name ending in ".domain" */
+			size_t dl = strlen(p + 2);
+			if ((hl == dl && !strcasecmp(host, p + 2)) ||
+			    (hl > dl && host[hl - dl - 1] == '.' && !strcasecmp(host + hl - dl, p + 2)))
+				return (int)i;
+		} else if (!strcasecmp(host, p)) {
+			return (int)i;
+		}
+	}
+	return -1;
+}
+
 static void param_line(struct parser *ps, const char *p)
 {
 	char name[32], val[SC_VALUE_MAX + 1];
@@ -437,10 +554,14 @@ static void param_line(struct parser *ps, const char *p)
 			bad(ps, "PARAM%s: '%s' is not a number", name, val);
 			return;
 		}
-		if (name[0] == 'm')
+		if (name[0] == 'm') {
 			c->msgwriteasync = x;
-		else
+		} else {
 			c->store_error_on_error = x;
+			warn(ps, "PARAM%s: not implemented (accepted for ZMailer compatibility, it has no effect)", name);
+		}
+	} else if (!strcmp(name, "hostclass")) {
+		hostclass(ps, val);
 	} else {
 		bad(ps, "unknown parameter PARAM%s", name);
 	}
@@ -611,6 +732,7 @@ static void merge(struct sc_params *out, const struct sc_params *in)
 	if (s & (1u << SV_COMMAND)) out->command = in->command;
 	if (s & (1u << SV_QUEUEONLY)) out->queueonly = in->queueonly;
 	if (s & (1u << SV_TIMELIMIT)) out->timelimit = in->timelimit;
+	if (s & (1u << SV_MAXRCPT)) out->maxrcpt = in->maxrcpt;
 	out->set |= s;
 }
 

@@ -26,12 +26,14 @@
 #define SC_RETRIES_MAX 64        /* longest retries sequence */
 #define SC_RETRY_MAX 100000      /* largest retries element */
 #define SC_ARGV_MAX 32           /* most words in a command, environment settings included */
+#define SC_HOSTCLASS_MAX 256     /* most PARAMhostclass lines */
+#define SC_SESSIONS_MAX 100000   /* largest session limit of a host class */
 
 /* The variables of a clause; bit (1u << SV_x) in sc_params.set says it was given. */
 enum sc_var {
 	SV_INTERVAL, SV_IDLEMAX, SV_EXPIRY, SV_EXPIRY2, SV_RETRIES, SV_MAXTA, SV_MAXCHANNEL,
 	SV_MAXRING, SV_MAXTHR, SV_OVERFEED, SV_SKEW, SV_USER, SV_GROUP, SV_COMMAND, SV_QUEUEONLY,
-	SV_TIMELIMIT, SV__COUNT
+	SV_TIMELIMIT, SV_MAXRCPT, SV__COUNT
 };
 
 struct sc_params {
@@ -50,6 +52,7 @@ struct sc_params {
 	const char *command;         /* NULL = no command (matching goes on) */
 	int queueonly;
 	long long timelimit;         /* 5h: longest job before its TA is killed (0 = none) */
+	int maxrcpt;                 /* most recipients in one job (Courier's MAXRCPT), 0 = no limit */
 };
 
 struct sc_clause {
@@ -62,9 +65,22 @@ struct sc_clause {
 	char *user, *group, *command;
 };
 
+/* A host class (Sendmail's XLA, seed 002): "PARAMhostclass = PATTERN SESSIONS". PATTERN is an
+ * exact host name, "*.domain" (the domain and every host under it) or "*" (every host; it MUST
+ * be the last class). The first class that matches a host is its class; a host no class
+ * matches has no session limit. lib/sched_xla.c counts the sessions. */
+struct sc_hostclass {
+	char *pat;                   /* lower case */
+	int limit;                   /* most sessions at once, >= 1 */
+	int line;
+	int used;                    /* the scheduler's count (sched_xla.c); 0 after a parse */
+};
+
 struct schedconf {
 	struct sc_clause *cl;
 	size_t n;
+	struct sc_hostclass *hc;     /* PARAMhostclass lines, in file order */
+	size_t nhc;
 	char *mailqpath;             /* PARAMmailqpath, NULL = default */
 	char *authfile;              /* PARAMauthfile */
 	long long report_interval;   /* PARAMglobal-report-interval, 0 = off */
@@ -84,6 +100,9 @@ int schedconf_parse(struct schedconf *c, const char *file, const char *text, siz
 /* Reads path (a missing file means the built-in configuration when missing_ok) and parses it.
  * Returns the error count; an unreadable file is one error. */
 int schedconf_load(struct schedconf *c, const char *path, int missing_ok, conf_report_fn *report, void *ctx);
+
+/* The class of host (an index into c->hc), or -1 when no class matches. Case-insensitive. */
+int schedconf_hostclass(const struct schedconf *c, const char *host);
 
 /* The seed's defaults. */
 void sc_params_default(struct sc_params *p);

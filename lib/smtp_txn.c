@@ -88,7 +88,7 @@ static int mail_line(const struct smtp_conn *c, const struct smtp_txn *t, char *
 		str_fmt(line + strlen(line), size - strlen(line), " BODY=8BITMIME");
 	if (t->smtputf8)
 		str_fmt(line + strlen(line), size - strlen(line), " SMTPUTF8");
-	if (ext & SMTP_EXT_DSN) {
+	if (ENABLE_DSN && (ext & SMTP_EXT_DSN)) {
 		if (t->ret)
 			str_fmt(line + strlen(line), size - strlen(line), " RET=%s", t->ret == 'H' ? "HDRS" : "FULL");
 		if (t->envid && *t->envid && add_xtext(line, size, "ENVID", "", t->envid) < 0)
@@ -101,7 +101,7 @@ static int rcpt_line(const struct smtp_conn *c, const struct smtp_txn_rcpt *r, c
 {
 	if (str_fmt(line, size, "RCPT TO:<%s>", r->addr) < 0)
 		return -1;
-	if (!(c->caps.ext & SMTP_EXT_DSN))
+	if (!ENABLE_DSN || !(c->caps.ext & SMTP_EXT_DSN))
 		return 0;
 	if (r->notify) {
 		char n[DSN_NOTIFY_TEXT];

@@ -148,10 +148,10 @@ static void cmd_mail(struct smtpd *s, const char *arg)
 				m.body8 = 1;
 			else if (!(vl == 4 && str_ncaseeq(v, "7BIT", 4)))
 				return error(s, 555, "5.5.4 Unsupported BODY type");
-		} else if (kw(w, len, "RET", &v) && v) {
+		} else if (ENABLE_DSN && kw(w, len, "RET", &v) && v) {
 			if (!(m.ret = dsn_ret_parse(v, len - 4)))
 				return error(s, 501, "5.5.4 Bad RET value");
-		} else if (kw(w, len, "ENVID", &v) && v) {
+		} else if (ENABLE_DSN && kw(w, len, "ENVID", &v) && v) {
 			if (xtext_decode(v, len - 6, m.envid, sizeof m.envid) <= 0)
 				return error(s, 501, "5.5.4 Bad ENVID value");
 		} else if (kw(w, len, "SMTPUTF8", &v) && !v) {
@@ -192,10 +192,10 @@ static void cmd_rcpt(struct smtpd *s, const char *arg)
 		const char *v;
 		if (!s->esmtp)
 			return error(s, 555, "5.5.4 RCPT parameters need EHLO");
-		if (kw(w, len, "NOTIFY", &v) && v) {
+		if (ENABLE_DSN && kw(w, len, "NOTIFY", &v) && v) {
 			if (dsn_notify_parse(v, len - 7, &r.notify) < 0)
 				return error(s, 501, "5.5.4 Bad NOTIFY value");
-		} else if (kw(w, len, "ORCPT", &v) && v) {
+		} else if (ENABLE_DSN && kw(w, len, "ORCPT", &v) && v) {
 			const char *semi = memchr(v, ';', len - 6);
 			char dec[SMTPD_ORCPT_MAX + 1];
 			if (!semi || semi == v || (size_t)(semi - v) > 32 ||
@@ -259,7 +259,7 @@ static void cmd_helo(struct smtpd *s, const char *arg, int esmtp)
 		buf_printf(&s->out, "250-SIZE %lld\r\n", s->size_max);
 	else
 		buf_printf(&s->out, "250-SIZE\r\n");
-	buf_printf(&s->out, "250-DSN\r\n250-SMTPUTF8\r\n250 ENHANCEDSTATUSCODES\r\n");
+	buf_printf(&s->out, "%s250-SMTPUTF8\r\n250 ENHANCEDSTATUSCODES\r\n", ENABLE_DSN ? "250-DSN\r\n" : "");
 }
 
 static int is_cmd(const char *line, const char *cmd)

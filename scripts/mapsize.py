@@ -10,6 +10,7 @@ from collections import defaultdict
 SUBSYSTEMS = [
     ("musl libc", r"^musl libc$"),
     ("BearSSL", r"^BearSSL$"),
+    ("own libc parts (lib/libc, fmt)", r"^lib/libc/|^lib/fmt$"),
     ("TLS glue", r"lib/tls"),
     ("scheduler", r"applet scheduler|lib/sched|lib/clock|lib/mqauth$"),
     ("smtp", r"applet smtp(_test)?$|lib/smtp_(client|session|txn|body)|lib/(dns|auth|creds|smarthost|mime7|md5|base64)$"),
@@ -26,6 +27,9 @@ SECTION = re.compile(r"\.(text|rodata|data|bss|tbss|tdata|init_array|fini_array)
 def origin(path):
     if "libbearssl" in path:
         return "BearSSL"
+    m = re.search(r"lib/libc/(\w+)\.o", path)
+    if m:
+        return "lib/libc/" + m.group(1)
     m = re.search(r"applets/(\w+)\.o", path)
     if m:
         return "applet " + m.group(1)

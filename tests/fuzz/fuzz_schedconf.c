@@ -1,4 +1,5 @@
-/* Fuzz target: the scheduler.conf parser, clause resolution and command expansion. */
+/* Fuzz target: the scheduler.conf parser, clause resolution, host-class matching and command
+ * expansion. */
 #include "schedconf.h"
 #include <stdint.h>
 #include <stdlib.h>
@@ -17,6 +18,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			char *argv[SC_ARGV_MAX + 1], *env[SC_ARGV_MAX + 1];
 			sc_command_split(p.command, probes[i][0], probes[i][1], "/var/log", buf, sizeof buf, argv, env);
 		}
+		int k = schedconf_hostclass(&c, probes[i][1]);
+		if (k >= (int)c.nhc || (k >= 0 && c.hc[k].limit < 1))
+			abort();
 	}
 	schedconf_free(&c);
 	return 0;

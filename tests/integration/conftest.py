@@ -88,6 +88,8 @@ TEST_NEEDS = {
     "test_scheduler.py::test_end_to_end_submit_trigger_local": ("local",),
     "test_security_submit.py::test_bs_mail_from_and_rcpt_with_an_escaped_cr_are_refused": ("smtpd",),
     "test_smtp_tls.py::test_client_certificate": ("tls_client_cert",),
+    "test_submit.py::test_dsn_flags": ("dsn",),
+    "test_smtp.py::test_dsn_parameters_passed_on": ("dsn",),
     "test_smtp.py::test_auth_cram_md5_is_preferred_in_clear_text[True]": ("cram_md5",),
     "test_smtp.py::test_auth_cram_md5_is_preferred_in_clear_text[False]": ("cram_md5",),
     "test_smtp_hostile.py::test_cram_md5_is_allowed_to_an_unverified_peer": ("cram_md5",),

@@ -4,7 +4,9 @@ socket this test binds in tmp_path); transport agents write to their stderr (the
 what syslog cannot take; a failed syslog socket is not tried again for every line; a foreground
 scheduler's errors reach stderr even with syslog; every agent, started as the scheduler starts
 it, shows `spoolbox: APPLET` in ps with the applet's name as comm."""
+import os
 import re
+import shutil
 import socket
 import subprocess
 import threading
@@ -107,6 +109,30 @@ def test_foreground_scheduler_writes_errors_to_stderr_with_syslog(box, tmp_path)
     assert warnings and infos, lines
     assert all(t in err for t in warnings), (warnings, err)
     assert not any(t in err for t in infos), (infos, err)
+
+
+@pytest.mark.skipif(not shutil.which("strace"), reason="needs strace")
+@pytest.mark.needs("local")
+def test_a_drain_without_a_syslog_socket_connects_once_per_process(box, tmp_path):
+    """Issue 13 point 3, counted with strace: a drain of several messages logs many lines
+    (scheduler, local agent, pickup), but each process tries the missing syslog socket once at
+    most (a connect per line was ten system calls per message)."""
+    env = syslog_env(tmp_path / "no-such-socket")
+    # the sanitizer build's leak check cannot run under ptrace
+    env["ASAN_OPTIONS"] = ":".join(filter(None, [os.environ.get("ASAN_OPTIONS"), "detect_leaks=0"]))
+    for i in range(4):
+        p = box.run("submit", "-i", "root", input=b"Subject: %d\n\nbody\n" % i)
+        assert p.returncode == 0, p.stderr
+    trace = tmp_path / "trace"
+    p = subprocess.run(["strace", "-f", "-qq", "-e", "trace=connect", "-o", str(trace), BINARY, "scheduler",
+                        "-i", "-1"], env=box.environ(env), capture_output=True, timeout=60)
+    err = p.stderr.decode(errors="replace")
+    assert p.returncode == 0, err
+    assert err.count("status=sent") == 4, err  # the lines syslog could not take: on stderr
+    tries = [l.split()[0] for l in trace.read_text().splitlines() if "no-such-socket" in l]
+    assert tries, trace.read_text()  # strace saw the attempts
+    assert len(tries) == len(set(tries)), tries  # one per process (pid) at most
+    assert len(tries) < err.count("\n") / 4, (tries, err)
 
 
 def proc_title(pid):

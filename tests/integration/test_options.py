@@ -116,6 +116,20 @@ def test_date_is_local_time(box):
     assert _date_offset(box, "ABC-5") == "+0500"
 
 
+@off("dsn")
+def test_dsn_options_are_accepted_and_ignored_without_dsn(box):
+    """Without DSN (the router profile) a script's -N, -R and -V still queue the message; no
+    NOTIFY, RET or ENVID is kept, so nothing asks for a success or delay notice (a failure still
+    bounces: test_errormail.py)."""
+    p = sendmail(box, "-N", "success,delay", "-R", "hdrs", "-V", "env+id=1", "a@x.org", input=MSG)
+    assert p.returncode == 0, p.stderr
+    _, m, _ = queued(box)
+    assert [r.notify for r in m.rcpts] == [None]
+    assert m.field("R") is None and m.field("e") is None
+    p = sendmail(box, "-N", "sometimes", "a@x.org", input=MSG)
+    assert p.returncode == 64  # a bad value is still a usage error
+
+
 @off("localtime")
 def test_date_is_utc_without_local_time(box):
     assert _date_offset(box, "ABC-5") == "+0000"

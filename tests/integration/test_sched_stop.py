@@ -162,3 +162,28 @@ def test_kill_9_during_a_drain_100_trials(box, smtp_sink):
     print("crash test: %d trials, %d messages, lost %d, duplicates %d" % (trials, 1000, lost, dups))
     assert lost == 0
     assert dups <= trials * DOMAINS, dups
+
+
+def test_term_right_after_the_pid_appears_is_a_clean_stop(box):
+    """A supervisor (or a test) that sends TERM as soon as scheduler.pid names the new scheduler
+    gets a clean stop — exit 0 and an emptied pid file — not the default death before the
+    handlers are set, which left the pid behind for the next start to take for a crash (seen as
+    a flaky test_full_disk_scheduler_that_ran_before_starts_with_its_pid: about 1 start in 4)."""
+    for i in range(20):
+        # a new spool each time: its directories are made after the pid is written, which is
+        # the window
+        spool = os.path.join(box.base, "spool%d" % i)
+        pidfile = os.path.join(spool, "scheduler.pid")
+        p = subprocess.Popen([BINARY, "scheduler", "-i"], env=box.environ({"SPOOL": spool}),
+                             stderr=subprocess.PIPE)
+        deadline = time.time() + 20
+        while time.time() < deadline and p.poll() is None:
+            try:
+                if open(pidfile).read().strip() == str(p.pid):
+                    break
+            except OSError:
+                pass
+        p.terminate()
+        err = p.communicate(timeout=40)[1].decode(errors="replace")
+        assert p.returncode == 0, err
+        assert os.path.getsize(pidfile) == 0

@@ -203,6 +203,15 @@ TEST(schedconf_errors_name_the_line)
 		{"a queueonly=maybe command=c\n", 1, "a keyword takes no value"},
 		{"a/ command=c\n", 1, "empty channel or host part"},
 		{"*/* @\n", 1, "unexpected '@'"},
+		/* host classes (issue 14 point 7) */
+		{"PARAMhostclass = \"* 2\"\nPARAMhostclass = \"a.example 1\"\n", 2, "the class '*' of line 1 comes first"},
+		{"PARAMhostclass = \"a.example 2\"\nPARAMhostclass = \"A.example 1\"\n", 2, "already the class of line 1"},
+		{"PARAMhostclass = \"a*.example 2\"\n", 1, "is not a host, *.domain or *"},
+		{"PARAMhostclass = \"*. 2\"\n", 1, "is not a host, *.domain or *"},
+		{"PARAMhostclass = \"a.example 0\"\n", 1, "not a session limit from 1"},
+		{"PARAMhostclass = \"a.example x\"\n", 1, "not a session limit"},
+		{"PARAMhostclass = a.example\n", 1, "expected \"PATTERN SESSIONS\""},
+		{"PARAMhostclass = \"a.example 1 2\"\n", 1, "expected \"PATTERN SESSIONS\""},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		struct schedconf c;
@@ -213,6 +222,68 @@ TEST(schedconf_errors_name_the_line)
 		CHECK(strncmp(r.last, "t.conf:", 7) == 0);
 		schedconf_free(&c);
 	}
+}
+
+/* Host classes (issue 14 point 7, seed 002): exact host, *.domain (the domain itself too) and
+ * *, first match, case-insensitive; a host no class matches has none. */
+TEST(schedconf_hostclass_first_match)
+{
+	struct schedconf c;
+	struct rep r;
+	CHECK_INT(parse(&c, "PARAMhostclass = \"mx.Example.COM 1\"\n"
+	                    "PARAMhostclass = \"*.example.com 3\"\n"
+	                    "PARAMhostclass = \"*.com 5\"\n*/* command=x\n", &r), 0);
+	CHECK_INT(r.n, 0);
+	CHECK_INT(c.nhc, 3);
+	CHECK_STR(c.hc[0].pat, "mx.example.com");
+	CHECK_INT(c.hc[1].limit, 3);
+	CHECK_INT(c.hc[2].line, 3);
+	CHECK_INT(schedconf_hostclass(&c, "mx.example.com"), 0);
+	CHECK_INT(schedconf_hostclass(&c, "MX.EXAMPLE.COM"), 0);
+	CHECK_INT(schedconf_hostclass(&c, "a.mx.example.com"), 1);
+	CHECK_INT(schedconf_hostclass(&c, "example.com"), 1);
+	CHECK_INT(schedconf_hostclass(&c, "xexample.com"), 2);
+	CHECK_INT(schedconf_hostclass(&c, "other.org"), -1);
+	schedconf_free(&c);
+	CHECK_INT(parse(&c, "PARAMhostclass = \"[192.0.2.1] 2\"\nPARAMhostclass = \"* 4\"\n*/* command=x\n", &r), 0);
+	CHECK_INT(schedconf_hostclass(&c, "[192.0.2.1]"), 0);
+	CHECK_INT(schedconf_hostclass(&c, "other.org"), 1);
+	schedconf_free(&c);
+}
+
+TEST(schedconf_maxrcpt)
+{
+	struct schedconf c;
+	struct rep r;
+	struct sc_params p;
+	CHECK_INT(parse(&c, "*/* maxrcpt=5\nsmtp/* command=smtp\nlocal/* maxrcpt=1 command=local\n", &r), 0);
+	CHECK(schedconf_resolve(&c, "smtp", "a.example", &p) >= 0);
+	CHECK_INT(p.maxrcpt, 5);
+	CHECK(schedconf_resolve(&c, "local", "u", &p) >= 0);
+	CHECK_INT(p.maxrcpt, 1);
+	schedconf_free(&c);
+	sc_params_default(&p);
+	CHECK_INT(p.maxrcpt, 0);
+}
+
+/* Keys that are accepted and do nothing are said, as warnings (issue 14 point 8). */
+TEST(schedconf_warns_about_keys_without_effect)
+{
+	struct schedconf c;
+	struct rep r;
+	CHECK_INT(parse(&c, "*/*\n\tskew=5 command=x\n", &r), 0);
+	CHECK_INT(r.n, 1);
+	CHECK_INT(r.last_line, 2);
+	CHECK(strstr(r.last, "t.conf:2: warning: skew: not implemented"));
+	schedconf_free(&c);
+	CHECK_INT(parse(&c, "*/* command=x\nPARAMstore-error-on-error = 1\n", &r), 0);
+	CHECK_INT(r.n, 1);
+	CHECK(strstr(r.last, "t.conf:2: warning: PARAMstore-error-on-error: not implemented"));
+	schedconf_free(&c);
+	/* the built-in configuration says nothing */
+	CHECK_INT(parse(&c, schedconf_builtin, &r), 0);
+	CHECK_INT(r.n, 0);
+	schedconf_free(&c);
 }
 
 TEST(schedconf_limits)

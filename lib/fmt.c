@@ -1,0 +1,283 @@
+/* The printf formatter of fmt.h: one pass over the format; each conversion is built in a small
+ * stack buffer and written with its prefix, zeros and padding (field()). No allocation, no
+ * locale, no long double: what the 10 KiB of musl's vfprintf mostly is. */
+#include "fmt.h"
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+enum { F_MINUS = 1, F_PLUS = 2, F_SPACE = 4, F_HASH = 8, F_ZERO = 16 };
+enum { L_INT, L_CHAR, L_SHORT, L_LONG, L_LLONG, L_LDOUBLE };
+#define FMT_MAX_WIDTH 4096 /* a width or precision beyond this is cut to it */
+#define FMT_MAX_FPREC 17   /* digits after the point that a double can mean */
+
+struct out {
+	fmt_sink sink;
+	void *ctx;
+	size_t n;
+	int err;
+};
+
+static void put(struct out *o, const char *s, size_t n)
+{
+	if (n && o->sink(o->ctx, s, n) < 0)
+		o->err = 1;
+	o->n += n;
+}
+
+static void pad(struct out *o, char c, int n)
+{
+	char b[32];
+	memset(b, c, sizeof b);
+	for (; n > 0; n -= (int)sizeof b)
+		put(o, b, n < (int)sizeof b ? (size_t)n : sizeof b);
+}
+
+/* pre (sign, 0x), then zeros, then s, in a field of width: spaces before it, zeros after pre
+ * (F_ZERO), or spaces after it (F_MINUS) */
+static void field(struct out *o, int fl, int width, const char *pre, int zeros, const char *s, size_t len)
+{
+	size_t plen = strlen(pre);
+	size_t total = plen + (size_t)zeros + len;
+	int padn = (size_t)width > total ? width - (int)total : 0;
+	if (!(fl & (F_MINUS | F_ZERO)))
+		pad(o, ' ', padn);
+	put(o, pre, plen);
+	if ((fl & (F_MINUS | F_ZERO)) == F_ZERO)
+		pad(o, '0', padn);
+	pad(o, '0', zeros);
+	put(o, s, len);
+	if (fl & F_MINUS)
+		pad(o, ' ', padn);
+}
+
+/* the digits of v in base, ending at end; returns where they start */
+static char *digits(char *end, uintmax_t v, unsigned base, int upper)
+{
+	const char *dig = upper ? "0123456789ABCDEF" : "0123456789abcdef";
+	do {
+		*--end = dig[v % base];
+		v /= base;
+	} while (v);
+	return end;
+}
+
+/* v >= 0 and finite with prec digits after the point into buf (at least 340 bytes); its length.
+ * Beyond 1e18 the low integer digits are zeros: that far, a double has no more to say. */
+static size_t ffmt(char *buf, double v, int prec, int hash)
+{
+	char tmp[24];
+	int e = 0;
+	while (v >= 1e18) {
+		v /= 10;
+		e++;
+	}
+	uint64_t scale = 1;
+	for (int i = 0; i < prec; i++)
+		scale *= 10;
+	uint64_t ip = (uint64_t)v;
+	uint64_t fr = e ? 0 : (uint64_t)((v - (double)ip) * (double)scale + 0.5);
+	if (fr >= scale) {
+		ip++;
+		fr -= scale;
+	}
+	char *d = digits(tmp + sizeof tmp, ip, 10, 0);
+	size_t n = (size_t)(tmp + sizeof tmp - d);
+	memcpy(buf, d, n);
+	memset(buf + n, '0', (size_t)e);
+	n += (size_t)e;
+	if (prec || hash)
+		buf[n++] = '.';
+	for (int i = prec; i > 0; i--, fr /= 10)
+		buf[n + (size_t)i - 1] = (char)('0' + fr % 10);
+	return n + (size_t)prec;
+}
+
+/* the next integer argument of length len, sign-extended when is_signed, else zero-extended */
+__attribute__((noinline)) static uintmax_t int_arg(va_list *ap, int len, int is_signed)
+{
+	if (len == L_LLONG)
+		return va_arg(*ap, unsigned long long);
+	if (len == L_LONG)
+		return is_signed ? (uintmax_t)(intmax_t)va_arg(*ap, long) : va_arg(*ap, unsigned long);
+	int v = va_arg(*ap, int);
+	if (len == L_CHAR)
+		return is_signed ? (uintmax_t)(intmax_t)(signed char)v : (unsigned char)v;
+	if (len == L_SHORT)
+		return is_signed ? (uintmax_t)(intmax_t)(short)v : (unsigned short)v;
+	return is_signed ? (uintmax_t)(intmax_t)v : (unsigned)v;
+}
+
+static int number(const char **p)
+{
+	int n = 0;
+	for (; **p >= '0' && **p <= '9'; (*p)++)
+		n = n < FMT_MAX_WIDTH ? n * 10 + (**p - '0') : FMT_MAX_WIDTH;
+	return n;
+}
+
+int fmt_vformat(fmt_sink sink, void *ctx, const char *fmt, va_list ap0)
+{
+	struct out o = {sink, ctx, 0, 0};
+	va_list ap;
+	va_copy(ap, ap0);
+	const char *p = fmt;
+	while (*p) {
+		if (*p != '%') {
+			const char *s = p;
+			while (*p && *p != '%')
+				p++;
+			put(&o, s, (size_t)(p - s));
+			continue;
+		}
+		const char *spec = p++;
+		int fl = 0, width = 0, prec = -1, len = L_INT;
+		for (const char *f; *p && (f = strchr("-+ #0", *p)); p++)
+			fl |= 1 << (f - "-+ #0");
+		if (*p == '*') {
+			p++;
+			width = va_arg(ap, int);
+			if (width < 0) {
+				fl |= F_MINUS;
+				width = width < -FMT_MAX_WIDTH ? FMT_MAX_WIDTH : -width;
+			}
+			if (width > FMT_MAX_WIDTH)
+				width = FMT_MAX_WIDTH;
+		} else {
+			width = number(&p);
+		}
+		if (*p == '.') {
+			p++;
+			if (*p == '*') {
+				p++;
+				prec = va_arg(ap, int);
+				if (prec < 0)
+					prec = -1;
+				else if (prec > FMT_MAX_WIDTH)
+					prec = FMT_MAX_WIDTH;
+			} else {
+				prec = number(&p);
+			}
+		}
+		if (*p == 'h')
+			len = *++p == 'h' ? (p++, L_CHAR) : L_SHORT;
+		else if (*p == 'l')
+			len = *++p == 'l' ? (p++, L_LLONG) : L_LONG;
+		else if (*p == 'j')
+			len = (p++, L_LLONG);
+		else if (*p == 'z' || *p == 't') /* size_t, ptrdiff_t: a long on every Linux ABI */
+			len = (p++, L_LONG);
+		else if (*p == 'L')
+			len = (p++, L_LDOUBLE);
+		char c = *p;
+		if (!c) { /* a format that ends inside a conversion: copied as it is */
+			put(&o, spec, (size_t)(p - spec));
+			break;
+		}
+		p++;
+		char buf[344];
+		char *end = buf + sizeof buf;
+		uintmax_t uv;
+		const char *pre = "";
+		switch (c) {
+		case 'd':
+		case 'i': {
+			intmax_t v = (intmax_t)int_arg(&ap, len, 1);
+			uv = v < 0 ? -(uintmax_t)v : (uintmax_t)v;
+			pre = v < 0 ? "-" : fl & F_PLUS ? "+" : fl & F_SPACE ? " " : "";
+			goto integer;
+		}
+		case 'p':
+			uv = (uintptr_t)va_arg(ap, void *);
+			fl |= F_HASH;
+			c = 'x';
+			goto unsigned_int;
+		case 'u':
+		case 'o':
+		case 'x':
+		case 'X':
+			uv = int_arg(&ap, len, 0);
+		unsigned_int:
+			if ((fl & F_HASH) && uv && (c == 'x' || c == 'X'))
+				pre = c == 'x' ? "0x" : "0X";
+		integer: {
+			char *s = prec == 0 && uv == 0 ? end : digits(end, uv, c == 'o' ? 8 : c == 'x' || c == 'X' ? 16 : 10, c == 'X');
+			int n = (int)(end - s);
+			int zeros = prec > n ? prec - n : 0;
+			if (c == 'o' && (fl & F_HASH) && !zeros && (n == 0 || *s != '0'))
+				zeros = 1;
+			if (prec >= 0)
+				fl &= ~F_ZERO;
+			field(&o, fl, width, pre, zeros, s, (size_t)n);
+			break;
+		}
+		case 'c':
+			buf[0] = (char)va_arg(ap, int);
+			field(&o, fl & ~F_ZERO, width, "", 0, buf, 1);
+			break;
+		case 's': {
+			const char *s = va_arg(ap, const char *);
+			if (!s)
+				s = "(null)";
+			field(&o, fl & ~F_ZERO, width, "", 0, s, prec >= 0 ? strnlen(s, (size_t)prec) : strlen(s));
+			break;
+		}
+		case 'f':
+		case 'F':
+		case 'e':
+		case 'E':
+		case 'g':
+		case 'G':
+		case 'a':
+		case 'A': {
+			double v = len == L_LDOUBLE ? (double)va_arg(ap, long double) : va_arg(ap, double);
+			pre = signbit(v) ? "-" : fl & F_PLUS ? "+" : fl & F_SPACE ? " " : "";
+			v = fabs(v);
+			if (!isfinite(v)) {
+				field(&o, fl & ~F_ZERO, width, pre, 0, isnan(v) ? "nan" : "inf", 3);
+				break;
+			}
+			size_t n = ffmt(buf, v, prec < 0 ? 6 : prec > FMT_MAX_FPREC ? FMT_MAX_FPREC : prec, fl & F_HASH);
+			field(&o, fl, width, pre, 0, buf, n);
+			break;
+		}
+		case '%':
+			put(&o, "%", 1);
+			break;
+		default: /* %n, %m, wide characters: not supported, shown as written */
+			put(&o, spec, (size_t)(p - spec));
+			break;
+		}
+	}
+	va_end(ap);
+	if (o.err)
+		return -1;
+	return o.n > INT_MAX ? INT_MAX : (int)o.n;
+}
+
+struct snbuf {
+	char *buf;
+	size_t size;
+	size_t used;
+};
+
+static int sn_put(void *ctx, const char *s, size_t n)
+{
+	struct snbuf *b = ctx;
+	if (b->used + 1 < b->size) {
+		size_t room = b->size - 1 - b->used;
+		memcpy(b->buf + b->used, s, n < room ? n : room);
+		b->used += n < room ? n : room;
+	}
+	return 0;
+}
+
+int fmt_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
+{
+	struct snbuf b = {buf, size, 0};
+	int n = fmt_vformat(sn_put, &b, fmt, ap);
+	if (size)
+		buf[b.used] = 0;
+	return n;
+}

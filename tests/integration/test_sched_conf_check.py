@@ -1,0 +1,81 @@
+"""Configuration honesty (issue 14 point 8): every scheduler.conf key and scheduler option that
+is accepted without an effect is said — `spoolbox --check` (and the scheduler reading the file)
+warns about each key with its file and line, the scheduler logs each option at start — and
+the new keys (PARAMhostclass) are checked by --check. Real binary, private configuration."""
+import os
+import subprocess
+
+import pytest
+
+from conftest import BINARY
+
+CLAUSES = "*/* interval=1m\nlocal/* command=local\nerror command=errormail\nsmtp command=smtp\n"
+
+
+def conf(box, text):
+    path = box.env["SCHEDULER_CONF"]
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def check(box):
+    p = box.run(None, "--check")
+    return p.returncode, p.stderr.decode(errors="replace"), p.stdout.decode(errors="replace")
+
+
+def test_check_warns_about_each_key_without_effect_and_passes(box):
+    path = conf(box, "*/*\n\tinterval=1m skew=5\nPARAMstore-error-on-error = 1\n" + CLAUSES[16:])
+    rc, err, out = check(box)
+    assert rc == 0, err
+    assert f"{path}:2: warning: skew: not implemented" in err
+    assert f"{path}:3: warning: PARAMstore-error-on-error: not implemented" in err
+    assert "configuration is valid" in out
+
+
+def test_check_is_quiet_about_the_keys_that_act(box):
+    path = conf(box, 'PARAMmsgwriteasync = 0\nPARAMglobal-report-interval = 0\nPARAMhostclass = "* 4"\n' + CLAUSES)
+    rc, err, _ = check(box)
+    assert rc == 0, err
+    assert path not in err, err
+
+
+@pytest.mark.parametrize("line,reason", [
+    ('PARAMhostclass = "* 2"\nPARAMhostclass = "relay.example 1"\n', "the class '*' of line 1 comes first"),
+    ('PARAMhostclass = "relay.example 0"\n', "not a session limit from 1 to 100000"),
+    ('PARAMhostclass = "relay*.example 1"\n', "is not a host, *.domain or *"),
+])
+def test_check_reports_bad_host_classes_at_their_line(box, line, reason):
+    path = conf(box, line + CLAUSES)
+    rc, err, _ = check(box)
+    assert rc == 78, err
+    n = line.count("\n")
+    assert f"{path}:{n}: " in err and reason in err, err
+
+
+def test_a_bad_host_class_stops_the_scheduler_from_starting(box):
+    conf(box, 'PARAMhostclass = "relay.example many"\n' + CLAUSES)
+    p = box.run("scheduler", "-i", "-1")
+    assert p.returncode == 78
+    assert b"scheduler.conf:1: " in p.stderr and b"not a session limit" in p.stderr
+
+
+def test_scheduler_logs_each_option_that_is_not_implemented(box):
+    conf(box, "*/*\n\tinterval=1m skew=5\n" + CLAUSES[16:])
+    p = subprocess.run([BINARY, "scheduler", "-i", "-1", "-H", "-Q", "-W", "-q", "/nowhere", "-R", "5",
+                        "-M", "2", "-Z", "/nowhere", "-E", "10,30"], env=box.environ(), capture_output=True,
+                       timeout=60)
+    err = p.stderr.decode(errors="replace")
+    assert p.returncode == 0, err
+    for opt in "HQWqRMZ":
+        assert f"-{opt}: not implemented (accepted for ZMailer compatibility); ignored" in err, opt
+    assert "-E N,S: the seconds part S is not implemented; ignored" in err
+    # the scheduler says the file's warnings too, with file and line
+    assert "scheduler.conf:2: warning: skew: not implemented" in err
+
+
+def test_scheduler_says_nothing_of_the_kind_without_such_options(box):
+    p = box.run("scheduler", "-i", "-1", "-E", "10")
+    err = p.stderr.decode(errors="replace")
+    assert p.returncode == 0, err
+    assert "not implemented" not in err, err

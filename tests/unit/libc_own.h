@@ -1,0 +1,51 @@
+/* lib/libc/ compiled into a test under other names (own_strtol, own_getopt, ...): the sanitizer
+ * build links glibc, whose functions the tests compare ours with. Include after the system
+ * headers; the standard names mean glibc's again afterwards. */
+#ifndef SPOOLBOX_LIBC_OWN_H
+#define SPOOLBOX_LIBC_OWN_H
+#include <inttypes.h>
+#include <stddef.h>
+#include <wchar.h>
+
+#define strtol own_strtol
+#define strtoll own_strtoll
+#define strtoul own_strtoul
+#define strtoull own_strtoull
+#define strtoimax own_strtoimax
+#define strtoumax own_strtoumax
+#define getopt own_getopt
+#define optarg own_optarg
+#define optind own_optind
+#define opterr own_opterr
+#define optopt own_optopt
+#define qsort own_qsort
+#define strstr own_strstr
+#define mbstowcs own_mbstowcs
+long strtol(const char *restrict, char **restrict, int);
+long long strtoll(const char *restrict, char **restrict, int);
+unsigned long strtoul(const char *restrict, char **restrict, int);
+unsigned long long strtoull(const char *restrict, char **restrict, int);
+intmax_t strtoimax(const char *restrict, char **restrict, int);
+uintmax_t strtoumax(const char *restrict, char **restrict, int);
+int getopt(int, char *const[], const char *);
+extern char *optarg;
+extern int optind, opterr, optopt;
+void qsort(void *, size_t, size_t, int (*)(const void *, const void *));
+char *strstr(const char *, const char *);
+size_t mbstowcs(wchar_t *restrict, const char *restrict, size_t);
+#include "../../lib/libc/getopt.c"
+#include "../../lib/libc/strtol.c"
+#include "../../lib/libc/qsort.c"
+#include "../../lib/libc/strstr.c"
+#include "../../lib/libc/mbstowcs.c"
+#undef strtol
+#undef strtoll
+#undef strtoul
+#undef strtoull
+#undef strtoimax
+#undef strtoumax
+#undef getopt
+#undef qsort
+#undef strstr
+#undef mbstowcs
+#endif
