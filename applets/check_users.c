@@ -33,9 +33,8 @@ int schedconf_users_check(const struct conf *c, conf_report_fn *report, void *ct
 				const char *u = conf_str(c, CK_AGENT_USER);
 				if (!said && agentuser_ids(u, conf_str(c, CK_SUBMIT_GROUP), &a) == AGENTUSER_ROOT_FALLBACK)
 					conf_report_key(c, CK_AGENT_USER, report, ctx,
-					                CONF_WARNING "AGENT_USER=%s: no such user or no SUBMIT_GROUP, so the smtp, "
-					                "errormail and hold agents run as root; fix: spoolbox --install (it "
-					                "creates both), or AGENT_USER=NUMBER", u);
+					                CONF_WARNING "AGENT_USER=%s: no such user or SUBMIT_GROUP: the agents run as "
+					                "root; fix: spoolbox --install", u);
 				said = 1;
 			} else if (cl->user && !numeric(cl->user) && !getpwnam(cl->user)) {
 				conf_reportf(report, ctx, sc.file, cl->line,

@@ -1,6 +1,6 @@
 /* spoolbox --install, the system part (docs/spool.md 8): the submit group, the agents' user
  * (AGENT_USER), the setgid bit of the binary, the spool with its modes, and what an upgrade from
- * agents that ran as root needs (queued files in the group, the credentials file the agents').
+ * agents that ran as root needs in /etc (the credentials file becomes the agents').
  * As root it does each step and prints what it did; what it cannot do (not root, no group tools,
  * a read-only /etc) it prints as the exact commands to run.
  * Links are main.c's; this file is called after them. */
@@ -11,7 +11,6 @@
 #include "spool.h"
 #include "sysexits.h"
 #include "util.h"
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -108,58 +107,25 @@ static int append_user(const char *name, long gid)
 	return 0;
 }
 
-/* Makes the agents' user in the submit group (so it reads the queue): useradd, BusyBox adduser,
- * or a line in /etc/passwd. Its uid, or -1 with the way that failed in how. */
+/* Makes the agents' user in the submit group (so it reads the queue): useradd, or a line in
+ * /etc/passwd (BusyBox systems: their packages make it with adduser -S). Its uid, or -1 with the way that failed in how. */
 static long make_user(const char *name, const char *group, long gid, const char **how)
 {
 	char *ua[] = {"useradd", "-r", "-g", (char *)group, "-d", "/nonexistent", "-M", "-s", NOLOGIN, (char *)name, NULL};
-	char *aa[] = {"adduser", "-S", "-D", "-H", "-h", "/nonexistent", "-s", NOLOGIN, "-G", (char *)group, (char *)name, NULL};
 	struct passwd *pw = getpwnam(name);
 	if (pw) /* never a second line for a user that exists */
-		return *how = "nothing (it exists)", (long)pw->pw_uid;
+		return *how = "-", (long)pw->pw_uid;
 	if (run_tool(ua) == 0 && (pw = getpwnam(name)))
 		return *how = "useradd -r", (long)pw->pw_uid;
-	if (run_tool(aa) == 0 && (pw = getpwnam(name)))
-		return *how = "adduser -S", (long)pw->pw_uid;
 	if (append_user(name, gid) == 0 && (pw = getpwnam(name)))
 		return *how = "a line in " PASSWD_FILE, (long)pw->pw_uid;
 	*how = NULL;
 	return -1;
 }
 
-/* An upgrade from agents that ran as root: queued files made in root's group (root submits
- * before pick-up gave them the group, hashed directories of a spool older than the mailq group)
- * get the submit group, so the agents can read them. Returns how many were changed. */
-static int regroup_queue(const char *spool, gid_t gid)
-{
-	static const char hashes[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
-	char dir[4096];
-	int changed = 0;
-	for (int h = 0; h < 36; h++) {
-		struct stat st;
-		if (str_fmt(dir, sizeof dir, "%s/queue/%c", spool, hashes[h]) < 0 || lstat(dir, &st) < 0 ||
-		    !S_ISDIR(st.st_mode))
-			continue;
-		if ((st.st_gid != gid || (st.st_mode & 07777) != 02750) && chown(dir, (uid_t)-1, gid) == 0 &&
-		    chmod(dir, 02750) == 0)
-			changed++;
-		DIR *d = opendir(dir);
-		struct dirent *e;
-		while (d && (e = readdir(d))) {
-			if (e->d_name[0] == '.' || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-				continue;
-			if (S_ISREG(st.st_mode) && st.st_gid != gid &&
-			    fchownat(dirfd(d), e->d_name, (uid_t)-1, gid, AT_SYMLINK_NOFOLLOW) == 0)
-				changed++;
-		}
-		if (d)
-			closedir(d);
-	}
-	return changed;
-}
-
 /* A credentials file that is root's (as it was while the agents ran as root) becomes the agents'
- * user's: they read it themselves now. Only a regular file with no group or other bits. */
+ * user's: they read it themselves now. Only a regular file with no group or other bits; any
+ * other owner is --check's to report, with the fix. */
 static void give_credentials(const struct conf *c, uid_t uid, const char *user)
 {
 	const char *path = conf_str(c, CK_CREDENTIALS);
@@ -167,13 +133,9 @@ static void give_credentials(const struct conf *c, uid_t uid, const char *user)
 	if (!*path || lstat(path, &st) < 0)
 		return;
 	if (st.st_uid == uid)
-		printf("%s belongs to %s (the smtp agent reads it)\n", path, user);
-	else if (S_ISREG(st.st_mode) && st.st_uid == 0 && !(st.st_mode & 077) && lchown(path, uid, (gid_t)-1) == 0)
-		printf("gave %s to %s (mode %04o): the smtp agent runs as %s and reads it\n", path, user,
-		       (unsigned)(st.st_mode & 07777), user);
-	else
-		printf("to do as root: chown %s %s && chmod 600 %s   (the smtp agent runs as %s)\n", user, path, path,
-		       user);
+		return;
+	if (S_ISREG(st.st_mode) && st.st_uid == 0 && !(st.st_mode & 077) && lchown(path, uid, (gid_t)-1) == 0)
+		printf("gave %s to %s (mode %04o): the smtp agent reads it\n", path, user, (unsigned)(st.st_mode & 07777));
 }
 
 /* Makes the group; returns its gid, or -1 with the way that failed in how. */
@@ -223,20 +185,19 @@ int install_system(const char *binary)
 	struct agent_ids ids;
 	int have_agent = agentuser_ids(agent, group, &ids) != AGENTUSER_ROOT_FALLBACK;
 	if (have_agent)
-		printf("user %s exists (uid %u): the smtp, errormail and hold agents run as it\n", agent, (unsigned)ids.uid);
+		printf("user %s exists (uid %u): the agents run as it\n", agent, (unsigned)ids.uid);
 	else if (root && gid >= 0 && group_name_ok(agent)) {
 		const char *how;
 		long uid = make_user(agent, group, gid, &how);
 		if (uid >= 0) {
-			printf("created user %s (uid %ld, group %s) with %s: the smtp, errormail and hold agents run as it\n",
-			       agent, uid, group, how);
+			printf("created user %s (uid %ld, group %s) with %s: the agents run as it\n", agent, uid, group, how);
 			have_agent = agentuser_ids(agent, group, &ids) != AGENTUSER_ROOT_FALLBACK;
 		} else
 			failed = 1;
 	}
 	if (!have_agent)
-		printf("to do as root: useradd -r -g %s -d /nonexistent -M -s " NOLOGIN " %s   (BusyBox: adduser -S -D -H "
-		       "-G %s -s " NOLOGIN " %s); until then the agents run as root\n", group, agent, group, agent);
+		printf("to do as root: useradd -r -g %s -d /nonexistent -M -s " NOLOGIN " %s (until then the agents run as "
+		       "root)\n", group, agent);
 	else if (root && ids.uid != 0)
 		give_credentials(&c, ids.uid, agent);
 
@@ -262,10 +223,6 @@ int install_system(const char *binary)
 			printf("spool %s has the owners and modes of docs/spool.md 8\n", spool);
 		else
 			failed = 1;
-		int n = gid >= 0 ? regroup_queue(spool, (gid_t)gid) : 0;
-		if (n)
-			printf("gave %d queued file%s or directories the group %s (queued while the agents ran as root)\n", n,
-			       n == 1 ? "" : "s", group);
 	}
 	if (!root || failed)
 		printf("to do as root: spoolbox --install   (or start the scheduler once as root: it creates %s)\n",

@@ -335,10 +335,8 @@ static void agent_readable(const char *file, int lineno, const char *path, const
 	if (a->uid == 0 || lstat(path, &st) < 0 || st.st_uid == a->uid)
 		return;
 	const char *user = conf_str(c, CK_AGENT_USER);
-	conf_reportf(report, ctx, file, lineno, CONF_WARNING "%s%.200s is owned by uid %u, but the smtp agent runs as "
-	             "AGENT_USER=%s (uid %u) and cannot read it, so AUTH is deferred; fix: chown %s %.200s",
-	             lineno ? "the token file " : "", lineno ? path : "the file", (unsigned)st.st_uid, user,
-	             (unsigned)a->uid, user, path);
+	conf_reportf(report, ctx, file, lineno, CONF_WARNING "%.200s: owner uid %u, not AGENT_USER=%s: the smtp agent "
+	             "cannot read it (AUTH deferred); fix: chown %s %.200s", path, (unsigned)st.st_uid, user, user, path);
 }
 
 /* --check: the file and every token file it names; a missing credentials file is fine. */

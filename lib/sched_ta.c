@@ -72,8 +72,8 @@ static int resolve_ids(struct sched *s, const struct sc_params *p, struct ta_ids
 		struct agent_ids a;
 		const char *name;
 		if (agentuser_ids_env(&a, &name) == AGENTUSER_ROOT_FALLBACK && !(s->said_nopasswd & 2)) {
-			log_msg(LOG_WARNING, NULL, "AGENT_USER=%s: no such user or no SUBMIT_GROUP; the smtp, errormail and "
-			        "hold agents run as root until both exist (spoolbox --install creates them)", name);
+			log_msg(LOG_WARNING, NULL, "AGENT_USER=%s: no such user or SUBMIT_GROUP: the agents run as root "
+			        "(spoolbox --install)", name);
 			s->said_nopasswd |= 2;
 		}
 		ids->uid = a.uid;

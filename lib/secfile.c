@@ -26,9 +26,6 @@ int secfile_read_owned(const char *path, size_t max, uid_t agent, char **out, si
 		int e = errno;
 		if (e == ELOOP)
 			str_fmt(why, whysize, "is a symbolic link (refused: point the configuration at the file itself)");
-		else if (e == EACCES && geteuid() != 0)
-			str_fmt(why, whysize, "cannot open: %s (this process runs as uid %u: the file must be its own, "
-			        "chown it to AGENT_USER and chmod 600)", strerror(e), (unsigned)geteuid());
 		else
 			str_fmt(why, whysize, "cannot open: %s", strerror(e));
 		errno = e;

@@ -98,12 +98,11 @@ def test_missing_agent_user_falls_back_to_root_and_says_so(box, smtp_sink):
     err = p.stderr.decode()
     assert p.returncode == 0, err
     assert len(smtp_sink.messages) == 1 and smtp_sink.messages[0].peer_uid == 0, err
-    assert ("AGENT_USER=nosuchuser-sbx: no such user or no SUBMIT_GROUP; the smtp, errormail and hold agents run "
-            "as root until both exist (spoolbox --install creates them)") in err
+    assert "AGENT_USER=nosuchuser-sbx: no such user or SUBMIT_GROUP: the agents run as root (spoolbox --install)" in err
     p = box.run(None, "--check", env=dict(env, SPOOL=os.path.join(box.base, "no-spool")))
     assert p.returncode == 0, p.stderr
-    assert (b"warning: AGENT_USER=nosuchuser-sbx: no such user or no SUBMIT_GROUP, so the smtp, errormail and hold "
-            b"agents run as root; fix: spoolbox --install (it creates both), or AGENT_USER=NUMBER") in p.stderr
+    assert (b"warning: AGENT_USER=nosuchuser-sbx: no such user or SUBMIT_GROUP: the agents run as root; fix: "
+            b"spoolbox --install") in p.stderr
 
 
 def test_check_warns_when_the_agent_cannot_read_the_credentials(box):
@@ -119,8 +118,8 @@ def test_check_warns_when_the_agent_cannot_read_the_credentials(box):
     env = {"AGENT_USER": "65534", "SPOOL": os.path.join(box.base, "no-spool")}
     p = box.run(None, "--check", env=env)
     assert p.returncode == 0, p.stderr
-    assert (f"{creds}: warning: the file is owned by uid 0, but the smtp agent runs as AGENT_USER=65534 (uid "
-            f"65534) and cannot read it, so AUTH is deferred; fix: chown 65534 {creds}").encode() in p.stderr
+    assert (f"{creds}: warning: {creds}: owner uid 0, not AGENT_USER=65534: the smtp agent cannot read it (AUTH "
+            f"deferred); fix: chown 65534 {creds}").encode() in p.stderr
     os.chown(creds, 65534, -1)
     p = box.run(None, "--check", env=env)
     assert p.returncode == 0 and creds.encode() not in p.stderr, p.stderr
@@ -128,33 +127,6 @@ def test_check_warns_when_the_agent_cannot_read_the_credentials(box):
     p = box.run(None, "--check", env=env)
     assert p.returncode == 78
     assert f"{creds}: error: mode 0640 lets others read it (refused: chmod 600)".encode() in p.stderr
-
-
-def test_install_again_after_an_upgrade_gives_queued_files_the_group(box, system):
-    """A queue from the days of root agents: a message file in root's group (a root submit
-    picked up by an older scheduler) and a hashed directory without the group. --install run
-    again (as the packages do on upgrade) gives them the group; the user is not made twice."""
-    conf = system["conf"] + f"AGENT_USER={AGENT}\n"
-    script = f'''
-"$BIN" --install >/dev/null
-mkdir -p "{system['spool']}/queue/Z"
-echo old >"{system['spool']}/queue/Z/OLDMESSAGEZ.d"
-chgrp 0 "{system['spool']}/queue/Z" "{system['spool']}/queue/Z/OLDMESSAGEZ.d"
-chmod 0750 "{system['spool']}/queue/Z"
-"$BIN" --install
-echo "users=$(grep -c "^$AGENT:" /etc/passwd)"
-echo "gid=$(getent group $GROUP | cut -d: -f3)"
-'''
-    env = {"BIN": system["bin"], "HOME": "/", "GROUP": GROUP, "AGENT": AGENT}
-    p = sysroot.run(box.base, ["sh", "-c", script], env, conf=conf)
-    out = p.stdout.decode()
-    assert p.returncode == 0, (out, p.stderr)
-    assert f"user {AGENT} exists (uid " in out and field(p.stdout, "users=") == "1", out
-    assert f"gave 2 queued files or directories the group {GROUP}" in out, out
-    gid = int(field(p.stdout, "gid="))
-    d = os.path.join(system["spool"], "queue", "Z")
-    assert os.stat(d).st_gid == gid and os.stat(d).st_mode & 0o7777 == 0o2750
-    assert os.stat(os.path.join(d, "OLDMESSAGEZ.d")).st_gid == gid
 
 
 def test_root_smtp_t_reads_the_credentials_of_the_agent_user_named_in_the_file(box):
