@@ -1,8 +1,11 @@
-/* spoolbox --install, the system part (docs/spool.md 8): the submit group, the setgid bit of the
- * binary and the spool with its modes. As root it does each step and prints what it did; what it
- * cannot do (not root, no group tools, a read-only /etc) it prints as the exact commands to run.
+/* spoolbox --install, the system part (docs/spool.md 8): the submit group, the agents' user
+ * (AGENT_USER), the setgid bit of the binary, the spool with its modes, and what an upgrade from
+ * agents that ran as root needs in /etc (the credentials file becomes the agents').
+ * As root it does each step and prints what it did; what it cannot do (not root, no group tools,
+ * a read-only /etc) it prints as the exact commands to run.
  * Links are main.c's; this file is called after them. */
 #include "common.h"
+#include "agentuser.h"
 #include "fileio.h"
 #include "log.h"
 #include "spool.h"
@@ -11,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -19,6 +23,9 @@
 #include <unistd.h>
 
 #define GROUP_FILE "/etc/group"
+#define PASSWD_FILE "/etc/passwd"
+#define SHADOW_FILE "/etc/shadow"
+#define NOLOGIN "/sbin/nologin"
 /* statfs f_type of file systems in RAM (linux/magic.h, which musl does not ship) */
 #define TMPFS_MAGIC 0x01021994
 #define RAMFS_MAGIC 0x858458f6
@@ -55,6 +62,17 @@ static int run_tool(char *const argv[])
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
+/* Appends line to file (O_APPEND, fsync'd); 0 or -1. */
+static int append_line(const char *file, const char *line, size_t n)
+{
+	int fd = open(file, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int r = fio_write_all(fd, line, n, file) < 0 || fio_fsync(fd, file) < 0 ? -1 : 0;
+	close(fd);
+	return r;
+}
+
 /* Appends "name:x:gid:" to /etc/group with the first free system gid (100..999, as useradd's
  * SYS_GID range): for systems without groupadd or addgroup (initramfs, rescue images). */
 static int append_group(const char *name)
@@ -66,12 +84,58 @@ static int append_group(const char *name)
 		return -1;
 	char line[64];
 	int n = snprintf(line, sizeof line, "%s:x:%u:\n", name, (unsigned)gid);
-	int fd = open(GROUP_FILE, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
+	return append_line(GROUP_FILE, line, (size_t)n);
+}
+
+/* The same for the agents' user: a passwd line with the first free system uid, no home, no
+ * shell, and a locked shadow entry when the system has /etc/shadow. */
+static int append_user(const char *name, long gid)
+{
+	uid_t uid = 999;
+	while (uid >= 100 && getpwuid(uid))
+		uid--;
+	if (uid < 100)
 		return -1;
-	int r = fio_write_all(fd, line, (size_t)n, GROUP_FILE) < 0 || fio_fsync(fd, GROUP_FILE) < 0 ? -1 : 0;
-	close(fd);
-	return r;
+	char line[160];
+	int n = snprintf(line, sizeof line, "%s:x:%u:%ld:spoolbox transport agents:/nonexistent:" NOLOGIN "\n", name,
+	                 (unsigned)uid, gid);
+	if (append_line(PASSWD_FILE, line, (size_t)n) < 0)
+		return -1;
+	n = snprintf(line, sizeof line, "%s:!:::::::\n", name);
+	if (access(SHADOW_FILE, F_OK) == 0 && append_line(SHADOW_FILE, line, (size_t)n) < 0)
+		return -1;
+	return 0;
+}
+
+/* Makes the agents' user in the submit group (so it reads the queue): useradd, or a line in
+ * /etc/passwd (BusyBox systems: their packages make it with adduser -S). Its uid, or -1 with the way that failed in how. */
+static long make_user(const char *name, const char *group, long gid, const char **how)
+{
+	char *ua[] = {"useradd", "-r", "-g", (char *)group, "-d", "/nonexistent", "-M", "-s", NOLOGIN, (char *)name, NULL};
+	struct passwd *pw = getpwnam(name);
+	if (pw) /* never a second line for a user that exists */
+		return *how = "-", (long)pw->pw_uid;
+	if (run_tool(ua) == 0 && (pw = getpwnam(name)))
+		return *how = "useradd -r", (long)pw->pw_uid;
+	if (append_user(name, gid) == 0 && (pw = getpwnam(name)))
+		return *how = "a line in " PASSWD_FILE, (long)pw->pw_uid;
+	*how = NULL;
+	return -1;
+}
+
+/* A credentials file that is root's (as it was while the agents ran as root) becomes the agents'
+ * user's: they read it themselves now. Only a regular file with no group or other bits; any
+ * other owner is --check's to report, with the fix. */
+static void give_credentials(const struct conf *c, uid_t uid, const char *user)
+{
+	const char *path = conf_str(c, CK_CREDENTIALS);
+	struct stat st;
+	if (!*path || lstat(path, &st) < 0)
+		return;
+	if (st.st_uid == uid)
+		return;
+	if (S_ISREG(st.st_mode) && st.st_uid == 0 && !(st.st_mode & 077) && lchown(path, uid, (gid_t)-1) == 0)
+		printf("gave %s to %s (mode %04o): the smtp agent reads it\n", path, user, (unsigned)(st.st_mode & 07777));
 }
 
 /* Makes the group; returns its gid, or -1 with the way that failed in how. */
@@ -115,6 +179,27 @@ int install_system(const char *binary)
 	}
 	if (gid < 0)
 		printf("to do as root: groupadd -r %s   (BusyBox: addgroup -S %s)\n", group, group);
+
+	/* the agents' user, in the group that reads the queue (a number is used as it is) */
+	const char *agent = conf_str(&c, CK_AGENT_USER);
+	struct agent_ids ids;
+	int have_agent = agentuser_ids(agent, group, &ids) != AGENTUSER_ROOT_FALLBACK;
+	if (have_agent)
+		printf("user %s exists (uid %u): the agents run as it\n", agent, (unsigned)ids.uid);
+	else if (root && gid >= 0 && group_name_ok(agent)) {
+		const char *how;
+		long uid = make_user(agent, group, gid, &how);
+		if (uid >= 0) {
+			printf("created user %s (uid %ld, group %s) with %s: the agents run as it\n", agent, uid, group, how);
+			have_agent = agentuser_ids(agent, group, &ids) != AGENTUSER_ROOT_FALLBACK;
+		} else
+			failed = 1;
+	}
+	if (!have_agent)
+		printf("to do as root: useradd -r -g %s -d /nonexistent -M -s " NOLOGIN " %s (until then the agents run as "
+		       "root)\n", group, agent);
+	else if (root && ids.uid != 0)
+		give_credentials(&c, ids.uid, agent);
 
 	/* chown clears the setgid bit, so the mode comes after the group */
 	struct stat st;

@@ -26,6 +26,7 @@ CONF(SCHEDULER_CONF, CT_PATH, "/etc/spoolbox/scheduler.conf", "scheduler clause 
 CONF(QUEUELO, CT_INT, "200", "in-memory queue low watermark (messages)")
 CONF(QUEUEHI, CT_INT, "1000", "in-memory queue high watermark (messages)")
 CONF(DELAY_WARN, CT_INTERVAL, "4h", "one delay DSN per message once it was tried this long, 0 = never")
+CONF(AGENT_USER, CT_STR, "spoolbox", "user the smtp, errormail and hold agents run as, reading the queue through SUBMIT_GROUP (no such user: root, with a warning; docs/spool.md 8)")
 
 /* --- local --- */
 CONF(ALIASES, CT_PATH, "/etc/aliases", "aliases file")

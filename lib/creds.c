@@ -1,6 +1,7 @@
 /* The AUTH credentials file: checked reading, the line parser, host matching, token files and
  * the `spoolbox --check` checker. The format and its rules are in creds.h. */
 #include "creds.h"
+#include "agentuser.h"
 #include "secfile.h"
 #include "smarthost.h"
 #include "util.h"
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define MAXFIELDS 5 /* one more than any valid line, to say "too many fields" */
 
@@ -260,14 +262,17 @@ int creds_lookup(const char *path, const char *host, int port, struct creds *out
 	return r;
 }
 
-/* The token in path into out: 0, or -1 with the reason in why (never the token). */
-static int read_token(const char *path, char *out, size_t size, char *why, size_t whysize)
+/* The token in path into out: 0, or -1 with the reason in why (never the token). agent: the
+ * agents' uid as secfile_read_owned() takes it, or AGENT_FROM_ENV. */
+#define AGENT_FROM_ENV ((uid_t)-2)
+static int read_token(const char *path, uid_t agent, char *out, size_t size, char *why, size_t whysize)
 {
 	char *text;
 	size_t len;
 	if (size)
 		out[0] = 0;
-	if (secfile_read(path, CREDS_TOKEN_MAX, &text, &len, why, whysize) < 0)
+	if ((agent == AGENT_FROM_ENV ? secfile_read(path, CREDS_TOKEN_MAX, &text, &len, why, whysize)
+	                             : secfile_read_owned(path, CREDS_TOKEN_MAX, agent, &text, &len, why, whysize)) < 0)
 		return -1;
 	size_t a = 0, b = len;
 	while (a < b && (text[a] == ' ' || text[a] == '\t' || text[a] == '\r' || text[a] == '\n'))
@@ -296,7 +301,7 @@ static int read_token(const char *path, char *out, size_t size, char *why, size_
 int creds_read_token(const char *path, char *out, size_t size, conf_report_fn *report, void *ctx)
 {
 	char why[160];
-	int r = read_token(path, out, size, why, sizeof why);
+	int r = read_token(path, AGENT_FROM_ENV, out, size, why, sizeof why);
 	if (r < 0)
 		conf_reportf(report, ctx, path, 0, "token file %s", why);
 	return r;
@@ -320,6 +325,20 @@ static int unused_line(const char *field, const struct smarthost *sh, size_t n)
 	return 1;
 }
 
+/* --check: a secret the smtp agent cannot read (it runs as AGENT_USER, not as root) is a
+ * warning, not an error: AUTH is deferred with this reason in the log, everything else moves,
+ * and an init script that runs --check first still starts the scheduler. */
+static void agent_readable(const char *file, int lineno, const char *path, const struct conf *c,
+                           const struct agent_ids *a, conf_report_fn *report, void *ctx)
+{
+	struct stat st;
+	if (a->uid == 0 || lstat(path, &st) < 0 || st.st_uid == a->uid)
+		return;
+	const char *user = conf_str(c, CK_AGENT_USER);
+	conf_reportf(report, ctx, file, lineno, CONF_WARNING "%.200s: owner uid %u, not AGENT_USER=%s: the smtp agent "
+	             "cannot read it (AUTH deferred); fix: chown %s %.200s", path, (unsigned)st.st_uid, user, user, path);
+}
+
 /* --check: the file and every token file it names; a missing credentials file is fine. */
 int creds_check(const struct conf *c, conf_report_fn *report, void *ctx)
 {
@@ -329,12 +348,18 @@ int creds_check(const struct conf *c, conf_report_fn *report, void *ctx)
 	char why[160];
 	if (!path || !path[0])
 		return 0;
-	if (secfile_read(path, CREDS_FILE_MAX, &text, &len, why, sizeof why) < 0) {
+	/* the agents' user as this configuration names it (the environment may not) */
+	struct agent_ids a;
+	if (agentuser_ids(conf_str(c, CK_AGENT_USER), conf_str(c, CK_SUBMIT_GROUP), &a) == AGENTUSER_ROOT_FALLBACK)
+		a.uid = 0;
+	uid_t agent = a.uid ? a.uid : (uid_t)-1;
+	if (secfile_read_owned(path, CREDS_FILE_MAX, agent, &text, &len, why, sizeof why) < 0) {
 		if (errno == ENOENT)
 			return 0;
 		conf_reportf(report, ctx, path, 0, "%s", why);
 		return 1;
 	}
+	agent_readable(path, 0, path, c, &a, report, ctx);
 	int bad = creds_parse(path, text, len, NULL, 0, NULL, report, ctx) < 0, errors = bad;
 	/* with a smarthost every connection goes to one of its entries: a line naming another host
 	 * is a mistake that silently leaves AUTH out (unless an entry is looked up by MX) */
@@ -366,9 +391,11 @@ int creds_check(const struct conf *c, conf_report_fn *report, void *ctx)
 		if (f.n != 4)
 			continue;
 		char tok[CREDS_TOKEN_MAX + 1];
-		if (read_token(f.v[3], tok, sizeof tok, why, sizeof why) < 0) {
+		if (read_token(f.v[3], agent, tok, sizeof tok, why, sizeof why) < 0) {
 			conf_reportf(report, ctx, path, lineno, "token file %.200s %s", f.v[3], why);
 			errors++;
+		} else {
+			agent_readable(path, lineno, f.v[3], c, &a, report, ctx);
 		}
 		explicit_bzero(tok, sizeof tok);
 	}

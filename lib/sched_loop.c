@@ -524,6 +524,14 @@ int sched_run(struct sched *s)
 	free(pfd);
 	sq_pickup_sync(s);
 	sq_flush(s);
+	if (s->o.oneshot && rc == 0) {
+		/* A due link left by a crash of an earlier run whose message this run delivered and
+		 * removed under its other name: the daemon's start removes such links, a one-shot run
+		 * removes them on its way out, so `sendmail -q` leaves a clean spool. */
+		struct spool_clean_counts ec = {0, 0, 0};
+		if (spool_clean(&s->sp, s->now, SPOOL_TMP_MAX_AGE, &ec) == 0 && ec.stale_due)
+			log_msg(LOG_NOTICE, NULL, "one-shot: removed %u stale due entries", ec.stale_due);
+	}
 	sigprocmask(SIG_SETMASK, &orig, NULL);
 	if (s->o.oneshot && rc == 0 && s->stuck) {
 		log_msg(LOG_ERR, NULL, "one-shot: mail is stuck in the queue (%lu problems above): exit %d", s->stuck,

@@ -2,6 +2,7 @@
  * name, or an absolute path), one socket each as stdin and stdout, the seed's #hungry protocol,
  * overfeed, the idle pool with idlemax, and the maxta/maxchannel/maxring/maxthr limits. */
 #include "sched_int.h"
+#include "agentuser.h"
 #include "log.h"
 #include "util.h"
 #include <errno.h>
@@ -44,9 +45,10 @@ struct ta_ids {
 };
 
 /* Resolves user= and group= in the scheduler (so that a failure is said in its log, not only on
- * the child's stderr): a name through /etc/passwd and /etc/group, a number as it is, and "root"
- * as uid 0 even without /etc/passwd (rescue images, initramfs: issue 12 point 2). Returns 0, or
- * -1 with the reason in why. */
+ * the child's stderr): a name through /etc/passwd and /etc/group, a number as it is, "root" as
+ * uid 0 even without /etc/passwd (rescue images, initramfs: issue 12 point 2), and
+ * "$AGENT_USER" as agentuser.h says (group SUBMIT_GROUP; root, said once, when the account does
+ * not exist: issue 9 point 9). Returns 0, or -1 with the reason in why. */
 static int resolve_ids(struct sched *s, const struct sc_params *p, struct ta_ids *ids, char *why, size_t size)
 {
 	memset(ids, 0, sizeof *ids);
@@ -66,7 +68,18 @@ static int resolve_ids(struct sched *s, const struct sc_params *p, struct ta_ids
 		}
 		ids->have_gid = 1;
 	}
-	if (p->user) {
+	if (p->user && !strcmp(p->user, AGENTUSER_VAR)) {
+		struct agent_ids a;
+		const char *name;
+		if (agentuser_ids_env(&a, &name) == AGENTUSER_ROOT_FALLBACK && !(s->said_nopasswd & 2)) {
+			log_msg(LOG_WARNING, NULL, "AGENT_USER=%s: no such user or SUBMIT_GROUP: the agents run as root "
+			        "(spoolbox --install)", name);
+			s->said_nopasswd |= 2;
+		}
+		ids->uid = a.uid;
+		if (!ids->have_gid)
+			ids->gid = a.gid;
+	} else if (p->user) {
 		struct passwd *pw = getpwnam(p->user);
 		long v = strtol(p->user, &end, 10);
 		if (pw) {
@@ -77,14 +90,16 @@ static int resolve_ids(struct sched *s, const struct sc_params *p, struct ta_ids
 			ids->uid = (uid_t)v;
 		} else if (!strcmp(p->user, "root")) {
 			ids->uid = 0;
-			if (!s->said_nopasswd) {
+			if (!(s->said_nopasswd & 1)) {
 				log_msg(LOG_NOTICE, NULL, "user=root is not in /etc/passwd: the agents run as uid 0, gid 0");
-				s->said_nopasswd = 1;
+				s->said_nopasswd |= 1;
 			}
 		} else {
 			snprintf(why, size, "user=%s: no such user (not in /etc/passwd, not a number)", p->user);
 			return -1;
 		}
+	}
+	if (p->user) {
 		ids->have_gid = 1;
 		ids->have_uid = 1;
 	}

@@ -11,15 +11,17 @@
 
 /* Seed 000's example configuration, with our applets as the commands. group=daemon is left out:
  * a minimal image may have no such group, and a TA that cannot start delivers nothing; so is
- * skew=5, which has no effect (spoolbox --check warns about it). */
+ * skew=5, which has no effect (spoolbox --check warns about it). The agents run as AGENT_USER
+ * (they parse the network: DNS, SMTP replies, X.509), local as root, which it needs to become
+ * each recipient (docs/spool.md 8.1; issue 9 point 9). */
 const char schedconf_builtin[] =
     "# Default values\n"
     "*/*\n"
     "\tinterval=1m expiry=3d retries=\"1 1 2 3 5 8 13 21 34\"\n"
-    "\tmaxring=0 maxta=0 user=root\n"
+    "\tmaxring=0 maxta=0 user=$AGENT_USER\n"
     "# Boilerplate parameters for local delivery and service channels\n"
     "local/*\n"
-    "\tinterval=10s expiry=3h maxchannel=2 maxthr=1 command=local\n"
+    "\tinterval=10s expiry=3h maxchannel=2 maxthr=1 command=local user=root\n"
     "error\n"
     "\tinterval=5m maxchannel=10 command=errormail\n"
     "hold/*\n"
@@ -392,7 +394,7 @@ static void assign(struct parser *ps, struct sc_clause *k, const char *name, con
 		k->p.retries = k->retries;
 		break;
 	case VT_NAME:
-		for (const char *p = val; *p; p++)
+		for (const char *p = strcmp(val, "$AGENT_USER") ? val : ""; *p; p++)
 			if (!is_name(*p) && *p != '.') {
 				bad(ps, "%s: '%s' is not a user or group name or number", name, val);
 				return;

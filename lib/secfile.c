@@ -1,6 +1,7 @@
 /* Checked reads of files holding secrets; the rules are in secfile.h. The checks are made on
  * the open descriptor (fstat), so the file cannot be swapped between check and read. */
 #include "secfile.h"
+#include "agentuser.h"
 #include "util.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -10,6 +11,13 @@
 #include <unistd.h>
 
 int secfile_read(const char *path, size_t max, char **out, size_t *len, char *why, size_t whysize)
+{
+	struct agent_ids a;
+	int fallback = geteuid() == 0 ? agentuser_ids_env(&a, NULL) : AGENTUSER_ROOT_FALLBACK;
+	return secfile_read_owned(path, max, fallback ? (uid_t)-1 : a.uid, out, len, why, whysize);
+}
+
+int secfile_read_owned(const char *path, size_t max, uid_t agent, char **out, size_t *len, char *why, size_t whysize)
 {
 	*out = NULL;
 	*len = 0;
@@ -31,7 +39,7 @@ int secfile_read(const char *path, size_t max, char **out, size_t *len, char *wh
 	} else if (!S_ISREG(st.st_mode)) {
 		e = EINVAL;
 		str_fmt(why, whysize, "not a regular file");
-	} else if (st.st_uid != 0 && st.st_uid != geteuid()) {
+	} else if (st.st_uid != 0 && st.st_uid != geteuid() && (agent == (uid_t)-1 || st.st_uid != agent)) {
 		e = EPERM;
 		str_fmt(why, whysize, "owned by uid %u, not by root or uid %u (refused)", (unsigned)st.st_uid,
 		        (unsigned)geteuid());

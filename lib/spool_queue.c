@@ -248,6 +248,28 @@ static int read_envelope(const char *path, struct buf *b)
 	return -1;
 }
 
+/* The message file gets the group of its queue directory (the control file made there has it):
+ * the transport agents that run as AGENT_USER read it through that group (docs/spool.md 8). A
+ * root submit (cron) makes it in root's group; a setgid one already has the right group. No
+ * fsync of its own: the batch's directory fsyncs commit it with the rename on a journaling file
+ * system, and a change lost elsewhere leaves a message only root reads, which spoolbox --install
+ * puts right (and the agent's log names the file). */
+static void give_group(const char *path, gid_t gid, const char *id)
+{
+	if (geteuid() != 0)
+		return;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	struct stat st;
+	if (fd < 0)
+		return;
+	/* one link only: never lend the group to a file linked in from elsewhere */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 && st.st_gid != gid &&
+	    fchown(fd, (uid_t)-1, gid) < 0)
+		log_msg(LOG_WARNING, id, "chgrp %s to %ld: %s (the agents may not read it)", path, (long)gid,
+		        strerror(errno));
+	close(fd);
+}
+
 int spool_pickup_prepare(struct spool *sp, const char *id, long long *arrival, struct spool_msg *env)
 {
 	char src[SPOOL_PATH_MAX], ctl[SPOOL_PATH_MAX], due[SPOOL_PATH_MAX], err[160];
@@ -288,6 +310,9 @@ int spool_pickup_prepare(struct spool *sp, const char *id, long long *arrival, s
 		goto out;
 	}
 	r = fio_write_all(fd, b.p, b.len, ctl);
+	struct stat cst;
+	if (r == 0 && fstat(fd, &cst) == 0)
+		give_group(src, cst.st_gid, id);
 	if (r == 0 && sp->defer_sync && sp->npending == SPOOL_PENDING_MAX)
 		spool_sync_dirty(sp);
 	if (r == 0 && sp->defer_sync) {

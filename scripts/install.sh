@@ -12,7 +12,9 @@
 # are relative, so they work inside DESTDIR, in a chroot and after the package is unpacked.
 # Nothing under SYSCONFDIR is ever overwritten (an admin's edits win, as with Postfix's and
 # OpenSMTPD's installers). With SUBMIT_GROUP the binary is installed setgid to that group
-# (docs/spool.md 8); without it the commands to do so are printed.
+# (docs/spool.md 8); without it the commands to do so are printed. Accounts are never made
+# here (DESTDIR may be a package's staging root): the agents' user is made by
+# spoolbox --install or the package's install script, and the commands are printed.
 set -eu
 
 bin=${1:?usage: install.sh BINARY}
@@ -100,4 +102,11 @@ To let every user submit mail (docs/spool.md 8), as root:
 or run make install again with SUBMIT_GROUP=spoolbox (or, as root, spoolbox --install).
 EOF
 fi
+# the agents' user is the live system's business, never a staging root's
+cat <<EOF
+
+The smtp, errormail and hold agents run as the user spoolbox (AGENT_USER, docs/spool.md 8.1);
+until it exists they run as root. As root on the live system: spoolbox --install
+(or: useradd -r -g spoolbox -d /nonexistent -M -s /sbin/nologin spoolbox).
+EOF
 exit $bad

@@ -52,6 +52,7 @@ printf 'root: planted-root\npostmaster: planted-root\n' >/etc/aliases
 rm -rf /tmp/x   # (inside the overlay: the real /tmp keeps whatever it has)
 printf 'planted\n' >/tmp/x
 groupadd -r spoolbox   # an installed spoolbox has its group
+useradd -r -g spoolbox -d /nonexistent -M -s /sbin/nologin spoolbox   # and its agents' user
 
 # an installed spoolbox that fails loudly under every name
 cat >/usr/sbin/spoolbox <<'EOF'

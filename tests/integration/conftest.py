@@ -148,6 +148,10 @@ class Box:
             "ALIASES": os.path.join(self.etc, "aliases"),
             "MBOX_DIR": self.mail,
             "CREDENTIALS": os.path.join(self.etc, "credentials"),
+            # the agents run as root here, as the scheduler does: a box's directories are
+            # root's, and a machine with an installed spoolbox has a real AGENT_USER that must
+            # not reach them (test_privilege.py sets its own)
+            "AGENT_USER": "root",
         }
 
     def environ(self, extra=None):

@@ -18,7 +18,7 @@ from aiosmtpd.smtp import SMTP, AuthResult, LoginPassword
 
 class Received:
     def __init__(self, mail_from, rcpt_tos, data, mail_options, rcpt_options, peer, dsn_mail=None,
-                 dsn_rcpt=None, tls=False, auth_user=None, pipelined=0):
+                 dsn_rcpt=None, tls=False, auth_user=None, pipelined=0, peer_uid=None):
         self.mail_from = mail_from
         self.rcpt_tos = rcpt_tos
         self.data = data
@@ -30,9 +30,26 @@ class Received:
         self.tls = tls
         self.auth_user = auth_user
         self.pipelined = pipelined          # bytes already buffered behind MAIL FROM
+        self.peer_uid = peer_uid            # the sending process's uid (/proc/net/tcp)
 
     def __repr__(self):
         return f"<Received from={self.mail_from!r} to={self.rcpt_tos!r} {len(self.data)} bytes>"
+
+
+def peer_uid(peer):
+    """The uid owning the client's end of a live connection from 127.0.0.1 (its socket's line
+    in /proc/net/tcp, local port = the peer's port), or None: which user the sending process ran as."""
+    port = "%04X" % peer[1]
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = open(table).read().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            f = line.split()
+            if f[1].rsplit(":", 1)[1] == port and f[2].rsplit(":", 1)[1] != "0000":
+                return int(f[7])
+    return None
 
 
 def _split_params(arg, names):
@@ -100,7 +117,7 @@ class Handler:
                                            session.peer, getattr(envelope, "dsn_mail", {}),
                                            list(getattr(envelope, "dsn_rcpt", [])),
                                            session.ssl is not None or self.sink.tls == "implicit", user,
-                                           getattr(envelope, "pipelined", 0)))
+                                           getattr(envelope, "pipelined", 0), peer_uid(session.peer)))
         return "250 2.0.0 OK queued"
 
 

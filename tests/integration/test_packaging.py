@@ -226,7 +226,10 @@ class OpenWrt:
         text = (f"config spoolbox 'main'\n\toption enabled '{enabled}'\n\toption spool '{b.spool}'\n"
                 f"\toption myhostname 'box.example'\n\toption log 'stderr'\n\toption mbox_dir '{b.mail}'\n"
                 f"\toption scheduler_conf '{b.env['SCHEDULER_CONF']}'\n\toption aliases '{b.env['ALIASES']}'\n"
-                f"\toption flush_on_ifup 'wan wwan'\n" + extra)
+                f"\toption flush_on_ifup 'wan wwan'\n"
+                # the agents stay root like the box's: an installed spoolbox's user must not
+                # reach this test's directories
+                f"\toption agent_user 'root'\n" + extra)
         if "option username" not in extra:  # else the init script names its own file
             text += f"\toption credentials '{b.env['CREDENTIALS']}'\n"
         (self.uci / "spoolbox").write_text(text)

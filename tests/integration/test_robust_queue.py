@@ -120,6 +120,24 @@ def test_stale_pickup_state_is_not_delivered_before_its_message_file(box):
     assert not leftovers(box), err
 
 
+def test_a_second_due_link_of_a_delivered_message_is_gone_after_a_one_shot_run(box):
+    """A crash can leave a message with two due links (two names of its control file). The run
+    that delivers it removes it under one: the other must not stay behind as a stale entry
+    (seen as a leftover of the random kill test)."""
+    sconf(box, BASIC)
+    now = int(time.time())
+    mid = gen.add_queued(box.spool, [("smtp", "a.example", "ok@a.example")], due=now - 5)
+    ctlf = os.path.join(box.spool, "queue", mid[-1], mid + ".c")
+    other = os.path.join(box.spool, "due", str((now + 30) // 10000), "%s.%d" % (mid, now + 30))
+    os.makedirs(os.path.dirname(other), exist_ok=True)
+    os.link(ctlf, other)
+    p, err = once(box)
+    assert p.returncode == 0, err
+    assert [d[2] for d in deliveries(box)] == [mid], err
+    assert not leftovers(box), (leftovers(box), err)
+    assert "one-shot: removed 1 stale due entries" in err, err
+
+
 def kill_loop(box, rounds, seed):
     rnd = random.Random(seed)
     for _ in range(rounds):

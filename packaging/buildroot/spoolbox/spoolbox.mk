@@ -49,8 +49,11 @@ define SPOOLBOX_INSTALL_TARGET_CMDS
 		DESTDIR=$(TARGET_DIR) PREFIX=/usr install
 endef
 
+# the submit group, and the user the network-facing transport agents run as (AGENT_USER,
+# docs/spool.md 8.1): in that group, no home, no login
 define SPOOLBOX_USERS
 	- -1 spoolbox -1 * - - - spoolbox submit group
+	spoolbox -1 spoolbox -1 * - - - spoolbox transport agents
 endef
 
 define SPOOLBOX_PERMISSIONS
