@@ -104,7 +104,11 @@ def test_a_mute_relay_costs_one_timeout_for_all_its_messages(box):
                 assert [r.tag for r in m.rcpts] == ["N"], (mid, log)
             texts += [a[7] for a in m.attempts]
             assert all(a[5] in ("4.4.1", "4.4.2") for a in m.attempts), m.attempts
-        assert sum(t.startswith("timeout talking to") for t in texts) == mute.accepted, texts
+        # one timeout per agent, never one per message: at least one per connection the relay
+        # took, and no more than the initial concurrency's agents (under load the relay's accept
+        # thread may not have counted the last connection yet: CI saw 5 timeouts, 4 accepted)
+        timeouts = sum(t.startswith("timeout talking to") for t in texts)
+        assert mute.accepted <= timeouts <= 5, (timeouts, mute.accepted, texts)
         assert all(t.startswith(("timeout talking to", "not tried: timeout", "destination not responding"))
                    for t in texts), texts
     finally:
