@@ -84,6 +84,7 @@ def test_a_mute_relay_costs_one_timeout_for_all_its_messages(box):
                     break
                 time.sleep(0.1)
         finally:
+            stop_at = int(time.time())
             s.terminate()
             _, err = s.communicate(timeout=30)
         log = err.decode(errors="replace")
@@ -99,11 +100,15 @@ def test_a_mute_relay_costs_one_timeout_for_all_its_messages(box):
             # never in transit any more: deferred (Q), or held (N, untried)
             if m.attempts:
                 assert [r.tag for r in m.rcpts] == ["Q"], (mid, m.attempts, log)
-                assert [a[3] for a in m.attempts] in (["deferall"], ["retryat"]), (mid, m.attempts, log)
             else:
                 assert [r.tag for r in m.rcpts] == ["N"], (mid, log)
-            texts += [a[7] for a in m.attempts]
-            assert all(a[5] in ("4.4.1", "4.4.2") for a in m.attempts), m.attempts
+            # what the relay's silence caused; a job still out when the test stops the scheduler
+            # ends with the stop, deferred like any interrupted job (seen under load in CI)
+            seen = [a for a in m.attempts if int(a[2]) < stop_at]
+            if seen:
+                assert [a[3] for a in seen] in (["deferall"], ["retryat"]), (mid, m.attempts, log)
+            texts += [a[7] for a in seen]
+            assert all(a[5] in ("4.4.1", "4.4.2") for a in seen), m.attempts
         # one timeout per agent, never one per message: at least one per connection the relay
         # took, and no more than the initial concurrency's agents (under load the relay's accept
         # thread may not have counted the last connection yet: CI saw 5 timeouts, 4 accepted)
