@@ -104,7 +104,7 @@ def test_a_mute_relay_costs_one_timeout_for_all_its_messages(box):
                 assert [r.tag for r in m.rcpts] == ["N"], (mid, log)
             # what the relay's silence caused; a job still out when the test stops the scheduler
             # ends with the stop, deferred like any interrupted job (seen under load in CI)
-            seen = [a for a in m.attempts if int(a[2]) < stop_at]
+            seen = [a for a in m.attempts if a[3] != "deferred" or int(a[2]) < stop_at]
             if seen:
                 assert [a[3] for a in seen] in (["deferall"], ["retryat"]), (mid, m.attempts, log)
             texts += [a[7] for a in seen]
