@@ -68,9 +68,12 @@ def test_a_mute_relay_costs_one_timeout_for_all_its_messages(box):
             state["thread"] = line
             ids = spoolfmt.queued_ids(box.spool)
             state["ids"] = ids
-            tried = [m for m in ids if control(box, m).attempts]
+            ctls = {m: control(box, m) for m in ids}
+            tried = [m for m in ids if ctls[m].attempts]
             state["tried"] = tried
-            return (len(ids) == 20 and len(tried) >= 1 and len(line) == 1
+            state["ctl"] = ctls
+            settled = all(r.tag in ("Q", "N") for c in ctls.values() for r in c.rcpts)
+            return (len(ids) == 20 and len(tried) >= 1 and len(line) == 1 and settled
                     and re.search(r"\tready=0\t", line[0]) and not re.search(r"\tblocked=0\t", line[0]))
 
         s = subprocess.Popen([BINARY, "scheduler", "-i"], env=box.environ(env), stdout=subprocess.DEVNULL,
@@ -84,10 +87,11 @@ def test_a_mute_relay_costs_one_timeout_for_all_its_messages(box):
                     break
                 time.sleep(0.1)
         finally:
-            stop_at = int(time.time())
             s.terminate()
             _, err = s.communicate(timeout=30)
         log = err.decode(errors="replace")
+        with open(os.path.join(box.base, "scheduler.err"), "w") as f:
+            f.write(log)
         assert ok, (state, log)
         # one connection per agent: the destination's initial concurrency (5, issue 14 point 2)
         # agents each waited their timeout once, at the same time; the jobs already handed to
@@ -95,16 +99,17 @@ def test_a_mute_relay_costs_one_timeout_for_all_its_messages(box):
         # as a dead destination's (issue 14 point 3)
         assert 1 <= mute.accepted <= 5, (mute.accepted, log)
         texts = []
+        # the control files as they were when the thread was seen held, before the test's own
+        # stop: what the stop does to jobs still out (they end "lost" or deferred with it) is
+        # not the relay's doing (CI under load: an attempt in the second before the stop)
         for mid in state["ids"]:
-            m = control(box, mid)
-            # never in transit any more: deferred (Q), or held (N, untried)
+            m = state["ctl"][mid]
+            # never in transit: deferred (Q), or held (N, untried)
             if m.attempts:
                 assert [r.tag for r in m.rcpts] == ["Q"], (mid, m.attempts, log)
             else:
                 assert [r.tag for r in m.rcpts] == ["N"], (mid, log)
-            # what the relay's silence caused; a job still out when the test stops the scheduler
-            # ends with the stop, deferred like any interrupted job (seen under load in CI)
-            seen = [a for a in m.attempts if a[3] != "deferred" or int(a[2]) < stop_at]
+            seen = m.attempts
             if seen:
                 assert [a[3] for a in seen] in (["deferall"], ["retryat"]), (mid, m.attempts, log)
             texts += [a[7] for a in seen]
