@@ -10,6 +10,7 @@
  *   sched_xla.c     sx_*      host classes: which class a session counts in, the counts
  *   sched_policy.c  sched_*   pure decisions: retries, expiry, limits                (bottom)
  *   sched_feedback.c sfb_*    pure: per-destination concurrency feedback            (bottom)
+ *   sched_preempt.c spr_*     pure: Postfix's preemptive job order per ring         (bottom)
  *
  * The agent's own end of the protocol is lib/ta.c (prefix ta_); the scheduler's end is sta_. */
 #ifndef SPOOLBOX_SCHED_INT_H
@@ -67,6 +68,36 @@ struct qmsg {
 struct job {
 	struct job *next;
 	struct qmsg *m;
+	struct spr_job *pj;           /* its message's job in the ring's preemption list, or NULL */
+};
+
+/* Preemption (sched_preempt.c, seed 004, issue 14 point 4). A ring is Postfix's transport; its
+ * job (spr_job) is one message's work in the ring, whose entries are that message's ready jobs
+ * of the ring's threads (one per destination). */
+struct spr_params {
+	int cost;                     /* delivery_slot_cost: 5 (below 2: no preemption) */
+	int discount;                 /* delivery_slot_discount: 50 (percent) */
+	int loan;                     /* delivery_slot_loan: 3 */
+	int min_slots;                /* minimum_delivery_slots: 3 */
+};
+
+struct spr_job {
+	struct spr_job *prev, *next;  /* the ring's list: by enqueue time, preemptors in front */
+	struct spr_job *parent;       /* the job it preempted, while it is on that job's stack */
+	const void *key;              /* its message (struct qmsg *), compared, never read here */
+	long long enq;                /* when its message arrived */
+	int ready;                    /* entries waiting (its ready jobs) */
+	int selected;                 /* entries handed out */
+	int slots_avail;              /* Postfix's slots_available: +1 per entry, -cost x a preemptor */
+	int slots_used;               /* and slots_used (after a preemption: minus what it expects) */
+	int level;                    /* preemption stack depth, 0: in enqueue-time order */
+	int children;                 /* jobs that preempted it and are still on its stack */
+	unsigned rr;                  /* where the search for its next destination starts */
+};
+
+struct spr_list {
+	struct spr_job *head, *tail;
+	struct spr_params p;          /* the ring's keys (from the thread that enqueued last) */
 };
 
 struct ring {
@@ -75,6 +106,7 @@ struct ring {
 	int stale;                    /* made by an earlier configuration */
 	int tas;                      /* TAs of this ring, idle ones included */
 	struct thread *head, *tail;   /* threads with ready jobs, round robin */
+	struct spr_list pl;           /* its messages in preemption order (issue 14 point 4) */
 };
 
 struct chan {
@@ -202,6 +234,29 @@ int sfb_failure(struct sfb *f, const struct sc_params *p);
 void sfb_probe(struct sfb *f);
 /* Whether an enhanced status code is a connection (4.4.1) or handshake (4.4.2) failure. */
 int sfb_negative(const char *enh);
+
+/* ---- preemption: pure (sched_preempt.c) ---- */
+/* The ring's keys from a clause's. */
+void spr_params_of(struct spr_params *out, const struct sc_params *p);
+/* One more ready entry of message key (arrived at enq): its job, made and linked by enqueue time
+ * when it has none. NULL: out of memory (the entry then runs outside preemption). */
+struct spr_job *spr_add(struct spr_list *l, const void *key, long long enq);
+/* An entry of j was handed out: the slot counters (Postfix's qmgr_job_count_slots). A job with
+ * no entry left leaves the list (freed), here and in spr_unready. */
+void spr_selected(struct spr_list *l, struct spr_job *j);
+/* An entry of j went back to its message without being handed out. */
+void spr_unready(struct spr_list *l, struct spr_job *j);
+/* Whether a job has an entry that may go out now (its blocker status, asked fresh each time). */
+typedef int spr_can_fn(void *ctx, struct spr_job *j);
+/* The job whose entry goes out next: the first that can, unless a candidate preempts it (moved in
+ * front of it, its slots charged). NULL: none can. Nothing is counted until spr_selected. now: seconds, for the candidates' waiting time. */
+struct spr_job *spr_pick(struct spr_list *l, long long now, spr_can_fn *can, void *ctx);
+/* Every job of the list is freed. */
+void spr_clear(struct spr_list *l);
+/* The glue: which thread of ring r a free agent serves next, picked by the preemptive job order;
+ * ok(ctx, thr) says whether the agent may serve thr. The message's ready job is moved to the front
+ * of the thread's FIFO. NULL: none. */
+struct thread *spr_next(struct sched *s, struct ring *r, int (*ok)(void *ctx, struct thread *thr), void *ctx);
 
 /* ---- threads, rings, channels (sched_thread.c) ---- */
 /* A reference to thread channel/host (made, with its clause resolved, when new). NULL: out of

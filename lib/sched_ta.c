@@ -479,6 +479,8 @@ static void feed(struct sched *s, struct sta *t)
 			st_push_back(thr, j); /* an earlier job of this message is still out */
 			continue;
 		}
+		if (j->pj) /* the preemption slots (issue 14 point 4) */
+			(r == -1 ? spr_unready : spr_selected)(&thr->ring->pl, j->pj);
 		free(j);
 		if (r == -2) {
 			sta_close(t);
@@ -601,6 +603,25 @@ static struct thread *starving(struct sched *s, struct sta *t)
 	return NULL;
 }
 
+/* Whether the free agent mt->t may take thread thr: it has ready jobs and room under its limits,
+ * and its command is the agent's. */
+struct may_take {
+	struct sched *s;
+	struct sta *t;
+};
+
+static int may_take(void *ctx, struct thread *thr)
+{
+	struct may_take *mt = ctx;
+	struct sched *s = mt->s;
+	char key[KEY_MAX], abuf[SC_VALUE_MAX * 2 + 512];
+	char *argv[SC_ARGV_MAX + 1], *env[SC_ARGV_MAX + 1];
+	if (!thr->nready || thr->blocked_until > s->now || thr->running >= thr_limit(thr) ||
+	    !sx_room(s, mt->t->xc, thr->xc) || thr->chan->running >= sched_maxchannel(&thr->p, s->maxta_fd))
+		return 0;
+	return thread_key(s, thr, key, sizeof key, abuf, sizeof abuf, argv, env) == 0 && !strcmp(key, mt->t->key);
+}
+
 static void reassign(struct sched *s, struct sta *t)
 {
 	struct thread *cur = t->thr;
@@ -625,15 +646,13 @@ static void reassign(struct sched *s, struct sta *t)
 	}
 	detach(s, t);
 	struct ring *r = t->ring;
-	char key[KEY_MAX], abuf[SC_VALUE_MAX * 2 + 512];
-	char *argv[SC_ARGV_MAX + 1], *env[SC_ARGV_MAX + 1];
-	for (struct thread *thr = r->stale ? NULL : r->head; thr; thr = thr->rnext) {
-		if (!thr->nready || thr->blocked_until > s->now || thr->running >= thr_limit(thr) ||
-		    !sx_room(s, t->xc, thr->xc) ||
-		    thr->chan->running >= sched_maxchannel(&thr->p, s->maxta_fd))
-			continue;
-		if (thread_key(s, thr, key, sizeof key, abuf, sizeof abuf, argv, env) < 0 || strcmp(key, t->key))
-			continue;
+	struct may_take mt = {s, t};
+	/* the ring's preemptive job order first (issue 14 point 4), its round robin otherwise */
+	struct thread *thr = ENABLE_PREEMPT && !r->stale ? spr_next(s, r, may_take, &mt) : NULL;
+	if (!thr)
+		for (thr = r->stale ? NULL : r->head; thr && !may_take(&mt, thr); thr = thr->rnext)
+			;
+	if (thr) {
 		attach(s, t, thr);
 		feed(s, t);
 		return;

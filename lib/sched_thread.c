@@ -104,6 +104,15 @@ void st_put(struct sched *s, struct thread *t)
 	free(t);
 }
 
+/* The ring's preemption job of m, one entry more (issue 14 point 4, lib/sched_preempt.c). */
+static struct spr_job *preempt_add(struct thread *t, struct qmsg *m)
+{
+	if (!ENABLE_PREEMPT || !t->ring)
+		return NULL;
+	spr_params_of(&t->ring->pl.p, &t->p);
+	return spr_add(&t->ring->pl, m, m->arrival);
+}
+
 int st_enqueue(struct sched *s, struct thread *t, struct qmsg *m)
 {
 	struct job *j = malloc(sizeof *j);
@@ -111,6 +120,7 @@ int st_enqueue(struct sched *s, struct thread *t, struct qmsg *m)
 		return -1;
 	j->next = NULL;
 	j->m = m;
+	j->pj = preempt_add(t, m);
 	m->jobs++;
 	if (t->tail)
 		t->tail->next = j;
@@ -136,6 +146,7 @@ void st_reresolve(struct sched *s)
 	for (struct ring *r = s->rings; r; r = r->next) {
 		r->stale = 1;
 		r->head = r->tail = NULL;
+		spr_clear(&r->pl); /* the jobs are made again in the new rings below */
 	}
 	for (unsigned h = 0; h <= s->tmask; h++)
 		for (struct thread *t = s->thash[h]; t; t = t->hnext) {
@@ -143,6 +154,8 @@ void st_reresolve(struct sched *s)
 			if (t->fb.window > t->p.conc_limit)
 				t->fb.window = t->p.conc_limit; /* a lower limit in the new configuration */
 			t->on_ring = 0;
+			for (struct job *j = t->head; j; j = j->next)
+				j->pj = preempt_add(t, j->m);
 			if (t->nready && t->ring) {
 				t->on_ring = 1;
 				t->rnext = NULL;
@@ -168,6 +181,8 @@ void st_block(struct sched *s, struct thread *t, long long until)
 				m->r[i].flags &= ~(RF_QUEUED | RF_DELAYQ);
 		m->jobs--;
 		sched_touch(s, m);
+		if (j->pj)
+			spr_unready(&t->ring->pl, j->pj);
 		free(j);
 	}
 	t->tail = NULL;
@@ -214,6 +229,7 @@ void st_free_all(struct sched *s)
 	while (s->rings) {
 		struct ring *r = s->rings;
 		s->rings = r->next;
+		spr_clear(&r->pl);
 		free(r);
 	}
 	while (s->chans) {

@@ -52,6 +52,11 @@ static const struct {
 	{"destination_concurrency_positive_feedback", SV_POS_FEEDBACK, VT_CONC},
 	{"destination_concurrency_negative_feedback", SV_NEG_FEEDBACK, VT_CONC},
 	{"destination_concurrency_failed_cohort_limit", SV_COHORT_LIMIT, VT_CONC},
+	/* preemption (issue 14 point 4): conc_assign() too */
+	{"delivery_slot_cost", SV_SLOT_COST, VT_CONC},
+	{"delivery_slot_discount", SV_SLOT_DISCOUNT, VT_CONC},
+	{"delivery_slot_loan", SV_SLOT_LOAN, VT_CONC},
+	{"minimum_delivery_slots", SV_MIN_SLOTS, VT_CONC},
 };
 
 void sc_params_default(struct sc_params *p)
@@ -74,6 +79,11 @@ void sc_params_default(struct sc_params *p)
 	p->pos_style = p->neg_style = SFB_FIXED;
 	p->pos_x = p->neg_x = 1;
 	p->cohort_limit = 1;
+	/* Postfix's defaults for preemption (seed 004) */
+	p->slot_cost = 5;
+	p->slot_discount = 50;
+	p->slot_loan = 3;
+	p->min_slots = 3;
 }
 
 void schedconf_init(struct schedconf *c)
@@ -290,17 +300,19 @@ static int conc_assign(struct parser *ps, struct sc_params *p, int var, const ch
 		}
 		return 0;
 	}
-	long long min = var == SV_COHORT_LIMIT ? 0 : 1;
-	if (parse_count(val, 10000, &x) < 0 || x < min) {
-		bad(ps, "%s: '%s' is not a number from %lld to 10000", name, val, min);
+	/* 0 is a value for the cohort limit (never dead) and the slot keys (a cost below 2: no
+	 * preemption), a percentage stops at 100 */
+	long long min = var == SV_INIT_CONC || var == SV_CONC_LIMIT ? 1 : 0;
+	long long max = var == SV_SLOT_DISCOUNT ? 100 : 10000;
+	if (parse_count(val, max, &x) < 0 || x < min) {
+		bad(ps, "%s: '%s' is not a number from %lld to %lld", name, val, min, max);
 		return -1;
 	}
-	if (var == SV_INIT_CONC)
-		p->init_conc = (int)x;
-	else if (var == SV_CONC_LIMIT)
-		p->conc_limit = (int)x;
-	else
-		p->cohort_limit = (int)x;
+	int *to[] = {[SV_INIT_CONC - SV_INIT_CONC] = &p->init_conc, [SV_CONC_LIMIT - SV_INIT_CONC] = &p->conc_limit,
+	             [SV_COHORT_LIMIT - SV_INIT_CONC] = &p->cohort_limit, [SV_SLOT_COST - SV_INIT_CONC] = &p->slot_cost,
+	             [SV_SLOT_DISCOUNT - SV_INIT_CONC] = &p->slot_discount, [SV_SLOT_LOAN - SV_INIT_CONC] = &p->slot_loan,
+	             [SV_MIN_SLOTS - SV_INIT_CONC] = &p->min_slots};
+	*to[var - SV_INIT_CONC] = (int)x;
 	return 0;
 }
 
@@ -416,6 +428,8 @@ static void assign(struct parser *ps, struct sc_clause *k, const char *name, con
 	case VT_CONC:
 		if (conc_assign(ps, &k->p, vars[i].var, name, val) < 0)
 			return;
+		if (!ENABLE_PREEMPT && vars[i].var >= SV_SLOT_COST)
+			warn(ps, "%s: preemption is not in this build (ENABLE_PREEMPT=0), it has no effect", name);
 		break;
 	}
 	k->p.set |= bit;
@@ -847,6 +861,10 @@ static void merge(struct sc_params *out, const struct sc_params *in)
 		out->neg_x = in->neg_x;
 	}
 	if (s & (1u << SV_COHORT_LIMIT)) out->cohort_limit = in->cohort_limit;
+	if (s & (1u << SV_SLOT_COST)) out->slot_cost = in->slot_cost;
+	if (s & (1u << SV_SLOT_DISCOUNT)) out->slot_discount = in->slot_discount;
+	if (s & (1u << SV_SLOT_LOAN)) out->slot_loan = in->slot_loan;
+	if (s & (1u << SV_MIN_SLOTS)) out->min_slots = in->min_slots;
 	out->set |= s;
 }
 

@@ -35,7 +35,9 @@ enum sc_var {
 	SV_MAXRING, SV_MAXTHR, SV_OVERFEED, SV_SKEW, SV_USER, SV_GROUP, SV_COMMAND, SV_QUEUEONLY,
 	SV_TIMELIMIT, SV_MAXRCPT,
 	/* per-destination concurrency (issue 14 points 2-3), Postfix's names without default_ */
-	SV_INIT_CONC, SV_CONC_LIMIT, SV_POS_FEEDBACK, SV_NEG_FEEDBACK, SV_COHORT_LIMIT, SV__COUNT
+	SV_INIT_CONC, SV_CONC_LIMIT, SV_POS_FEEDBACK, SV_NEG_FEEDBACK, SV_COHORT_LIMIT,
+	/* preemption (issue 14 point 4), Postfix's names without default_ */
+	SV_SLOT_COST, SV_SLOT_DISCOUNT, SV_SLOT_LOAN, SV_MIN_SLOTS, SV__COUNT
 };
 
 /* Feedback styles: x, x/concurrency, x/sqrt_concurrency. */
@@ -64,6 +66,11 @@ struct sc_params {
 	int pos_style, neg_style;    /* SFB_*: destination_concurrency_{positive,negative}_feedback */
 	double pos_x, neg_x;         /* their numerators: 1 and 1 */
 	int cohort_limit;            /* destination_concurrency_failed_cohort_limit: 1 (0 = never dead) */
+	/* preemption, Postfix's defaults (lib/sched_preempt.c) */
+	int slot_cost;               /* delivery_slot_cost: 5 (0 or 1: no preemption) */
+	int slot_discount;           /* delivery_slot_discount: 50 (percent) */
+	int slot_loan;               /* delivery_slot_loan: 3 */
+	int min_slots;               /* minimum_delivery_slots: 3 */
 };
 
 struct sc_clause {
