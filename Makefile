@@ -209,7 +209,8 @@ test: deps
 # profile against the whole suite, and every other option off (musl-lean) against what each
 # option leaves in its place (tests/integration/test_options.py).
 LEAN_OPTIONS := ENABLE_SMTPD=0 ENABLE_MAILDIR=0 ENABLE_DELIVER_CMD=0 ENABLE_CRAM_MD5=0 \
-	ENABLE_LOCALTIME=0 ENABLE_TLS_CLIENT_CERT=0 ENABLE_CHACHA20=0 ENABLE_VERBOSE_USAGE=0 ENABLE_DSN=0
+	ENABLE_LOCALTIME=0 ENABLE_TLS_CLIENT_CERT=0 ENABLE_CHACHA20=0 ENABLE_VERBOSE_USAGE=0 ENABLE_DSN=0 \
+	ENABLE_PREEMPT=0
 variants-test:
 	$(MAKE) PROFILE=router variant
 	$(MAKE) VARIANT=musl-lean OPTIONS="$(LEAN_OPTIONS)" variant

@@ -16,7 +16,8 @@
 	X(verbose_usage, ENABLE_VERBOSE_USAGE) \
 	X(localtime, ENABLE_LOCALTIME) \
 	X(mailq_proto, ENABLE_MAILQ_PROTO) \
-	X(dsn, ENABLE_DSN)
+	X(dsn, ENABLE_DSN) \
+	X(preempt, ENABLE_PREEMPT)
 
 #define SPOOLBOX_CHECK_01(name, v) _Static_assert((v) == 0 || (v) == 1, "option " #name " must be 0 or 1");
 SPOOLBOX_OPTIONS(SPOOLBOX_CHECK_01)

@@ -130,6 +130,19 @@ def test_dsn_options_are_accepted_and_ignored_without_dsn(box):
     assert p.returncode == 64  # a bad value is still a usage error
 
 
+@off("preempt")
+def test_delivery_slot_keys_have_no_effect_without_preemption(box):
+    """Without preemption scheduler.conf still accepts the delivery_slot_* keys, and --check
+    says at their line that they do nothing in this build."""
+    path = box.env["SCHEDULER_CONF"]
+    with open(path, "w") as f:
+        f.write("*/* interval=1m\nsmtp delivery_slot_cost=4 command=smtp\n")
+    p = box.run(None, "--check")
+    err = p.stderr.decode(errors="replace")
+    assert p.returncode == 0, err
+    assert f"{path}:2: warning: delivery_slot_cost: preemption is not in this build (ENABLE_PREEMPT=0)" in err
+
+
 @off("localtime")
 def test_date_is_utc_without_local_time(box):
     assert _date_offset(box, "ABC-5") == "+0000"

@@ -40,6 +40,22 @@ def test_check_is_quiet_about_the_keys_that_act(box):
     assert path not in err, err
 
 
+@pytest.mark.needs("preempt")
+def test_check_is_quiet_about_the_preemption_keys(box):
+    path = conf(box, "smtp/* delivery_slot_cost=4 delivery_slot_discount=60 delivery_slot_loan=2\n"
+                "\tminimum_delivery_slots=5\n" + CLAUSES)
+    rc, err, _ = check(box)
+    assert rc == 0, err
+    assert path not in err, err
+
+
+def test_check_reports_a_bad_delivery_slot_key_at_its_line(box):
+    path = conf(box, CLAUSES + "smtp/*\n\tdelivery_slot_discount=150\n")
+    rc, err, _ = check(box)
+    assert rc == 78, err
+    assert f"{path}:6: " in err and "delivery_slot_discount: '150' is not a number from 0 to 100" in err, err
+
+
 @pytest.mark.parametrize("line,reason", [
     ('PARAMhostclass = "* 2"\nPARAMhostclass = "relay.example 1"\n', "the class '*' of line 1 comes first"),
     ('PARAMhostclass = "relay.example 0"\n', "not a session limit from 1 to 100000"),

@@ -11,6 +11,8 @@ import os
 import subprocess
 import time
 
+import pytest
+
 from conftest import BINARY
 
 STUB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sched_stub_ta.py")
@@ -62,6 +64,7 @@ def drain_with_alert(box, smtp_extra):
         s.wait(timeout=40)
 
 
+@pytest.mark.needs("preempt")
 def test_an_alert_preempts_a_600_domain_mailing(box):
     d, before = drain_with_alert(box, "")
     assert "ok@alert.example" in d, f"not delivered within 30 deliveries of its submission ({before} before it)"

@@ -2,6 +2,7 @@
  * example file, resolution order, empty clauses, PARAM lines, errors with their line numbers,
  * and command expansion. */
 #include "schedconf.h"
+#include "sched_int.h"
 #include "unit.h"
 #include <stdlib.h>
 
@@ -168,6 +169,40 @@ TEST(schedconf_destination_concurrency_keys)
 	}
 	CHECK_INT(parse(&c, "a initial_destination_concurrency=0 destination_concurrency_negative_feedback=3 command=x\n", &r), 2);
 	CHECK(strstr(r.last, "initial_destination_concurrency") != NULL);
+	schedconf_free(&c);
+}
+
+/* issue 14 point 4: the preemption keys, Postfix's names and defaults (seed 004: cost 5,
+ * discount 50, loan 3, minimum 3), their ranges, and merging over matched clauses */
+TEST(schedconf_delivery_slot_keys)
+{
+	struct schedconf c;
+	struct rep r;
+	CHECK_INT(parse(&c, "*/* delivery_slot_loan=0\n"
+	                    "a/* delivery_slot_cost=2 delivery_slot_discount=100 minimum_delivery_slots=0 command=x\n"
+	                    "b/* command=y\n", &r), 0);
+	struct sc_params p;
+	CHECK_INT(schedconf_resolve(&c, "a", "h", &p), 1);
+	CHECK_INT(p.slot_cost, 2);
+	CHECK_INT(p.slot_discount, 100);
+	CHECK_INT(p.slot_loan, 0);
+	CHECK_INT(p.min_slots, 0);
+	CHECK_INT(schedconf_resolve(&c, "b", "h", &p), 2);
+	CHECK_INT(p.slot_cost, 5);
+	CHECK_INT(p.slot_discount, 50);
+	CHECK_INT(p.slot_loan, 0);
+	CHECK_INT(p.min_slots, 3);
+	schedconf_free(&c);
+	sc_params_default(&p);
+	CHECK_INT(p.slot_loan, 3);
+	struct spr_params sp;
+	spr_params_of(&sp, &p);
+	CHECK_INT(sp.cost, 5);
+	CHECK_INT(sp.discount, 50);
+	CHECK_INT(sp.loan, 3);
+	CHECK_INT(sp.min_slots, 3);
+	CHECK_INT(parse(&c, "a delivery_slot_discount=101 delivery_slot_cost=-1 delivery_slot_loan=x command=x\n", &r), 3);
+	CHECK(strstr(r.last, "delivery_slot_discount: '101' is not a number from 0 to 100") != NULL);
 	schedconf_free(&c);
 }
 
