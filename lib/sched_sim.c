@@ -129,6 +129,8 @@ static int mail_key(struct sim_work *w, struct sim_mail *m, const char *k, const
 		m->every_ms = (long)x;
 	else if (!strcmp(k, "count") && x >= 1 && x <= SIM_MSGS_MAX)
 		m->count = (long)x;
+	else if (!strcmp(k, "domains") && x >= 1 && x <= SIM_DOMAINS_MAX)
+		m->domains = (int)x;
 	else
 		return -1;
 	return 0;
@@ -289,6 +291,7 @@ struct smsg {
 	long long arrival_ms;
 	int dest, cls;
 	unsigned tries;
+	unsigned left;                /* recipients not yet delivered */
 	unsigned char done;
 };
 
@@ -517,6 +520,17 @@ static int is_down(const struct sim_dest *d, long long ms)
 	return 0;
 }
 
+/* The destination a host is: its name, or hK.NAME of a message with domains= (-1: none, the
+ * error channel). */
+static int dest_of(const struct sim_work *w, const char *host)
+{
+	const char *dot = host[0] == 'h' ? strchr(host, '.') : NULL;
+	for (int i = 0; i < w->ndest; i++)
+		if (!strcmp(w->dest[i].name, host) || (dot && !strcmp(w->dest[i].name, dot + 1)))
+			return i;
+	return -1;
+}
+
 /* The agent takes its next line: #idle is answered at once; a job connects (or reuses its
  * connection) and ends after the destination's latency. */
 static void agent_next(struct sim *x, struct agent *a)
@@ -536,10 +550,7 @@ static void agent_next(struct sim *x, struct agent *a)
 		if (!tab)
 			continue;
 		*tab = 0;
-		int d = -1;
-		for (int i = 0; i < x->w->ndest; i++)
-			if (!strcmp(x->w->dest[i].name, tab + 1))
-				d = i;
+		int d = dest_of(x->w, tab + 1);
 		str_lcpy(a->job, line, sizeof a->job);
 		a->dest = d;
 		a->outcome = OUT_OK;
@@ -618,7 +629,7 @@ static void agent_done(struct sim *x, struct agent *a)
 			ds->first++;
 			ds->first_deferred += deferred;
 		}
-		if (!deferred && !sm->done) {
+		if (!deferred && !sm->done && --sm->left == 0) {
 			sm->done = 1;
 			x->delivered++;
 			x->lat[sm->cls][x->nlat[sm->cls]++] = x->now - sm->arrival_ms;
@@ -682,23 +693,33 @@ static void inject(struct sim *x, int mail)
 	sm->arrival_ms = x->now;
 	sm->dest = ml->dest;
 	sm->cls = ml->cls;
+	sm->left = ml->domains ? (unsigned)ml->domains : 1;
 	size_t h = hash_id(sm->id) & x->idxmask;
 	while (x->idx[h])
 		h = (h + 1) & x->idxmask;
 	x->idx[h] = i + 1;
-	char path[700], to[700], text[1024];
+	char path[700], to[700];
 	snprintf(path, sizeof path, "%s/incoming/.sim", x->spool);
 	snprintf(to, sizeof to, "%s/incoming/%s", x->spool, sm->id);
+	const char *dn = x->w->dest[sm->dest].name;
+	size_t size = 256 + (size_t)(ml->domains ? ml->domains : 1) * (2 * SIM_NAME_MAX + 80);
+	char *text = malloc(size);
 	int env = 0;
-	for (int pass = 0; pass < 2; pass++)
+	for (int pass = 0; text && pass < 2; pass++) {
 		/* the body offset is the envelope's own length: the second pass writes it */
-		env = snprintf(text, sizeof text,
-		               "@ spoolbox 1\ni %s\nt %lld\no %016d\nz %016d\nb 7\nu 0 root\ns sim@sim.example\n"
-		               "r N 0000000000 0000 0000000000 smtp %s m%ld@%s 0\n.\nhello\n",
-		               sm->id, sec, env - 6, 6, x->w->dest[sm->dest].name, i, x->w->dest[sm->dest].name);
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+		env = snprintf(text, size, "@ spoolbox 1\ni %s\nt %lld\no %016d\nz %016d\nb 7\nu 0 root\ns sim@sim.example\n",
+		               sm->id, sec, env - 6, 6);
+		for (int k = 0; k < (ml->domains ? ml->domains : 1); k++)
+			env += ml->domains ? snprintf(text + env, size - (size_t)env,
+			                              "r N 0000000000 0000 0000000000 smtp h%d.%s m%ld@h%d.%s 0\n", k, dn, i, k, dn)
+			                   : snprintf(text + env, size - (size_t)env,
+			                              "r N 0000000000 0000 0000000000 smtp %s m%ld@%s 0\n", dn, i, dn);
+		env += snprintf(text + env, size - (size_t)env, ".\nhello\n");
+	}
+	int fd = text ? open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640) : -1;
 	if (fd < 0 || write(fd, text, (size_t)env) != env || close(fd) < 0 || rename(path, to) < 0)
 		x->oom = 1;
+	free(text);
 	/* one pick-up per message: the order of incoming/ on disk never matters */
 	sq_pickup(x->s);
 }

@@ -24,12 +24,16 @@ struct sim_dest {
 	long long down[SIM_DOWN_MAX][2]; /* [from, to) in seconds of virtual time */
 };
 
+#define SIM_DOMAINS_MAX 2000     /* most recipients (domains) of one message */
+
 struct sim_mail {
 	long long at_ms;
 	long count;
 	long every_ms;
 	int dest;
 	int cls;
+	int domains;                  /* 0: one recipient to dest; N: N recipients, one per host
+	                               * hK.DEST (K = 0..N-1), each a thread behaving as dest */
 };
 
 struct sim_work {

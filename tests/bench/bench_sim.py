@@ -59,6 +59,22 @@ def run(binary):
     att0 = re.search(r"refused=(\d+)", lines(never, "dest")[0]).group(1)
     print(f"dead relay for 10 min, 100 messages: {att} connection attempts while down "
           f"(never suspended, failed_cohort_limit=0: {att0}); {lines(out, 'total')[0]}  ({dt:.2f} s wall)")
+    # preemption (issue 14 point 4): alerts during a 600-domain mailing, with and without
+    print("preemption, a 600-domain mailing through 2 agents (seed 004: the mailing within k/(k-1) = 1.25 at cost 5):")
+    for name in ("preempt", "preempt_heavy"):
+        path = os.path.join(SIM, name + ".sim")
+        on, dt = simulate(sim, path)
+        off, _ = simulate(sim, path, "conf smtp/* delivery_slot_cost=1\n")
+        cls = {}
+        for tag, out in (("on", on), ("off", off)):
+            for ln in lines(out, "class"):
+                w = ln.split()
+                cls[(tag, w[1])] = int(re.search(r"max=(\d+)ms", ln).group(1)), re.search(r"p50=(\d+)ms", ln).group(1)
+        ratio = cls[("on", "mailing")][0] / cls[("off", "mailing")][0]
+        print(f"  {name}: mailing {cls[('on', 'mailing')][0] / 1000:.1f} s, without preemption "
+              f"{cls[('off', 'mailing')][0] / 1000:.1f} s (x{ratio:.3f}, bound 1.25); alerts p50/max "
+              f"{cls[('on', 'alert')][1]}/{cls[('on', 'alert')][0]} ms, without {cls[('off', 'alert')][1]}/"
+              f"{cls[('off', 'alert')][0]} ms  ({dt:.2f} s wall)")
     out, dt = simulate(sim, os.path.join(SIM, "mixed.sim"))
     print(f"mixed (600-message mailing to a limited server, alerts to another), {dt:.2f} s wall:")
     for ln in lines(out, "dest") + lines(out, "class") + lines(out, "total"):

@@ -13,7 +13,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (w.total < 1 || w.total > SIM_MSGS_MAX || w.ndest < 1 || w.nmail < 1)
 			__builtin_trap();
 		for (int i = 0; i < w.nmail; i++)
-			if (w.mail[i].dest < 0 || w.mail[i].dest >= w.ndest || w.mail[i].cls < 0 || w.mail[i].cls >= w.ncls)
+			if (w.mail[i].dest < 0 || w.mail[i].dest >= w.ndest || w.mail[i].cls < 0 || w.mail[i].cls >= w.ncls ||
+			    w.mail[i].domains < 0 || w.mail[i].domains > SIM_DOMAINS_MAX)
 				__builtin_trap();
 	} else if (!memchr(err, 0, sizeof err)) {
 		__builtin_trap();

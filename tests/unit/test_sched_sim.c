@@ -1,7 +1,8 @@
 /* The scheduling simulator (lib/sched_sim.c, issue 14 point 1) running the real scheduler:
  * byte-identical output for the same workload; seed 004's defer rates against a server that
  * answers 421 above 5 connections, for 1/N, 1/sqrt(N) and 1 feedback (issue 14 point 2); a dead
- * destination that is suspended and probed (point 3); the workload parser's errors. */
+ * destination that is suspended and probed (point 3); preemption's alert latency and the
+ * mailing's k/(k-1) bound on tests/sim/preempt*.sim (point 4); the workload parser's errors. */
 #include "log.h"
 #include "sched_sim.h"
 #include "unit.h"
@@ -120,6 +121,76 @@ TEST(sim_dead_destination_is_suspended_then_probed)
 	free(out);
 }
 
+/* A workload of tests/sim/ (the runner starts in the source tree) with extra lines appended,
+ * simulated. */
+static char *simulate_file(const char *name, const char *extra)
+{
+	char path[256], text[8192];
+	snprintf(path, sizeof path, "tests/sim/%s", name);
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		fprintf(stderr, "%s: cannot open (run from the source tree)\n", path);
+		return NULL;
+	}
+	size_t n = fread(text, 1, sizeof text - 256, f);
+	fclose(f);
+	text[n] = 0;
+	strcat(text, extra);
+	return simulate(text);
+}
+
+/* The max= latency (virtual ms) of a class; -1 when absent. */
+static long long class_max(const char *out, const char *cls)
+{
+	char key[100];
+	snprintf(key, sizeof key, "\nclass %s ", cls);
+	const char *p = strstr(out ? out : "", key);
+	p = p ? strstr(p, " max=") : NULL;
+	long long v;
+	return p && sscanf(p, " max=%lldms", &v) == 1 ? v : -1;
+}
+
+/* Issue 14 point 4: a one-recipient alert every 5 s during a 600-domain mailing through two
+ * agents goes out within about one delivery (300-400 ms) of its arrival, where without
+ * preemption it waited for most of the mailing; the mailing takes at most k/(k-1) = 1.25 times
+ * as long as without. */
+TEST(sim_preemption_alerts_slip_past_a_mailing)
+{
+	char *on = simulate_file("preempt.sim", ""), *off = simulate_file("preempt.sim", "conf smtp/* delivery_slot_cost=1\n");
+	long long alert_on = class_max(on, "alert"), alert_off = class_max(off, "alert");
+	long long mail_on = class_max(on, "mailing"), mail_off = class_max(off, "mailing");
+	CHECK(on && strstr(on, "total messages=21 delivered=21 undelivered=0"));
+	CHECK(alert_on > 0 && alert_on < 1000);
+	CHECK(alert_off > 30000);
+	CHECK(mail_off > 0 && mail_on * 4 <= mail_off * 5);
+	if (alert_on <= 0 || alert_on >= 1000 || mail_on * 4 > mail_off * 5)
+		fprintf(stderr, "%s%s", on ? on : "", off ? off : "");
+	free(on);
+	free(off);
+}
+
+/* Alerts beyond the slot share: the mailing's total time within k/(k-1) of the run without
+ * preemption for k = 2, 5 (the default) and 10, and stretched (the alerts did preempt it). */
+TEST(sim_preemption_inflation_bound)
+{
+	char *off = simulate_file("preempt_heavy.sim", "conf smtp/* delivery_slot_cost=1\n");
+	long long base = class_max(off, "mailing");
+	CHECK(base > 0);
+	static const int ks[] = {2, 5, 10};
+	for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
+		char extra[64];
+		snprintf(extra, sizeof extra, "conf smtp/* delivery_slot_cost=%d\n", ks[i]);
+		char *on = simulate_file("preempt_heavy.sim", extra);
+		long long t = class_max(on, "mailing");
+		CHECK(t > base);
+		CHECK(t * (ks[i] - 1) <= base * ks[i]);
+		if (t <= base || t * (ks[i] - 1) > base * ks[i])
+			fprintf(stderr, "k=%d: mailing %lld ms, without preemption %lld ms\n", ks[i], t, base);
+		free(on);
+	}
+	free(off);
+}
+
 TEST(sim_workload_errors)
 {
 	static struct sim_work w;
@@ -136,6 +207,8 @@ TEST(sim_workload_errors)
 		{"frob 1\n", "line 1: unknown word"},
 		{"dest a\nmail dest=a count=200001\n", "line 2: mail: bad key or value"},
 		{"dest a\x01\n", "line 1: control character"},
+		{"dest a\nmail dest=a domains=2001\n", "line 2: mail: bad key or value: domains=2001"},
+		{"dest a\nmail dest=a domains=0\n", "line 2: mail: bad key or value: domains=0"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		CHECK_INT(sim_parse(bad[i].text, strlen(bad[i].text), &w, err, sizeof err), -1);
