@@ -207,8 +207,8 @@ TEST(sim_workload_errors)
 		{"frob 1\n", "line 1: unknown word"},
 		{"dest a\nmail dest=a count=200001\n", "line 2: mail: bad key or value"},
 		{"dest a\x01\n", "line 1: control character"},
-		{"dest a\nmail dest=a domains=2001\n", "line 2: mail: bad key or value: domains=2001"},
-		{"dest a\nmail dest=a domains=0\n", "line 2: mail: bad key or value: domains=0"},
+		{"dest a\nmail dest=a domains=2001\n", "line 2: mail: bad key or value (dest= names a dest line above): domains=2001"},
+		{"dest a\nmail dest=a domains=0\n", "line 2: mail: bad key or value (dest= names a dest line above): domains=0"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		CHECK_INT(sim_parse(bad[i].text, strlen(bad[i].text), &w, err, sizeof err), -1);
