@@ -192,6 +192,28 @@ def test_a_failure_report_claimed_by_a_dead_schedulers_error_agent_is_still_sent
     assert not leftovers(box), (leftovers(box), err)
 
 
+def test_a_delivery_on_record_of_a_dead_agent_owes_no_unasked_success_notice(box):
+    """A crash between a delivery's attempt record and its status leaves the recipient T with a
+    delivery on record: it is done (not delivered again), and no success notice goes to a sender
+    who did not ask for one (NOTIFY without SUCCESS)."""
+    sconf(box, BASIC)
+    mid = gen.add_queued(box.spool, [("smtp", "h.example", "ok@h.example")])
+    gone = subprocess.Popen(["/bin/true"])
+    gone.wait()
+    path = ctl_path(box, mid)
+    now = int(time.time())
+    with open(path, "rb") as f:
+        data = f.read()
+    data = data.replace(b"r N 0000000000 0000 0000000000 smtp", b"r T %010d 0001 %010d smtp" % (gone.pid, now), 1)
+    data += b"A 0 %d ok delivered 2.0.0 - delivered by stub\n" % now
+    with open(path, "wb") as f:
+        f.write(data)
+    p, err = once(box)
+    assert p.returncode == 0, err
+    assert not deliveries(box) and not dsns(box), (events(box), err)
+    assert not leftovers(box), (leftovers(box), err)
+
+
 def kill_loop(box, rounds, seed):
     rnd = random.Random(seed)
     for _ in range(rounds):
