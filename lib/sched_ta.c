@@ -585,26 +585,9 @@ static void staff(struct sched *s, struct thread *thr)
 	}
 }
 
-/* A TA with nothing outstanding: another thread of its ring with the same command, or idle. */
-/* A thread of t's ring, other than its own, with ready jobs, no TA, room under its limits and the
- * same command: the one that waited longest (rings are kept in round-robin order). */
-static struct thread *starving(struct sched *s, struct sta *t)
-{
-	char key[KEY_MAX], abuf[SC_VALUE_MAX * 2 + 512];
-	char *argv[SC_ARGV_MAX + 1], *env[SC_ARGV_MAX + 1];
-	for (struct thread *thr = t->ring->stale ? NULL : t->ring->head; thr; thr = thr->rnext) {
-		if (thr == t->thr || !thr->nready || thr->running || thr->blocked_until > s->now || !thr_limit(thr) ||
-		    !sx_room(s, t->xc, thr->xc) ||
-		    thr->chan->running >= sched_maxchannel(&thr->p, s->maxta_fd) + (t->thr && t->thr->chan == thr->chan))
-			continue;
-		if (thread_key(s, thr, key, sizeof key, abuf, sizeof abuf, argv, env) == 0 && !strcmp(key, t->key))
-			return thr;
-	}
-	return NULL;
-}
-
-/* Whether the free agent mt->t may take thread thr: it has ready jobs and room under its limits,
- * and its command is the agent's. */
+/* Whether agent mt->t may take thread thr: it has ready jobs and room under its limits (the
+ * agent's own thread, while it is still attached, counts it in the channel already), and its
+ * command is the agent's. */
 struct may_take {
 	struct sched *s;
 	struct sta *t;
@@ -617,11 +600,24 @@ static int may_take(void *ctx, struct thread *thr)
 	char key[KEY_MAX], abuf[SC_VALUE_MAX * 2 + 512];
 	char *argv[SC_ARGV_MAX + 1], *env[SC_ARGV_MAX + 1];
 	if (!thr->nready || thr->blocked_until > s->now || thr->running >= thr_limit(thr) ||
-	    !sx_room(s, mt->t->xc, thr->xc) || thr->chan->running >= sched_maxchannel(&thr->p, s->maxta_fd))
+	    !sx_room(s, mt->t->xc, thr->xc) ||
+	    thr->chan->running >= sched_maxchannel(&thr->p, s->maxta_fd) + (mt->t->thr && mt->t->thr->chan == thr->chan))
 		return 0;
 	return thread_key(s, thr, key, sizeof key, abuf, sizeof abuf, argv, env) == 0 && !strcmp(key, mt->t->key);
 }
 
+/* A thread of t's ring, other than its own, with ready jobs, no TA, room under its limits and the
+ * same command: the one that waited longest (rings are kept in round-robin order). */
+static struct thread *starving(struct sched *s, struct sta *t)
+{
+	struct may_take mt = {s, t};
+	for (struct thread *thr = t->ring->stale ? NULL : t->ring->head; thr; thr = thr->rnext)
+		if (thr != t->thr && !thr->running && may_take(&mt, thr))
+			return thr;
+	return NULL;
+}
+
+/* A TA with nothing outstanding: another thread of its ring with the same command, or idle. */
 static void reassign(struct sched *s, struct sta *t)
 {
 	struct thread *cur = t->thr;

@@ -4,6 +4,7 @@
 #include "util.h"
 #include <errno.h>
 #include "glob.h"
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,22 @@ static const struct {
 	{"delivery_slot_discount", SV_SLOT_DISCOUNT, VT_CONC},
 	{"delivery_slot_loan", SV_SLOT_LOAN, VT_CONC},
 	{"minimum_delivery_slots", SV_MIN_SLOTS, VT_CONC},
+};
+
+/* Where each plain-number variable lives in sc_params (0: not one of them); those in LL_VARS are
+ * long long, the others int. merge() and conc_assign() write through it. */
+#define AT(f) (unsigned char)offsetof(struct sc_params, f)
+#define LL_VARS (1u << SV_INTERVAL | 1u << SV_IDLEMAX | 1u << SV_EXPIRY | 1u << SV_EXPIRY2 | 1u << SV_TIMELIMIT)
+_Static_assert(sizeof(struct sc_params) < 256, "sc_params: offsets must fit a byte");
+static const unsigned char field_at[SV__COUNT] = {
+	[SV_INTERVAL] = AT(interval), [SV_IDLEMAX] = AT(idlemax), [SV_EXPIRY] = AT(expiry),
+	[SV_EXPIRY2] = AT(expiry2), [SV_TIMELIMIT] = AT(timelimit),
+	[SV_MAXTA] = AT(maxta), [SV_MAXCHANNEL] = AT(maxchannel), [SV_MAXRING] = AT(maxring),
+	[SV_MAXTHR] = AT(maxthr), [SV_OVERFEED] = AT(overfeed), [SV_SKEW] = AT(skew),
+	[SV_QUEUEONLY] = AT(queueonly), [SV_MAXRCPT] = AT(maxrcpt), [SV_INIT_CONC] = AT(init_conc),
+	[SV_CONC_LIMIT] = AT(conc_limit), [SV_COHORT_LIMIT] = AT(cohort_limit),
+	[SV_SLOT_COST] = AT(slot_cost), [SV_SLOT_DISCOUNT] = AT(slot_discount),
+	[SV_SLOT_LOAN] = AT(slot_loan), [SV_MIN_SLOTS] = AT(min_slots),
 };
 
 void sc_params_default(struct sc_params *p)
@@ -308,11 +325,7 @@ static int conc_assign(struct parser *ps, struct sc_params *p, int var, const ch
 		bad(ps, "%s: '%s' is not a number from %lld to %lld", name, val, min, max);
 		return -1;
 	}
-	int *to[] = {[SV_INIT_CONC - SV_INIT_CONC] = &p->init_conc, [SV_CONC_LIMIT - SV_INIT_CONC] = &p->conc_limit,
-	             [SV_COHORT_LIMIT - SV_INIT_CONC] = &p->cohort_limit, [SV_SLOT_COST - SV_INIT_CONC] = &p->slot_cost,
-	             [SV_SLOT_DISCOUNT - SV_INIT_CONC] = &p->slot_discount, [SV_SLOT_LOAN - SV_INIT_CONC] = &p->slot_loan,
-	             [SV_MIN_SLOTS - SV_INIT_CONC] = &p->min_slots};
-	*to[var - SV_INIT_CONC] = (int)x;
+	*(int *)((char *)p + field_at[var]) = (int)x;
 	return 0;
 }
 
@@ -364,41 +377,20 @@ static void assign(struct parser *ps, struct sc_clause *k, const char *name, con
 			bad(ps, "%s: '%s' is not an interval (like 1h5m20s, 10s or 3d)", name, val);
 			return;
 		}
-		if (vars[i].var == SV_INTERVAL) k->p.interval = x;
-		else if (vars[i].var == SV_IDLEMAX) k->p.idlemax = x;
-		else if (vars[i].var == SV_EXPIRY) k->p.expiry = x;
-		else if (vars[i].var == SV_TIMELIMIT) k->p.timelimit = x;
-		else k->p.expiry2 = x;
+		*(long long *)((char *)&k->p + field_at[vars[i].var]) = x;
 		break;
 	case VT_INT:
 		if (parse_count(val, 1000000, &x) < 0) {
 			bad(ps, "%s: '%s' is not a number from 0 to 1000000", name, val);
 			return;
 		}
-		switch (vars[i].var) {
-		case SV_MAXTA: k->p.maxta = (int)x; break;
-		case SV_MAXCHANNEL: k->p.maxchannel = (int)x; break;
-		case SV_MAXRCPT: k->p.maxrcpt = (int)x; break;
-		case SV_MAXRING: k->p.maxring = (int)x; break;
-		case SV_MAXTHR:
-			if (x < 1) {
-				bad(ps, "maxthr: must be at least 1");
-				return;
-			}
-			k->p.maxthr = (int)x;
-			break;
-		case SV_OVERFEED:
-			if (x < 1) {
-				bad(ps, "overfeed: must be at least 1");
-				return;
-			}
-			k->p.overfeed = (int)x;
-			break;
-		default:
-			k->p.skew = (int)x;
-			warn(ps, "skew: not implemented (accepted for ZMailer compatibility, it has no effect)");
-			break;
+		if (x < 1 && (vars[i].var == SV_MAXTHR || vars[i].var == SV_OVERFEED)) {
+			bad(ps, "%s: must be at least 1", name);
+			return;
 		}
+		*(int *)((char *)&k->p + field_at[vars[i].var]) = (int)x;
+		if (vars[i].var == SV_SKEW)
+			warn(ps, "skew: not implemented (accepted for ZMailer compatibility, it has no effect)");
 		break;
 	case VT_RETRIES:
 		if (parse_retries(ps, val, &k->retries, &k->p.nretries) < 0)
@@ -830,28 +822,23 @@ int schedconf_load(struct schedconf *c, const char *path, int missing_ok, conf_r
 static void merge(struct sc_params *out, const struct sc_params *in)
 {
 	unsigned s = in->set;
-	if (s & (1u << SV_INTERVAL)) out->interval = in->interval;
-	if (s & (1u << SV_IDLEMAX)) out->idlemax = in->idlemax;
-	if (s & (1u << SV_EXPIRY)) out->expiry = in->expiry;
-	if (s & (1u << SV_EXPIRY2)) out->expiry2 = in->expiry2;
+	/* the plain numbers by their place (field_at), the rest by hand */
+	for (int v = 0; v < SV__COUNT; v++) {
+		unsigned at = field_at[v];
+		if (!(s & (1u << v)) || !at)
+			continue;
+		if (LL_VARS & (1u << v))
+			*(long long *)((char *)out + at) = *(const long long *)((const char *)in + at);
+		else
+			*(int *)((char *)out + at) = *(const int *)((const char *)in + at);
+	}
 	if (s & (1u << SV_RETRIES)) {
 		out->retries = in->retries;
 		out->nretries = in->nretries;
 	}
-	if (s & (1u << SV_MAXTA)) out->maxta = in->maxta;
-	if (s & (1u << SV_MAXCHANNEL)) out->maxchannel = in->maxchannel;
-	if (s & (1u << SV_MAXRING)) out->maxring = in->maxring;
-	if (s & (1u << SV_MAXTHR)) out->maxthr = in->maxthr;
-	if (s & (1u << SV_OVERFEED)) out->overfeed = in->overfeed;
-	if (s & (1u << SV_SKEW)) out->skew = in->skew;
 	if (s & (1u << SV_USER)) out->user = in->user;
 	if (s & (1u << SV_GROUP)) out->group = in->group;
 	if (s & (1u << SV_COMMAND)) out->command = in->command;
-	if (s & (1u << SV_QUEUEONLY)) out->queueonly = in->queueonly;
-	if (s & (1u << SV_TIMELIMIT)) out->timelimit = in->timelimit;
-	if (s & (1u << SV_MAXRCPT)) out->maxrcpt = in->maxrcpt;
-	if (s & (1u << SV_INIT_CONC)) out->init_conc = in->init_conc;
-	if (s & (1u << SV_CONC_LIMIT)) out->conc_limit = in->conc_limit;
 	if (s & (1u << SV_POS_FEEDBACK)) {
 		out->pos_style = in->pos_style;
 		out->pos_x = in->pos_x;
@@ -860,11 +847,6 @@ static void merge(struct sc_params *out, const struct sc_params *in)
 		out->neg_style = in->neg_style;
 		out->neg_x = in->neg_x;
 	}
-	if (s & (1u << SV_COHORT_LIMIT)) out->cohort_limit = in->cohort_limit;
-	if (s & (1u << SV_SLOT_COST)) out->slot_cost = in->slot_cost;
-	if (s & (1u << SV_SLOT_DISCOUNT)) out->slot_discount = in->slot_discount;
-	if (s & (1u << SV_SLOT_LOAN)) out->slot_loan = in->slot_loan;
-	if (s & (1u << SV_MIN_SLOTS)) out->min_slots = in->min_slots;
 	out->set |= s;
 }
 
