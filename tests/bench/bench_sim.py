@@ -75,6 +75,15 @@ def run(binary):
               f"{cls[('off', 'mailing')][0] / 1000:.1f} s (x{ratio:.3f}, bound 1.25); alerts p50/max "
               f"{cls[('on', 'alert')][1]}/{cls[('on', 'alert')][0]} ms, without {cls[('off', 'alert')][1]}/"
               f"{cls[('off', 'alert')][0]} ms  ({dt:.2f} s wall)")
+    print("a non-stop stream to one host (4 agents busy for minutes), a message every 3 s to three others:")
+    for of in (1, 2, 5, 20, 1000):
+        out, dt = simulate(sim, os.path.join(SIM, "stream.sim"), f"conf smtp overfeed={of}\n")
+        cls = {c.split()[1]: c for c in lines(out, "class")}
+        ms = {k: re.search(k + r"=(\d+)ms", cls["others"]).group(1) for k in ("p99", "max")}
+        stream = re.search(r"p50=(\d+)ms", cls["stream"]).group(1)
+        bound = f"bound {of * 300 + 1070} ms" if of < 1000 else "no useful bound"
+        print(f"  overfeed {of:4}: others p99/max {ms['p99']}/{ms['max']} ms ({bound}); "
+              f"stream p50 {stream} ms  ({dt:.2f} s wall)")
     out, dt = simulate(sim, os.path.join(SIM, "mixed.sim"))
     print(f"mixed (600-message mailing to a limited server, alerts to another), {dt:.2f} s wall:")
     for ln in lines(out, "dest") + lines(out, "class") + lines(out, "total"):
