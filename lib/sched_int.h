@@ -74,14 +74,7 @@ struct job {
 
 /* Preemption (sched_preempt.c, seed 004, issue 14 point 4). A ring is Postfix's transport; its
  * job (spr_job) is one message's work in the ring, whose entries are that message's ready jobs
- * of the ring's threads (one per destination). */
-struct spr_params {
-	int cost;                     /* delivery_slot_cost: 5 (below 2: no preemption) */
-	int discount;                 /* delivery_slot_discount: 50 (percent) */
-	int loan;                     /* delivery_slot_loan: 3 */
-	int min_slots;                /* minimum_delivery_slots: 3 */
-};
-
+ * of the ring's threads (one per destination). Its keys, struct spr_params, are in schedconf.h. */
 struct spr_job {
 	struct spr_job *prev, *next;  /* the ring's list: by enqueue time, preemptors in front */
 	struct spr_job *parent;       /* the job it preempted, while it is on that job's stack */
@@ -237,8 +230,6 @@ void sfb_probe(struct sfb *f);
 int sfb_negative(const char *enh);
 
 /* ---- preemption: pure (sched_preempt.c) ---- */
-/* The ring's keys from a clause's. */
-void spr_params_of(struct spr_params *out, const struct sc_params *p);
 /* One more ready entry of message key (arrived at enq): its job, made and linked by enqueue time
  * when it has none. NULL: out of memory (the entry then runs outside preemption). */
 struct spr_job *spr_add(struct spr_list *l, const void *key, long long enq);

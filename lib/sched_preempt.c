@@ -18,14 +18,6 @@
 #include "sched_int.h"
 #include <stdlib.h>
 
-void spr_params_of(struct spr_params *out, const struct sc_params *p)
-{
-	out->cost = p->slot_cost;
-	out->discount = p->slot_discount;
-	out->loan = p->slot_loan;
-	out->min_slots = p->min_slots;
-}
-
 static void link_after(struct spr_list *l, struct spr_job *prev, struct spr_job *j)
 {
 	j->prev = prev;
@@ -77,7 +69,8 @@ struct spr_job *spr_add(struct spr_list *l, const void *key, long long enq)
 }
 
 /* j leaves the stack of the job it preempted: that job gets back what j did not use (or pays
- * what it used beyond what it expected), and j's own preemptors become its parent's. */
+ * what it used beyond what it expected), and j's own preemptors become its parent's (none at
+ * level 0: orphans). */
 static void pop(struct spr_list *l, struct spr_job *j)
 {
 	struct spr_job *parent = j->parent;
@@ -99,16 +92,11 @@ static void pop(struct spr_list *l, struct spr_job *j)
 	j->level = 0;
 }
 
-/* j is done for now: off its stack and off the list (its preemptors stay where they are, as
- * orphans, and keep their place in front). */
+/* j is done for now: off its stack (its preemptors go to its parent, or become orphans that
+ * keep their place in front) and off the list. */
 static void retire(struct spr_list *l, struct spr_job *j)
 {
-	if (j->level > 0)
-		pop(l, j);
-	if (j->children)
-		for (struct spr_job *c = l->head; c; c = c->next)
-			if (c->parent == j)
-				c->parent = NULL;
+	pop(l, j);
 	unlink_job(l, j);
 	free(j);
 }

@@ -109,7 +109,7 @@ static struct spr_job *preempt_add(struct thread *t, struct qmsg *m)
 {
 	if (!ENABLE_PREEMPT || !t->ring)
 		return NULL;
-	spr_params_of(&t->ring->pl.p, &t->p);
+	t->ring->pl.p = t->p.slots;
 	return spr_add(&t->ring->pl, m, m->arrival);
 }
 

@@ -72,8 +72,8 @@ static const unsigned char field_at[SV__COUNT] = {
 	[SV_MAXTHR] = AT(maxthr), [SV_OVERFEED] = AT(overfeed), [SV_SKEW] = AT(skew),
 	[SV_QUEUEONLY] = AT(queueonly), [SV_MAXRCPT] = AT(maxrcpt), [SV_INIT_CONC] = AT(init_conc),
 	[SV_CONC_LIMIT] = AT(conc_limit), [SV_COHORT_LIMIT] = AT(cohort_limit),
-	[SV_SLOT_COST] = AT(slot_cost), [SV_SLOT_DISCOUNT] = AT(slot_discount),
-	[SV_SLOT_LOAN] = AT(slot_loan), [SV_MIN_SLOTS] = AT(min_slots),
+	[SV_SLOT_COST] = AT(slots.cost), [SV_SLOT_DISCOUNT] = AT(slots.discount),
+	[SV_SLOT_LOAN] = AT(slots.loan), [SV_MIN_SLOTS] = AT(slots.min_slots),
 };
 
 void sc_params_default(struct sc_params *p)
@@ -97,10 +97,7 @@ void sc_params_default(struct sc_params *p)
 	p->pos_x = p->neg_x = 1;
 	p->cohort_limit = 1;
 	/* Postfix's defaults for preemption (seed 004) */
-	p->slot_cost = 5;
-	p->slot_discount = 50;
-	p->slot_loan = 3;
-	p->min_slots = 3;
+	p->slots = (struct spr_params){5, 50, 3, 3};
 }
 
 void schedconf_init(struct schedconf *c)

@@ -29,6 +29,14 @@
 #define SC_HOSTCLASS_MAX 256     /* most PARAMhostclass lines */
 #define SC_SESSIONS_MAX 100000   /* largest session limit of a host class */
 
+/* Preemption's keys (lib/sched_preempt.c), Postfix's names and defaults (seed 004). */
+struct spr_params {
+	int cost;                     /* delivery_slot_cost: 5 (0 or 1: no preemption) */
+	int discount;                 /* delivery_slot_discount: 50 (percent) */
+	int loan;                     /* delivery_slot_loan: 3 */
+	int min_slots;                /* minimum_delivery_slots: 3 */
+};
+
 /* The variables of a clause; bit (1u << SV_x) in sc_params.set says it was given. */
 enum sc_var {
 	SV_INTERVAL, SV_IDLEMAX, SV_EXPIRY, SV_EXPIRY2, SV_RETRIES, SV_MAXTA, SV_MAXCHANNEL,
@@ -66,11 +74,7 @@ struct sc_params {
 	int pos_style, neg_style;    /* SFB_*: destination_concurrency_{positive,negative}_feedback */
 	double pos_x, neg_x;         /* their numerators: 1 and 1 */
 	int cohort_limit;            /* destination_concurrency_failed_cohort_limit: 1 (0 = never dead) */
-	/* preemption, Postfix's defaults (lib/sched_preempt.c) */
-	int slot_cost;               /* delivery_slot_cost: 5 (0 or 1: no preemption) */
-	int slot_discount;           /* delivery_slot_discount: 50 (percent) */
-	int slot_loan;               /* delivery_slot_loan: 3 */
-	int min_slots;               /* minimum_delivery_slots: 3 */
+	struct spr_params slots;     /* preemption: 5, 50, 3, 3 */
 };
 
 struct sc_clause {
