@@ -241,7 +241,8 @@ void spr_unready(struct spr_list *l, struct spr_job *j);
 /* Whether a job has an entry that may go out now (its blocker status, asked fresh each time). */
 typedef int spr_can_fn(void *ctx, struct spr_job *j);
 /* The job whose entry goes out next: the first that can, unless a candidate preempts it (moved in
- * front of it, its slots charged). NULL: none can. Nothing is counted until spr_selected. now: seconds, for the candidates' waiting time. */
+ * front of it, its slots charged). NULL: none can. Nothing is counted until spr_selected.
+ * now: seconds, for the candidates' waiting time. l->p.cost MUST be at least 1. */
 struct spr_job *spr_pick(struct spr_list *l, long long now, spr_can_fn *can, void *ctx);
 /* Every job of the list is freed. */
 void spr_clear(struct spr_list *l);

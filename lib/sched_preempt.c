@@ -173,10 +173,10 @@ struct spr_job *spr_pick(struct spr_list *l, long long now, spr_can_fn *can, voi
 		cur = cur->next;
 	if (!cur)
 		return NULL;
-	/* a cost of 1 lets every slot be given away (the inflation bound k/(k-1) is infinite):
-	 * Postfix turns preemption off below 2, and so do we in the scheduler (spr_next); the
-	 * unit tests use 1 to replay the seed's "every other slot" sequence */
-	return l->p.cost >= 1 ? preempt(l, cur, now, can, ctx) : cur;
+	/* the cost is at least 1 here (spr_pick's contract). A cost of 1 lets every slot be given
+	 * away (the inflation bound k/(k-1) is infinite): Postfix turns preemption off below 2, and
+	 * so does spr_next; the unit tests use 1 to replay the seed's "every other slot" sequence */
+	return preempt(l, cur, now, can, ctx);
 }
 
 void spr_clear(struct spr_list *l)
@@ -232,18 +232,14 @@ struct thread *spr_next(struct sched *s, struct ring *r, int (*ok)(void *ctx, st
 	if (!thr)
 		return NULL;
 	/* the message's job first in the thread's FIFO, where the agent's feed takes it */
-	struct job **pp = &thr->head, *prev = NULL;
-	while (*pp && (*pp)->m != j->key) {
-		prev = *pp;
-		pp = &(*pp)->next;
-	}
-	struct job *mj = *pp;
-	if (mj && mj != thr->head) {
-		*pp = mj->next;
-		if (thr->tail == mj)
-			thr->tail = prev;
-		mj->next = thr->head;
-		thr->head = mj;
-	}
+	for (struct job *prev = thr->head, *mj; prev && (mj = prev->next); prev = mj)
+		if (mj->m == j->key) {
+			prev->next = mj->next;
+			if (thr->tail == mj)
+				thr->tail = prev;
+			mj->next = thr->head;
+			thr->head = mj;
+			break;
+		}
 	return thr;
 }

@@ -352,23 +352,20 @@ static void assign(struct parser *ps, struct sc_clause *k, const char *name, con
 		bad(ps, "%s: set twice in the clause of line %d", name, k->line);
 		return;
 	}
+	long long x = 1;
 	if (vars[i].type == VT_KEYWORD) {
-		long long b = 1;
-		if (val && parse_bool(val, &b) < 0) {
+		if (val && parse_bool(val, &x) < 0) {
 			bad(ps, "%s: a keyword takes no value (or yes/no)", name);
 			return;
 		}
-		k->p.queueonly = (int)b;
-		k->p.set |= bit;
-		k->nset++;
-		return;
-	}
-	if (!val || !*val) {
+	} else if (!val || !*val) {
 		bad(ps, "%s: missing value", name);
 		return;
 	}
-	long long x;
 	switch (vars[i].type) {
+	case VT_KEYWORD:
+		k->p.queueonly = (int)x;
+		break;
 	case VT_INTERVAL:
 		if (parse_interval(val, &x) < 0 || x > 100LL * 365 * 86400) {
 			bad(ps, "%s: '%s' is not an interval (like 1h5m20s, 10s or 3d)", name, val);
