@@ -156,22 +156,6 @@ static int is_name(char ch)
 	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '-';
 }
 
-static int parse_count(const char *s, long long max, long long *out)
-{
-	long long n = 0;
-	if (!*s)
-		return -1;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -1;
-		n = n * 10 + (*s - '0');
-		if (n > max)
-			return -1;
-	}
-	*out = n;
-	return 0;
-}
-
 static int parse_retries(struct parser *ps, const char *v, unsigned **out, unsigned *count)
 {
 	unsigned tmp[SC_RETRIES_MAX];
@@ -369,18 +353,12 @@ static void assign(struct parser *ps, struct sc_clause *k, const char *name, con
 		case SV_MAXRCPT: k->p.maxrcpt = (int)x; break;
 		case SV_MAXRING: k->p.maxring = (int)x; break;
 		case SV_MAXTHR:
-			if (x < 1) {
-				bad(ps, "maxthr: must be at least 1");
-				return;
-			}
-			k->p.maxthr = (int)x;
-			break;
 		case SV_OVERFEED:
 			if (x < 1) {
-				bad(ps, "overfeed: must be at least 1");
+				bad(ps, "%s: must be at least 1", name);
 				return;
 			}
-			k->p.overfeed = (int)x;
+			*(vars[i].var == SV_MAXTHR ? &k->p.maxthr : &k->p.overfeed) = (int)x;
 			break;
 		default:
 			k->p.skew = (int)x;
