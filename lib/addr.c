@@ -238,7 +238,8 @@ static int parse_domain(struct lex *L, struct addr *a)
 	return 0;
 }
 
-/* addr-spec, or a bare local part: word *("." word) ["@" domain]. */
+/* addr-spec, or a bare local part: word *("." word) ["@" domain]. Its dot loop has the shape
+ * of parse_domain's, but words, limits and errors differ, so each keeps its own. */
 static int parse_addr_spec(struct lex *L, struct addr *a)
 {
 	struct token t;

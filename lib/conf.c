@@ -184,27 +184,29 @@ int conf_env_used(const struct conf *c)
 	return 0;
 }
 
-void conf_reportf(conf_report_fn *report, void *ctx, const char *file, int line, const char *fmt, ...)
+static void vreport(conf_report_fn *report, void *ctx, const char *file, int line, const char *fmt, va_list ap)
 {
 	char msg[512];
-	va_list ap;
-	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
 	if (report)
 		report(ctx, file, line, msg);
 }
 
-int conf_report_key(const struct conf *c, enum conf_key k, conf_report_fn *report, void *ctx, const char *fmt, ...)
+void conf_reportf(conf_report_fn *report, void *ctx, const char *file, int line, const char *fmt, ...)
 {
-	char msg[512];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	vreport(report, ctx, file, line, fmt, ap);
 	va_end(ap);
-	if (report)
-		report(ctx, c->origin[k] == CO_ENV ? "environment" : c->path[0] ? c->path : "spoolbox.conf",
-		       c->origin[k] == CO_FILE ? c->line[k] : 0, msg);
+}
+
+int conf_report_key(const struct conf *c, enum conf_key k, conf_report_fn *report, void *ctx, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport(report, ctx, c->origin[k] == CO_ENV ? "environment" : c->path[0] ? c->path : "spoolbox.conf",
+	        c->origin[k] == CO_FILE ? c->line[k] : 0, fmt, ap);
+	va_end(ap);
 	return 1;
 }
 
