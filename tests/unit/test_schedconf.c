@@ -5,26 +5,11 @@
 #include "unit.h"
 #include <stdlib.h>
 
-struct rep {
-	int n;
-	char last[512];
-	int last_line;
-};
-
-static void collect(void *ctx, const char *file, int line, const char *reason)
-{
-	struct rep *r = ctx;
-	if (r->n++)
-		return; /* keep the first finding */
-	r->last_line = line;
-	snprintf(r->last, sizeof r->last, "%s:%d: %s", file, line, reason);
-}
-
-static int parse(struct schedconf *c, const char *text, struct rep *r)
+static int parse(struct schedconf *c, const char *text, struct unit_findings *r)
 {
 	memset(r, 0, sizeof *r);
 	schedconf_init(c);
-	return schedconf_parse(c, "t.conf", text, strlen(text), collect, r);
+	return schedconf_parse(c, "t.conf", text, strlen(text), unit_collect, r);
 }
 
 /* The complete example of seed 000, verbatim. */
@@ -54,7 +39,7 @@ static const char seed_example[] =
 TEST(schedconf_seed_example)
 {
 	struct schedconf c;
-	struct rep r;
+	struct unit_findings r;
 	CHECK_INT(parse(&c, seed_example, &r), 0);
 	CHECK_INT(c.n, 8);
 	struct sc_params p;
@@ -97,7 +82,7 @@ TEST(schedconf_seed_example)
 TEST(schedconf_builtin_is_valid)
 {
 	struct schedconf c;
-	struct rep r;
+	struct unit_findings r;
 	CHECK_INT(parse(&c, schedconf_builtin, &r), 0);
 	struct sc_params p;
 	CHECK(schedconf_resolve(&c, "local", "-", &p) >= 0);
@@ -114,7 +99,7 @@ TEST(schedconf_builtin_is_valid)
 TEST(schedconf_compact_and_spread_forms)
 {
 	struct schedconf c;
-	struct rep r;
+	struct unit_findings r;
 	CHECK_INT(parse(&c, "a/* interval=5s maxthr=3 queueonly timelimit=10m command=\"X=1 Y=2 prog -a $host\" # comment\n"
 	                    "b\n\tinterval=7s\n\t# comment\n\n\tqueueonly\n\tcommand=prog2\n", &r), 0);
 	struct sc_params p;
@@ -139,7 +124,7 @@ TEST(schedconf_compact_and_spread_forms)
 TEST(schedconf_destination_concurrency_keys)
 {
 	struct schedconf c;
-	struct rep r;
+	struct unit_findings r;
 	CHECK_INT(parse(&c, "a/* initial_destination_concurrency=2 destination_concurrency_limit=8\n"
 	                    "\tdestination_concurrency_positive_feedback=1/concurrency\n"
 	                    "\tdestination_concurrency_negative_feedback=0.5/sqrt_concurrency\n"
@@ -167,14 +152,14 @@ TEST(schedconf_destination_concurrency_keys)
 		CHECK_INT(sc_feedback_parse(badv[i], &st, &x), -1);
 	}
 	CHECK_INT(parse(&c, "a initial_destination_concurrency=0 destination_concurrency_negative_feedback=3 command=x\n", &r), 2);
-	CHECK(strstr(r.last, "initial_destination_concurrency") != NULL);
+	CHECK(strstr(r.first, "initial_destination_concurrency") != NULL);
 	schedconf_free(&c);
 }
 
 TEST(schedconf_matching_continues_until_command)
 {
 	struct schedconf c;
-	struct rep r;
+	struct unit_findings r;
 	CHECK_INT(parse(&c, "*/* interval=1h\nsmtp/slow.example interval=2h idlemax=9s\n"
 	                    "smtp/*.example expiry=1d\nsmtp command=smtp\nsmtp/never command=x\n", &r), 0);
 	struct sc_params p;
@@ -191,7 +176,7 @@ TEST(schedconf_matching_continues_until_command)
 TEST(schedconf_shell_patterns)
 {
 	struct schedconf c;
-	struct rep r;
+	struct unit_findings r;
 	CHECK_INT(parse(&c, "smtp/[ab]?.example command=one\nsm*/* command=two\n", &r), 0);
 	struct sc_params p;
 	CHECK_INT(schedconf_resolve(&c, "smtp", "a1.example", &p), 0);
@@ -204,7 +189,7 @@ TEST(schedconf_shell_patterns)
 TEST(schedconf_params)
 {
 	struct schedconf c;
-	struct rep r;
+	struct unit_findings r;
 	CHECK_INT(parse(&c, "PARAMmailqpath = \"UNIX:/run/mailq\"\nPARAMauthfile=\"/etc/auth\"\n"
 	                    "PARAMglobal-report-interval = 15m\nPARAMmsgwriteasync = 1\n"
 	                    "PARAMstore-error-on-error = 1\n*/* command=x\n", &r), 0);
@@ -254,11 +239,11 @@ TEST(schedconf_errors_name_the_line)
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		struct schedconf c;
-		struct rep r;
+		struct unit_findings r;
 		int n = parse(&c, cases[i].text, &r);
-		if (n < 1 || r.last_line != cases[i].line || !strstr(r.last, cases[i].reason))
-			unit_fail(__FILE__, __LINE__, "case %zu: %d errors, last \"%s\"", i, n, r.last);
-		CHECK(strncmp(r.last, "t.conf:", 7) == 0);
+		if (n < 1 || r.first_line != cases[i].line || !strstr(r.first, cases[i].reason))
+			unit_fail(__FILE__, __LINE__, "case %zu: %d errors, last \"%s\"", i, n, r.first);
+		CHECK(strncmp(r.first, "t.conf:", 7) == 0);
 		schedconf_free(&c);
 	}
 }
@@ -268,7 +253,7 @@ TEST(schedconf_errors_name_the_line)
 TEST(schedconf_hostclass_first_match)
 {
 	struct schedconf c;
-	struct rep r;
+	struct unit_findings r;
 	CHECK_INT(parse(&c, "PARAMhostclass = \"mx.Example.COM 1\"\n"
 	                    "PARAMhostclass = \"*.example.com 3\"\n"
 	                    "PARAMhostclass = \"*.com 5\"\n*/* command=x\n", &r), 0);
@@ -293,7 +278,7 @@ TEST(schedconf_hostclass_first_match)
 TEST(schedconf_maxrcpt)
 {
 	struct schedconf c;
-	struct rep r;
+	struct unit_findings r;
 	struct sc_params p;
 	CHECK_INT(parse(&c, "*/* maxrcpt=5\nsmtp/* command=smtp\nlocal/* maxrcpt=1 command=local\n", &r), 0);
 	CHECK(schedconf_resolve(&c, "smtp", "a.example", &p) >= 0);
@@ -309,15 +294,15 @@ TEST(schedconf_maxrcpt)
 TEST(schedconf_warns_about_keys_without_effect)
 {
 	struct schedconf c;
-	struct rep r;
+	struct unit_findings r;
 	CHECK_INT(parse(&c, "*/*\n\tskew=5 command=x\n", &r), 0);
 	CHECK_INT(r.n, 1);
-	CHECK_INT(r.last_line, 2);
-	CHECK(strstr(r.last, "t.conf:2: warning: skew: not implemented"));
+	CHECK_INT(r.first_line, 2);
+	CHECK(strstr(r.first, "t.conf:2: warning: skew: not implemented"));
 	schedconf_free(&c);
 	CHECK_INT(parse(&c, "*/* command=x\nPARAMstore-error-on-error = 1\n", &r), 0);
 	CHECK_INT(r.n, 1);
-	CHECK(strstr(r.last, "t.conf:2: warning: PARAMstore-error-on-error: not implemented"));
+	CHECK(strstr(r.first, "t.conf:2: warning: PARAMstore-error-on-error: not implemented"));
 	schedconf_free(&c);
 	/* the built-in configuration says nothing */
 	CHECK_INT(parse(&c, schedconf_builtin, &r), 0);
@@ -328,12 +313,12 @@ TEST(schedconf_warns_about_keys_without_effect)
 TEST(schedconf_limits)
 {
 	struct schedconf c;
-	struct rep r;
+	struct unit_findings r;
 	char *big = malloc(SC_LINE_MAX + 16);
 	memset(big, 'a', SC_LINE_MAX + 10);
 	strcpy(big + SC_LINE_MAX + 10, "\n");
 	CHECK_INT(parse(&c, big, &r), 1);
-	CHECK(strstr(r.last, "line longer than"));
+	CHECK(strstr(r.first, "line longer than"));
 	schedconf_free(&c);
 	free(big);
 	/* retries longer than the limit */
@@ -342,7 +327,7 @@ TEST(schedconf_limits)
 		strcat(text, "1 ");
 	strcat(text, "\"\n");
 	CHECK_INT(parse(&c, text, &r), 1);
-	CHECK(strstr(r.last, "more than 64"));
+	CHECK(strstr(r.first, "more than 64"));
 	schedconf_free(&c);
 }
 
