@@ -81,6 +81,13 @@ def greet(c, lines, banner=b"220 hi\r\n"):
     c.sendall(EHLO)
 
 
+def to_data(c, lines, more=b""):
+    """Greets, waits for the pipelined DATA, accepts MAIL, both RCPTs and DATA, then sends more."""
+    greet(c, lines)
+    until(lines, b"DATA")
+    c.sendall(b"250 ok\r\n250 ok\r\n250 ok\r\n354 go\r\n" + more)
+
+
 def answer_until_quit(c, lines, reply=None):
     """221 to QUIT (and done); reply, if any, to every other line."""
     for line in lines:
@@ -161,9 +168,7 @@ def test_pipelined_replies_missing(box):
 
 def test_server_closes_after_354(box):
     def script(c, lines):
-        greet(c, lines)
-        until(lines, b"DATA")
-        c.sendall(b"250 ok\r\n250 ok\r\n250 ok\r\n354 go\r\n")
+        to_data(c, lines)
         until(lines, b".")
         c.shutdown(socket.SHUT_RDWR)
     run_job(box, script)
@@ -195,9 +200,7 @@ def test_tls_handshake_trickled_a_byte_at_a_time_times_out(box):
 def test_250_before_the_end_of_data_is_not_a_delivery(box):
     # the server says 250 right after its 354, before the message (and its dot) was sent
     def script(c, lines):
-        greet(c, lines)
-        until(lines, b"DATA")
-        c.sendall(b"250 ok\r\n250 ok\r\n250 ok\r\n354 go\r\n250 2.0.0 queued, honest\r\n")
+        to_data(c, lines, b"250 2.0.0 queued, honest\r\n")
         answer_until_quit(c, lines)
     reps, srv = run_job(box, script)
     assert "before the end of data" in reps[0].diag, reps

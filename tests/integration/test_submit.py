@@ -33,29 +33,40 @@ def test_argument_lists_and_duplicates(box):
                          ("smtp", "x.org", '"john doe"@x.org'), ("smtp", "[192.0.2.1]", "u@[192.0.2.1]")]
 
 
-def test_t_reads_to_cc_bcc_and_removes_bcc(box):
-    msg = (b"From: me@x.org\nTo: a@x.org, Group: g1@y.org, \"Q, R\" <g2@y.org>;\nCc: c@z.org (comment)\n"
-           b"Bcc: secret@hidden.org\nBCC: other@hidden.org\nSubject: s\n\nbody\nTo: not@header.org\n")
-    p = sendmail(box, "-t", "extra@w.org", input=msg)
-    assert p.returncode == 0, p.stderr
-    _, m, stored = queued(box)
-    assert sorted(m.recipients) == sorted(["extra@w.org", "a@x.org", "g1@y.org", "g2@y.org", "c@z.org",
-                                           "secret@hidden.org", "other@hidden.org"])
-    assert header(stored, "Bcc") == []
-    assert b"secret@hidden.org" not in stored
-    assert header(stored, "Cc") == ["c@z.org (comment)"]
-    assert stored.endswith(b"\n\nbody\nTo: not@header.org\n")
+# -t: arguments, input, then the recipients (sorted), header fields as stored (name: values),
+# bytes that must not be stored, and how the stored message ends.
+T_CASES = [
+    pytest.param(["-t", "extra@w.org"],
+                 b"From: me@x.org\nTo: a@x.org, Group: g1@y.org, \"Q, R\" <g2@y.org>;\nCc: c@z.org (comment)\n"
+                 b"Bcc: secret@hidden.org\nBCC: other@hidden.org\nSubject: s\n\nbody\nTo: not@header.org\n",
+                 ["a@x.org", "c@z.org", "extra@w.org", "g1@y.org", "g2@y.org", "other@hidden.org", "secret@hidden.org"],
+                 {"Bcc": [], "Cc": ["c@z.org (comment)"]}, [b"secret@hidden.org"], b"\n\nbody\nTo: not@header.org\n",
+                 id="reads_to_cc_bcc_and_removes_bcc"),
+    pytest.param(["-t"],
+                 b"Resent-From: fw@x.org\nResent-To: new@y.org\nResent-Bcc: hid@y.org\nTo: old@z.org\n"
+                 b"Cc: oldcc@z.org\nSubject: fwd\n\nbody\n",
+                 ["hid@y.org", "new@y.org"], {"Resent-Bcc": [], "To": ["old@z.org"]}, [], None,
+                 id="uses_resent_fields_when_present"),
+    # PHP writes CRLF or LF depending on version; the To: line comes from mail()'s first argument
+    pytest.param(["-t", "-i"],
+                 b"To: user@example.com\r\nSubject: Order\r\nFrom: shop@example.com\r\n"
+                 b"X-PHP-Originating-Script: 33:x.php\r\n\r\nThanks\r\n",
+                 ["user@example.com"], {}, [b"\r"], b"\n\nThanks\n", id="php_mail"),
+]
 
 
-def test_t_uses_resent_fields_when_present(box):
-    msg = (b"Resent-From: fw@x.org\nResent-To: new@y.org\nResent-Bcc: hid@y.org\nTo: old@z.org\n"
-           b"Cc: oldcc@z.org\nSubject: fwd\n\nbody\n")
-    p = sendmail(box, "-t", input=msg)
+@pytest.mark.parametrize("args,msg,rcpts,fields,absent,ending", T_CASES)
+def test_t(box, args, msg, rcpts, fields, absent, ending):
+    p = sendmail(box, *args, input=msg)
     assert p.returncode == 0, p.stderr
     _, m, stored = queued(box)
-    assert sorted(m.recipients) == ["hid@y.org", "new@y.org"]
-    assert header(stored, "Resent-Bcc") == []
-    assert header(stored, "To") == ["old@z.org"]
+    assert sorted(m.recipients) == rcpts
+    for name, values in fields.items():
+        assert header(stored, name) == values, name
+    for b in absent:
+        assert b not in stored
+    if ending:
+        assert stored.endswith(ending)
 
 
 def test_dot_line_ends_input_without_i(box):
@@ -416,17 +427,6 @@ def test_git_send_email(box):
     assert m.sender == "dev@example.org"
     assert m.recipients == ["list@example.com", "rev@example.net"]
     assert stored.endswith(b"\n\n---\n file | 2 +-\n.\n")
-
-
-def test_php_mail(box):
-    # PHP writes CRLF or LF depending on version; the To: line comes from mail()'s first argument
-    msg = b"To: user@example.com\r\nSubject: Order\r\nFrom: shop@example.com\r\nX-PHP-Originating-Script: 33:x.php\r\n\r\nThanks\r\n"
-    p = sendmail(box, "-t", "-i", input=msg)
-    assert p.returncode == 0, p.stderr
-    _, m, stored = queued(box)
-    assert m.recipients == ["user@example.com"]
-    assert b"\r" not in stored
-    assert stored.endswith(b"\n\nThanks\n")
 
 
 def test_sudo(box):
