@@ -13,24 +13,27 @@ MSG = b"Subject: test\n\nhello\n"
 
 # ---- recipients, -t, -i ----
 
-def test_recipients_as_arguments_are_routed(box):
-    p = sendmail(box, "root", "Admin@Example.COM", "user@localhost", "x@box.example", input=MSG)
+# Recipient arguments and the routes they get, in order; duplicates go.
+ROUTED = [
+    pytest.param(["root", "Admin@Example.COM", "user@localhost", "x@box.example"],
+                 [("local", "root", "root"), ("smtp", "example.com", "Admin@Example.COM"), ("local", "user", "user"),
+                  ("local", "x", "x")], id="arguments"),
+    pytest.param(["a@x.org, B <b@y.org>", "a@x.org", "\"john doe\"@x.org", "u@[192.0.2.1]"],
+                 [("smtp", "x.org", "a@x.org"), ("smtp", "y.org", "b@y.org"), ("smtp", "x.org", '"john doe"@x.org'),
+                  ("smtp", "[192.0.2.1]", "u@[192.0.2.1]")], id="lists_and_duplicates"),
+]
+
+
+@pytest.mark.parametrize("args,want", ROUTED)
+def test_recipients_are_routed(box, args, want):
+    p = sendmail(box, *args, input=MSG)
     assert p.returncode == 0, p.stderr
     _, m, msg = queued(box)
-    assert routes(m) == [("local", "root", "root"), ("smtp", "example.com", "Admin@Example.COM"),
-                         ("local", "user", "user"), ("local", "x", "x")]
+    assert routes(m) == want
     assert m.sender == "root@box.example"
     assert all(r.tag == "N" and r.priv == -1 for r in m.rcpts)
     assert msg.endswith(b"\n\nhello\n")
     assert header(msg, "Subject") == ["test"]
-
-
-def test_argument_lists_and_duplicates(box):
-    p = sendmail(box, "a@x.org, B <b@y.org>", "a@x.org", "\"john doe\"@x.org", "u@[192.0.2.1]", input=MSG)
-    assert p.returncode == 0, p.stderr
-    _, m, _ = queued(box)
-    assert routes(m) == [("smtp", "x.org", "a@x.org"), ("smtp", "y.org", "b@y.org"),
-                         ("smtp", "x.org", '"john doe"@x.org'), ("smtp", "[192.0.2.1]", "u@[192.0.2.1]")]
 
 
 # -t: arguments, input, then the recipients (sorted), header fields as stored (name: values),

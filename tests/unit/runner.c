@@ -47,6 +47,19 @@ void unit_collect(void *ctx, const char *file, int line, const char *reason)
 	snprintf(f->all + l, sizeof f->all - l, "%s:%d: %s\n", file, line, reason);
 }
 
+char *unit_long_line(const char *prefix, size_t len)
+{
+	char *s = malloc(len + 2);
+	if (!s) {
+		perror("malloc");
+		exit(2);
+	}
+	memset(s, 'a', len);
+	memcpy(s, prefix, strlen(prefix));
+	memcpy(s + len, "\n", 2);
+	return s;
+}
+
 const char *unit_tmpdir(void)
 {
 	if (!tmpdir[0]) {

@@ -170,11 +170,7 @@ TEST(conf_long_line_rejected)
 {
 	struct conf c;
 	struct unit_findings f;
-	char *text = malloc(CONF_LINE_MAX + 20);
-	memset(text, 'A', CONF_LINE_MAX + 10);
-	memcpy(text, "HELO_NAME=", 10);
-	text[CONF_LINE_MAX + 10] = '\n';
-	text[CONF_LINE_MAX + 11] = 0;
+	char *text = unit_long_line("HELO_NAME=", CONF_LINE_MAX + 10);
 	CHECK_INT(parse(&c, text, &f), 1);
 	free(text);
 	conf_free(&c);

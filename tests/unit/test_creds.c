@@ -5,6 +5,7 @@
 #include "util.h"
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -110,11 +111,9 @@ TEST(creds_errors_say_where_never_what)
 	struct unit_findings s;
 	CHECK_INT(parse("host user \"secretvalue\" x y\n", "host", 25, &c, &s), -1);
 	CHECK(strstr(s.all, "secretvalue") == NULL);
-	char longline[CREDS_LINE_MAX + 20];
-	memset(longline, 'a', sizeof longline);
-	memcpy(longline, "h u ", 4);
-	longline[sizeof longline - 1] = 0;
+	char *longline = unit_long_line("h u ", CREDS_LINE_MAX + 19);
 	CHECK_INT(parse(longline, "h", 25, &c, &s), -1);
+	free(longline);
 	CHECK(strstr(s.all, "line longer") != NULL);
 	CHECK_INT(creds_parse("creds", "h u p\0\n", 7, "h", 25, &c, unit_collect, &s), -1);
 }

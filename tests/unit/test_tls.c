@@ -157,6 +157,18 @@ static int connect_port(int port)
 	return fd;
 }
 
+/* Sends cmd (NULL: nothing) and checks that the next line is want. */
+static void exchange(struct io *io, const char *cmd, const char *want)
+{
+	char line[256];
+	if (cmd) {
+		CHECK_INT(io_puts(io, cmd), 0);
+		CHECK_INT(io_flush(io), 0);
+	}
+	CHECK(io_getline(io, line, sizeof line) > 0);
+	CHECK_STR(line, want);
+}
+
 /* One connection to a fresh server under the given parameters: the status of tls_start and
  * its reason; on success a line is sent and its echo checked, then QUIT. */
 static enum tls_status try_tls(const char *cert, const char *extra, struct tls_params *p, char *reason, size_t rs,
@@ -176,18 +188,11 @@ static enum tls_status try_tls(const char *cert, const char *extra, struct tls_p
 	if (desc && ds)
 		desc[0] = 0;
 	if (st == TLS_OK) {
-		char line[256];
 		CHECK(tls_active(&io));
 		if (desc)
 			tls_describe(&io, desc, ds);
-		CHECK_INT(io_puts(&io, "hello over TLS\r\n"), 0);
-		CHECK_INT(io_flush(&io), 0);
-		CHECK(io_getline(&io, line, sizeof line) > 0);
-		CHECK_STR(line, "echo: hello over TLS\r\n");
-		io_puts(&io, "QUIT\r\n");
-		io_flush(&io);
-		CHECK(io_getline(&io, line, sizeof line) > 0);
-		CHECK_STR(line, "221 bye\r\n");
+		exchange(&io, "hello over TLS\r\n", "echo: hello over TLS\r\n");
+		exchange(&io, "QUIT\r\n", "221 bye\r\n");
 	} else {
 		CHECK(!tls_active(&io));
 	}
@@ -451,26 +456,19 @@ TEST(tls_client_certificate)
 TEST(tls_starttls_discards_injection)
 {
 	SKIP_WITHOUT_TLS();
-	char reason[TLS_REASON_MAX], line[256];
+	char reason[TLS_REASON_MAX];
 	struct server s;
 	struct io io;
 	CHECK_INT(server_start(&s, "server", "--starttls --inject 250-INJECTED"), 0);
 	io_init_fd(&io, connect_port(s.port), 5000);
-	CHECK(io_getline(&io, line, sizeof line) > 0);
-	CHECK_STR(line, "220 test ESMTP\r\n");
-	io_puts(&io, "STARTTLS\r\n");
-	io_flush(&io);
-	CHECK(io_getline(&io, line, sizeof line) > 0);
-	CHECK_STR(line, "220 go ahead\r\n");
+	exchange(&io, NULL, "220 test ESMTP\r\n");
+	exchange(&io, "STARTTLS\r\n", "220 go ahead\r\n");
 	/* give the injected line time to arrive; it must be dropped, not read after TLS */
 	usleep(100000);
 	struct tls_params p = verify_params("mail.test");
 	CHECK_INT(tls_start(&io, &p, reason, sizeof reason), TLS_OK);
 	CHECK_INT(io_pending(&io), 0);
-	io_puts(&io, "EHLO client\r\n");
-	io_flush(&io);
-	CHECK(io_getline(&io, line, sizeof line) > 0);
-	CHECK_STR(line, "echo: EHLO client\r\n");
+	exchange(&io, "EHLO client\r\n", "echo: EHLO client\r\n");
 	io_close(&io);
 	server_stop(&s);
 	/* unflushed output at STARTTLS is a caller bug, refused */

@@ -26,6 +26,9 @@ struct unit_findings {
 	char first[512], last[512], all[4096];
 };
 void unit_collect(void *ctx, const char *file, int line, const char *reason);
+/* A malloc'd text of one line: prefix, then 'a's up to len bytes, then "\n" (free it). For the
+ * line-length limits of the parsers. */
+char *unit_long_line(const char *prefix, size_t len);
 /* A fresh empty directory for this test (removed by the runner afterwards). */
 const char *unit_tmpdir(void);
 
