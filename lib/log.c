@@ -5,6 +5,7 @@
 #include "log.h"
 #include "util.h"
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,12 @@
 #include <unistd.h>
 
 #define SYSLOG_RETRY_MS 60000 /* a socket that was missing is looked for again after this */
+/* A full queue at the log daemon: wait this long for room before the line is dropped, but not
+ * again for SYSLOG_SLOW_MS after a line was dropped (a daemon that stopped reading must not cost
+ * every line the wait). syslog(3) would block for as long as it takes; the queue can be as short
+ * as 10 datagrams (net.unix.max_dgram_qlen), which a busy daemon fills in a burst. */
+#define SYSLOG_WAIT_MS 1000
+#define SYSLOG_SLOW_MS 10000
 
 static struct {
 	const char *ident;
@@ -22,7 +29,8 @@ static struct {
 	int fd;
 	int sl_fd;             /* the syslog socket, -1 when not connected */
 	long long sl_retry_ms; /* monotonic time before which no connect is tried again */
-} lg = {"spoolbox", LOG_TO_STDERR, LOG_INFO, 2, -1, 0};
+	long long sl_slow_ms;  /* monotonic time before which a full queue drops at once */
+} lg = {"spoolbox", LOG_TO_STDERR, LOG_INFO, 2, -1, 0, 0};
 
 static long long mono_ms(void)
 {
@@ -97,11 +105,17 @@ static int sl_send(const char *ident, int level, const char *id, const char *tex
 	if (n >= (int)sizeof buf)
 		n = (int)sizeof buf - 1;
 	for (int attempt = 0; attempt < 2; attempt++) {
-		/* never wait for a log daemon that does not read: a full queue drops the line */
+		/* never wait long for a log daemon that does not read: a full queue drops the line */
 		if (send(lg.sl_fd, buf, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) >= 0)
 			return 0;
-		if (errno == EAGAIN || errno == EWOULDBLOCK)
+		if (errno == EAGAIN || errno == EWOULDBLOCK) {
+			struct pollfd p = {lg.sl_fd, POLLOUT, 0};
+			if (mono_ms() >= lg.sl_slow_ms && poll(&p, 1, SYSLOG_WAIT_MS) > 0 &&
+			    send(lg.sl_fd, buf, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) >= 0)
+				return 0;
+			lg.sl_slow_ms = mono_ms() + SYSLOG_SLOW_MS;
 			return -1;
+		}
 		/* the log daemon restarted: one reconnect, then give up until the retry time */
 		sl_close();
 		if (attempt || sl_connect() < 0)
@@ -119,6 +133,7 @@ void log_init(const char *ident, unsigned where, int level_max)
 	lg.level_max = level_max;
 	lg.fd = 2;
 	lg.sl_retry_ms = 0;
+	lg.sl_slow_ms = 0;
 	if (where & LOG_TO_SYSLOG)
 		sl_connect();
 }
