@@ -60,21 +60,37 @@ static const struct {
 	{"minimum_delivery_slots", SV_MIN_SLOTS, VT_CONC},
 };
 
-/* Where each plain-number variable lives in sc_params (0: not one of them); those in LL_VARS are
- * long long, the others int. merge() and conc_assign() write through it. */
-#define AT(f) (unsigned char)offsetof(struct sc_params, f)
-#define LL_VARS (1u << SV_INTERVAL | 1u << SV_IDLEMAX | 1u << SV_EXPIRY | 1u << SV_EXPIRY2 | 1u << SV_TIMELIMIT)
-_Static_assert(sizeof(struct sc_params) < 256, "sc_params: offsets must fit a byte");
-static const unsigned char field_at[SV__COUNT] = {
-	[SV_INTERVAL] = AT(interval), [SV_IDLEMAX] = AT(idlemax), [SV_EXPIRY] = AT(expiry),
-	[SV_EXPIRY2] = AT(expiry2), [SV_TIMELIMIT] = AT(timelimit),
-	[SV_MAXTA] = AT(maxta), [SV_MAXCHANNEL] = AT(maxchannel), [SV_MAXRING] = AT(maxring),
-	[SV_MAXTHR] = AT(maxthr), [SV_OVERFEED] = AT(overfeed), [SV_SKEW] = AT(skew),
-	[SV_QUEUEONLY] = AT(queueonly), [SV_MAXRCPT] = AT(maxrcpt), [SV_INIT_CONC] = AT(init_conc),
-	[SV_CONC_LIMIT] = AT(conc_limit), [SV_COHORT_LIMIT] = AT(cohort_limit),
-	[SV_SLOT_COST] = AT(slots.cost), [SV_SLOT_DISCOUNT] = AT(slots.discount),
-	[SV_SLOT_LOAN] = AT(slots.loan), [SV_MIN_SLOTS] = AT(slots.min_slots),
+/* Which member of struct sc_params each variable sets (two for retries and the feedbacks). */
+#define FIELD(v, m) {v, offsetof(struct sc_params, m), sizeof(((struct sc_params *)0)->m)}
+static const struct {
+	unsigned char var, off, len;
+} fields[] = {
+	FIELD(SV_INTERVAL, interval),         FIELD(SV_IDLEMAX, idlemax),         FIELD(SV_EXPIRY, expiry),
+	FIELD(SV_EXPIRY2, expiry2),           FIELD(SV_RETRIES, retries),         FIELD(SV_RETRIES, nretries),
+	FIELD(SV_MAXTA, maxta),               FIELD(SV_MAXCHANNEL, maxchannel),   FIELD(SV_MAXRING, maxring),
+	FIELD(SV_MAXTHR, maxthr),             FIELD(SV_OVERFEED, overfeed),       FIELD(SV_SKEW, skew),
+	FIELD(SV_USER, user),                 FIELD(SV_GROUP, group),             FIELD(SV_COMMAND, command),
+	FIELD(SV_QUEUEONLY, queueonly),       FIELD(SV_TIMELIMIT, timelimit),     FIELD(SV_MAXRCPT, maxrcpt),
+	FIELD(SV_INIT_CONC, init_conc),       FIELD(SV_CONC_LIMIT, conc_limit),   FIELD(SV_POS_FEEDBACK, pos_style),
+	FIELD(SV_POS_FEEDBACK, pos_x),        FIELD(SV_NEG_FEEDBACK, neg_style),  FIELD(SV_NEG_FEEDBACK, neg_x),
+	FIELD(SV_COHORT_LIMIT, cohort_limit), FIELD(SV_SLOT_COST, slots.cost),       FIELD(SV_SLOT_DISCOUNT, slots.discount),
+	FIELD(SV_SLOT_LOAN, slots.loan),      FIELD(SV_MIN_SLOTS, slots.min_slots),
 };
+#undef FIELD
+_Static_assert(sizeof(struct sc_params) < 256, "fields[] keeps offsets in a byte");
+
+/* Sets number variable var of p to x (an int or a long long member, as fields[] says). */
+static void set_number(struct sc_params *p, int var, long long x)
+{
+	for (size_t i = 0; i < ARRAY_LEN(fields); i++)
+		if (fields[i].var == var) {
+			if (fields[i].len == sizeof(long long))
+				*(long long *)((char *)p + fields[i].off) = x;
+			else
+				*(int *)((char *)p + fields[i].off) = (int)x;
+			return;
+		}
+}
 
 void sc_params_default(struct sc_params *p)
 {
@@ -178,22 +194,6 @@ static int is_space(char ch)
 static int is_name(char ch)
 {
 	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '-';
-}
-
-static int parse_count(const char *s, long long max, long long *out)
-{
-	long long n = 0;
-	if (!*s)
-		return -1;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -1;
-		n = n * 10 + (*s - '0');
-		if (n > max)
-			return -1;
-	}
-	*out = n;
-	return 0;
 }
 
 static int parse_retries(struct parser *ps, const char *v, unsigned **out, unsigned *count)
@@ -322,7 +322,7 @@ static int conc_assign(struct parser *ps, struct sc_params *p, int var, const ch
 		bad(ps, "%s: '%s' is not a number from %lld to %lld", name, val, min, max);
 		return -1;
 	}
-	*(int *)((char *)p + field_at[var]) = (int)x;
+	set_number(p, var, x);
 	return 0;
 }
 
@@ -371,7 +371,7 @@ static void assign(struct parser *ps, struct sc_clause *k, const char *name, con
 			bad(ps, "%s: '%s' is not an interval (like 1h5m20s, 10s or 3d)", name, val);
 			return;
 		}
-		*(long long *)((char *)&k->p + field_at[vars[i].var]) = x;
+		set_number(&k->p, vars[i].var, x);
 		break;
 	case VT_INT:
 		if (parse_count(val, 1000000, &x) < 0) {
@@ -382,7 +382,7 @@ static void assign(struct parser *ps, struct sc_clause *k, const char *name, con
 			bad(ps, "%s: must be at least 1", name);
 			return;
 		}
-		*(int *)((char *)&k->p + field_at[vars[i].var]) = (int)x;
+		set_number(&k->p, vars[i].var, x);
 		if (vars[i].var == SV_SKEW)
 			warn(ps, "skew: not implemented (accepted for ZMailer compatibility, it has no effect)");
 		break;
@@ -813,35 +813,13 @@ int schedconf_load(struct schedconf *c, const char *path, int missing_ok, conf_r
 	return errors;
 }
 
+/* The variables in's clause set override out's. */
 static void merge(struct sc_params *out, const struct sc_params *in)
 {
-	unsigned s = in->set;
-	/* the plain numbers by their place (field_at), the rest by hand */
-	for (int v = 0; v < SV__COUNT; v++) {
-		unsigned at = field_at[v];
-		if (!(s & (1u << v)) || !at)
-			continue;
-		if (LL_VARS & (1u << v))
-			*(long long *)((char *)out + at) = *(const long long *)((const char *)in + at);
-		else
-			*(int *)((char *)out + at) = *(const int *)((const char *)in + at);
-	}
-	if (s & (1u << SV_RETRIES)) {
-		out->retries = in->retries;
-		out->nretries = in->nretries;
-	}
-	if (s & (1u << SV_USER)) out->user = in->user;
-	if (s & (1u << SV_GROUP)) out->group = in->group;
-	if (s & (1u << SV_COMMAND)) out->command = in->command;
-	if (s & (1u << SV_POS_FEEDBACK)) {
-		out->pos_style = in->pos_style;
-		out->pos_x = in->pos_x;
-	}
-	if (s & (1u << SV_NEG_FEEDBACK)) {
-		out->neg_style = in->neg_style;
-		out->neg_x = in->neg_x;
-	}
-	out->set |= s;
+	for (size_t i = 0; i < ARRAY_LEN(fields); i++)
+		if (in->set & (1u << fields[i].var))
+			memcpy((char *)out + fields[i].off, (const char *)in + fields[i].off, fields[i].len);
+	out->set |= in->set;
 }
 
 int schedconf_resolve(const struct schedconf *c, const char *channel, const char *host, struct sc_params *out)
