@@ -14,6 +14,19 @@
 #include <unistd.h>
 
 #define SYSLOG_RETRY_MS 60000 /* a socket that was missing is looked for again after this */
+#define LOG_LINE_MAX 1400      /* one line or datagram, cut beyond */
+#define LOG_HOLD_LINES 32      /* syslog lines held at most before a flush */
+
+/* Lines held between log_hold(1) and log_flush() (the scheduler's turn): one write, one
+ * sendmmsg(), instead of one system call per line. */
+struct log_hold {
+	char sl[16384];
+	unsigned short sl_len[LOG_HOLD_LINES];
+	unsigned sl_n;
+	size_t sl_used;
+	char st[16384];
+	size_t st_used;
+};
 
 static struct {
 	const char *ident;
@@ -22,7 +35,27 @@ static struct {
 	int fd;
 	int sl_fd;             /* the syslog socket, -1 when not connected */
 	long long sl_retry_ms; /* monotonic time before which no connect is tried again */
-} lg = {"spoolbox", LOG_TO_STDERR, LOG_INFO, 2, -1, 0};
+	long pid;              /* getpid() once, not per line (log_forked() after a fork); 0: unknown */
+	struct log_hold *hold; /* lines held for one write (log_hold), or NULL */
+} lg = {"spoolbox", LOG_TO_STDERR, LOG_INFO, 2, -1, 0, 0, NULL};
+
+static long my_pid(void)
+{
+	if (!lg.pid)
+		lg.pid = (long)getpid();
+	return lg.pid;
+}
+
+void log_forked(void)
+{
+	lg.pid = 0;
+	if (lg.hold) {
+		/* the parent's held lines are the parent's to write */
+		lg.hold->sl_n = 0;
+		lg.hold->sl_used = 0;
+		lg.hold->st_used = 0;
+	}
+}
 
 static long long mono_ms(void)
 {
@@ -75,7 +108,88 @@ static int sl_connect(void)
 	return -1;
 }
 
-/* One line to syslog: "<PRI>Mmm dd hh:mm:ss ident[pid]: text" (RFC 3164). 0, or -1 when it did not go. */
+/* One datagram to the syslog socket, reconnecting once when the log daemon restarted. 0, or -1
+ * when it did not go. */
+static int sl_deliver(const char *buf, size_t n)
+{
+	for (int attempt = 0; attempt < 2; attempt++) {
+		/* never wait for a log daemon that does not read: a full queue drops the line */
+		if (lg.sl_fd >= 0 && send(lg.sl_fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT) >= 0)
+			return 0;
+		if (lg.sl_fd >= 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return -1;
+		/* the log daemon restarted: one reconnect, then give up until the retry time */
+		sl_close();
+		if (attempt || sl_connect() < 0)
+			break;
+	}
+	lg.sl_retry_ms = mono_ms() + SYSLOG_RETRY_MS;
+	return -1;
+}
+
+static void stream_write(const char *p, size_t n)
+{
+	ssize_t w = write(lg.fd, p, n);
+	(void)w;
+}
+
+/* A syslog line that could not go, written to the stream instead (its "<PRI>" left out). */
+static void sl_fallback(const char *buf, size_t n)
+{
+	const char *gt = memchr(buf, '>', n);
+	if (!(lg.where & LOG_STDERR_FALLBACK) || !gt || n >= LOG_LINE_MAX)
+		return;
+	char line[LOG_LINE_MAX + 1];
+	size_t k = n - (size_t)(gt + 1 - buf);
+	memcpy(line, gt + 1, k);
+	line[k] = '\n';
+	stream_write(line, k + 1);
+}
+
+void log_flush(void)
+{
+	struct log_hold *h = lg.hold;
+	if (!h)
+		return;
+	if (h->sl_n) {
+		/* the turn's syslog lines in one sendmmsg(); what it did not take goes one by one */
+		struct mmsghdr mm[LOG_HOLD_LINES];
+		struct iovec iov[LOG_HOLD_LINES];
+		size_t off = 0;
+		for (unsigned i = 0; i < h->sl_n; i++) {
+			iov[i] = (struct iovec){h->sl + off, h->sl_len[i]};
+			memset(&mm[i], 0, sizeof mm[i]);
+			mm[i].msg_hdr.msg_iov = &iov[i];
+			mm[i].msg_hdr.msg_iovlen = 1;
+			off += h->sl_len[i];
+		}
+		int sent = lg.sl_fd >= 0 ? sendmmsg(lg.sl_fd, mm, h->sl_n, MSG_NOSIGNAL | MSG_DONTWAIT) : 0;
+		for (unsigned i = sent > 0 ? (unsigned)sent : 0; i < h->sl_n; i++)
+			if (sl_deliver(iov[i].iov_base, iov[i].iov_len) < 0)
+				sl_fallback(iov[i].iov_base, iov[i].iov_len);
+		h->sl_n = 0;
+		h->sl_used = 0;
+	}
+	if (h->st_used)
+		stream_write(h->st, h->st_used);
+	h->st_used = 0;
+}
+
+int log_hold(int on)
+{
+	if (!on) {
+		log_flush();
+		free(lg.hold);
+		lg.hold = NULL;
+		return 0;
+	}
+	if (!lg.hold)
+		lg.hold = calloc(1, sizeof *lg.hold);
+	return lg.hold ? 0 : -1;
+}
+
+/* One line to syslog: "<PRI>Mmm dd hh:mm:ss ident[pid]: text" (RFC 3164); held while a hold is
+ * on. 0, or -1 when it did not go. */
 static int sl_send(const char *ident, int level, const char *id, const char *text)
 {
 	static const char mon[12][4] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
@@ -89,36 +203,35 @@ static int sl_send(const char *ident, int level, const char *id, const char *tex
 	if (ENABLE_LOCALTIME && civil_time(&now, &tm))
 		snprintf(stamp, sizeof stamp, "%s %2d %02d:%02d:%02d ", mon[tm.tm_mon % 12], tm.tm_mday, tm.tm_hour,
 		         tm.tm_min, tm.tm_sec);
-	char buf[1400];
+	char buf[LOG_LINE_MAX];
 	int n = snprintf(buf, sizeof buf, "<%d>%s%s[%ld]: %s%s%s", LOG_MAIL | (level & 7), stamp, ident,
-	                 (long)getpid(), id ? id : "", id ? ": " : "", text);
+	                 my_pid(), id ? id : "", id ? ": " : "", text);
 	if (n < 0)
 		return -1;
 	if (n >= (int)sizeof buf)
 		n = (int)sizeof buf - 1;
-	for (int attempt = 0; attempt < 2; attempt++) {
-		/* never wait for a log daemon that does not read: a full queue drops the line */
-		if (send(lg.sl_fd, buf, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) >= 0)
-			return 0;
-		if (errno == EAGAIN || errno == EWOULDBLOCK)
-			return -1;
-		/* the log daemon restarted: one reconnect, then give up until the retry time */
-		sl_close();
-		if (attempt || sl_connect() < 0)
-			break;
+	struct log_hold *h = lg.hold;
+	if (h) {
+		if (h->sl_n == LOG_HOLD_LINES || h->sl_used + (size_t)n > sizeof h->sl)
+			log_flush();
+		memcpy(h->sl + h->sl_used, buf, (size_t)n);
+		h->sl_used += (size_t)n;
+		h->sl_len[h->sl_n++] = (unsigned short)n;
+		return 0;
 	}
-	lg.sl_retry_ms = mono_ms() + SYSLOG_RETRY_MS;
-	return -1;
+	return sl_deliver(buf, (size_t)n);
 }
 
 void log_init(const char *ident, unsigned where, int level_max)
 {
+	log_hold(0);
 	sl_close();
 	lg.ident = ident;
 	lg.where = where;
 	lg.level_max = level_max;
 	lg.fd = 2;
 	lg.sl_retry_ms = 0;
+	lg.pid = 0;
 	if (where & LOG_TO_SYSLOG)
 		sl_connect();
 }
@@ -151,15 +264,25 @@ static void emit(const char *prog, int level, const char *id, const char *fmt, v
 		to_stderr = 1; /* no syslog socket: a foreground daemon must not be silent */
 	if (to_stderr) {
 		char line[1200];
-		int n = snprintf(line, sizeof line, "%s[%ld]: %s%s%s\n", ident, (long)getpid(),
+		int n = snprintf(line, sizeof line, "%s[%ld]: %s%s%s\n", ident, my_pid(),
 		                 id ? id : "", id ? ": " : "", text);
 		if (n > (int)sizeof line - 1) {
 			n = (int)sizeof line - 1;
 			line[n - 1] = '\n';
 		}
-		ssize_t w = write(lg.fd, line, (size_t)n);
-		(void)w;
+		struct log_hold *h = lg.hold;
+		if (h && n > 0) {
+			if (h->st_used + (size_t)n > sizeof h->st)
+				log_flush();
+			memcpy(h->st + h->st_used, line, (size_t)n);
+			h->st_used += (size_t)n;
+		} else {
+			stream_write(line, (size_t)n);
+		}
 	}
+	/* an error is not kept back: it may be the last thing the process says */
+	if (level <= LOG_ERR)
+		log_flush();
 	errno = saved;
 }
 

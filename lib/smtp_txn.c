@@ -13,7 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define BODY_IN 16384    /* message bytes read per chunk */
+#define BODY_IN SMTP_TXN_IN /* message bytes read per chunk */
 #define BODY_OUT 32768   /* wire bytes gathered per write */
 #define BODY_ROOM 4096   /* write out when less room than this is left */
 _Static_assert(BODY_IN + BODY_OUT + SMTP_BODY_FINISH <= SMTP_TXN_BUF, "SMTP_TXN_BUF holds both buffers");
@@ -178,9 +178,11 @@ static int send_body(struct smtp_conn *c, struct smtp_txn *t, char *why, size_t 
 		goto done;
 	}
 	smtp_body_init(&e);
+	size_t pre = t->body_buf && t->pre <= BODY_IN ? t->pre : 0;
 	while (left > 0) {
 		size_t want = left < BODY_IN ? (size_t)left : BODY_IN;
-		ssize_t r = read(t->fd, in, want);
+		ssize_t r = pre ? (ssize_t)(pre < want ? pre : want) : read(t->fd, in, want);
+		pre = 0;
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0) {

@@ -101,6 +101,9 @@ struct spool {
 	unsigned npending;
 	int pending_fd[64];
 	char pending_id[64][SPOOL_ID_MAX];
+	unsigned long long pending_lent; /* bit i: pending_fd[i] is lent (spool_pending_lend) */
+	unsigned long have_qgid;     /* bit h: qgid[h] is the group files made in queue/<h>/ get */
+	gid_t qgid[36];
 };
 #define SPOOL_PENDING_MAX 64
 
@@ -213,6 +216,13 @@ int spool_pickup_prepare(struct spool *sp, const char *id, long long *arrival, s
 /* fsyncs the control files left pending (defer_sync), then the directories that prepare/finish
  * touched; closes the pending files. */
 int spool_sync_dirty(struct spool *sp);
+/* The control file of id that pick-up created and has not synced yet, lent to the caller (the
+ * scheduler's hand-out writes to it instead of opening it again), or -1. The spool still syncs
+ * it in spool_sync_dirty(); the caller gives it back with spool_pending_return() instead of
+ * closing it: 0 when it was one (the spool closes it after its sync), -1 when the caller must
+ * close fd itself. */
+int spool_pending_lend(struct spool *sp, const char *id);
+int spool_pending_return(struct spool *sp, int fd);
 /* P3 for one message (rename into queue/). */
 int spool_pickup_finish(struct spool *sp, const char *id);
 
@@ -241,6 +251,11 @@ int spool_rcpt_update(int fd, const struct spool_rcpt *r, const char *path);
 int spool_attempt_append(int fd, const struct spool_attempt *a, const char *path);
 /* Appends a raw record line ("W 1795246800", "B 1795246800 ID"); it must not contain '\n'. */
 int spool_record_append(int fd, const char *line, const char *path);
+/* The same where the caller tracks the file's end: *end > 0 (the offset just past a whole last
+ * line this process wrote) is appended at without a look at the file; it is updated on success,
+ * and 0 after a failure (the next append looks). The caller MUST be the file's only writer. */
+int spool_record_append_at(int fd, const char *line, const char *path, off_t *end);
+int spool_attempt_append_at(int fd, const struct spool_attempt *a, const char *path, off_t *end);
 /* R1..R3: removes the due link for time t (t < 0: every due link of the id found by name is
  * left to the cleaner), the control file, then the message file. */
 int spool_remove(struct spool *sp, const char *id, long long t);
