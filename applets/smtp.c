@@ -235,7 +235,7 @@ static int smtp_job(void *ctx, struct ta_job *job)
 		return 0;
 	}
 	ta->dead[0] = 0;
-	int fd = spool_msg_open(job->sp, job->id, m->body_off);
+	int fd = spool_msg_open(job->sp, job->id, -1); /* positioned below */
 	if (fd < 0) {
 		struct smtp_fail f;
 		memset(&f, 0, sizeof f);
@@ -250,8 +250,11 @@ static int smtp_job(void *ctx, struct ta_job *job)
 	 * transaction sends it from there (smtp_txn.pre) */
 	size_t pre = 0;
 	if (ta->body_buf) {
-		ssize_t got = read(fd, ta->body_buf, m->size < SMTP_TXN_IN ? (size_t)m->size : SMTP_TXN_IN);
+		ssize_t got = pread(fd, ta->body_buf, m->size < SMTP_TXN_IN ? (size_t)m->size : SMTP_TXN_IN, m->body_off);
 		pre = got > 0 ? (size_t)got : 0;
+		/* the rest, if any, is read from where the chunk ends (a message that fits needs no seek) */
+		if ((long long)pre < m->size && lseek(fd, m->body_off + (off_t)pre, SEEK_SET) != m->body_off + (off_t)pre)
+			pre = 0;
 	}
 	int whole = 0;
 	long hops = ta->hop_limit > 0 && pre ? hdr_count_hops_mem(ta->body_buf, pre, &whole) : 0;

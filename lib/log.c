@@ -232,8 +232,8 @@ void log_init(const char *ident, unsigned where, int level_max)
 	lg.fd = 2;
 	lg.sl_retry_ms = 0;
 	lg.pid = 0;
-	if (where & LOG_TO_SYSLOG)
-		sl_connect();
+	/* the syslog socket is connected at the first line: a submit that logs nothing (the usual
+	 * case) makes no socket at all */
 }
 
 void log_set_level(int level_max)

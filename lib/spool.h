@@ -125,7 +125,7 @@ int spool_path_due(const struct spool *sp, const char *id, long long t, char *ou
 
 /* Opens the spool at dir. With create, makes the layout and repairs its modes (root only;
  * docs/spool.md 8 with spool_perm(); group gid, or -1 for spool_submit_gid(NULL)). Without,
- * only checks that it is there. */
+ * only checks that it is there; create < 0: not even that (the caller has just seen incoming/). */
 int spool_open(struct spool *sp, const char *dir, int create, long gid);
 
 /* ---- permissions (docs/spool.md 8) ---- */
@@ -173,6 +173,9 @@ struct spool_writer {
 	/* bytes of the spool's file system that must stay free (QUEUE_MINFREE), checked at every
 	 * flush and before the commit; begin sets 0 (none), the caller may set it afterwards */
 	long long minfree;
+	/* while size is below this, the last look found room to spare (half of what was free above
+	 * the reserve): no statvfs() per flush for a small message; begin sets 0 (always look) */
+	long long room_until;
 	char buf[16384];
 };
 
@@ -180,6 +183,8 @@ struct spool_writer {
  * the spool's file system has at least minfree bytes available (and a few inodes), else -1 with
  * errno EDQUOT, the figures logged (under id, may be NULL). minfree <= 0: always 0. */
 int spool_room(const struct spool *sp, long long minfree, const char *id);
+/* The same; *spare gets half of what is free above the reserve (0 when not known). */
+int spool_room_spare(const struct spool *sp, long long minfree, const char *id, long long *spare);
 /* E1: creates the temporary file, assigns the id (w->id, and m->id), writes the envelope block.
  * m->arrival is set to now when 0. With w->minfree set afterwards, a write or the commit that
  * finds less free space fails with errno EDQUOT (spool_room). */
@@ -275,6 +280,7 @@ int spool_clean(struct spool *sp, long long now, long long max_age, struct spool
  * end of block) when it fails. */
 int spool_env_read(const char *path, struct buf *b);
 
-/* Opens the message file for reading, positioned at the first header byte. */
+/* Opens the message file for reading, positioned at the first header byte (body_off); a negative
+ * body_off leaves it at 0, for a caller that reads with pread(). */
 int spool_msg_open(const struct spool *sp, const char *id, off_t body_off);
 #endif

@@ -571,23 +571,33 @@ int spool_ctl_load(const struct spool *sp, const char *id, int readonly, struct 
 		snprintf(err, errlen, "open %s: %s", path, strerror(errno));
 		return -1;
 	}
-	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (unsigned long long)st.st_size > SPOOL_CTL_MAX) {
-		snprintf(err, errlen, "%s: not a regular file of at most %u bytes", path, SPOOL_CTL_MAX);
-		close(fd);
-		return -1;
-	}
-	char *text = malloc((size_t)st.st_size + 1);
-	ssize_t n = text ? pread(fd, text, (size_t)st.st_size, 0) : -1;
-	if (n != (ssize_t)st.st_size) {
-		snprintf(err, errlen, "read %s: %s", path, n < 0 ? strerror(errno) : "short read");
-		free(text);
-		close(fd);
-		return -1;
+	/* A transport agent's job (readonly): most control files are a few hundred bytes, and one
+	 * read() that comes back short has the whole file (a regular file reads short only at its
+	 * end), with no fstat() and no buffer to allocate. A longer one, or anything else (a
+	 * directory fails the read), is looked at. The scheduler always looks: a file it misread
+	 * would be rebuilt. */
+	char small[4096], *text = small;
+	ssize_t n = readonly ? read(fd, small, sizeof small) : -1;
+	if (n < 0 || (size_t)n == sizeof small) {
+		struct stat st;
+		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (unsigned long long)st.st_size > SPOOL_CTL_MAX) {
+			snprintf(err, errlen, "%s: not a regular file of at most %u bytes", path, SPOOL_CTL_MAX);
+			close(fd);
+			return -1;
+		}
+		text = malloc((size_t)st.st_size + 1);
+		n = text ? pread(fd, text, (size_t)st.st_size, 0) : -1;
+		if (n != (ssize_t)st.st_size) {
+			snprintf(err, errlen, "read %s: %s", path, n < 0 ? strerror(errno) : "short read");
+			free(text);
+			close(fd);
+			return -1;
+		}
 	}
 	char perr[160];
 	int r = spool_msg_parse(text, (size_t)n, 0, m, perr, sizeof perr);
-	free(text);
+	if (text != small)
+		free(text);
 	if (r == 0 && strcmp(m->id, id) != 0) {
 		spool_msg_free(m);
 		str_lcpy(perr, "id does not match the file name", sizeof perr);
@@ -818,7 +828,7 @@ int spool_msg_open(const struct spool *sp, const char *id, off_t body_off)
 		log_msg(LOG_ERR, id, "open %s: %s", path, strerror(errno));
 		return -1;
 	}
-	if (lseek(fd, body_off, SEEK_SET) != body_off) {
+	if (body_off >= 0 && lseek(fd, body_off, SEEK_SET) != body_off) {
 		log_msg(LOG_ERR, id, "seek %s to %lld: %s", path, (long long)body_off, strerror(errno));
 		close(fd);
 		return -1;

@@ -74,12 +74,11 @@ class Daemon:
     """A running scheduler (optionally under strace, or with the crash-point hook); an agent is
     idle and waiting after the first message, as in the steady state a new message meets."""
 
-    def __init__(self, box, env=None, trace=None):
+    def __init__(self, box, env=None, trace=None, calls="fsync,fdatasync,sendto,write,pwrite64"):
         self.box = box
         cmd = [BINARY, "scheduler", "-i"]
         if trace:
-            cmd = ["strace", "-f", "-qq", "-y", "-s", "4096", "-e", "trace=fsync,fdatasync,sendto,write,pwrite64",
-                   "-o", trace] + cmd
+            cmd = ["strace", "-f", "-qq", "-y", "-s", "4096", "-e", "trace=" + calls, "-o", trace] + cmd
         env = dict(env or {}, ASAN_OPTIONS="detect_leaks=0")
         self.p = subprocess.Popen(cmd, env=box.environ(env), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
@@ -195,3 +194,91 @@ def test_kill_9_between_the_hand_out_and_the_pickup_sync_loses_nothing(tmp_path)
     late = [(n, t) for n, what, t, path in steps if what == "fsync" and path.endswith(".c") and t in handed
             and n > handed[t]]
     assert late, steps
+
+
+def test_a_new_control_file_is_opened_once_and_appended_to_without_a_look(box, tmp_path):
+    """Issue 13 point 3: the scheduler opens a picked-up message's control file once, to create
+    it; the hand-out (D1) and the report (D2) write through that same descriptor (it was opened
+    twice more), and the attempt record goes at the end the scheduler wrote last, with no
+    fstat() or pread() of the file's tail."""
+    trace = str(tmp_path / "trace")
+    d = Daemon(box, trace=trace, calls="open,openat,fstat,newfstatat,pread64,pwrite64")
+    try:
+        d.deliver("first")
+        d.deliver("second")
+        rc, err = d.stop()
+    finally:
+        d.kill()
+    assert rc == 0 and cp.mbox_count(box, "second") == 1, err
+    calls, sched = parse(trace)
+    mine = [(c, rest) for pid, c, rest in calls if pid == sched]
+    mid = [re.search(r"/(\w+)\.c\"", rest).group(1) for c, rest in mine
+           if c in ("open", "openat") and "O_CREAT" in rest and '.c"' in rest][1]
+    opens = [rest for c, rest in mine if c in ("open", "openat") and mid + '.c"' in rest]
+    assert len(opens) == 1 and "O_CREAT" in opens[0], opens
+    writes = [rest for c, rest in mine if c == "pwrite64" and mid + ".c>" in rest]
+    assert any('"T ' in w for w in writes) and any('"A 0 ' in w for w in writes), writes
+    looks = [(c, rest) for c, rest in mine if c in ("fstat", "newfstatat", "pread64") and mid + ".c>" in rest]
+    assert not looks, looks
+
+
+def test_scheduler_log_lines_leave_a_turn_at_a_time_with_the_pid_looked_up_once(box, tmp_path):
+    """Issue 13 point 3: the scheduler looks its pid up once (not per log line) and writes the
+    lines of one loop turn together (they were one write(2) each: four per message)."""
+    box.write_conf("LOG=stderr\n")
+    for i in range(6):
+        submit(box, "m%d" % i)
+    trace = str(tmp_path / "trace")
+    p = subprocess.run(["strace", "-f", "-qq", "-e", "trace=getpid,write", "-o", trace, BINARY, "scheduler", "-i",
+                        "-1"], env=box.environ({"ASAN_OPTIONS": "detect_leaks=0"}), capture_output=True, timeout=60)
+    err = p.stderr.decode(errors="replace")
+    assert p.returncode == 0, err
+    calls, sched = parse(trace)
+    lines = [l for l in err.splitlines() if "[%d]:" % sched in l]
+    assert len(lines) >= 4 * 6, err  # pickup, qmgr, result, removed for each message
+    getpids = [c for pid, c, rest in calls if pid == sched and c == "getpid"]
+    writes = [rest for pid, c, rest in calls if pid == sched and c == "write" and rest.startswith("2,")]
+    assert len(getpids) <= 2, getpids
+    assert len(writes) <= len(lines) / 2, (len(writes), len(lines))
+    assert all(cp.mbox_count(box, "m%d" % i) == 1 for i in range(6))
+
+
+def test_smtp_agent_reads_each_message_once_and_arms_no_timer(box, tmp_path, smtp_sink):
+    """Issue 13 point 3: the smtp agent reads a (small) message file once per job: the hop
+    count looks at the chunk the transaction then sends (it was read twice, with two seeks);
+    and it waits for its next job in the poll() it makes anyway, with no alarm armed and
+    disarmed around every job (SMTP_IDLE still closes an idle connection: test_smtp.py)."""
+    env = {"SMARTHOST": f"[127.0.0.1]:{smtp_sink.port} tls=none", "SMTP_IDLE": "60s"}
+    for i in range(3):
+        p = box.run("submit", "-i", "someone@example.com", input=b"Subject: m%d\n\nbody\n" % i, env=env)
+        assert p.returncode == 0, p.stderr
+    trace = str(tmp_path / "trace")
+    p = subprocess.run(["strace", "-f", "-qq", "-y", "-e", "trace=read,pread64,lseek,setitimer,alarm", "-o", trace,
+                        BINARY, "scheduler", "-i", "-1"], env=box.environ(dict(env, ASAN_OPTIONS="detect_leaks=0")),
+                       capture_output=True, timeout=60)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")
+    assert len(smtp_sink.messages) == 3
+    calls, sched = parse(trace)
+    agent = [(c, rest) for pid, c, rest in calls if pid != sched]
+    assert agent, calls
+    timers = [c for c, rest in agent if c in ("setitimer", "alarm")]
+    assert not timers, timers
+    body = [(c, rest) for c, rest in agent if re.match(r"\d+<[^>]*\.d>", rest)]
+    assert len([c for c, rest in body if c in ("read", "pread64")]) == 3, body
+    assert not [c for c, rest in body if c == "lseek"], body
+
+
+def test_submit_looks_at_the_free_space_once_and_asks_its_ids_once(box, tmp_path):
+    """Issue 13 point 5: a small message costs one statfs() (QUEUE_MINFREE: the first look found
+    room for far more than it; it was looked at again before the commit), and the group ids
+    the setgid check needs are asked once each."""
+    trace = str(tmp_path / "trace")
+    p = subprocess.run(["strace", "-f", "-qq", "-e", "trace=statfs,getgid,getegid", "-o", trace, BINARY, "submit",
+                        "-i", "root"], env=box.environ({"ASAN_OPTIONS": "detect_leaks=0"}),
+                       input=b"Subject: one\n\nbody\n", capture_output=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    calls, _ = parse(trace)
+    names = [c for pid, c, rest in calls]
+    assert names.count("statfs") == 1, names
+    assert names.count("getgid") <= 2 and names.count("getegid") <= 1, names
+    assert cp.queue_files(box) or os.listdir(os.path.join(box.spool, "incoming"))
