@@ -98,6 +98,24 @@ static int fd_close(void *ctx)
 	return r;
 }
 
+int io_write_all_fd(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+	while (n) {
+		ssize_t w = write(fd, c, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (w == 0)
+				errno = EIO;
+			return -1;
+		}
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
 void io_init_fd(struct io *io, int fd, int timeout_ms)
 {
 	io->low_read = fd_read;
@@ -161,6 +179,22 @@ static int fill(struct io *io, int timeout_ms)
 	io->rpos = 0;
 	io->rlen = (size_t)r;
 	return r > 0;
+}
+
+ssize_t io_read(struct io *io, void *p, size_t n)
+{
+	/* nothing buffered and a caller's buffer at least as big as ours: straight into it */
+	if (io->rpos == io->rlen && n >= IO_BUFSIZE)
+		return io->low_read(io->ctx, p, n, io->timeout_ms);
+	if (io->rpos == io->rlen) {
+		int r = fill(io, io->timeout_ms);
+		if (r <= 0)
+			return r;
+	}
+	size_t k = io->rlen - io->rpos < n ? io->rlen - io->rpos : n;
+	memcpy(p, io->rbuf + io->rpos, k);
+	io->rpos += k;
+	return (ssize_t)k;
 }
 
 ssize_t io_getline(struct io *io, char *out, size_t size)

@@ -212,14 +212,17 @@ def test_a_new_control_file_is_opened_once_and_appended_to_without_a_look(box, t
     assert rc == 0 and cp.mbox_count(box, "second") == 1, err
     calls, sched = parse(trace)
     mine = [(c, rest) for pid, c, rest in calls if pid == sched]
-    mid = [re.search(r"/(\w+)\.c\"", rest).group(1) for c, rest in mine
-           if c in ("open", "openat") and "O_CREAT" in rest and '.c"' in rest][1]
+    made = [re.search(r"/(\w+)\.c\"", rest).group(1) for c, rest in mine
+            if c in ("open", "openat") and "O_CREAT" in rest and '.c"' in rest]
+    first, mid = made[0], made[1]
     opens = [rest for c, rest in mine if c in ("open", "openat") and mid + '.c"' in rest]
     assert len(opens) == 1 and "O_CREAT" in opens[0], opens
     writes = [rest for c, rest in mine if c == "pwrite64" and mid + ".c>" in rest]
     assert any('"T ' in w for w in writes) and any('"A 0 ' in w for w in writes), writes
     looks = [(c, rest) for c, rest in mine if c in ("fstat", "newfstatat", "pread64") and mid + ".c>" in rest]
-    assert not looks, looks
+    # one fstat for the group of a queue directory not seen before (queue/<h>/, h = last letter)
+    assert len(looks) <= (0 if mid[-1] == first[-1] else 1), looks
+    assert not [c for c, rest in looks if c == "pread64"], looks
 
 
 def test_scheduler_log_lines_leave_a_turn_at_a_time_with_the_pid_looked_up_once(box, tmp_path):
@@ -282,3 +285,18 @@ def test_submit_looks_at_the_free_space_once_and_asks_its_ids_once(box, tmp_path
     assert names.count("statfs") == 1, names
     assert names.count("getgid") <= 2 and names.count("getegid") <= 1, names
     assert cp.queue_files(box) or os.listdir(os.path.join(box.spool, "incoming"))
+
+
+def test_local_delivery_copies_through_buffers_kept_across_deliveries(box, tmp_path):
+    """Issue 9 point 6: the delivery copy (mbox, Maildir, |command) writes through the one
+    write-all of lib/io.c from two 64 KiB buffers the local agent keeps across its deliveries;
+    they were allocated per copy, twice per mbox delivery (the journal's count, the append):
+    four mmap/munmap pairs per message."""
+    for i in range(4):
+        submit(box, "m%d" % i)
+    calls, sched = traced(box, tmp_path, "mmap,munmap")
+    big = [rest for pid, c, rest in calls if pid != sched and c == "mmap" and int(rest.split(", ")[1]) >= 65536]
+    agents = {pid for pid, c, rest in calls if pid != sched}
+    assert agents, calls
+    assert len(big) <= 1, big  # the agent's one pair of buffers (in the one local agent)
+    assert all(cp.mbox_count(box, "m%d" % i) == 1 for i in range(4))
