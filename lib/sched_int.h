@@ -33,7 +33,8 @@ struct qrcpt {
 	uint32_t off;         /* offset of the 'r' record */
 	char tag;             /* RT_* as on disk */
 	unsigned char flags;  /* RF_* */
-	uint16_t jobseq;      /* which job of its TA carries it (T only) */
+	uint16_t jobseq;      /* T: which job of its TA carries it; T of an earlier scheduler's TA:
+	                       * the last outcome on record ('F', 'D' or 0) */
 	uint16_t tries;
 	long pid;             /* T: the TA */
 	long long next;
@@ -258,6 +259,7 @@ int sq_load(struct sched *s, const char *id, long long due);
 void sq_activate(struct sched *s, struct qmsg *m);
 void sq_flush(struct sched *s);
 void sq_timer_pass(struct sched *s);
+int sq_foreign_transit(const struct sched *s);
 int sq_pickup(struct sched *s);
 /* The pick-up's fsyncs (new control files, then queue/, due/ and incoming/), deferred by
  * sq_pickup until the turn's jobs are out: the loop calls it right after the hand-out, before it

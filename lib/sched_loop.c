@@ -448,7 +448,8 @@ int sched_run(struct sched *s)
 			last_pickup = s->now;
 		sched_turn(s, pick);
 		if (s->o.oneshot && !s->quitting && !s->incoming_more && !s->disk_more && !has_ready(s) && !busy_tas(s) &&
-		    (!s->disk_next || s->disk_next > s->now) && (!s->mem_wake || s->mem_wake > s->now)) {
+		    (!s->disk_next || s->disk_next > s->now) && (!s->mem_wake || s->mem_wake > s->now) &&
+		    !sq_foreign_transit(s)) {
 			log_msg(LOG_INFO, NULL, "one-shot: nothing is due and no transport agent runs: exiting");
 			s->quitting = 1;
 			quit_deadline = s->now + QUIT_WAIT;

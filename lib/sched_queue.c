@@ -337,8 +337,11 @@ static void apply_result(struct sched *s, struct qmsg *m, unsigned i, const char
 	default:
 		newtag = RT_DEFERRED;
 		/* lost while stopping: most likely a job the agent did not start (it stops at the
-		 * message boundary when we close its input), so due again at the next start */
-		next = oc == SO_UNKNOWN && s->quitting ? s->now : sched_retry_next(p, r->tries, m->id, s->now);
+		 * message boundary when we close its input), so due again at the next start; lost
+		 * with a TA of an earlier scheduler (not ours): cut by that one's crash, due at once
+		 * as when load finds it gone */
+		next = oc == SO_UNKNOWN && (s->quitting || !(r->flags & RF_OURS)) ? s->now
+		                                                                  : sched_retry_next(p, r->tries, m->id, s->now);
 		break;
 	}
 	if (write_attempt(s, m, i, status, action, enh, remote, text) < 0) {
@@ -825,6 +828,39 @@ static int pid_is_ta(struct sched *s, long pid)
 	return 0;
 }
 
+/* A T recipient whose TA of an earlier scheduler is gone, with last its last outcome on record
+ * ('F', 'D' or 0, last_outcome): a failure or a delivery on record was with the error channel
+ * (or the crash came between the attempt record and the status), so the failure report or the
+ * success notice is owed again, never the delivery. 0: nothing on record, the caller counts the
+ * attempt lost (at least once: back to the queue). */
+static int recover_outcome(struct sched *s, struct qmsg *m, unsigned i, char last)
+{
+	struct qrcpt *r = &m->r[i];
+	if (last != 'F' && last != 'D')
+		return 0;
+	r->pid = 0;
+	r->jobseq = 0;
+	r->next = s->now;
+	/* a delivery owes a success notice only to a sender who asked for one */
+	r->tag = last == 'F' ? RT_FAILED : (r->flags & RF_WANT_SUCCESS) ? RT_SUCCESS : RT_DELIVERED;
+	write_status(s, m, i);
+	if (r->tag == RT_DELIVERED)
+		rcpt_done(s, r);
+	sched_touch(s, m);
+	return 1;
+}
+
+/* 1 while a message in memory has a recipient in transit with a TA of an earlier scheduler: a
+ * one-shot run waits for it (sq_timer_pass looks again) instead of leaving the message behind. */
+int sq_foreign_transit(const struct sched *s)
+{
+	for (const struct qmsg *m = s->head; m; m = m->next)
+		for (unsigned i = 0; i < m->nrcpt; i++)
+			if (m->r[i].tag == RT_TRANSIT && !(m->r[i].flags & RF_OURS))
+				return 1;
+	return 0;
+}
+
 void sq_timer_pass(struct sched *s)
 {
 	if (!s->mem_wake || s->now < s->mem_wake)
@@ -841,6 +877,8 @@ void sq_timer_pass(struct sched *s)
 		for (unsigned i = 0; i < m->nrcpt; i++) {
 			struct qrcpt *r = &m->r[i];
 			if (r->tag == RT_TRANSIT && !(r->flags & RF_OURS) && !pid_is_ta(s, r->pid)) {
+				if (recover_outcome(s, m, i, (char)r->jobseq))
+					continue;
 				char why[120];
 				snprintf(why, sizeof why, "transport agent [%ld] of an earlier scheduler ended without a report", r->pid);
 				lose(s, m, i, why);
@@ -1040,13 +1078,7 @@ static int load_msg(struct sched *s, const char *id, long long due, struct spool
 			continue;
 		char last = r->tag == RT_TRANSIT ? last_outcome(&sm, i) : 0;
 		if (r->tag == RT_TRANSIT && !pid_is_ta(s, r->pid)) {
-			/* the TA of an earlier scheduler is gone: at least once, so back to the queue; a
-			 * failure or a delivery on record was with the error channel: it waits for it again */
-			if (last) {
-				r->tag = last == 'F' ? RT_FAILED : RT_SUCCESS;
-				r->next = s->now;
-				write_status(s, m, i);
-			} else {
+			if (!recover_outcome(s, m, i, last)) {
 				char why[120];
 				snprintf(why, sizeof why, "transport agent [%ld] of an earlier scheduler ended without a report", r->pid);
 				s->lost++;
@@ -1057,6 +1089,8 @@ static int load_msg(struct sched *s, const char *id, long long due, struct spool
 				write_status(s, m, i);
 				log_msg(LOG_NOTICE, m->id, "rcpt %u: %s", i, why);
 			}
+		} else if (r->tag == RT_TRANSIT) {
+			r->jobseq = (unsigned char)last; /* for sq_timer_pass, when that TA is gone */
 		} else if ((r->tag == RT_NEW || r->tag == RT_DEFERRED) &&
 		           sched_expired(&r->thr->p, m->arrival, m->tried, s->now, 0)) {
 			char why[160];

@@ -59,6 +59,15 @@ def run(binary):
     att0 = re.search(r"refused=(\d+)", lines(never, "dest")[0]).group(1)
     print(f"dead relay for 10 min, 100 messages: {att} connection attempts while down "
           f"(never suspended, failed_cohort_limit=0: {att0}); {lines(out, 'total')[0]}  ({dt:.2f} s wall)")
+    print("a non-stop stream to one host (4 agents busy for minutes), a message every 3 s to three others:")
+    for of in (1, 2, 5, 20, 1000):
+        out, dt = simulate(sim, os.path.join(SIM, "stream.sim"), f"conf smtp overfeed={of}\n")
+        cls = {c.split()[1]: c for c in lines(out, "class")}
+        ms = {k: re.search(k + r"=(\d+)ms", cls["others"]).group(1) for k in ("p99", "max")}
+        stream = re.search(r"p50=(\d+)ms", cls["stream"]).group(1)
+        bound = f"bound {of * 300 + 1070} ms" if of < 1000 else "no useful bound"
+        print(f"  overfeed {of:4}: others p99/max {ms['p99']}/{ms['max']} ms ({bound}); "
+              f"stream p50 {stream} ms  ({dt:.2f} s wall)")
     out, dt = simulate(sim, os.path.join(SIM, "mixed.sim"))
     print(f"mixed (600-message mailing to a limited server, alerts to another), {dt:.2f} s wall:")
     for ln in lines(out, "dest") + lines(out, "class") + lines(out, "total"):

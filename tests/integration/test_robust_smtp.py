@@ -2,39 +2,26 @@
 server, not aiosmtpd: these servers break the protocol on purpose). Every case must end in a
 clear per-recipient deferral within its time limit: never a hang, a crash or a false delivery."""
 import socket
-import threading
 import time
 
 import pytest
 
 from conftest import HAVE_TLS
+from listener import Listener
 from ta_driver import TA, Queue
 
 MSG = b"From: root@box.example\nTo: a@example.com\nSubject: test\n\nhello\n"
 EHLO = b"250-hostile.example\r\n250-PIPELINING\r\n250 8BITMIME\r\n"
 
 
-class Hostile:
+class Hostile(Listener):
     """Accepts connections and runs script(conn, lines) for each; lines() yields the client's
     lines. Records every line received."""
 
     def __init__(self, script):
         self.script = script
-        self.srv = socket.socket()
-        self.srv.bind(("127.0.0.1", 0))
-        self.srv.listen(8)
-        self.port = self.srv.getsockname()[1]
         self.got = []
-        self.stop = False
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self):
-        while not self.stop:
-            try:
-                c, _ = self.srv.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._one, args=(c,), daemon=True).start()
+        super().__init__(serve=self._one, backlog=8)
 
     def _one(self, c):
         buf = b""
@@ -57,10 +44,6 @@ class Hostile:
             pass
         finally:
             c.close()
-
-    def close(self):
-        self.stop = True
-        self.srv.close()
 
 
 def run_job(box, script, timeouts="2s", limit=25, tls="none", status="deferred"):

@@ -10,45 +10,22 @@
   connection each, and when the relay is back one probe reopens it and every message is
   delivered exactly once."""
 import os
-import socket
 import subprocess
-import threading
 import time
 
 from conftest import BINARY
 import spoolfmt
+from listener import Listener
 from smtpsink import SmtpSink
 
 N = 20
 
 
-class Slammer:
+class Slammer(Listener):
     """A dead relay: accepts a connection and closes it before the greeting; counts them."""
 
     def __init__(self, port=0):
-        self.srv = socket.socket()
-        self.srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.srv.bind(("127.0.0.1", port))
-        self.srv.listen(64)
-        self.port = self.srv.getsockname()[1]
-        self.accepted = 0
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self):
-        while True:
-            try:
-                c, _ = self.srv.accept()
-            except OSError:
-                return
-            self.accepted += 1
-            c.close()
-
-    def close(self):
-        try:
-            self.srv.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        self.srv.close()
+        super().__init__(serve=lambda c: c.close(), port=port, reuse=True)
 
 
 def sched_conf(box, smtp_extra=""):

@@ -17,7 +17,11 @@ from conftest import BINARY, IS_ASAN
 import sched_gen as gen
 from ta_driver import TA, Queue
 
-DOMAINS = 4  # one thread, so one running agent, per recipient domain
+DOMAINS = 4  # one thread per recipient domain
+# agents that may run at once: the built-in smtp clause's maxchannel (the destination
+# concurrency of issue 14 point 2 may give each domain's thread several); the duplicate bound of
+# a kill (docs/spool.md 7.1) is one message per running agent
+AGENTS = 10
 
 
 def smarthost(sink):
@@ -149,7 +153,7 @@ def test_kill_9_during_a_drain_loses_nothing_and_repeats_little(box, smtp_sink):
     trials = 6
     lost, dups = crash_trials(box, smtp_sink, 300, trials, seed=11)
     assert lost == 0
-    assert dups <= trials * DOMAINS, dups
+    assert dups <= trials * AGENTS, dups
 
 
 @pytest.mark.slow
@@ -161,7 +165,7 @@ def test_kill_9_during_a_drain_100_trials(box, smtp_sink):
     lost, dups = crash_trials(box, smtp_sink, 1000, trials, seed=1)
     print("crash test: %d trials, %d messages, lost %d, duplicates %d" % (trials, 1000, lost, dups))
     assert lost == 0
-    assert dups <= trials * DOMAINS, dups
+    assert dups <= trials * AGENTS, dups
 
 
 def test_term_right_after_the_pid_appears_is_a_clean_stop(box):

@@ -5,42 +5,18 @@ Real processes: submit, the scheduler, the smtp agent, and a listener on 127.0.0
 its accept()s and never writes a byte."""
 import os
 import re
-import socket
 import subprocess
-import threading
 import time
 
 import pytest
 
 from conftest import BINARY
 import spoolfmt
+from listener import Listener
 
 
-class Mute:
+class Mute(Listener):
     """Accepts connections, keeps them open, never speaks; counts them."""
-
-    def __init__(self):
-        self.srv = socket.socket()
-        self.srv.bind(("127.0.0.1", 0))
-        self.srv.listen(64)
-        self.port = self.srv.getsockname()[1]
-        self.accepted = 0
-        self.conns = []
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self):
-        while True:
-            try:
-                c, _ = self.srv.accept()
-            except OSError:
-                return
-            self.accepted += 1
-            self.conns.append(c)
-
-    def close(self):
-        self.srv.close()
-        for c in self.conns:
-            c.close()
 
 
 def control(box, mid):

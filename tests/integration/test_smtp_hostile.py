@@ -16,11 +16,11 @@ import os
 import socket
 import ssl
 import subprocess
-import threading
 
 import pytest
 
 from conftest import HAVE_TLS
+from listener import Listener
 from smtpsink import SmtpSink, TestCA
 from ta_driver import TA, Queue
 
@@ -48,29 +48,18 @@ class Server:
         self.auth = auth
         self.data = data
         self.sni, self.auths, self.ends, self.accepted = [], [], 0, []
-        self.connections = 0
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(8)
-        self.port = self.sock.getsockname()[1]
-        self.done = False
-        threading.Thread(target=self._accept, daemon=True).start()
+        self.listener = Listener(serve=self._serve, backlog=8)
+        self.port = self.listener.port
+
+    @property
+    def connections(self):
+        return self.listener.accepted
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
-        self.done = True
-        self.sock.close()
-
-    def _accept(self):
-        while not self.done:
-            try:
-                c, _ = self.sock.accept()
-            except OSError:
-                return
-            self.connections += 1
-            threading.Thread(target=self._serve, args=(c,), daemon=True).start()
+        self.listener.close()
 
     def _serve(self, c):
         f = {"sock": c, "buf": b"", "tls": False}
