@@ -51,7 +51,7 @@ void crash_point(const char *step, const char *path)
 			return; /* another process crashed here already */
 		close(fd);
 	}
-	log_flush(); /* what the process logged before the crash, as a real crash would leave it */
+	log_flush(); /* the lines held before this step (log_hold): the tests read them after the kill */
 	/* async-signal-safe on purpose: no stdio buffer to flush, nothing else to run */
 	static const char head[] = "spoolbox: test crash point: ";
 	ssize_t w = write(2, head, sizeof head - 1);

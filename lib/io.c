@@ -129,23 +129,40 @@ void io_init_fd(struct io *io, int fd, int timeout_ms)
 	io->wlen = 0;
 }
 
-int io_flush(struct io *io)
+/* Writes p whole through the low-level writer (each call within the stream's limit); *done
+ * gets the bytes moved, also when it fails (errno; EPIPE for a write that moved nothing). */
+static int low_write_all(struct io *io, const void *p, size_t n, size_t *done)
 {
-	size_t off = 0;
-	while (off < io->wlen) {
-		ssize_t r = io->low_write(io->ctx, io->wbuf + off, io->wlen - off, io->timeout_ms);
+	*done = 0;
+	while (*done < n) {
+		ssize_t r = io->low_write(io->ctx, (const char *)p + *done, n - *done, io->timeout_ms);
 		if (r <= 0) {
 			if (r == 0)
 				errno = EPIPE;
-			/* keep what was not sent at the front, so the state stays consistent */
-			memmove(io->wbuf, io->wbuf + off, io->wlen - off);
-			io->wlen -= off;
 			return -1;
 		}
-		off += (size_t)r;
+		*done += (size_t)r;
+	}
+	return 0;
+}
+
+int io_flush(struct io *io)
+{
+	size_t off;
+	if (low_write_all(io, io->wbuf, io->wlen, &off) < 0) {
+		/* keep what was not sent at the front, so the state stays consistent */
+		memmove(io->wbuf, io->wbuf + off, io->wlen - off);
+		io->wlen -= off;
+		return -1;
 	}
 	io->wlen = 0;
 	return 0;
+}
+
+int io_write_direct(struct io *io, const void *p, size_t n)
+{
+	size_t done;
+	return io_flush(io) < 0 ? -1 : low_write_all(io, p, n, &done);
 }
 
 int io_write(struct io *io, const void *p, size_t n)

@@ -128,19 +128,7 @@ static int rcpt_line(const struct smtp_conn *c, const struct smtp_txn_rcpt *r, c
 static int write_raw(struct smtp_conn *c, const char *p, size_t n)
 {
 	c->io.timeout_ms = c->to.data_block;
-	if (io_flush(&c->io) < 0)
-		return -1;
-	while (n) {
-		ssize_t w = c->io.low_write(c->io.ctx, p, n, c->to.data_block);
-		if (w <= 0) {
-			if (w == 0)
-				errno = EPIPE;
-			return -1;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
+	return io_write_direct(&c->io, p, n);
 }
 
 /* Sends the message and the end of data. -2: the message file failed (the connection must be

@@ -106,12 +106,11 @@ class Daemon:
         return self.p.returncode, err
 
 
-def test_pickup_hands_the_job_out_before_its_fsyncs(box, tmp_path):
-    """Issue 13 point 4: the new control file, queue/, due/ and incoming/ are synced after the
-    job line went to the (idle) agent, not before (they were 5 fsyncs in a row on the way to the
-    first attempt); every one of them still happens, before any result is recorded."""
+def two_messages_traced(box, tmp_path, calls):
+    """A running scheduler under strace (calls) delivers "first", then "second" to its idle
+    agent, and stops; returns the parsed trace and the scheduler's pid."""
     trace = str(tmp_path / "trace")
-    d = Daemon(box, trace=trace)
+    d = Daemon(box, trace=trace, calls=calls)
     try:
         d.deliver("first")
         d.deliver("second")
@@ -119,7 +118,14 @@ def test_pickup_hands_the_job_out_before_its_fsyncs(box, tmp_path):
     finally:
         d.kill()
     assert rc == 0 and cp.mbox_count(box, "second") == 1, err
-    calls, sched = parse(trace)
+    return parse(trace)
+
+
+def test_pickup_hands_the_job_out_before_its_fsyncs(box, tmp_path):
+    """Issue 13 point 4: the new control file, queue/, due/ and incoming/ are synced after the
+    job line went to the (idle) agent, not before (they were 5 fsyncs in a row on the way to the
+    first attempt); every one of them still happens, before any result is recorded."""
+    calls, sched = two_messages_traced(box, tmp_path, "fsync,fdatasync,sendto,write,pwrite64")
     mine = [(i, c, rest) for i, (pid, c, rest) in enumerate(calls) if pid == sched]
     # the second control file the scheduler created
     mid = [re.search(r"/(\w+)\.c>", rest).group(1) for i, c, rest in mine if c == "write" and ".c>" in rest][1]
@@ -201,16 +207,7 @@ def test_a_new_control_file_is_opened_once_and_appended_to_without_a_look(box, t
     it; the hand-out (D1) and the report (D2) write through that same descriptor (it was opened
     twice more), and the attempt record goes at the end the scheduler wrote last, with no
     fstat() or pread() of the file's tail."""
-    trace = str(tmp_path / "trace")
-    d = Daemon(box, trace=trace, calls="open,openat,fstat,newfstatat,pread64,pwrite64")
-    try:
-        d.deliver("first")
-        d.deliver("second")
-        rc, err = d.stop()
-    finally:
-        d.kill()
-    assert rc == 0 and cp.mbox_count(box, "second") == 1, err
-    calls, sched = parse(trace)
+    calls, sched = two_messages_traced(box, tmp_path, "open,openat,fstat,newfstatat,pread64,pwrite64")
     mine = [(c, rest) for pid, c, rest in calls if pid == sched]
     made = [re.search(r"/(\w+)\.c\"", rest).group(1) for c, rest in mine
             if c in ("open", "openat") and "O_CREAT" in rest and '.c"' in rest]
