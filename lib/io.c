@@ -200,14 +200,9 @@ static int fill(struct io *io, int timeout_ms)
 
 ssize_t io_read(struct io *io, void *p, size_t n)
 {
-	/* nothing buffered and a caller's buffer at least as big as ours: straight into it */
-	if (io->rpos == io->rlen && n >= IO_BUFSIZE)
+	/* what a line read left buffered first; else straight into the caller's buffer */
+	if (io->rpos == io->rlen)
 		return io->low_read(io->ctx, p, n, io->timeout_ms);
-	if (io->rpos == io->rlen) {
-		int r = fill(io, io->timeout_ms);
-		if (r <= 0)
-			return r;
-	}
 	size_t k = io->rlen - io->rpos < n ? io->rlen - io->rpos : n;
 	memcpy(p, io->rbuf + io->rpos, k);
 	io->rpos += k;

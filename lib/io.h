@@ -32,7 +32,7 @@ struct io {
  * through short writes and EINTR, without a time limit. 0, or -1 with errno (EIO for a write
  * that moved nothing). fio_write_all(), the delivery copy and the streams' plain case use it. */
 int io_write_all_fd(int fd, const void *p, size_t n);
-/* Reads what is buffered, else at most one low-level read within timeout_ms (so a caller that
+/* Reads what is buffered, else one low-level read into p within timeout_ms (so a caller that
  * parses raw bytes, -bs's DATA, reads a buffer at a time): bytes moved, 0 at EOF, -1 with errno
  * (ETIMEDOUT). */
 ssize_t io_read(struct io *io, void *p, size_t n);

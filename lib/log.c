@@ -15,17 +15,13 @@
 
 #define SYSLOG_RETRY_MS 60000 /* a socket that was missing is looked for again after this */
 #define LOG_LINE_MAX 1400      /* one line or datagram, cut beyond */
-#define LOG_HOLD_LINES 32      /* syslog lines held at most before a flush */
 
-/* Lines held between log_hold(1) and log_flush() (the scheduler's turn): one write, one
- * sendmmsg(), instead of one system call per line. */
+/* Stream lines held between log_hold(1) and log_flush() (the scheduler's turn): one write
+ * instead of one per line. Syslog lines are not held: each is a datagram of its own, and
+ * batching them (sendmmsg) was measured at 600 bytes of code (docs/logging.md). */
 struct log_hold {
-	char sl[16384];
-	unsigned short sl_len[LOG_HOLD_LINES];
-	unsigned sl_n;
-	size_t sl_used;
-	char st[16384];
-	size_t st_used;
+	char buf[16384];
+	size_t used;
 };
 
 static struct {
@@ -49,12 +45,8 @@ static long my_pid(void)
 void log_forked(void)
 {
 	lg.pid = 0;
-	if (lg.hold) {
-		/* the parent's held lines are the parent's to write */
-		lg.hold->sl_n = 0;
-		lg.hold->sl_used = 0;
-		lg.hold->st_used = 0;
-	}
+	if (lg.hold)
+		lg.hold->used = 0; /* the parent's held lines are the parent's to write */
 }
 
 static long long mono_ms(void)
@@ -133,46 +125,13 @@ static void stream_write(const char *p, size_t n)
 	(void)w;
 }
 
-/* A syslog line that could not go, written to the stream instead (its "<PRI>" left out). */
-static void sl_fallback(const char *buf, size_t n)
-{
-	const char *gt = memchr(buf, '>', n);
-	if (!(lg.where & LOG_STDERR_FALLBACK) || !gt || n >= LOG_LINE_MAX)
-		return;
-	char line[LOG_LINE_MAX + 1];
-	size_t k = n - (size_t)(gt + 1 - buf);
-	memcpy(line, gt + 1, k);
-	line[k] = '\n';
-	stream_write(line, k + 1);
-}
-
 void log_flush(void)
 {
 	struct log_hold *h = lg.hold;
-	if (!h)
-		return;
-	if (h->sl_n) {
-		/* the turn's syslog lines in one sendmmsg(); what it did not take goes one by one */
-		struct mmsghdr mm[LOG_HOLD_LINES];
-		struct iovec iov[LOG_HOLD_LINES];
-		size_t off = 0;
-		for (unsigned i = 0; i < h->sl_n; i++) {
-			iov[i] = (struct iovec){h->sl + off, h->sl_len[i]};
-			memset(&mm[i], 0, sizeof mm[i]);
-			mm[i].msg_hdr.msg_iov = &iov[i];
-			mm[i].msg_hdr.msg_iovlen = 1;
-			off += h->sl_len[i];
-		}
-		int sent = lg.sl_fd >= 0 ? sendmmsg(lg.sl_fd, mm, h->sl_n, MSG_NOSIGNAL | MSG_DONTWAIT) : 0;
-		for (unsigned i = sent > 0 ? (unsigned)sent : 0; i < h->sl_n; i++)
-			if (sl_deliver(iov[i].iov_base, iov[i].iov_len) < 0)
-				sl_fallback(iov[i].iov_base, iov[i].iov_len);
-		h->sl_n = 0;
-		h->sl_used = 0;
-	}
-	if (h->st_used)
-		stream_write(h->st, h->st_used);
-	h->st_used = 0;
+	if (h && h->used)
+		stream_write(h->buf, h->used);
+	if (h)
+		h->used = 0;
 }
 
 int log_hold(int on)
@@ -188,8 +147,8 @@ int log_hold(int on)
 	return lg.hold ? 0 : -1;
 }
 
-/* One line to syslog: "<PRI>Mmm dd hh:mm:ss ident[pid]: text" (RFC 3164); held while a hold is
- * on. 0, or -1 when it did not go. */
+/* One line to syslog: "<PRI>Mmm dd hh:mm:ss ident[pid]: text" (RFC 3164). 0, or -1 when it did
+ * not go. */
 static int sl_send(const char *ident, int level, const char *id, const char *text)
 {
 	static const char mon[12][4] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
@@ -210,15 +169,6 @@ static int sl_send(const char *ident, int level, const char *id, const char *tex
 		return -1;
 	if (n >= (int)sizeof buf)
 		n = (int)sizeof buf - 1;
-	struct log_hold *h = lg.hold;
-	if (h) {
-		if (h->sl_n == LOG_HOLD_LINES || h->sl_used + (size_t)n > sizeof h->sl)
-			log_flush();
-		memcpy(h->sl + h->sl_used, buf, (size_t)n);
-		h->sl_used += (size_t)n;
-		h->sl_len[h->sl_n++] = (unsigned short)n;
-		return 0;
-	}
 	return sl_deliver(buf, (size_t)n);
 }
 
@@ -272,10 +222,10 @@ static void emit(const char *prog, int level, const char *id, const char *fmt, v
 		}
 		struct log_hold *h = lg.hold;
 		if (h && n > 0) {
-			if (h->st_used + (size_t)n > sizeof h->st)
+			if (h->used + (size_t)n > sizeof h->buf)
 				log_flush();
-			memcpy(h->st + h->st_used, line, (size_t)n);
-			h->st_used += (size_t)n;
+			memcpy(h->buf + h->used, line, (size_t)n);
+			h->used += (size_t)n;
 		} else {
 			stream_write(line, (size_t)n);
 		}

@@ -241,6 +241,13 @@ def test_scheduler_log_lines_leave_a_turn_at_a_time_with_the_pid_looked_up_once(
     assert len(getpids) <= 2, getpids
     assert len(writes) <= len(lines) / 2, (len(writes), len(lines))
     assert all(cp.mbox_count(box, "m%d" % i) == 1 for i in range(6))
+    # held, never out of order: a message's qmgr line before its agent's delivery line
+    # (pflogsumm counts the bytes delivered from them), its "removed" after it
+    every = err.splitlines()
+    for mid in {m.group(1) for m in re.finditer(r"spoolbox/qmgr\[\d+\]: (\w+):", err)}:
+        at = {what: [i for i, l in enumerate(every) if mid in l and what in l] for what in ("/qmgr[", "status=sent", ": removed")}
+        assert at["/qmgr["] and at["status=sent"] and at[": removed"], (mid, err)
+        assert at["/qmgr["][0] < at["status=sent"][0] < at[": removed"][0], (mid, err)
 
 
 def test_smtp_agent_reads_each_message_once_and_arms_no_timer(box, tmp_path, smtp_sink):
