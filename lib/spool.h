@@ -219,7 +219,7 @@ int spool_incoming_each(const struct spool *sp, spool_each_fn *fn, void *ctx);
  * spool_msg_free), so the scheduler need not read back what it just wrote. */
 int spool_pickup_prepare(struct spool *sp, const char *id, long long *arrival, struct spool_msg *env);
 /* fsyncs the control files left pending (defer_sync), then the directories that prepare/finish
- * touched; closes the pending files. */
+ * touched; closes the pending files that are not lent (spool_pending_lend: the borrower's). */
 int spool_sync_dirty(struct spool *sp);
 /* The control file of id that pick-up created and has not synced yet, lent to the caller (the
  * scheduler's hand-out writes to it instead of opening it again), or -1. The spool still syncs
