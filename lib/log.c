@@ -5,6 +5,7 @@
 #include "log.h"
 #include "util.h"
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,12 @@ struct log_hold {
 	char buf[16384];
 	size_t used;
 };
+/* A full queue at the log daemon: wait this long for room before the line is dropped, but not
+ * again for SYSLOG_SLOW_MS after a line was dropped (a daemon that stopped reading must not cost
+ * every line the wait). syslog(3) would block for as long as it takes; the queue can be as short
+ * as 10 datagrams (net.unix.max_dgram_qlen), which a busy daemon fills in a burst. */
+#define SYSLOG_WAIT_MS 1000
+#define SYSLOG_SLOW_MS 10000
 
 static struct {
 	const char *ident;
@@ -31,9 +38,10 @@ static struct {
 	int fd;
 	int sl_fd;             /* the syslog socket, -1 when not connected */
 	long long sl_retry_ms; /* monotonic time before which no connect is tried again */
+	long long sl_slow_ms;  /* monotonic time before which a full queue drops at once */
 	long pid;              /* getpid() once, not per line (log_forked() after a fork); 0: unknown */
 	struct log_hold *hold; /* lines held for one write (log_hold), or NULL */
-} lg = {"spoolbox", LOG_TO_STDERR, LOG_INFO, 2, -1, 0, 0, NULL};
+} lg = {"spoolbox", LOG_TO_STDERR, LOG_INFO, 2, -1, 0, 0, 0, NULL};
 
 static long my_pid(void)
 {
@@ -100,25 +108,6 @@ static int sl_connect(void)
 	return -1;
 }
 
-/* One datagram to the syslog socket, reconnecting once when the log daemon restarted. 0, or -1
- * when it did not go. */
-static int sl_deliver(const char *buf, size_t n)
-{
-	for (int attempt = 0; attempt < 2; attempt++) {
-		/* never wait for a log daemon that does not read: a full queue drops the line */
-		if (lg.sl_fd >= 0 && send(lg.sl_fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT) >= 0)
-			return 0;
-		if (lg.sl_fd >= 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return -1;
-		/* the log daemon restarted: one reconnect, then give up until the retry time */
-		sl_close();
-		if (attempt || sl_connect() < 0)
-			break;
-	}
-	lg.sl_retry_ms = mono_ms() + SYSLOG_RETRY_MS;
-	return -1;
-}
-
 static void stream_write(const char *p, size_t n)
 {
 	ssize_t w = write(lg.fd, p, n);
@@ -169,7 +158,25 @@ static int sl_send(const char *ident, int level, const char *id, const char *tex
 		return -1;
 	if (n >= (int)sizeof buf)
 		n = (int)sizeof buf - 1;
-	return sl_deliver(buf, (size_t)n);
+	for (int attempt = 0; attempt < 2; attempt++) {
+		/* never wait long for a log daemon that does not read: a full queue drops the line */
+		if (send(lg.sl_fd, buf, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) >= 0)
+			return 0;
+		if (errno == EAGAIN || errno == EWOULDBLOCK) {
+			struct pollfd p = {lg.sl_fd, POLLOUT, 0};
+			if (mono_ms() >= lg.sl_slow_ms && poll(&p, 1, SYSLOG_WAIT_MS) > 0 &&
+			    send(lg.sl_fd, buf, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) >= 0)
+				return 0;
+			lg.sl_slow_ms = mono_ms() + SYSLOG_SLOW_MS;
+			return -1;
+		}
+		/* the log daemon restarted: one reconnect, then give up until the retry time */
+		sl_close();
+		if (attempt || sl_connect() < 0)
+			break;
+	}
+	lg.sl_retry_ms = mono_ms() + SYSLOG_RETRY_MS;
+	return -1;
 }
 
 void log_init(const char *ident, unsigned where, int level_max)
@@ -181,6 +188,7 @@ void log_init(const char *ident, unsigned where, int level_max)
 	lg.level_max = level_max;
 	lg.fd = 2;
 	lg.sl_retry_ms = 0;
+	lg.sl_slow_ms = 0;
 	lg.pid = 0;
 	/* the syslog socket is connected at the first line: a submit that logs nothing (the usual
 	 * case) makes no socket at all */

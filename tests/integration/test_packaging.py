@@ -265,8 +265,8 @@ def alive(pid):
     try:
         with open(f"/proc/{pid}/stat") as f:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
+    except (FileNotFoundError, ProcessLookupError):
+        return False  # gone between the open and the read: ESRCH
 
 
 def kill_if_alive(pid):
