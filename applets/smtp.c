@@ -100,11 +100,7 @@ static int idle_wait_ms(void *ctx)
 
 static void idle_expired(void *ctx)
 {
-	struct smtp_ta *ta = ctx;
-	if (!ta->sess.conn.open)
-		return;
-	log_msg(LOG_DEBUG, NULL, "closed the idle connection to %s", ta->sess.relay);
-	smtp_session_end(&ta->sess);
+	smtp_session_end(&((struct smtp_ta *)ctx)->sess); /* QUIT, then closed */
 }
 
 /* One recipient's report line and log line. */
