@@ -158,6 +158,17 @@ static int is_special(const struct token *t, char c)
 	return t->type == T_SPECIAL && t->c == c;
 }
 
+/* Takes the next token into t when it is the special c: 1 taken, 0 not there, -1 error. */
+static int take(struct lex *L, struct token *t, char c)
+{
+	if (peek(L, t) < 0)
+		return -1;
+	if (!is_special(t, c))
+		return 0;
+	next(L, t);
+	return 1;
+}
+
 /* Appends the decoded text of an atom or quoted string to out[*len]. */
 static int add_word(struct lex *L, const struct token *t, char *out, size_t *len, size_t max)
 {
@@ -208,11 +219,11 @@ static int parse_domain(struct lex *L, struct addr *a)
 			len += t.end - t.start;
 			a->end = t.end;
 			struct token d;
-			if (peek(L, &d) < 0)
+			int dot = take(L, &d, '.');
+			if (dot < 0)
 				return -1;
-			if (!is_special(&d, '.'))
+			if (!dot)
 				break;
-			next(L, &d);
 			a->domain[len++] = '.';
 			if (next(L, &t) < 0)
 				return -1;
@@ -227,7 +238,8 @@ static int parse_domain(struct lex *L, struct addr *a)
 	return 0;
 }
 
-/* addr-spec, or a bare local part: word *("." word) ["@" domain]. */
+/* addr-spec, or a bare local part: word *("." word) ["@" domain]. Its dot loop has the shape
+ * of parse_domain's, but words, limits and errors differ, so each keeps its own. */
 static int parse_addr_spec(struct lex *L, struct addr *a)
 {
 	struct token t;
@@ -248,11 +260,11 @@ static int parse_addr_spec(struct lex *L, struct addr *a)
 			return -1;
 		a->local_end = a->end = t.end;
 		struct token d;
-		if (peek(L, &d) < 0)
+		int dot = take(L, &d, '.');
+		if (dot < 0)
 			return -1;
-		if (!is_special(&d, '.'))
+		if (!dot)
 			break;
-		next(L, &d);
 		if (len >= ADDR_LOCAL_MAX)
 			return fail(L, d.start, "local part too long");
 		a->local[len++] = '.';
@@ -268,13 +280,8 @@ static int parse_addr_spec(struct lex *L, struct addr *a)
 	if (a->utf8 && !addr_utf8_valid((const unsigned char *)a->local, len))
 		return fail(L, a->start, "invalid UTF-8 in the local part");
 	struct token at;
-	if (peek(L, &at) < 0)
-		return -1;
-	if (is_special(&at, '@')) {
-		next(L, &at);
-		return parse_domain(L, a);
-	}
-	return 0;
+	int r = take(L, &at, '@');
+	return r <= 0 ? r : parse_domain(L, a);
 }
 
 /* After '<': [obs-route ":"] addr-spec ">". */

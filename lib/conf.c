@@ -41,20 +41,38 @@ int conf_lookup(const char *name)
 	return -1;
 }
 
+/* Reads the run of digits at *s (at least one) into *n, at most max; advances *s past it.
+ * Returns 0, or -1 for no digit or a value above max. */
+static int digits(const char **s, long long max, long long *n)
+{
+	const char *p = *s;
+	long long v = 0;
+	if (*p < '0' || *p > '9')
+		return -1;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (max - (*p - '0')) / 10)
+			return -1;
+		v = v * 10 + (*p - '0');
+	}
+	*s = p;
+	*n = v;
+	return 0;
+}
+
+int parse_count(const char *s, long long max, long long *out)
+{
+	return digits(&s, max, out) < 0 || *s ? -1 : 0;
+}
+
 int parse_interval(const char *s, long long *out)
 {
 	long long total = 0;
 	if (!*s)
 		return -1;
 	while (*s) {
-		if (*s < '0' || *s > '9')
+		long long n;
+		if (digits(&s, LLONG_MAX, &n) < 0)
 			return -1;
-		long long n = 0;
-		while (*s >= '0' && *s <= '9') {
-			if (n > (LLONG_MAX - 9) / 10)
-				return -1;
-			n = n * 10 + (*s++ - '0');
-		}
 		long long mul = 1;
 		switch (*s) {
 		case 'd': mul = 86400; s++; break;
@@ -74,14 +92,9 @@ int parse_interval(const char *s, long long *out)
 
 int parse_size(const char *s, long long *out)
 {
-	if (*s < '0' || *s > '9')
+	long long n;
+	if (digits(&s, LLONG_MAX, &n) < 0)
 		return -1;
-	long long n = 0;
-	while (*s >= '0' && *s <= '9') {
-		if (n > (LLONG_MAX - 9) / 10)
-			return -1;
-		n = n * 10 + (*s++ - '0');
-	}
 	long long mul = 1;
 	switch (*s) {
 	case 'k': case 'K': mul = 1024LL; s++; break;
@@ -108,26 +121,13 @@ int parse_bool(const char *s, long long *out)
 	return -1;
 }
 
-static int parse_int(const char *s, long long *out)
-{
-	char *end;
-	if (!*s)
-		return -1;
-	errno = 0;
-	long long v = strtoll(s, &end, 10);
-	if (errno || *end || v < 0)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 /* Checks and stores the typed value; returns NULL or the reason it is wrong. */
 static const char *typecheck(enum conf_key k, const char *v, long long *num)
 {
 	*num = 0;
 	switch (keys[k].type) {
 	case CT_BOOL: return parse_bool(v, num) ? "not a yes/no value" : NULL;
-	case CT_INT: return parse_int(v, num) ? "not a non-negative whole number" : NULL;
+	case CT_INT: return parse_count(v, LLONG_MAX, num) ? "not a non-negative whole number" : NULL;
 	case CT_SIZE: return parse_size(v, num) ? "not a size (like 10M, 512K or 2048)" : NULL;
 	case CT_INTERVAL: return parse_interval(v, num) ? "not an interval (like 1h5m20s, 10s or 3d)" : NULL;
 	case CT_PATH:
@@ -184,27 +184,29 @@ int conf_env_used(const struct conf *c)
 	return 0;
 }
 
-void conf_reportf(conf_report_fn *report, void *ctx, const char *file, int line, const char *fmt, ...)
+static void vreport(conf_report_fn *report, void *ctx, const char *file, int line, const char *fmt, va_list ap)
 {
 	char msg[512];
-	va_list ap;
-	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
 	if (report)
 		report(ctx, file, line, msg);
 }
 
-int conf_report_key(const struct conf *c, enum conf_key k, conf_report_fn *report, void *ctx, const char *fmt, ...)
+void conf_reportf(conf_report_fn *report, void *ctx, const char *file, int line, const char *fmt, ...)
 {
-	char msg[512];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	vreport(report, ctx, file, line, fmt, ap);
 	va_end(ap);
-	if (report)
-		report(ctx, c->origin[k] == CO_ENV ? "environment" : c->path[0] ? c->path : "spoolbox.conf",
-		       c->origin[k] == CO_FILE ? c->line[k] : 0, msg);
+}
+
+int conf_report_key(const struct conf *c, enum conf_key k, conf_report_fn *report, void *ctx, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport(report, ctx, c->origin[k] == CO_ENV ? "environment" : c->path[0] ? c->path : "spoolbox.conf",
+	        c->origin[k] == CO_FILE ? c->line[k] : 0, fmt, ap);
+	va_end(ap);
 	return 1;
 }
 

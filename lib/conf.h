@@ -63,6 +63,8 @@ int conf_lookup(const char *name);
  * privilege then). */
 int conf_env_used(const struct conf *c);
 
+/* Plain decimal digits, at most max (no sign, no space). Returns 0 or -1. */
+int parse_count(const char *s, long long max, long long *out);
 /* "1h5m20s", "10s", "3d", "90" (seconds), "0". Returns 0 or -1 (syntax, overflow). */
 int parse_interval(const char *s, long long *out);
 /* "10M", "512k", "1G", "2048" (bytes); K/M/G are powers of 1024. Returns 0 or -1. */

@@ -103,6 +103,7 @@ int mqauth_lookup(const char *text, size_t len, const char *user, uint32_t ip, c
 	int lineno = 0;
 	for (size_t pos = 0; pos < len;) {
 		const char *l = text + pos;
+		/* the usual line split (sched_loop.c's trigger reader has its own): too small to share */
 		const char *nl = memchr(l, '\n', len - pos);
 		size_t n = nl ? (size_t)(nl - l) : len - pos;
 		pos += n + 1;

@@ -7,6 +7,7 @@
  * periods. Everything is driven by one event queue in virtual milliseconds and one seeded PRNG:
  * the same workload gives the same output, byte for byte. Not linked into spoolbox. */
 #include "sched_sim.h"
+#include "conf.h"
 #include "log.h"
 #include "sched_int.h"
 #include "sysexits.h"
@@ -30,22 +31,6 @@ static int sim_bad(char *err, size_t size, int line, const char *why, const char
 {
 	snprintf(err, size, "line %d: %s%s%s", line, why, word ? ": " : "", word ? word : "");
 	return -1;
-}
-
-static int num(const char *s, long long max, long long *out)
-{
-	long long n = 0;
-	if (!*s)
-		return -1;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -1;
-		n = n * 10 + (*s - '0');
-		if (n > max)
-			return -1;
-	}
-	*out = n;
-	return 0;
 }
 
 static int good_name(const char *s)
@@ -79,14 +64,14 @@ static int dest_key(struct sim_dest *d, const char *k, const char *v)
 			return -1;
 		memcpy(a, v, (size_t)(dash - v));
 		a[dash - v] = 0;
-		if (num(a, 100LL * 86400, &x) < 0 || num(dash + 1, 100LL * 86400, &y) < 0 || y <= x)
+		if (parse_count(a, 100LL * 86400, &x) < 0 || parse_count(dash + 1, 100LL * 86400, &y) < 0 || y <= x)
 			return -1;
 		d->down[d->ndown][0] = x;
 		d->down[d->ndown][1] = y;
 		d->ndown++;
 		return 0;
 	}
-	if (num(v, 86400000, &x) < 0)
+	if (parse_count(v, 86400000, &x) < 0)
 		return -1;
 	if (!strcmp(k, "latency"))
 		d->latency_ms = (long)x;
@@ -121,7 +106,7 @@ static int mail_key(struct sim_work *w, struct sim_mail *m, const char *k, const
 			str_lcpy(w->cls[w->ncls++], v, SIM_NAME_MAX);
 		return 0;
 	}
-	if (num(v, 100LL * 86400000, &x) < 0)
+	if (parse_count(v, 100LL * 86400000, &x) < 0)
 		return -1;
 	if (!strcmp(k, "at"))
 		m->at_ms = x;
@@ -190,7 +175,7 @@ int sim_parse(const char *text, size_t len, struct sim_work *w, char *err, size_
 		}
 		long long x;
 		if (!strcmp(word, "seed") || !strcmp(word, "sample") || !strcmp(word, "until")) {
-			if (na != 1 || num(args[0], !strcmp(word, "seed") ? 999999999999LL : 100LL * 86400, &x) < 0 ||
+			if (na != 1 || parse_count(args[0], !strcmp(word, "seed") ? 999999999999LL : 100LL * 86400, &x) < 0 ||
 			    (x == 0 && strcmp(word, "seed")))
 				return sim_bad(err, errsize, lineno, "expected one number", word);
 			if (!strcmp(word, "seed"))

@@ -4,6 +4,7 @@
 #include "util.h"
 #include <errno.h>
 #include "glob.h"
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,22 +155,6 @@ static int is_space(char ch)
 static int is_name(char ch)
 {
 	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '-';
-}
-
-static int parse_count(const char *s, long long max, long long *out)
-{
-	long long n = 0;
-	if (!*s)
-		return -1;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -1;
-		n = n * 10 + (*s - '0');
-		if (n > max)
-			return -1;
-	}
-	*out = n;
-	return 0;
 }
 
 static int parse_retries(struct parser *ps, const char *v, unsigned **out, unsigned *count)
@@ -369,18 +354,12 @@ static void assign(struct parser *ps, struct sc_clause *k, const char *name, con
 		case SV_MAXRCPT: k->p.maxrcpt = (int)x; break;
 		case SV_MAXRING: k->p.maxring = (int)x; break;
 		case SV_MAXTHR:
-			if (x < 1) {
-				bad(ps, "maxthr: must be at least 1");
-				return;
-			}
-			k->p.maxthr = (int)x;
-			break;
 		case SV_OVERFEED:
 			if (x < 1) {
-				bad(ps, "overfeed: must be at least 1");
+				bad(ps, "%s: must be at least 1", name);
 				return;
 			}
-			k->p.overfeed = (int)x;
+			*(vars[i].var == SV_MAXTHR ? &k->p.maxthr : &k->p.overfeed) = (int)x;
 			break;
 		default:
 			k->p.skew = (int)x;
@@ -813,41 +792,31 @@ int schedconf_load(struct schedconf *c, const char *path, int missing_ok, conf_r
 	return errors;
 }
 
+/* Which member of struct sc_params each variable sets (two for retries and the feedbacks). */
+#define FIELD(v, m) {v, offsetof(struct sc_params, m), sizeof(((struct sc_params *)0)->m)}
+static const struct {
+	unsigned char var, off, len;
+} fields[] = {
+	FIELD(SV_INTERVAL, interval),         FIELD(SV_IDLEMAX, idlemax),         FIELD(SV_EXPIRY, expiry),
+	FIELD(SV_EXPIRY2, expiry2),           FIELD(SV_RETRIES, retries),         FIELD(SV_RETRIES, nretries),
+	FIELD(SV_MAXTA, maxta),               FIELD(SV_MAXCHANNEL, maxchannel),   FIELD(SV_MAXRING, maxring),
+	FIELD(SV_MAXTHR, maxthr),             FIELD(SV_OVERFEED, overfeed),       FIELD(SV_SKEW, skew),
+	FIELD(SV_USER, user),                 FIELD(SV_GROUP, group),             FIELD(SV_COMMAND, command),
+	FIELD(SV_QUEUEONLY, queueonly),       FIELD(SV_TIMELIMIT, timelimit),     FIELD(SV_MAXRCPT, maxrcpt),
+	FIELD(SV_INIT_CONC, init_conc),       FIELD(SV_CONC_LIMIT, conc_limit),   FIELD(SV_POS_FEEDBACK, pos_style),
+	FIELD(SV_POS_FEEDBACK, pos_x),        FIELD(SV_NEG_FEEDBACK, neg_style),  FIELD(SV_NEG_FEEDBACK, neg_x),
+	FIELD(SV_COHORT_LIMIT, cohort_limit),
+};
+#undef FIELD
+_Static_assert(sizeof(struct sc_params) < 256, "fields[] keeps offsets in a byte");
+
+/* The variables in's clause set override out's. */
 static void merge(struct sc_params *out, const struct sc_params *in)
 {
-	unsigned s = in->set;
-	if (s & (1u << SV_INTERVAL)) out->interval = in->interval;
-	if (s & (1u << SV_IDLEMAX)) out->idlemax = in->idlemax;
-	if (s & (1u << SV_EXPIRY)) out->expiry = in->expiry;
-	if (s & (1u << SV_EXPIRY2)) out->expiry2 = in->expiry2;
-	if (s & (1u << SV_RETRIES)) {
-		out->retries = in->retries;
-		out->nretries = in->nretries;
-	}
-	if (s & (1u << SV_MAXTA)) out->maxta = in->maxta;
-	if (s & (1u << SV_MAXCHANNEL)) out->maxchannel = in->maxchannel;
-	if (s & (1u << SV_MAXRING)) out->maxring = in->maxring;
-	if (s & (1u << SV_MAXTHR)) out->maxthr = in->maxthr;
-	if (s & (1u << SV_OVERFEED)) out->overfeed = in->overfeed;
-	if (s & (1u << SV_SKEW)) out->skew = in->skew;
-	if (s & (1u << SV_USER)) out->user = in->user;
-	if (s & (1u << SV_GROUP)) out->group = in->group;
-	if (s & (1u << SV_COMMAND)) out->command = in->command;
-	if (s & (1u << SV_QUEUEONLY)) out->queueonly = in->queueonly;
-	if (s & (1u << SV_TIMELIMIT)) out->timelimit = in->timelimit;
-	if (s & (1u << SV_MAXRCPT)) out->maxrcpt = in->maxrcpt;
-	if (s & (1u << SV_INIT_CONC)) out->init_conc = in->init_conc;
-	if (s & (1u << SV_CONC_LIMIT)) out->conc_limit = in->conc_limit;
-	if (s & (1u << SV_POS_FEEDBACK)) {
-		out->pos_style = in->pos_style;
-		out->pos_x = in->pos_x;
-	}
-	if (s & (1u << SV_NEG_FEEDBACK)) {
-		out->neg_style = in->neg_style;
-		out->neg_x = in->neg_x;
-	}
-	if (s & (1u << SV_COHORT_LIMIT)) out->cohort_limit = in->cohort_limit;
-	out->set |= s;
+	for (size_t i = 0; i < ARRAY_LEN(fields); i++)
+		if (in->set & (1u << fields[i].var))
+			memcpy((char *)out + fields[i].off, (const char *)in + fields[i].off, fields[i].len);
+	out->set |= in->set;
 }
 
 int schedconf_resolve(const struct schedconf *c, const char *channel, const char *host, struct sc_params *out)

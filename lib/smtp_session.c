@@ -364,6 +364,8 @@ again:
 				}
 				goto bad;
 			}
+			/* the greeting's two failures again (error: drop, refusal: QUIT), inline because
+			 * each leaves through this function's own labels */
 			int e = smtp_ehlo(c, cfg->helo_name, &r);
 			if (e < 0) {
 				fail(why, RANK_CONNECT, "4.4.2", remote, "%s", c->err);

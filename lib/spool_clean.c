@@ -12,28 +12,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static void clean_tmp(const struct spool *sp, long long now, long long max_age, unsigned *count)
-{
-	char dir[SPOOL_PATH_MAX], path[SPOOL_PATH_MAX];
-	str_fmt(dir, sizeof dir, "%s/tmp", sp->dir);
-	DIR *d = opendir(dir);
-	if (!d)
-		return;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		struct stat st;
-		if (e->d_name[0] == '.' || str_fmt(path, sizeof path, "%s/%s", dir, e->d_name) < 0)
-			continue;
-		if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && now - (long long)st.st_mtime > max_age) {
-			if (unlink(path) == 0) {
-				(*count)++;
-				log_msg(LOG_INFO, NULL, "removed abandoned temporary file %s", path);
-			}
-		}
-	}
-	closedir(d);
-}
-
 static void clean_queue_dir(const struct spool *sp, char h, unsigned *count)
 {
 	char dir[SPOOL_PATH_MAX], path[SPOOL_PATH_MAX];
@@ -62,24 +40,27 @@ static void clean_queue_dir(const struct spool *sp, char h, unsigned *count)
 	closedir(d);
 }
 
-/* Index links (due/<bucket>/ and hold/) whose control file is gone: a link count of 1. */
-static void clean_links(const char *dir, unsigned *count)
+/* Removes the regular files of dir that are leftovers: with links1, index links (due/<bucket>/
+ * and hold/) whose control file is gone (a link count of 1); else files of tmp/ last changed
+ * before the time "before". what names them in the log line. */
+static void sweep(const char *dir, int links1, long long before, const char *what, unsigned *count)
 {
 	char path[SPOOL_PATH_MAX];
-	DIR *bd = opendir(dir);
-	if (!bd)
+	DIR *d = opendir(dir);
+	if (!d)
 		return;
 	struct dirent *e;
-	while ((e = readdir(bd))) {
+	while ((e = readdir(d))) {
 		struct stat st;
 		if (e->d_name[0] == '.' || str_fmt(path, sizeof path, "%s/%s", dir, e->d_name) < 0)
 			continue;
-		if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 && unlink(path) == 0) {
+		if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+		    (links1 ? st.st_nlink == 1 : (long long)st.st_mtime < before) && unlink(path) == 0) {
 			(*count)++;
-			log_msg(LOG_INFO, NULL, "removed stale index entry %s", path);
+			log_msg(LOG_INFO, NULL, "removed %s %s", what, path);
 		}
 	}
-	closedir(bd);
+	closedir(d);
 }
 
 static void clean_due(const struct spool *sp, unsigned *count)
@@ -93,20 +74,22 @@ static void clean_due(const struct spool *sp, unsigned *count)
 	while ((b = readdir(d))) {
 		if (b->d_name[0] < '0' || b->d_name[0] > '9' || str_fmt(dir, sizeof dir, "%s/%s", top, b->d_name) < 0)
 			continue;
-		clean_links(dir, count);
+		sweep(dir, 1, 0, "stale index entry", count);
 		rmdir(dir); /* fails while not empty, as intended */
 	}
 	closedir(d);
 	/* the hold index (docs/spool.md 12): a held message deleted by a crashed mailq */
 	if (str_fmt(dir, sizeof dir, "%s/hold", sp->dir) == 0)
-		clean_links(dir, count);
+		sweep(dir, 1, 0, "stale index entry", count);
 }
 
 int spool_clean(struct spool *sp, long long now, long long max_age, struct spool_clean_counts *counts)
 {
 	struct spool_clean_counts c = {0, 0, 0};
 	static const char hashes[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
-	clean_tmp(sp, now, max_age, &c.tmp);
+	char tmp[SPOOL_PATH_MAX];
+	if (str_fmt(tmp, sizeof tmp, "%s/tmp", sp->dir) == 0)
+		sweep(tmp, 0, now - max_age, "abandoned temporary file", &c.tmp);
 	for (int h = 0; h < 36; h++)
 		clean_queue_dir(sp, hashes[h], &c.orphan_msg);
 	clean_due(sp, &c.stale_due);

@@ -557,6 +557,19 @@ int spool_queue_each(const struct spool *sp, spool_each_fn *fn, void *ctx)
 	return 0;
 }
 
+/* The size bytes of the open file path, in a malloc'd buffer (one byte spare); NULL with err
+ * set when it cannot be read whole. */
+static char *read_whole(int fd, size_t size, const char *path, char *err, size_t errlen)
+{
+	char *text = malloc(size + 1);
+	ssize_t n = text ? pread(fd, text, size, 0) : -1;
+	if (n == (ssize_t)size)
+		return text;
+	snprintf(err, errlen, "read %s: %s", path, n < 0 ? strerror(errno) : "short read");
+	free(text);
+	return NULL;
+}
+
 int spool_ctl_load(const struct spool *sp, const char *id, int readonly, struct spool_msg *m, int *fdp, char *err, size_t errlen)
 {
 	char path[SPOOL_PATH_MAX];
@@ -577,25 +590,24 @@ int spool_ctl_load(const struct spool *sp, const char *id, int readonly, struct 
 	 * directory fails the read), is looked at. The scheduler always looks: a file it misread
 	 * would be rebuilt. */
 	char small[4096], *text = small;
-	ssize_t n = readonly ? read(fd, small, sizeof small) : -1;
-	if (n < 0 || (size_t)n == sizeof small) {
+	ssize_t got = readonly ? read(fd, small, sizeof small) : -1;
+	size_t n = got > 0 ? (size_t)got : 0;
+	if (got < 0 || n == sizeof small) {
 		struct stat st;
 		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (unsigned long long)st.st_size > SPOOL_CTL_MAX) {
 			snprintf(err, errlen, "%s: not a regular file of at most %u bytes", path, SPOOL_CTL_MAX);
 			close(fd);
 			return -1;
 		}
-		text = malloc((size_t)st.st_size + 1);
-		n = text ? pread(fd, text, (size_t)st.st_size, 0) : -1;
-		if (n != (ssize_t)st.st_size) {
-			snprintf(err, errlen, "read %s: %s", path, n < 0 ? strerror(errno) : "short read");
-			free(text);
+		n = (size_t)st.st_size;
+		text = read_whole(fd, n, path, err, errlen);
+		if (!text) {
 			close(fd);
 			return -1;
 		}
 	}
 	char perr[160];
-	int r = spool_msg_parse(text, (size_t)n, 0, m, perr, sizeof perr);
+	int r = spool_msg_parse(text, n, 0, m, perr, sizeof perr);
 	if (text != small)
 		free(text);
 	if (r == 0 && strcmp(m->id, id) != 0) {
@@ -641,16 +653,14 @@ int spool_ctl_rebuild(const struct spool *sp, const char *id, char *err, size_t 
 	}
 	/* only a file that can be read and does not parse is damaged; a read error is not */
 	if ((unsigned long long)st.st_size <= SPOOL_CTL_MAX) {
-		char *text = malloc((size_t)st.st_size + 1);
-		ssize_t n = text ? pread(fd, text, (size_t)st.st_size, 0) : -1;
-		if (n != (ssize_t)st.st_size) {
-			snprintf(err, errlen, "read %s: %s", ctl, n < 0 ? strerror(errno) : "short read");
-			free(text);
+		size_t n = (size_t)st.st_size;
+		char *text = read_whole(fd, n, ctl, err, errlen);
+		if (!text) {
 			close(fd);
 			return -1;
 		}
 		struct spool_msg m;
-		int ok = spool_msg_parse(text, (size_t)n, 0, &m, perr, sizeof perr) == 0;
+		int ok = spool_msg_parse(text, n, 0, &m, perr, sizeof perr) == 0;
 		if (!ok && errno == ENOMEM) {
 			free(text);
 			snprintf(err, errlen, "%s: out of memory", ctl);
@@ -661,7 +671,7 @@ int spool_ctl_rebuild(const struct spool *sp, const char *id, char *err, size_t 
 			ok = !strcmp(m.id, id);
 			spool_msg_free(&m);
 		}
-		long v = first_line_version(text, (size_t)n);
+		long v = first_line_version(text, n);
 		free(text);
 		if (ok || v > SPOOL_VERSION) {
 			snprintf(err, errlen, "%s: %s", ctl, ok ? "not damaged" : "written by a newer version: left alone");

@@ -19,7 +19,6 @@
 #include "tls_cert.h"
 #include "tls_pem.h"
 #include "util.h"
-#include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -489,6 +488,8 @@ static ssize_t tls_read(void *ctx, void *p, size_t n, int timeout_ms)
 	return (ssize_t)len;
 }
 
+/* tls_read's mirror on the engine's send side: alike in shape only (other buffer, other copy
+ * direction, and a write must flush), so the two stay apart. */
 static ssize_t tls_write(void *ctx, const void *p, size_t n, int timeout_ms)
 {
 	struct tls_conn *t = ctx;
@@ -728,24 +729,6 @@ static void profile(struct tls_conn *t, const struct tls_anchors *anchors)
 	br_ssl_engine_set_buffer(eng, t->iobuf, sizeof t->iobuf, 0);
 }
 
-/* "192.0.2.1", "[192.0.2.1]", "::1", "[IPv6:::1]": addresses get no SNI (RFC 6066 section 3). */
-static int is_address(const char *name)
-{
-	unsigned char ip[16];
-	char buf[64];
-	size_t n = strlen(name);
-	if (n >= sizeof buf)
-		return 0;
-	if (name[0] == '[' && n > 2 && name[n - 1] == ']') {
-		name++;
-		n -= 2;
-	}
-	memcpy(buf, name, n);
-	buf[n] = 0;
-	const char *a = str_ncaseeq(buf, "IPv6:", 5) ? buf + 5 : buf;
-	return inet_pton(AF_INET, a, ip) == 1 || inet_pton(AF_INET6, a, ip) == 1;
-}
-
 static enum tls_status setup(struct tls_conn *t, const struct io *io, const struct tls_params *p)
 {
 	if (p->policy != TLS_MAY && p->policy != TLS_ENCRYPT && p->policy != TLS_VERIFY) {
@@ -797,7 +780,9 @@ static enum tls_status setup(struct tls_conn *t, const struct io *io, const stru
 	if (getrandom(seed, sizeof seed, 0) == (ssize_t)sizeof seed)
 		br_ssl_engine_inject_entropy(&t->cc.eng, seed, sizeof seed);
 	explicit_bzero(seed, sizeof seed);
-	if (!br_ssl_client_reset(&t->cc, t->name[0] && !is_address(t->name) ? t->name : NULL, 0)) {
+	unsigned char ip[16];
+	/* addresses get no SNI (RFC 6066 section 3) */
+	if (!br_ssl_client_reset(&t->cc, t->name[0] && !cert_host_address(t->name, ip) ? t->name : NULL, 0)) {
 		engine_reason(t);
 		return t->st;
 	}

@@ -134,8 +134,7 @@ static void add_name(char *names, size_t size, const unsigned char *p, size_t n)
 	names[o] = 0;
 }
 
-/* Parses host as an address literal into ip (4 or 16 bytes); returns its length or 0. */
-static size_t host_address(const char *host, unsigned char ip[16])
+size_t cert_host_address(const char *host, unsigned char ip[16])
 {
 	char buf[64];
 	size_t n = strlen(host);
@@ -298,7 +297,7 @@ int cert_check_name(const unsigned char *der, size_t len, const char *host, char
 {
 	struct name_check nc = {host, {0}, 0, 0, 0, names, namessize};
 	struct der subject;
-	nc.iplen = host_address(host, nc.ip);
+	nc.iplen = cert_host_address(host, nc.ip);
 	if (names && namessize)
 		names[0] = 0;
 	if (ext_each(der, len, &subject, on_san, &nc) < 0)

@@ -15,6 +15,10 @@
 /* The SubjectPublicKeyInfo element (tag and length included) of a certificate. 0, or -1. */
 int cert_spki(const unsigned char *der, size_t len, const unsigned char **spki, size_t *spkilen);
 
+/* Parses host as an address literal ("192.0.2.1", "[192.0.2.1]", "::1", "[IPv6:::1]") into
+ * ip: returns 4 or 16 (its length), or 0 when host is not an address. */
+size_t cert_host_address(const char *host, unsigned char ip[16]);
+
 /* Verifies that the certificate is for host (RFC 6125 section 6, RFC 9525):
  *   - host is a DNS name: only the subjectAltName dNSNames are identifiers; a certificate
  *     without a subjectAltName extension matches nothing (no subject CN fallback, see

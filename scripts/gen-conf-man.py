@@ -136,7 +136,9 @@ or
 for no (any case).
 .TP
 .B number
-a non-negative whole number.
+a non-negative whole number: decimal digits only, no sign
+.RB ( +5
+is an error, as in scheduler.conf).
 .TP
 .B size
 a number of bytes, or of KiB, MiB, GiB with

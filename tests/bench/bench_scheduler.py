@@ -10,6 +10,7 @@
     /var/tmp), as a real backlog does.
 The queue is written straight into the spool in its documented format (fast), on /dev/shm when
 there is one, so the figures are the scheduler's and not the disk's. Printed, never asserted."""
+import contextlib
 import os
 import shutil
 import subprocess
@@ -50,9 +51,18 @@ def workdir():
     return tempfile.mkdtemp(prefix="bench-sched-", dir=root)
 
 
-def idle_rss(binary):
+@contextlib.contextmanager
+def workspace():
+    """A scratch directory (in RAM where possible), removed afterwards."""
     base = workdir()
     try:
+        yield base
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def idle_rss(binary):
+    with workspace() as base:
         p = subprocess.Popen([binary, "scheduler", "-i"], env=env_for(base), stderr=subprocess.DEVNULL)
         time.sleep(0.7)
         rss, anon = rss_kib(p.pid), rss_kib(p.pid, "RssAnon")
@@ -61,13 +71,10 @@ def idle_rss(binary):
         print(f"scheduler idle RSS: {rss} KiB (goal <= 256 KiB: {rss / 256:.2f} of the budget); of it "
               f"{anon} KiB private (heap, stack, data) and {rss - anon} KiB the binary's text, shared "
               f"with every other spoolbox process")
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
 
 
 def first_delivery(binary, n=100000):
-    base = workdir()
-    try:
+    with workspace() as base:
         spool = os.path.join(base, "spool")
         t0 = time.time()
         for i in range(n):
@@ -101,13 +108,10 @@ def first_delivery(binary, n=100000):
         print(f"{n} queued (written in {made:.1f} s): first delivery {first if first is None else round(first, 3)} s "
               f"after start (goal < 1 s); peak RSS {peak} KiB over {elapsed:.1f} s of draining "
               f"(goal <= 8192 KiB: {peak / 8192:.2f} of it); {drained / elapsed:.0f} msgs/s with the Python stub TA")
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
 
 
 def local_end_to_end(binary, n=1000):
-    base = workdir()
-    try:
+    with workspace() as base:
         spool = os.path.join(base, "spool")
         os.makedirs(os.path.join(base, "mail"))
         user = os.environ.get("USER") or "root"
@@ -125,8 +129,6 @@ def local_end_to_end(binary, n=1000):
             return
         print(f"end to end, {n} messages through the local transport into an mbox: {n / dt:.0f} msgs/s "
               f"(goal >= 1000 msgs/s for local delivery: {n / dt / 1000:.2f} of it)")
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
 
 
 def backlog_once(binary, n):

@@ -93,7 +93,7 @@ TEST_NEEDS = {
     "test_smtp.py::test_auth_cram_md5_is_preferred_in_clear_text[True]": ("cram_md5",),
     "test_smtp.py::test_auth_cram_md5_is_preferred_in_clear_text[False]": ("cram_md5",),
     "test_smtp_hostile.py::test_cram_md5_is_allowed_to_an_unverified_peer": ("cram_md5",),
-    "test_submit.py::test_recipients_as_arguments_are_routed": ("local",),
+    "test_submit.py::test_recipients_are_routed[arguments]": ("local",),
     "test_submit.py::test_bm_is_the_default_mode": ("local",),
     "test_submit.py::test_bv_shows_routes_and_queues_nothing": ("local",),
     "test_submit.py::test_compatibility_options_are_accepted": ("local",),

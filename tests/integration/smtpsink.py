@@ -36,10 +36,13 @@ class Received:
         return f"<Received from={self.mail_from!r} to={self.rcpt_tos!r} {len(self.data)} bytes>"
 
 
-def peer_uid(peer):
+def peer_uid(peer, server_port):
     """The uid owning the client's end of a live connection from 127.0.0.1 (its socket's line
-    in /proc/net/tcp, local port = the peer's port), or None: which user the sending process ran as."""
-    port = "%04X" % peer[1]
+    in /proc/net/tcp: established, local port = the peer's port, remote port = ours), or None:
+    which user the sending process ran as. (A TIME_WAIT line of an earlier connection on the
+    same port shows uid 0, and another connection may share the local port towards another
+    server: neither may answer.)"""
+    port, ours = "%04X" % peer[1], "%04X" % server_port
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
             lines = open(table).read().splitlines()[1:]
@@ -47,7 +50,7 @@ def peer_uid(peer):
             continue
         for line in lines:
             f = line.split()
-            if f[1].rsplit(":", 1)[1] == port and f[2].rsplit(":", 1)[1] != "0000":
+            if f[1].rsplit(":", 1)[1] == port and f[2].rsplit(":", 1)[1] == ours and f[3] == "01":
                 return int(f[7])
     return None
 
@@ -117,7 +120,7 @@ class Handler:
                                            session.peer, getattr(envelope, "dsn_mail", {}),
                                            list(getattr(envelope, "dsn_rcpt", [])),
                                            session.ssl is not None or self.sink.tls == "implicit", user,
-                                           getattr(envelope, "pipelined", 0), peer_uid(session.peer)))
+                                           getattr(envelope, "pipelined", 0), peer_uid(session.peer, self.sink.port)))
         return "250 2.0.0 OK queued"
 
 

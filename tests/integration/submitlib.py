@@ -10,6 +10,15 @@ def sendmail(box, *args, input=b"", env=None, timeout=20):
     return box.run(None, *args, input=input, env=env, argv0="/usr/sbin/sendmail", timeout=timeout)
 
 
+def refused(box, args, input, code, why, env=None):
+    """sendmail args must exit code with every part of why in its stderr, and queue nothing."""
+    p = sendmail(box, *args, input=input, env=env)
+    assert p.returncode == code, p.stderr
+    for part in why:
+        assert part in p.stderr, p.stderr
+    nothing_queued(box)
+
+
 def queued(box):
     """(id, Message, stored message bytes) of the single message in incoming/."""
     return only_incoming(box.spool)

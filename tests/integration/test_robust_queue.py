@@ -29,6 +29,15 @@ def leftovers(box):
     return out
 
 
+def script(box, name, text):
+    """An executable script of that text in the box; its path."""
+    path = os.path.join(box.base, name)
+    with open(path, "w") as f:
+        f.write(text)
+    os.chmod(path, 0o755)
+    return path
+
+
 def dsns(box):
     return [e for e in events(box) if e[0] == "dsn"]
 
@@ -299,14 +308,10 @@ for line in sys.stdin:
 
 
 def test_transport_agent_noise_is_logged_not_acted_on(box):
-    ta = os.path.join(box.base, "garbage_ta.py")
-    with open(ta, "w") as f:
-        f.write(GARBAGE_TA)
-    os.chmod(ta, 0o755)
     sconf(box, """*/* interval=1s retries="1" expiry=1h
 smtp command="%s"
 error command="STUB error"
-""" % ta)
+""" % script(box, "garbage_ta.py", GARBAGE_TA))
     ids = [gen.add_queued(box.spool, [("smtp", "a.example", "ok%d@a.example" % i)]) for i in range(3)]
     p, err = once(box, timeout=60)
     assert p.returncode == 0, err[-3000:]
@@ -523,15 +528,11 @@ while True:
 
 
 def test_flooding_transport_agent_does_not_starve_the_others(box):
-    ta = os.path.join(box.base, "flood_ta.py")
-    with open(ta, "w") as f:
-        f.write(FLOOD_TA)
-    os.chmod(ta, 0o755)
     sconf(box, """*/* interval=1s retries="1" expiry=1h
 flood command="%s"
 smtp command="STUB $channel"
 error command="STUB error"
-""" % ta)
+""" % script(box, "flood_ta.py", FLOOD_TA))
     gen.add_queued(box.spool, [("flood", "f.example", "x@f.example")])
     proc = start_daemon(box, env={"STUB_SLOW": "0.01"})
     try:

@@ -74,6 +74,30 @@ def until(lines, prefix):
     return None
 
 
+def greet(c, lines, banner=b"220 hi\r\n"):
+    """The banner, then the EHLO reply once the client says EHLO."""
+    c.sendall(banner)
+    until(lines, b"EHLO")
+    c.sendall(EHLO)
+
+
+def to_data(c, lines, more=b""):
+    """Greets, waits for the pipelined DATA, accepts MAIL, both RCPTs and DATA, then sends more."""
+    greet(c, lines)
+    until(lines, b"DATA")
+    c.sendall(b"250 ok\r\n250 ok\r\n250 ok\r\n354 go\r\n" + more)
+
+
+def answer_until_quit(c, lines, reply=None):
+    """221 to QUIT (and done); reply, if any, to every other line."""
+    for line in lines:
+        if line.upper().startswith(b"QUIT"):
+            c.sendall(b"221 bye\r\n")
+            return
+        if reply:
+            c.sendall(reply)
+
+
 def test_endless_multiline_greeting(box):
     def script(c, lines):
         while True:
@@ -113,16 +137,10 @@ def test_one_megabyte_reply_line(box):
 
 def test_nul_and_bare_cr_in_replies(box):
     def script(c, lines):
-        c.sendall(b"220 hi\x00there\rfoo\r\n")
-        until(lines, b"EHLO")
-        c.sendall(EHLO)
+        greet(c, lines, b"220 hi\x00there\rfoo\r\n")
         until(lines, b"MAIL")
         c.sendall(b"451 4.3.0 busy\x00\rnow\r\n")
-        for line in lines:
-            if line.upper().startswith(b"QUIT"):
-                c.sendall(b"221 bye\r\n")
-                return
-            c.sendall(b"503 5.5.1 no\r\n")
+        answer_until_quit(c, lines, b"503 5.5.1 no\r\n")
     reps, _ = run_job(box, script)
     assert "451" in reps[0].diag, reps
     assert "\x00" not in reps[0].diag
@@ -130,15 +148,8 @@ def test_nul_and_bare_cr_in_replies(box):
 
 def test_250_instead_of_354_to_data_is_not_a_delivery(box):
     def script(c, lines):
-        c.sendall(b"220 hi\r\n")
-        until(lines, b"EHLO")
-        c.sendall(EHLO)
-        for line in lines:
-            u = line.upper()
-            if u.startswith(b"QUIT"):
-                c.sendall(b"221 bye\r\n")
-                return
-            c.sendall(b"250 ok\r\n")  # to everything, DATA included
+        greet(c, lines)
+        answer_until_quit(c, lines, b"250 ok\r\n")  # to everything, DATA included
     reps, srv = run_job(box, script)
     assert not any(l.startswith(b"hello") for l in srv.got)
 
@@ -146,9 +157,7 @@ def test_250_instead_of_354_to_data_is_not_a_delivery(box):
 def test_pipelined_replies_missing(box):
     # MAIL answered, the RCPT replies never come
     def script(c, lines):
-        c.sendall(b"220 hi\r\n")
-        until(lines, b"EHLO")
-        c.sendall(EHLO)
+        greet(c, lines)
         until(lines, b"MAIL")
         c.sendall(b"250 ok\r\n")
         for _ in lines:
@@ -159,11 +168,7 @@ def test_pipelined_replies_missing(box):
 
 def test_server_closes_after_354(box):
     def script(c, lines):
-        c.sendall(b"220 hi\r\n")
-        until(lines, b"EHLO")
-        c.sendall(EHLO)
-        until(lines, b"DATA")
-        c.sendall(b"250 ok\r\n250 ok\r\n250 ok\r\n354 go\r\n")
+        to_data(c, lines)
         until(lines, b".")
         c.shutdown(socket.SHUT_RDWR)
     run_job(box, script)
@@ -195,15 +200,8 @@ def test_tls_handshake_trickled_a_byte_at_a_time_times_out(box):
 def test_250_before_the_end_of_data_is_not_a_delivery(box):
     # the server says 250 right after its 354, before the message (and its dot) was sent
     def script(c, lines):
-        c.sendall(b"220 hi\r\n")
-        until(lines, b"EHLO")
-        c.sendall(EHLO)
-        until(lines, b"DATA")
-        c.sendall(b"250 ok\r\n250 ok\r\n250 ok\r\n354 go\r\n250 2.0.0 queued, honest\r\n")
-        for line in lines:
-            if line.upper().startswith(b"QUIT"):
-                c.sendall(b"221 bye\r\n")
-                return
+        to_data(c, lines, b"250 2.0.0 queued, honest\r\n")
+        answer_until_quit(c, lines)
     reps, srv = run_job(box, script)
     assert "before the end of data" in reps[0].diag, reps
     assert b"." not in [l.rstrip(b"\r") for l in srv.got], srv.got

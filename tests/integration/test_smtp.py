@@ -100,23 +100,40 @@ def test_550_for_one_recipient_of_two(box, q, sink):
                      r"status=sent \(250 2.0.0 OK queued\)", ta.log), ta.log
 
 
-def test_4xx_on_rcpt_defers_only_that_recipient(box, q, sink):
-    sink.rcpt_replies["later@example.com"] = "452 4.2.2 mailbox full"
-    mid = q.add("root@box.example", ["later@example.com", "now@example.com"], MSG)
-    with TA(box, env=smarthost_env(sink)) as ta:
-        reps = ta.job(q, mid, "example.com")
-    by = {r.addr: r for r in reps}
-    assert by["later@example.com"].status == "deferred" and by["later@example.com"].enh == "4.2.2"
-    assert by["now@example.com"].status == "ok2"
+# The server refuses: replies to RCPT (by address) and at the end of data, the recipients, and
+# each one's report: status, enhanced code, a part of the diagnostic, or all of it (None: not
+# checked).
+SERVER_REFUSALS = [
+    pytest.param({"later@example.com": "452 4.2.2 mailbox full"}, [], ["later@example.com", "now@example.com"],
+                 {"later@example.com": ("deferred", "4.2.2", None, None), "now@example.com": ("ok2", None, None, None)},
+                 id="4xx_on_rcpt_defers_only_that_recipient"),
+    pytest.param({}, ["554 5.7.1 message refused: spam"], ["a@example.com", "b@example.com"],
+                 {"a@example.com": ("error", "5.7.1", "spam", None), "b@example.com": ("error", "5.7.1", "spam", None)},
+                 id="data_rejected_after_end_of_data"),
+    pytest.param({}, ["552 5.3.4 message size exceeds fixed maximum"], ["a@example.com"],
+                 {"a@example.com": ("error", "5.3.4", None, "552 5.3.4 message size exceeds fixed maximum")},
+                 id="552_from_the_server_at_the_end_of_data"),
+]
 
 
-def test_data_rejected_after_end_of_data(box, q, sink):
-    sink.data_replies = ["554 5.7.1 message refused: spam"]
-    mid = q.add("root@box.example", ["a@example.com", "b@example.com"], MSG)
+@pytest.mark.parametrize("rcpt_replies,data_replies,rcpts,want", SERVER_REFUSALS)
+def test_server_refusals(box, q, sink, rcpt_replies, data_replies, rcpts, want):
+    sink.rcpt_replies.update(rcpt_replies)
+    if data_replies:
+        sink.data_replies = data_replies
+    mid = q.add("root@box.example", rcpts, MSG)
     with TA(box, env=smarthost_env(sink)) as ta:
         reps = ta.job(q, mid, "example.com")
-    assert [(r.status, r.enh) for r in reps] == [("error", "5.7.1")] * 2
-    assert all("spam" in r.diag for r in reps)
+    assert sorted(r.addr for r in reps) == sorted(want), reps
+    for r in reps:
+        status, enh, diag_has, diag_is = want[r.addr]
+        assert r.status == status, r
+        if enh:
+            assert r.enh == enh, r
+        if diag_has:
+            assert diag_has in r.diag, r
+        if diag_is:
+            assert r.diag == diag_is, r
 
 
 def test_552_size_refused_before_data(box, q):
@@ -127,15 +144,6 @@ def test_552_size_refused_before_data(box, q):
         assert reps[0].status == "error" and reps[0].enh == "5.3.4", reps
         assert "size limit 100" in reps[0].diag
         assert not s.messages
-
-
-def test_552_from_the_server_at_the_end_of_data(box, q, sink):
-    sink.data_replies = ["552 5.3.4 message size exceeds fixed maximum"]
-    mid = q.add("root@box.example", ["a@example.com"], MSG)
-    with TA(box, env=smarthost_env(sink)) as ta:
-        reps = ta.job(q, mid, "example.com")
-    assert reps[0].status == "error" and reps[0].enh == "5.3.4"
-    assert "552 5.3.4 message size exceeds fixed maximum" == reps[0].diag
 
 
 def test_hangup_right_after_354_is_a_lost_connection_not_an_early_answer(box, q, sink):

@@ -138,33 +138,51 @@ def by_hand(box, ns, mid, **env):
                           env=box.environ(e), timeout=30)
 
 
-def test_mx_preference_order(box, q, ns):
-    mx1, mx2 = ns.sink("127.0.0.2"), ns.sink("127.0.0.3")
-    mid = q.add("root@box.example", ["a@order.test"], MSG)
+# One job against the test zones: the sinks that listen (address: greeting, None for the usual
+# one), then the report (status, enhanced code, remote, parts of the diagnostic) and how many
+# messages (and, where given, connections) each sink saw.
+ROUTES = [
+    pytest.param("order.test", {"127.0.0.2": None, "127.0.0.3": None}, "ok2", None, "mx1.order.test[127.0.0.2]", [],
+                 {"127.0.0.2": 1, "127.0.0.3": 0}, {}, id="mx_preference_order"),
+    pytest.param("order.test", {"127.0.0.3": None}, "ok2", None, "mx2.order.test[127.0.0.3]", [],
+                 {"127.0.0.3": 1}, {}, id="next_mx_when_the_first_is_down"),
+    pytest.param("order.test", {"127.0.0.2": "421 4.3.2 mx1 overloaded", "127.0.0.3": None}, "ok2", None,
+                 "mx2.order.test[127.0.0.3]", [], {"127.0.0.2": 0, "127.0.0.3": 1}, {"127.0.0.2": 1},
+                 id="421_greeting_goes_to_the_next_mx"),
+    pytest.param("afall.test", {"127.0.0.2": None}, "ok2", None, "afall.test[127.0.0.2]", [], {"127.0.0.2": 1}, {},
+                 id="a_record_fallback_without_mx"),
+    pytest.param("nullmx.test", {"127.0.0.2": None}, "error", "5.1.10", None, ["null MX"], {}, {"127.0.0.2": 0},
+                 id="null_mx_is_permanent"),
+    pytest.param("dead.test", {"127.0.0.3": None}, "ok2", None, "mx.dead.test[127.0.0.3]", [], {}, {},
+                 id="mx_host_without_address_is_skipped"),
+    pytest.param("nx.test", {}, "deferred", "4.4.3", None, ["nx.test", "NXDOMAIN"], {}, {},
+                 id="nonexistent_domain_is_deferred"),
+    pytest.param("order.test", {}, "deferred", "4.4.1", None, ["Connection refused"], {}, {},
+                 id="all_mx_down_is_deferred_with_the_reason"),
+]
+
+
+@pytest.mark.parametrize("domain,up,status,enh,remote,diag,messages,connections", ROUTES)
+def test_route(box, q, ns, domain, up, status, enh, remote, diag, messages, connections):
+    sinks = {}
+    for addr, greeting in up.items():
+        sinks[addr] = ns.sink(addr)
+        if greeting:
+            sinks[addr].greeting = greeting
+    mid = q.add("root@box.example", [f"a@{domain}"], MSG)
     with mx_ta(box, ns) as ta:
-        reps = ta.job(q, mid, "order.test")
-    assert reps[0].status == "ok2", reps
-    assert reps[0].remote == "mx1.order.test[127.0.0.2]"
-    assert len(mx1.messages) == 1 and not mx2.messages
-
-
-def test_next_mx_when_the_first_is_down(box, q, ns):
-    mx2 = ns.sink("127.0.0.3")
-    mid = q.add("root@box.example", ["a@order.test"], MSG)
-    with mx_ta(box, ns) as ta:
-        reps = ta.job(q, mid, "order.test")
-    assert reps[0].status == "ok2" and reps[0].remote == "mx2.order.test[127.0.0.3]"
-    assert len(mx2.messages) == 1
-
-
-def test_421_greeting_goes_to_the_next_mx(box, q, ns):
-    mx1, mx2 = ns.sink("127.0.0.2"), ns.sink("127.0.0.3")
-    mx1.greeting = "421 4.3.2 mx1 overloaded"
-    mid = q.add("root@box.example", ["a@order.test"], MSG)
-    with mx_ta(box, ns) as ta:
-        reps = ta.job(q, mid, "order.test")
-    assert reps[0].status == "ok2" and reps[0].remote == "mx2.order.test[127.0.0.3]"
-    assert mx1.connections == 1 and not mx1.messages and len(mx2.messages) == 1
+        reps = ta.job(q, mid, domain)
+    assert reps[0].status == status, reps
+    if enh:
+        assert reps[0].enh == enh, reps
+    if remote:
+        assert reps[0].remote == remote, reps
+    for part in diag:
+        assert part in reps[0].diag, reps
+    for addr, n in messages.items():
+        assert len(sinks[addr].messages) == n, addr
+    for addr, n in connections.items():
+        assert sinks[addr].connections == n, addr
 
 
 def test_equal_preference_spreads(box, q, ns):
@@ -177,25 +195,6 @@ def test_equal_preference_spreads(box, q, ns):
     # (all 16 on one side has probability 2 * 2**-16).
     assert len(a.messages) + len(b.messages) == 16
     assert a.messages and b.messages, (len(a.messages), len(b.messages))
-
-
-def test_a_record_fallback_without_mx(box, q, ns):
-    s = ns.sink("127.0.0.2")
-    mid = q.add("root@box.example", ["a@afall.test"], MSG)
-    with mx_ta(box, ns) as ta:
-        reps = ta.job(q, mid, "afall.test")
-    assert reps[0].status == "ok2" and reps[0].remote == "afall.test[127.0.0.2]"
-    assert len(s.messages) == 1
-
-
-def test_null_mx_is_permanent(box, q, ns):
-    s = ns.sink("127.0.0.2")
-    mid = q.add("root@box.example", ["a@nullmx.test"], MSG)
-    with mx_ta(box, ns) as ta:
-        reps = ta.job(q, mid, "nullmx.test")
-    assert reps[0].status == "error" and reps[0].enh == "5.1.10", reps
-    assert "null MX" in reps[0].diag
-    assert s.connections == 0
 
 
 def test_ipv6_first_then_ipv4(box, q, ns):
@@ -211,27 +210,3 @@ def test_ipv6_first_then_ipv4(box, q, ns):
         reps = ta.job(q, mid, "dual.test")
     assert reps[0].status == "ok2" and reps[0].remote == "dual.test[::1]", reps
     assert len(v6.messages) == 1 and len(v4.messages) == 1
-
-
-def test_mx_host_without_address_is_skipped(box, q, ns):
-    s = ns.sink("127.0.0.3")
-    mid = q.add("root@box.example", ["a@dead.test"], MSG)
-    with mx_ta(box, ns) as ta:
-        reps = ta.job(q, mid, "dead.test")
-    assert reps[0].status == "ok2" and reps[0].remote == "mx.dead.test[127.0.0.3]"
-
-
-def test_nonexistent_domain_is_deferred(box, q, ns):
-    mid = q.add("root@box.example", ["a@nx.test"], MSG)
-    with mx_ta(box, ns) as ta:
-        reps = ta.job(q, mid, "nx.test")
-    assert reps[0].status == "deferred" and reps[0].enh == "4.4.3", reps
-    assert "nx.test" in reps[0].diag and "NXDOMAIN" in reps[0].diag
-
-
-def test_all_mx_down_is_deferred_with_the_reason(box, q, ns):
-    mid = q.add("root@box.example", ["a@order.test"], MSG)
-    with mx_ta(box, ns) as ta:
-        reps = ta.job(q, mid, "order.test")
-    assert reps[0].status == "deferred" and reps[0].enh == "4.4.1"
-    assert "Connection refused" in reps[0].diag

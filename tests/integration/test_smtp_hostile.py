@@ -30,6 +30,17 @@ MSG = b"From: root@box.example\nSubject: hostile\n\n" + b"secret body line\n" * 
 PASSWORD = "s3cret pass"
 
 
+def recv_until(f, sep):
+    """What f's socket sends up to sep (taken off f["buf"], sep dropped); EOFError at the end."""
+    while sep not in f["buf"]:
+        d = f["sock"].recv(65536)
+        if not d:
+            raise EOFError
+        f["buf"] += d
+    part, f["buf"] = f["buf"].split(sep, 1)
+    return part
+
+
 class Server:
     """A scripted SMTP server, one thread per connection. starttls: offer STARTTLS with
     cert/key; auth: the mechanisms its EHLO offers (it decodes and records what it is sent);
@@ -68,13 +79,7 @@ class Server:
             f["sock"].sendall(b)
 
         def line():
-            while b"\r\n" not in f["buf"]:
-                d = f["sock"].recv(65536)
-                if not d:
-                    raise EOFError
-                f["buf"] += d
-            ln, f["buf"] = f["buf"].split(b"\r\n", 1)
-            return ln.decode("latin-1")
+            return recv_until(f, b"\r\n").decode("latin-1")
 
         try:
             send(b"220 hostile ESMTP\r\n")
@@ -132,12 +137,7 @@ class Server:
             send(b"250 2.0.0 early ok\r\n")
         else:
             send(b"354 go\r\n")
-        while b"\r\n.\r\n" not in f["buf"]:
-            d = f["sock"].recv(65536)
-            if not d:
-                raise EOFError
-            f["buf"] += d
-        body, f["buf"] = f["buf"].split(b"\r\n.\r\n", 1)
+        body = recv_until(f, b"\r\n.\r\n")
         self.ends += 1
         if mode.startswith("early"):
             send(b"554 5.7.1 rejected for real\r\n")

@@ -7,6 +7,7 @@
 
 static struct unit_test *tests;
 static int current_failed;
+static const char *current_case;
 static char tmpdir[256];
 
 void unit_register(struct unit_test *t)
@@ -19,11 +20,44 @@ void unit_fail(const char *file, int line, const char *fmt, ...)
 {
 	va_list ap;
 	fprintf(stderr, "%s:%d: ", file, line);
+	if (current_case)
+		fprintf(stderr, "[%s] ", current_case);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 	current_failed = 1;
+}
+
+void unit_case(const char *name)
+{
+	current_case = name;
+}
+
+void unit_collect(void *ctx, const char *file, int line, const char *reason)
+{
+	struct unit_findings *f = ctx;
+	size_t l = strlen(f->all);
+	if (!f->n++) {
+		f->first_line = line;
+		snprintf(f->first, sizeof f->first, "%s:%d: %s", file, line, reason);
+	}
+	f->last_line = line;
+	snprintf(f->last, sizeof f->last, "%s:%d: %s", file, line, reason);
+	snprintf(f->all + l, sizeof f->all - l, "%s:%d: %s\n", file, line, reason);
+}
+
+char *unit_long_line(const char *prefix, size_t len)
+{
+	char *s = malloc(len + 2);
+	if (!s) {
+		perror("malloc");
+		exit(2);
+	}
+	memset(s, 'a', len);
+	memcpy(s, prefix, strlen(prefix));
+	memcpy(s + len, "\n", 2);
+	return s;
 }
 
 const char *unit_tmpdir(void)
@@ -64,6 +98,7 @@ int main(int argc, char **argv)
 		if (argc > 1 && !strstr(t->name, argv[1]))
 			continue;
 		current_failed = 0;
+		current_case = NULL;
 		t->fn();
 		cleanup_tmpdir();
 		if (current_failed) {

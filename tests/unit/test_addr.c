@@ -2,6 +2,7 @@
 #include "addr.h"
 #include "route.h"
 #include "unit.h"
+#include "util.h"
 
 struct collected {
 	int n;
@@ -36,46 +37,55 @@ static const char *one(const char *s, char *out, size_t size)
 	return out;
 }
 
-TEST(addr_simple_forms)
+/* addr_parse_one and the canonical form: input, then the form, or NULL for a refusal. */
+static const struct {
+	const char *in, *canon;
+} one_cases[] = {
+	/* simple forms */
+	{"user@example.com", "user@example.com"},
+	{"<user@example.com>", "user@example.com"},
+	{"John Doe <user@example.com>", "user@example.com"},
+	{"\"Doe, John\" <user@example.com>", "user@example.com"},
+	{"user@example.com (John Doe)", "user@example.com"},
+	{"root", "root"},
+	{"root (Cron Daemon)", "root"},
+	{"  first.last@sub.example.org  ", "first.last@sub.example.org"},
+	{"<@relay.example:user@example.com>", "user@example.com"},
+	{"Mr. J. Doe <jd@example.com>", "jd@example.com"},
+	/* quoted local parts; quoting that is not needed is dropped */
+	{"\"john doe\"@example.com", "\"john doe\"@example.com"},
+	{"\"john\"@example.com", "john@example.com"},
+	{"\"a\\\"b\"@example.com", "\"a\\\"b\"@example.com"},
+	{"\"a..b\"@example.com", "\"a..b\"@example.com"},
+	/* obsolete: words joined by dots, one quoted */
+	{"john.\"x y\".doe@example.com", "\"john.x y.doe\"@example.com"},
+	{"john . doe @ example . com", "john.doe@example.com"},
+	/* domain literals */
+	{"user@[192.0.2.1]", "user@[192.0.2.1]"},
+	{"user@[IPv6:2001:db8::1]", "user@[IPv6:2001:db8::1]"},
+	{"user@[300.1.1.1]", NULL},
+	{"user@[foo:bar]", NULL},
+	{"user@[1.2.3.4", NULL},
+};
+
+TEST(addr_one_canonical_forms)
 {
 	char out[600];
-	CHECK_STR(one("user@example.com", out, sizeof out), "user@example.com");
-	CHECK_STR(one("<user@example.com>", out, sizeof out), "user@example.com");
-	CHECK_STR(one("John Doe <user@example.com>", out, sizeof out), "user@example.com");
-	CHECK_STR(one("\"Doe, John\" <user@example.com>", out, sizeof out), "user@example.com");
-	CHECK_STR(one("user@example.com (John Doe)", out, sizeof out), "user@example.com");
-	CHECK_STR(one("root", out, sizeof out), "root");
-	CHECK_STR(one("root (Cron Daemon)", out, sizeof out), "root");
-	CHECK_STR(one("  first.last@sub.example.org  ", out, sizeof out), "first.last@sub.example.org");
-	CHECK_STR(one("<@relay.example:user@example.com>", out, sizeof out), "user@example.com");
-	CHECK_STR(one("Mr. J. Doe <jd@example.com>", out, sizeof out), "jd@example.com");
+	for (size_t i = 0; i < ARRAY_LEN(one_cases); i++) {
+		unit_case(one_cases[i].in);
+		if (one_cases[i].canon)
+			CHECK_STR(one(one_cases[i].in, out, sizeof out), one_cases[i].canon);
+		else
+			CHECK(one(one_cases[i].in, out, sizeof out) == NULL);
+	}
 }
 
-TEST(addr_quoted_local_parts)
+TEST(addr_quoted_local_part_decoded)
 {
-	char out[600];
 	struct addr a;
 	char err[160];
 	CHECK(addr_parse_one("\"john doe\"@example.com", 22, &a, err, sizeof err) == 0);
 	CHECK_STR(a.local, "john doe");
-	CHECK_STR(one("\"john doe\"@example.com", out, sizeof out), "\"john doe\"@example.com");
-	/* quoting that is not needed is dropped */
-	CHECK_STR(one("\"john\"@example.com", out, sizeof out), "john@example.com");
-	CHECK_STR(one("\"a\\\"b\"@example.com", out, sizeof out), "\"a\\\"b\"@example.com");
-	CHECK_STR(one("\"a..b\"@example.com", out, sizeof out), "\"a..b\"@example.com");
-	/* obsolete: words joined by dots, one quoted */
-	CHECK_STR(one("john.\"x y\".doe@example.com", out, sizeof out), "\"john.x y.doe\"@example.com");
-	CHECK_STR(one("john . doe @ example . com", out, sizeof out), "john.doe@example.com");
-}
-
-TEST(addr_domain_literals)
-{
-	char out[600];
-	CHECK_STR(one("user@[192.0.2.1]", out, sizeof out), "user@[192.0.2.1]");
-	CHECK_STR(one("user@[IPv6:2001:db8::1]", out, sizeof out), "user@[IPv6:2001:db8::1]");
-	CHECK(one("user@[300.1.1.1]", out, sizeof out) == NULL);
-	CHECK(one("user@[foo:bar]", out, sizeof out) == NULL);
-	CHECK(one("user@[1.2.3.4", out, sizeof out) == NULL);
 }
 
 TEST(addr_lists_and_groups)
@@ -100,28 +110,40 @@ TEST(addr_lists_and_groups)
 	CHECK_INT(c.local_end[1], 25);
 }
 
+/* Lists addr_parse_list refuses: input, then a part of the reason (NULL: any reason). */
+static const struct {
+	const char *in, *why;
+} bad_lists[] = {
+	{"john doe", "column 6"},
+	{"a@", "missing domain"},
+	{"@example.com", "empty local part"},
+	{"<a@b.c", "missing '>'"},
+	{"\"open", "unterminated quoted string"},
+	{"a@b.c (open", "unterminated comment"},
+	{"a@b..c", NULL},
+	{"a@b.c.", NULL},
+	{"a@exa mple.com", NULL},
+	{"a@ex!ample.com", "not allowed in a domain"},
+	{"G1: G2: a@b;;", "group inside a group"},
+	{"a@b.c)", NULL},
+	{"<>", NULL},
+	{"a\x01@x.org", "control character"},
+	{"a@b.c, d e", NULL},
+};
+
 TEST(addr_errors_have_reasons)
 {
 	struct collected c;
 	char err[160];
-	CHECK(list("john doe", &c, err) < 0);
-	CHECK(strstr(err, "column 6") != NULL);
-	CHECK(list("a@", &c, err) < 0 && strstr(err, "missing domain"));
-	CHECK(list("@example.com", &c, err) < 0 && strstr(err, "empty local part"));
-	CHECK(list("<a@b.c", &c, err) < 0 && strstr(err, "missing '>'"));
-	CHECK(list("\"open", &c, err) < 0 && strstr(err, "unterminated quoted string"));
-	CHECK(list("a@b.c (open", &c, err) < 0 && strstr(err, "unterminated comment"));
-	CHECK(list("a@b..c", &c, err) < 0);
-	CHECK(list("a@b.c.", &c, err) < 0);
-	CHECK(list("a@exa mple.com", &c, err) < 0);
-	CHECK(list("a@ex!ample.com", &c, err) < 0 && strstr(err, "not allowed in a domain"));
-	CHECK(list("G1: G2: a@b;;", &c, err) < 0 && strstr(err, "group inside a group"));
-	CHECK(list("a@b.c)", &c, err) < 0);
-	CHECK(list("<>", &c, err) < 0);
+	for (size_t i = 0; i < ARRAY_LEN(bad_lists); i++) {
+		unit_case(bad_lists[i].in);
+		CHECK(list(bad_lists[i].in, &c, err) < 0);
+		if (bad_lists[i].why)
+			CHECK(strstr(err, bad_lists[i].why) != NULL);
+	}
+	unit_case(NULL);
 	static const char nul[] = "ro\0ot@x.org";
 	CHECK(addr_parse_list(nul, sizeof nul - 1, NULL, NULL, err, sizeof err) < 0 && strstr(err, "NUL"));
-	CHECK(list("a\x01@x.org", &c, err) < 0 && strstr(err, "control character"));
-	CHECK(list("a@b.c, d e", &c, err) < 0);
 	struct addr a;
 	CHECK(addr_parse_one("a@b.c, d@e.f", 12, &a, err, sizeof err) < 0 && strstr(err, "more than one"));
 }

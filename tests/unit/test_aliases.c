@@ -10,29 +10,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-struct findings {
-	int n;
-	char all[2048];
-};
-
-static void collect(void *ctx, const char *file, int line, const char *reason)
-{
-	struct findings *f = ctx;
-	f->n++;
-	size_t l = strlen(f->all);
-	snprintf(f->all + l, sizeof f->all - l, "%s:%d: %s\n", file, line, reason);
-}
-
-static int parse(struct aliases *a, const char *text, struct findings *f)
+static int parse(struct aliases *a, const char *text, struct unit_findings *f)
 {
 	memset(f, 0, sizeof *f);
-	return aliases_parse(a, "al", text, strlen(text), collect, f);
+	return aliases_parse(a, "al", text, strlen(text), unit_collect, f);
 }
 
 TEST(aliases_parse_syntax)
 {
 	struct aliases a;
-	struct findings f;
+	struct unit_findings f;
 	int n = parse(&a,
 	              "# comment\n"
 	              "\n"
@@ -57,7 +44,7 @@ TEST(aliases_parse_syntax)
 TEST(aliases_parse_errors_name_their_line)
 {
 	struct aliases a;
-	struct findings f;
+	struct unit_findings f;
 	int n = parse(&a,
 	              "  orphan\n"
 	              "nocolon root\n"
@@ -94,7 +81,7 @@ TEST(aliases_parse_limits)
 	memset(t + 4, 'b', big - 4);
 	memcpy(t + big, "\n", 2);
 	struct aliases a;
-	struct findings f;
+	struct unit_findings f;
 	CHECK_INT(parse(&a, t, &f), 1);
 	CHECK(strstr(f.all, "longer than"));
 	aliases_free(&a);
@@ -107,7 +94,7 @@ TEST(aliases_parse_limits)
 	aliases_free(&a);
 	free(t);
 	/* NUL bytes are an error, not the end of the file */
-	CHECK_INT(aliases_parse(&a, "al", "a: b\0c\nd: e\n", 12, collect, &f), 1);
+	CHECK_INT(aliases_parse(&a, "al", "a: b\0c\nd: e\n", 12, unit_collect, &f), 1);
 	CHECK_INT(a.n, 1);
 	aliases_free(&a);
 }
@@ -180,7 +167,7 @@ static char xbuf[2048];
 static const char *expand(const char *aliases_text, const char *root, const char *rcpt)
 {
 	struct aliases a;
-	struct findings f;
+	struct unit_findings f;
 	parse(&a, aliases_text, &f);
 	struct dl_user nobody;
 	fake_getpw(NULL, "nobody", &nobody);
@@ -245,7 +232,7 @@ TEST(expand_loops_and_self_references)
 TEST(expand_refuses_unsafe_sources)
 {
 	struct aliases a;
-	struct findings f;
+	struct unit_findings f;
 	parse(&a, "p: |prog, /file, alice\n", &f);
 	struct expand_cfg cfg = {&a, "al", NULL, 0, NULL, 1, "box.example", NULL, fake_getpw, NULL};
 	struct expansion x;

@@ -13,15 +13,20 @@ static void pair(int sv[2])
 	CHECK_INT(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
 }
 
+/* io reads sv[0] of a new pair whose other end has already sent text. */
+static void pair_with(struct io *io, int sv[2], const char *text)
+{
+	pair(sv);
+	io_init_fd(io, sv[0], 1000);
+	CHECK_INT(write(sv[1], text, strlen(text)), strlen(text));
+}
+
 TEST(io_lines_and_eof)
 {
 	int sv[2];
 	struct io io;
 	char line[16];
-	pair(sv);
-	io_init_fd(&io, sv[0], 1000);
-	const char text[] = "220 hello\r\n250-a\r\n250 b\r\npartial";
-	CHECK_INT(write(sv[1], text, sizeof text - 1), sizeof text - 1);
+	pair_with(&io, sv, "220 hello\r\n250-a\r\n250 b\r\npartial");
 	close(sv[1]);
 	CHECK_INT(io_getline(&io, line, sizeof line), 11);
 	CHECK_STR(line, "220 hello\r\n");
@@ -42,10 +47,7 @@ TEST(io_overlong_line_is_consumed)
 	int sv[2];
 	struct io io;
 	char line[8];
-	pair(sv);
-	io_init_fd(&io, sv[0], 1000);
-	const char text[] = "0123456789abcdef\nnext\n";
-	CHECK_INT(write(sv[1], text, sizeof text - 1), sizeof text - 1);
+	pair_with(&io, sv, "0123456789abcdef\nnext\n");
 	errno = 0;
 	CHECK_INT(io_getline(&io, line, sizeof line), -1);
 	CHECK_INT(errno, EMSGSIZE);

@@ -3,28 +3,14 @@
  * and command expansion. */
 #include "schedconf.h"
 #include "unit.h"
+#include "util.h"
 #include <stdlib.h>
 
-struct rep {
-	int n;
-	char last[512];
-	int last_line;
-};
-
-static void collect(void *ctx, const char *file, int line, const char *reason)
-{
-	struct rep *r = ctx;
-	if (r->n++)
-		return; /* keep the first finding */
-	r->last_line = line;
-	snprintf(r->last, sizeof r->last, "%s:%d: %s", file, line, reason);
-}
-
-static int parse(struct schedconf *c, const char *text, struct rep *r)
+static int parse(struct schedconf *c, const char *text, struct unit_findings *r)
 {
 	memset(r, 0, sizeof *r);
 	schedconf_init(c);
-	return schedconf_parse(c, "t.conf", text, strlen(text), collect, r);
+	return schedconf_parse(c, "t.conf", text, strlen(text), unit_collect, r);
 }
 
 /* The complete example of seed 000, verbatim. */
@@ -54,7 +40,7 @@ static const char seed_example[] =
 TEST(schedconf_seed_example)
 {
 	struct schedconf c;
-	struct rep r;
+	struct unit_findings r;
 	CHECK_INT(parse(&c, seed_example, &r), 0);
 	CHECK_INT(c.n, 8);
 	struct sc_params p;
@@ -94,52 +80,95 @@ TEST(schedconf_seed_example)
 	schedconf_free(&c);
 }
 
-TEST(schedconf_builtin_is_valid)
+/* The clause parameters a resolution is checked on. */
+enum sc_field { F_END, F_INTERVAL, F_EXPIRY, F_IDLEMAX, F_MAXTHR, F_QUEUEONLY, F_TIMELIMIT, F_OVERFEED, F_INIT_CONC,
+	F_CONC_LIMIT, F_COHORT_LIMIT };
+
+static long long sc_field(const struct sc_params *p, enum sc_field f)
 {
-	struct schedconf c;
-	struct rep r;
-	CHECK_INT(parse(&c, schedconf_builtin, &r), 0);
-	struct sc_params p;
-	CHECK(schedconf_resolve(&c, "local", "-", &p) >= 0);
-	CHECK_STR(p.command, "local");
-	CHECK(schedconf_resolve(&c, "smtp", "example.com", &p) >= 0);
-	CHECK_STR(p.command, "smtp");
-	CHECK(schedconf_resolve(&c, "hold", "x", &p) >= 0);
-	CHECK_STR(p.command, "hold");
-	CHECK(schedconf_resolve(&c, "error", "-", &p) >= 0);
-	CHECK_STR(p.command, "errormail");
-	schedconf_free(&c);
+	switch (f) {
+	case F_INTERVAL: return p->interval;
+	case F_EXPIRY: return p->expiry;
+	case F_IDLEMAX: return p->idlemax;
+	case F_MAXTHR: return p->maxthr;
+	case F_QUEUEONLY: return p->queueonly;
+	case F_TIMELIMIT: return p->timelimit;
+	case F_OVERFEED: return p->overfeed;
+	case F_INIT_CONC: return p->init_conc;
+	case F_CONC_LIMIT: return p->conc_limit;
+	case F_COHORT_LIMIT: return p->cohort_limit;
+	default: return -1;
+	}
 }
 
-TEST(schedconf_compact_and_spread_forms)
+static const char compact_spread[] =
+	"a/* interval=5s maxthr=3 queueonly timelimit=10m command=\"X=1 Y=2 prog -a $host\" # comment\n"
+	"b\n\tinterval=7s\n\t# comment\n\n\tqueueonly\n\tcommand=prog2\n";
+static const char continues[] = "*/* interval=1h\nsmtp/slow.example interval=2h idlemax=9s\n"
+                                "smtp/*.example expiry=1d\nsmtp command=smtp\nsmtp/never command=x\n";
+static const char shell_patterns[] = "smtp/[ab]?.example command=one\nsm*/* command=two\n";
+
+/* A configuration (NULL: the built-in one), a channel and host, the ring (clause) it resolves
+ * to (-1: none, -2: any), its command (NULL: not checked) and parameters. */
+static const struct {
+	const char *name, *conf, *channel, *host;
+	int ring;
+	const char *command;
+	struct {
+		enum sc_field f;
+		long long v;
+	} want[10];
+} resolutions[] = {
+	/* the built-in configuration is valid and routes each channel to its applet */
+	{"builtin_local", NULL, "local", "-", -2, "local"},
+	{"builtin_smtp", NULL, "smtp", "example.com", -2, "smtp"},
+	{"builtin_hold", NULL, "hold", "x", -2, "hold"},
+	{"builtin_error", NULL, "error", "-", -2, "errormail"},
+	/* the compact (one line) and spread (indented lines) forms; the defaults */
+	{"compact", compact_spread, "a", "h", 0, NULL,
+	 {{F_INTERVAL, 5}, {F_MAXTHR, 3}, {F_QUEUEONLY, 1}, {F_TIMELIMIT, 600}}},
+	/* maxthr 0: no cap, the destination concurrency decides (issue 13 point 2) */
+	{"spread", compact_spread, "b", "h", 1, NULL,
+	 {{F_INTERVAL, 7}, {F_QUEUEONLY, 1}, {F_OVERFEED, 2}, {F_TIMELIMIT, 18000}, {F_MAXTHR, 0}, {F_INIT_CONC, 5},
+	  {F_CONC_LIMIT, 20}, {F_COHORT_LIMIT, 1}}},
+	/* matching goes on through the clauses until one has a command */
+	{"continues_slow", continues, "smtp", "slow.example", 3, "smtp",
+	 {{F_INTERVAL, 7200}, {F_IDLEMAX, 9}, {F_EXPIRY, 86400}}},
+	{"continues_never", continues, "smtp", "never", 3, "smtp", {{F_INTERVAL, 3600}, {F_EXPIRY, 3 * 86400}}},
+	/* shell patterns, on the host part and on the channel */
+	{"pattern_class", shell_patterns, "smtp", "a1.example", 0, "one"},
+	{"pattern_class_miss", shell_patterns, "smtp", "c1.example", 1, "two"},
+	{"pattern_star", shell_patterns, "smtpx", "a1.example", 1, "two"},
+	{"pattern_none", shell_patterns, "local", "a1.example", -1},
+};
+
+TEST(schedconf_resolutions)
 {
-	struct schedconf c;
-	struct rep r;
-	CHECK_INT(parse(&c, "a/* interval=5s maxthr=3 queueonly timelimit=10m command=\"X=1 Y=2 prog -a $host\" # comment\n"
-	                    "b\n\tinterval=7s\n\t# comment\n\n\tqueueonly\n\tcommand=prog2\n", &r), 0);
-	struct sc_params p;
-	CHECK_INT(schedconf_resolve(&c, "a", "h", &p), 0);
-	CHECK_INT(p.interval, 5);
-	CHECK_INT(p.maxthr, 3);
-	CHECK_INT(p.queueonly, 1);
-	CHECK_INT(p.timelimit, 600);
-	CHECK_INT(schedconf_resolve(&c, "b", "h", &p), 1);
-	CHECK_INT(p.interval, 7);
-	CHECK_INT(p.queueonly, 1);
-	CHECK_INT(p.overfeed, 2);
-	CHECK_INT(p.timelimit, 18000);
-	CHECK_INT(p.maxthr, 0); /* no cap: the destination concurrency decides (issue 13 point 2) */
-	CHECK_INT(p.init_conc, 5);
-	CHECK_INT(p.conc_limit, 20);
-	CHECK_INT(p.cohort_limit, 1);
-	schedconf_free(&c);
+	for (size_t i = 0; i < ARRAY_LEN(resolutions); i++) {
+		struct schedconf c;
+		struct unit_findings r;
+		struct sc_params p;
+		unit_case(resolutions[i].name);
+		CHECK_INT(parse(&c, resolutions[i].conf ? resolutions[i].conf : schedconf_builtin, &r), 0);
+		int ring = schedconf_resolve(&c, resolutions[i].channel, resolutions[i].host, &p);
+		if (resolutions[i].ring < -1)
+			CHECK(ring >= 0);
+		else
+			CHECK_INT(ring, resolutions[i].ring);
+		if (resolutions[i].command)
+			CHECK_STR(p.command, resolutions[i].command);
+		for (size_t k = 0; k < ARRAY_LEN(resolutions[i].want) && resolutions[i].want[k].f; k++)
+			if (sc_field(&p, resolutions[i].want[k].f) != resolutions[i].want[k].v)
+				unit_fail(__FILE__, __LINE__, "field %d is %lld, expected %lld", (int)resolutions[i].want[k].f,
+				          sc_field(&p, resolutions[i].want[k].f), resolutions[i].want[k].v);
+		schedconf_free(&c);
+	}
 }
 
-/* issue 14 points 2-3: the concurrency keys, Postfix's names, defaults and feedback syntax */
 TEST(schedconf_destination_concurrency_keys)
 {
 	struct schedconf c;
-	struct rep r;
+	struct unit_findings r;
 	CHECK_INT(parse(&c, "a/* initial_destination_concurrency=2 destination_concurrency_limit=8\n"
 	                    "\tdestination_concurrency_positive_feedback=1/concurrency\n"
 	                    "\tdestination_concurrency_negative_feedback=0.5/sqrt_concurrency\n"
@@ -167,44 +196,14 @@ TEST(schedconf_destination_concurrency_keys)
 		CHECK_INT(sc_feedback_parse(badv[i], &st, &x), -1);
 	}
 	CHECK_INT(parse(&c, "a initial_destination_concurrency=0 destination_concurrency_negative_feedback=3 command=x\n", &r), 2);
-	CHECK(strstr(r.last, "initial_destination_concurrency") != NULL);
-	schedconf_free(&c);
-}
-
-TEST(schedconf_matching_continues_until_command)
-{
-	struct schedconf c;
-	struct rep r;
-	CHECK_INT(parse(&c, "*/* interval=1h\nsmtp/slow.example interval=2h idlemax=9s\n"
-	                    "smtp/*.example expiry=1d\nsmtp command=smtp\nsmtp/never command=x\n", &r), 0);
-	struct sc_params p;
-	CHECK_INT(schedconf_resolve(&c, "smtp", "slow.example", &p), 3);
-	CHECK_INT(p.interval, 7200);
-	CHECK_INT(p.idlemax, 9);
-	CHECK_INT(p.expiry, 86400);
-	CHECK_INT(schedconf_resolve(&c, "smtp", "never", &p), 3);
-	CHECK_INT(p.interval, 3600);
-	CHECK_INT(p.expiry, 3 * 86400);
-	schedconf_free(&c);
-}
-
-TEST(schedconf_shell_patterns)
-{
-	struct schedconf c;
-	struct rep r;
-	CHECK_INT(parse(&c, "smtp/[ab]?.example command=one\nsm*/* command=two\n", &r), 0);
-	struct sc_params p;
-	CHECK_INT(schedconf_resolve(&c, "smtp", "a1.example", &p), 0);
-	CHECK_INT(schedconf_resolve(&c, "smtp", "c1.example", &p), 1);
-	CHECK_INT(schedconf_resolve(&c, "smtpx", "a1.example", &p), 1);
-	CHECK_INT(schedconf_resolve(&c, "local", "a1.example", &p), -1);
+	CHECK(strstr(r.first, "initial_destination_concurrency") != NULL);
 	schedconf_free(&c);
 }
 
 TEST(schedconf_params)
 {
 	struct schedconf c;
-	struct rep r;
+	struct unit_findings r;
 	CHECK_INT(parse(&c, "PARAMmailqpath = \"UNIX:/run/mailq\"\nPARAMauthfile=\"/etc/auth\"\n"
 	                    "PARAMglobal-report-interval = 15m\nPARAMmsgwriteasync = 1\n"
 	                    "PARAMstore-error-on-error = 1\n*/* command=x\n", &r), 0);
@@ -254,11 +253,11 @@ TEST(schedconf_errors_name_the_line)
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		struct schedconf c;
-		struct rep r;
+		struct unit_findings r;
 		int n = parse(&c, cases[i].text, &r);
-		if (n < 1 || r.last_line != cases[i].line || !strstr(r.last, cases[i].reason))
-			unit_fail(__FILE__, __LINE__, "case %zu: %d errors, last \"%s\"", i, n, r.last);
-		CHECK(strncmp(r.last, "t.conf:", 7) == 0);
+		if (n < 1 || r.first_line != cases[i].line || !strstr(r.first, cases[i].reason))
+			unit_fail(__FILE__, __LINE__, "case %zu: %d errors, last \"%s\"", i, n, r.first);
+		CHECK(strncmp(r.first, "t.conf:", 7) == 0);
 		schedconf_free(&c);
 	}
 }
@@ -268,7 +267,7 @@ TEST(schedconf_errors_name_the_line)
 TEST(schedconf_hostclass_first_match)
 {
 	struct schedconf c;
-	struct rep r;
+	struct unit_findings r;
 	CHECK_INT(parse(&c, "PARAMhostclass = \"mx.Example.COM 1\"\n"
 	                    "PARAMhostclass = \"*.example.com 3\"\n"
 	                    "PARAMhostclass = \"*.com 5\"\n*/* command=x\n", &r), 0);
@@ -293,7 +292,7 @@ TEST(schedconf_hostclass_first_match)
 TEST(schedconf_maxrcpt)
 {
 	struct schedconf c;
-	struct rep r;
+	struct unit_findings r;
 	struct sc_params p;
 	CHECK_INT(parse(&c, "*/* maxrcpt=5\nsmtp/* command=smtp\nlocal/* maxrcpt=1 command=local\n", &r), 0);
 	CHECK(schedconf_resolve(&c, "smtp", "a.example", &p) >= 0);
@@ -309,15 +308,15 @@ TEST(schedconf_maxrcpt)
 TEST(schedconf_warns_about_keys_without_effect)
 {
 	struct schedconf c;
-	struct rep r;
+	struct unit_findings r;
 	CHECK_INT(parse(&c, "*/*\n\tskew=5 command=x\n", &r), 0);
 	CHECK_INT(r.n, 1);
-	CHECK_INT(r.last_line, 2);
-	CHECK(strstr(r.last, "t.conf:2: warning: skew: not implemented"));
+	CHECK_INT(r.first_line, 2);
+	CHECK(strstr(r.first, "t.conf:2: warning: skew: not implemented"));
 	schedconf_free(&c);
 	CHECK_INT(parse(&c, "*/* command=x\nPARAMstore-error-on-error = 1\n", &r), 0);
 	CHECK_INT(r.n, 1);
-	CHECK(strstr(r.last, "t.conf:2: warning: PARAMstore-error-on-error: not implemented"));
+	CHECK(strstr(r.first, "t.conf:2: warning: PARAMstore-error-on-error: not implemented"));
 	schedconf_free(&c);
 	/* the built-in configuration says nothing */
 	CHECK_INT(parse(&c, schedconf_builtin, &r), 0);
@@ -328,12 +327,10 @@ TEST(schedconf_warns_about_keys_without_effect)
 TEST(schedconf_limits)
 {
 	struct schedconf c;
-	struct rep r;
-	char *big = malloc(SC_LINE_MAX + 16);
-	memset(big, 'a', SC_LINE_MAX + 10);
-	strcpy(big + SC_LINE_MAX + 10, "\n");
+	struct unit_findings r;
+	char *big = unit_long_line("", SC_LINE_MAX + 10);
 	CHECK_INT(parse(&c, big, &r), 1);
-	CHECK(strstr(r.last, "line longer than"));
+	CHECK(strstr(r.first, "line longer than"));
 	schedconf_free(&c);
 	free(big);
 	/* retries longer than the limit */
@@ -342,7 +339,7 @@ TEST(schedconf_limits)
 		strcat(text, "1 ");
 	strcat(text, "\"\n");
 	CHECK_INT(parse(&c, text, &r), 1);
-	CHECK(strstr(r.last, "more than 64"));
+	CHECK(strstr(r.first, "more than 64"));
 	schedconf_free(&c);
 }
 

@@ -12,33 +12,65 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+/* A reply line: rc, then (when 0) the code, the continuation flag and the text's offset. */
+static const struct {
+	const char *line;
+	int rc, code, more;
+	size_t off;
+} reply_lines[] = {
+	{"250 OK", 0, 250, 0, 4},
+	{"250-PIPELINING", 0, 250, 1, 4},
+	{"354", 0, 354, 0, 3},
+	{"25", -1},
+	{"2x0 hi", -1},
+	{"150 hi", -1},
+	{"650 hi", -1},
+	{"250:hi", -1},
+};
+
 TEST(reply_line_parse)
 {
-	int code, more;
-	size_t off;
-	CHECK(smtp_reply_line_parse("250 OK", 6, &code, &more, &off) == 0 && code == 250 && !more && off == 4);
-	CHECK(smtp_reply_line_parse("250-PIPELINING", 14, &code, &more, &off) == 0 && more && off == 4);
-	CHECK(smtp_reply_line_parse("354", 3, &code, &more, &off) == 0 && code == 354 && off == 3);
-	CHECK(smtp_reply_line_parse("25", 2, &code, &more, &off) < 0);
-	CHECK(smtp_reply_line_parse("2x0 hi", 6, &code, &more, &off) < 0);
-	CHECK(smtp_reply_line_parse("150 hi", 6, &code, &more, &off) < 0);
-	CHECK(smtp_reply_line_parse("650 hi", 6, &code, &more, &off) < 0);
-	CHECK(smtp_reply_line_parse("250:hi", 6, &code, &more, &off) < 0);
+	for (size_t i = 0; i < ARRAY_LEN(reply_lines); i++) {
+		int code, more;
+		size_t off;
+		unit_case(reply_lines[i].line);
+		int r = smtp_reply_line_parse(reply_lines[i].line, strlen(reply_lines[i].line), &code, &more, &off);
+		if (reply_lines[i].rc < 0) {
+			CHECK(r < 0);
+			continue;
+		}
+		CHECK_INT(r, 0);
+		CHECK_INT(code, reply_lines[i].code);
+		CHECK_INT(more, reply_lines[i].more);
+		CHECK_INT(off, reply_lines[i].off);
+	}
 }
+
+/* An enhanced status code at the start of a reply text: its length and the code, or 0. */
+static const struct {
+	const char *text;
+	int code, len;
+	const char *enh;
+} enh_cases[] = {
+	{"5.1.1 no such user", 550, 6, "5.1.1"},
+	{"4.7.0", 421, 5, "4.7.0"},
+	{"2.123.456 ok", 250, 10, "2.123.456"},
+	{"5.1.1 class differs", 450, 0},
+	{"5.1234.1 x", 550, 0},
+	{"5.1.1x", 550, 0},
+	{"Ok", 250, 0},
+	{"", 250, 0},
+};
 
 TEST(enhanced_code_parse)
 {
-	char e[16];
-	CHECK_INT(smtp_enh_parse("5.1.1 no such user", 550, e, sizeof e), 6);
-	CHECK_STR(e, "5.1.1");
-	CHECK_INT(smtp_enh_parse("4.7.0", 421, e, sizeof e), 5);
-	CHECK_INT(smtp_enh_parse("2.123.456 ok", 250, e, sizeof e), 10);
-	CHECK_STR(e, "2.123.456");
-	CHECK_INT(smtp_enh_parse("5.1.1 class differs", 450, e, sizeof e), 0);
-	CHECK_INT(smtp_enh_parse("5.1234.1 x", 550, e, sizeof e), 0);
-	CHECK_INT(smtp_enh_parse("5.1.1x", 550, e, sizeof e), 0);
-	CHECK_INT(smtp_enh_parse("Ok", 250, e, sizeof e), 0);
-	CHECK_INT(smtp_enh_parse("", 250, e, sizeof e), 0);
+	for (size_t i = 0; i < ARRAY_LEN(enh_cases); i++) {
+		char e[16];
+		unit_case(enh_cases[i].text);
+		CHECK_INT(smtp_enh_parse(enh_cases[i].text, enh_cases[i].code, e, sizeof e), enh_cases[i].len);
+		if (enh_cases[i].enh)
+			CHECK_STR(e, enh_cases[i].enh);
+	}
 }
 
 /* ---- a scripted server ---- */
@@ -182,106 +214,83 @@ static void txn_setup(struct smtp_txn *t, struct smtp_txn_rcpt *rc, size_t n)
 	t->fd = msg_fd();
 }
 
-TEST(pipelined_transaction_one_rcpt_refused)
-{
-	struct smtp_conn c;
-	struct script s;
-	struct smtp_txn t;
-	struct smtp_txn_rcpt rc[2];
-	conn_on(&c, &s, "250 ok\r\n550 5.1.1 no\r\n250 ok\r\n354 go\r\n250 2.0.0 queued\r\n");
-	c.caps.ext = SMTP_EXT_PIPELINING | SMTP_EXT_SIZE;
-	txn_setup(&t, rc, 2);
-	CHECK(smtp_transaction(&c, &t) == 0);
-	CHECK_STR(s.out, "MAIL FROM:<s@y.test> SIZE=22\r\nRCPT TO:<a@x.test>\r\nRCPT TO:<b@x.test>\r\nDATA\r\n"
-	                 "Subject: t\r\n\r\n..dot\r\nbody\r\n.\r\n");
+/* Scripted transactions: the server's replies, what the client must send (all of it, a part,
+ * or not a part), and each recipient's result. */
+struct txn_want {
+	int code;            /* expected result code (0: a local failure, no reply) */
+	const char *enh;     /* expected enhanced code, or NULL: not checked */
+	const char *text_is; /* expected text, or NULL */
+	const char *text_has;
+};
+static const struct {
+	const char *name, *server;
+	unsigned ext;
+	long long caps_size;
+	size_t nrcpt;
+	int short_file; /* the file is shorter than its size record */
+	int rc;         /* 0, or -1 for "< 0" */
+	const char *out_is, *out_has, *out_lacks;
+	int writes;     /* expected low-level writes, or 0: not checked */
+	struct txn_want want[2];
+} txn_cases[] = {
 	/* the commands in one write, the body with its end in another */
-	CHECK_INT(s.writes, 2);
-	CHECK_INT(rc[0].res.code, 550);
-	CHECK_STR(rc[0].res.enh, "5.1.1");
-	CHECK_INT(rc[1].res.code, 250);
-	CHECK_STR(rc[1].res.text, "250 2.0.0 queued");
-	close(t.fd);
-}
+	{"pipelined_one_rcpt_refused", "250 ok\r\n550 5.1.1 no\r\n250 ok\r\n354 go\r\n250 2.0.0 queued\r\n",
+	 SMTP_EXT_PIPELINING | SMTP_EXT_SIZE, 0, 2, 0, 0,
+	 "MAIL FROM:<s@y.test> SIZE=22\r\nRCPT TO:<a@x.test>\r\nRCPT TO:<b@x.test>\r\nDATA\r\nSubject: t\r\n\r\n..dot\r\nbody\r\n.\r\n",
+	 NULL, NULL, 2, {{550, "5.1.1"}, {250, NULL, "250 2.0.0 queued"}}},
+	/* MAIL refused, but the server said 354 to the pipelined DATA: end it at once */
+	{"pipelined_mail_refused_then_data_354_sends_empty_end", "452 4.3.1 full\r\n503 no mail\r\n354 go anyway\r\n250 whatever\r\n",
+	 SMTP_EXT_PIPELINING, 0, 1, 0, 0, NULL, "DATA\r\n.\r\n", "Subject", 0, {{452, "4.3.1"}}},
+	{"unpipelined_all_refused_no_data", "250 ok\r\n550 no\r\n451 later\r\n", 0, 0, 2, 0, 0, NULL, NULL, "DATA", 0,
+	 {{550}, {451}}},
+	/* EOF instead of the final 250 */
+	{"lost_connection_after_body_is_not_delivered", "250 ok\r\n250 ok\r\n354 go\r\n", SMTP_EXT_PIPELINING, 0, 1, 0, -1,
+	 NULL, NULL, NULL, 0, {{0, NULL, NULL, "after the end of data"}}},
+	{"short_message_file_never_ends_the_data", "250 ok\r\n250 ok\r\n354 go\r\n250 ok\r\n", SMTP_EXT_PIPELINING, 0, 1, 1, -1,
+	 NULL, NULL, "\r\n.\r\n", 0, {{0, "4.3.0"}}},
+	/* nothing is sent at all */
+	{"size_limit_checked_before_mail", "", SMTP_EXT_SIZE, 10, 1, 0, 0, "", NULL, NULL, 0, {{552, "5.3.4"}}},
+};
 
-TEST(pipelined_mail_refused_then_data_354_sends_empty_end)
+TEST(scripted_transactions)
 {
-	struct smtp_conn c;
-	struct script s;
-	struct smtp_txn t;
-	struct smtp_txn_rcpt rc[1];
-	conn_on(&c, &s, "452 4.3.1 full\r\n503 no mail\r\n354 go anyway\r\n250 whatever\r\n");
-	c.caps.ext = SMTP_EXT_PIPELINING;
-	txn_setup(&t, rc, 1);
-	CHECK(smtp_transaction(&c, &t) == 0);
-	CHECK(strstr(s.out, "DATA\r\n.\r\n") != NULL);
-	CHECK(strstr(s.out, "Subject") == NULL);
-	CHECK_INT(rc[0].res.code, 452);
-	CHECK_STR(rc[0].res.enh, "4.3.1");
-	close(t.fd);
-}
-
-TEST(unpipelined_all_refused_no_data)
-{
-	struct smtp_conn c;
-	struct script s;
-	struct smtp_txn t;
-	struct smtp_txn_rcpt rc[2];
-	conn_on(&c, &s, "250 ok\r\n550 no\r\n451 later\r\n");
-	txn_setup(&t, rc, 2);
-	CHECK(smtp_transaction(&c, &t) == 0);
-	CHECK(strstr(s.out, "DATA") == NULL);
-	CHECK_INT(rc[0].res.code, 550);
-	CHECK_INT(rc[1].res.code, 451);
-	close(t.fd);
-}
-
-TEST(lost_connection_after_body_is_not_delivered)
-{
-	struct smtp_conn c;
-	struct script s;
-	struct smtp_txn t;
-	struct smtp_txn_rcpt rc[1];
-	conn_on(&c, &s, "250 ok\r\n250 ok\r\n354 go\r\n"); /* then EOF instead of the final 250 */
-	c.caps.ext = SMTP_EXT_PIPELINING;
-	txn_setup(&t, rc, 1);
-	CHECK(smtp_transaction(&c, &t) < 0);
-	CHECK_INT(rc[0].res.code, 0);
-	CHECK(strstr(rc[0].res.text, "after the end of data") != NULL);
-	close(t.fd);
-}
-
-TEST(short_message_file_never_ends_the_data)
-{
-	struct smtp_conn c;
-	struct script s;
-	struct smtp_txn t;
-	struct smtp_txn_rcpt rc[1];
-	conn_on(&c, &s, "250 ok\r\n250 ok\r\n354 go\r\n250 ok\r\n");
-	c.caps.ext = SMTP_EXT_PIPELINING;
-	txn_setup(&t, rc, 1);
-	t.size += 100; /* the file is shorter than its size record */
-	CHECK(smtp_transaction(&c, &t) < 0);
-	CHECK(strstr(s.out, "\r\n.\r\n") == NULL);
-	CHECK_INT(rc[0].res.code, 0);
-	CHECK_STR(rc[0].res.enh, "4.3.0");
-	close(t.fd);
-}
-
-TEST(size_limit_checked_before_mail)
-{
-	struct smtp_conn c;
-	struct script s;
-	struct smtp_txn t;
-	struct smtp_txn_rcpt rc[1];
-	conn_on(&c, &s, "");
-	c.caps.ext = SMTP_EXT_SIZE;
-	c.caps.size = 10;
-	txn_setup(&t, rc, 1);
-	CHECK(smtp_transaction(&c, &t) == 0);
-	CHECK_INT(s.olen, 0);
-	CHECK_INT(rc[0].res.code / 100, 5);
-	CHECK_STR(rc[0].res.enh, "5.3.4");
-	close(t.fd);
+	for (size_t i = 0; i < ARRAY_LEN(txn_cases); i++) {
+		struct smtp_conn c;
+		static struct script s;
+		struct smtp_txn t;
+		struct smtp_txn_rcpt rc[2];
+		unit_case(txn_cases[i].name);
+		conn_on(&c, &s, txn_cases[i].server);
+		c.caps.ext = txn_cases[i].ext;
+		c.caps.size = txn_cases[i].caps_size;
+		txn_setup(&t, rc, txn_cases[i].nrcpt);
+		if (txn_cases[i].short_file)
+			t.size += 100;
+		int r = smtp_transaction(&c, &t);
+		if (txn_cases[i].rc < 0)
+			CHECK(r < 0);
+		else
+			CHECK_INT(r, txn_cases[i].rc);
+		if (txn_cases[i].out_is)
+			CHECK_STR(s.out, txn_cases[i].out_is);
+		if (txn_cases[i].out_has)
+			CHECK(strstr(s.out, txn_cases[i].out_has) != NULL);
+		if (txn_cases[i].out_lacks)
+			CHECK(strstr(s.out, txn_cases[i].out_lacks) == NULL);
+		if (txn_cases[i].writes)
+			CHECK_INT(s.writes, txn_cases[i].writes);
+		for (size_t k = 0; k < txn_cases[i].nrcpt; k++) {
+			const struct txn_want *w = &txn_cases[i].want[k];
+			CHECK_INT(rc[k].res.code, w->code);
+			if (w->enh)
+				CHECK_STR(rc[k].res.enh, w->enh);
+			if (w->text_is)
+				CHECK_STR(rc[k].res.text, w->text_is);
+			if (w->text_has)
+				CHECK(strstr(rc[k].res.text, w->text_has) != NULL);
+		}
+		close(t.fd);
+	}
 }
 
 TEST(dsn_parameters)
@@ -392,26 +401,35 @@ TEST(smarthost_list)
 	CHECK_INT(h[4].policy, TLS_ENCRYPT);
 }
 
+/* SMARTHOST values refused (two entries at most), with a part of the reason or NULL. */
+static const struct {
+	const char *in, *why;
+} bad_smarthosts[] = {
+	{"relay:0", "entry 1: bad port"},
+	{"a, b:70000", "entry 2"},
+	{"a, b, c", "too many"},
+	{"2001:db8::1", NULL},
+	{"[::1", NULL},
+	{"a,,b", NULL},
+	{"a tls=may smtps", NULL},
+	{"a bogus", NULL},
+	{"a auth=GSSAPI", NULL},
+	{"a cert=/x", NULL},
+	{"[a] mx", NULL},
+	{"a/b", NULL},
+	{"a pin=nothex", NULL},
+};
+
 TEST(smarthost_errors)
 {
-	struct smarthost h[2];
-	char err[200];
-	CHECK(smarthost_parse("relay:0", h, 2, err, sizeof err) < 0);
-	CHECK(strstr(err, "entry 1: bad port") != NULL);
-	CHECK(smarthost_parse("a, b:70000", h, 2, err, sizeof err) < 0);
-	CHECK(strstr(err, "entry 2") != NULL);
-	CHECK(smarthost_parse("a, b, c", h, 2, err, sizeof err) < 0);
-	CHECK(strstr(err, "too many") != NULL);
-	CHECK(smarthost_parse("2001:db8::1", h, 2, err, sizeof err) < 0);
-	CHECK(smarthost_parse("[::1", h, 2, err, sizeof err) < 0);
-	CHECK(smarthost_parse("a,,b", h, 2, err, sizeof err) < 0);
-	CHECK(smarthost_parse("a tls=may smtps", h, 2, err, sizeof err) < 0);
-	CHECK(smarthost_parse("a bogus", h, 2, err, sizeof err) < 0);
-	CHECK(smarthost_parse("a auth=GSSAPI", h, 2, err, sizeof err) < 0);
-	CHECK(smarthost_parse("a cert=/x", h, 2, err, sizeof err) < 0);
-	CHECK(smarthost_parse("[a] mx", h, 2, err, sizeof err) < 0);
-	CHECK(smarthost_parse("a/b", h, 2, err, sizeof err) < 0);
-	CHECK(smarthost_parse("a pin=nothex", h, 2, err, sizeof err) < 0);
+	for (size_t i = 0; i < ARRAY_LEN(bad_smarthosts); i++) {
+		struct smarthost h[2];
+		char err[200];
+		unit_case(bad_smarthosts[i].in);
+		CHECK(smarthost_parse(bad_smarthosts[i].in, h, 2, err, sizeof err) < 0);
+		if (bad_smarthosts[i].why)
+			CHECK(strstr(err, bad_smarthosts[i].why) != NULL);
+	}
 }
 
 TEST(stale_cached_connection_is_reported_as_such)
