@@ -73,6 +73,7 @@ struct local {
 	size_t ndt;
 	int dt_overflow;
 	long hops, hop_limit;     /* Received: fields of the message; HOPCOUNT_LIMIT */
+	char *copy_buf;           /* the delivery copy's buffers (dl_msg.buf), or NULL */
 };
 
 /* ---- configuration ---- */
@@ -506,7 +507,10 @@ static void deliver_rcpt(struct local *L, struct ta_job *job, size_t idx, int fd
 		report(job, idx, TA_DEFERRED, "delayed", "4.3.0", "out of memory expanding the recipient", NULL);
 		return;
 	}
-	struct dl_msg m = {fd, job->msg.body_off, job->msg.size, job->msg.sender ? job->msg.sender : "", rcpt, time(NULL)};
+	if (!L->copy_buf)
+		L->copy_buf = malloc(2 * (size_t)DL_COPY_BUF); /* kept: no mmap/munmap per delivery */
+	struct dl_msg m = {fd, job->msg.body_off, job->msg.size, job->msg.sender ? job->msg.sender : "", rcpt, time(NULL),
+	                   L->copy_buf};
 	struct dl_result *res = calloc(x.n, sizeof *res);
 	const char **addrs = calloc(x.n, sizeof *addrs);
 	if (!res || !addrs) {
@@ -673,13 +677,14 @@ int local_main(int argc, char **argv)
 			fprintf(stderr, "local: cannot open the spool %s\n", conf_str(&L->conf, CK_SPOOL));
 			rc = EX_TEMPFAIL;
 		} else {
-			struct ta_ops ops = {local_job, NULL};
+			struct ta_ops ops = {local_job, NULL, NULL, NULL};
 			rc = ta_main_loop(&L->sp, "local", &ops, L, debug_id);
 		}
 	}
 	if (L->al_loaded)
 		aliases_free(&L->al);
 	conf_free(&L->conf);
+	free(L->copy_buf);
 	free(L);
 	return rc;
 }

@@ -324,6 +324,7 @@ static int daemonize(int *readyfd)
 		_exit(EX_OSERR);
 	}
 	close(p[0]);
+	log_forked(); /* the daemon is the child: its own pid in every line */
 	fcntl(p[1], F_SETFD, FD_CLOEXEC);
 	setsid();
 	int null = open("/dev/null", O_RDWR);

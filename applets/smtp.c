@@ -31,6 +31,7 @@
 #include "route.h"
 #include "util.h"
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,47 +81,26 @@ struct smtp_ta {
 	int dead_timeout;
 };
 
-/* The idle timer: SIGALRM after SMTP_IDLE seconds without a job. The handler may only do
- * async-signal-safe things: it says goodbye on a plain connection and shuts the socket down,
- * and the next job sees the flag and forgets the connection. */
-static volatile sig_atomic_t idle_fd = -1, idle_plain, idle_expired;
-
-static void on_alarm(int sig)
-{
-	(void)sig;
-	int fd = idle_fd;
-	if (fd < 0)
-		return;
-	if (idle_plain) {
-		ssize_t w = write(fd, "QUIT\r\n", 6);
-		(void)w;
-	}
-	shutdown(fd, SHUT_RDWR);
-	idle_expired = 1;
-}
-
+/* The idle timer: a connection kept after a job (SMTP_IDLE=0: none) is closed when no job
+ * came for SMTP_IDLE seconds. The wait is the poll() before the next job line (lib/ta.c), so
+ * no alarm is armed and disarmed around every job. */
 static void idle_arm(struct smtp_ta *ta)
 {
-	idle_fd = -1;
 	if (ta->sess.conn.open && ta->idle <= 0)
 		smtp_session_end(&ta->sess); /* SMTP_IDLE=0: no caching */
-	if (!ta->sess.conn.open)
-		return;
-	idle_expired = 0;
-	idle_fd = ta->sess.conn.io.fd;
-	idle_plain = !tls_active(&ta->sess.conn.io);
-	alarm((unsigned)ta->idle);
 }
 
-static void idle_disarm(struct smtp_ta *ta)
+static int idle_wait_ms(void *ctx)
 {
-	alarm(0);
-	idle_fd = -1;
-	if (idle_expired && ta->sess.conn.open) {
-		log_msg(LOG_DEBUG, NULL, "closed the idle connection to %s", ta->sess.relay);
-		smtp_session_drop(&ta->sess);
-	}
-	idle_expired = 0;
+	struct smtp_ta *ta = ctx;
+	if (!ta->sess.conn.open)
+		return -1;
+	return ta->idle > INT_MAX / 1000 ? INT_MAX : (int)(ta->idle * 1000);
+}
+
+static void idle_expired(void *ctx)
+{
+	smtp_session_end(&((struct smtp_ta *)ctx)->sess); /* QUIT, then closed */
 }
 
 /* One recipient's report line and log line. */
@@ -239,7 +219,6 @@ static int smtp_job(void *ctx, struct ta_job *job)
 {
 	struct smtp_ta *ta = ctx;
 	const struct spool_msg *m = &job->msg;
-	idle_disarm(ta);
 	ta->sess.conn.logid = job->id;
 	if (ta->dead[0] && !strcmp(ta->dead, smtp_session_key(&ta->cfg, job->host))) {
 		struct smtp_fail f;
@@ -252,7 +231,7 @@ static int smtp_job(void *ctx, struct ta_job *job)
 		return 0;
 	}
 	ta->dead[0] = 0;
-	int fd = spool_msg_open(job->sp, job->id, m->body_off);
+	int fd = spool_msg_open(job->sp, job->id, -1); /* positioned below */
 	if (fd < 0) {
 		struct smtp_fail f;
 		memset(&f, 0, sizeof f);
@@ -261,7 +240,22 @@ static int smtp_job(void *ctx, struct ta_job *job)
 		report_fail(ta, job, 0, &f);
 		return 0;
 	}
-	long hops = ta->hop_limit > 0 ? hdr_count_hops(fd, m->body_off, m->size) : 0;
+	if (!ta->body_buf)
+		ta->body_buf = malloc(SMTP_TXN_BUF); /* without it, each transaction allocates its own */
+	/* the message's first chunk, read once: the hop count looks at its header, and the first
+	 * transaction sends it from there (smtp_txn.pre) */
+	size_t pre = 0;
+	if (ta->body_buf) {
+		ssize_t got = pread(fd, ta->body_buf, m->size < SMTP_TXN_IN ? (size_t)m->size : SMTP_TXN_IN, m->body_off);
+		pre = got > 0 ? (size_t)got : 0;
+		/* the rest, if any, is read from where the chunk ends (a message that fits needs no seek) */
+		if ((long long)pre < m->size && lseek(fd, m->body_off + (off_t)pre, SEEK_SET) != m->body_off + (off_t)pre)
+			pre = 0;
+	}
+	int whole = 0;
+	long hops = ta->hop_limit > 0 && pre ? hdr_count_hops_mem(ta->body_buf, pre, &whole) : 0;
+	if (ta->hop_limit > 0 && !whole && (long long)pre < m->size)
+		hops = hdr_count_hops(fd, m->body_off, m->size);
 	if (hops > ta->hop_limit) {
 		/* a loop: bounced here as Postfix's cleanup would, not relayed once more */
 		struct smtp_fail f;
@@ -277,8 +271,6 @@ static int smtp_job(void *ctx, struct ta_job *job)
 	size_t max = ta->maxrcpt > 0 ? (size_t)ta->maxrcpt : 1;
 	if (!ta->rc)
 		ta->rc = malloc(max * sizeof *ta->rc);
-	if (!ta->body_buf)
-		ta->body_buf = malloc(SMTP_TXN_BUF); /* without it, each transaction allocates its own */
 	struct smtp_txn_rcpt *rc = ta->rc;
 	if (rc)
 		memset(rc, 0, max * sizeof *rc);
@@ -317,7 +309,11 @@ static int smtp_job(void *ctx, struct ta_job *job)
 				t.body8 = 0;
 			}
 			off_t from = use7 ? 0 : m->body_off;
-			int ok = lseek(use7 ? cfd : fd, from, SEEK_SET) == from;
+			/* the chunk read above is sent by the first transaction only: any other starts
+			 * again from the message's first byte */
+			t.pre = use7 ? 0 : pre;
+			pre = 0;
+			int ok = t.pre || lseek(use7 ? cfd : fd, from, SEEK_SET) == from;
 			ta->sess.conn.timed_out = 0;
 			tr = ok ? smtp_transaction(&ta->sess.conn, &t) : -1;
 			if (!ok)
@@ -364,7 +360,6 @@ done:
 static void smtp_idle(void *ctx)
 {
 	struct smtp_ta *ta = ctx;
-	idle_disarm(ta);
 	ta->dead[0] = 0;
 	if (ta->sess.conn.open)
 		smtp_session_end(&ta->sess);
@@ -561,18 +556,9 @@ int smtp_main(int argc, char **argv)
 	} else if (spool_open(&sp, conf_str(&c, CK_SPOOL), 0, -1) < 0) {
 		code = EX_TEMPFAIL;
 	} else {
-		struct sigaction sa;
-		memset(&sa, 0, sizeof sa);
-		sa.sa_handler = on_alarm;
-		sa.sa_flags = SA_RESTART;
-		sigaction(SIGALRM, &sa, NULL);
 		signal(SIGPIPE, SIG_IGN);
-		idle_fd = -1;
-		idle_expired = 0;
-		struct ta_ops ops = {smtp_job, smtp_idle};
+		struct ta_ops ops = {smtp_job, smtp_idle, idle_wait_ms, idle_expired};
 		code = ta_main_loop(&sp, "smtp", &ops, ta, debug_id);
-		alarm(0);
-		idle_fd = -1;
 		smtp_session_end(&ta->sess);
 	}
 	smtp_session_free(&ta->sess);

@@ -97,8 +97,10 @@ static void priv_set(int raise)
  * follows (a caller's configuration, another spool) must not see the group. */
 static int priv_drop(void)
 {
-	if (getegid() != getgid() || priv.active) {
-		gid_t g = getgid();
+	/* the group was lowered at the start (submit_main), so egid differs from gid only while
+	 * priv.active: no getegid()/getgid() to ask again */
+	if (priv.active) {
+		gid_t g = priv.real;
 		if (setresgid(g, g, g) < 0) {
 			log_msg(LOG_ERR, NULL, "dropping the submit group: %s", strerror(errno));
 			return -1;
@@ -502,12 +504,14 @@ int submit_open_spool(struct submit_ctx *x)
 	struct stat st;
 	int r;
 	priv_set(1);
-	if (getuid() == 0 && str_fmt(in, sizeof in, "%s/incoming", dir) == 0 && stat(in, &st) < 0 && errno == ENOENT) {
+	int root = x->ec.uid == 0, looked = 0;
+	if (root && str_fmt(in, sizeof in, "%s/incoming", dir) == 0 && !(looked = stat(in, &st) == 0) && errno == ENOENT) {
 		/* first use on a fresh system, before the scheduler ever ran */
 		struct group *g = getgrnam(conf_str(&x->conf, CK_SUBMIT_GROUP));
 		r = spool_open(&x->sp, dir, 1, g ? (long)g->gr_gid : -1);
 	} else {
-		r = spool_open(&x->sp, dir, 0, -1);
+		/* incoming/ seen a moment ago: spool_open need not look again */
+		r = spool_open(&x->sp, dir, looked && S_ISDIR(st.st_mode) ? -1 : 0, -1);
 	}
 	priv_set(0);
 	if (r < 0) {

@@ -239,7 +239,7 @@ static int read_safe(const char *path, const struct dl_user *owner, int need_wor
 {
 	/* Root reads these files, and a user names them: an O_PATH descriptor is looked at first,
 	 * because a real open of a device (a watchdog, a tape) or a FIFO has effects of its own. */
-	int pfd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	int pfd = openat(AT_FDCWD, path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (pfd < 0) {
 		if (errno == ENOENT || errno == ENOTDIR)
 			return 1;
@@ -265,9 +265,9 @@ static int read_safe(const char *path, const struct dl_user *owner, int need_wor
 		char proc[64];
 		struct stat st2;
 		snprintf(proc, sizeof proc, "/proc/self/fd/%d", pfd);
-		fd = open(proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		fd = openat(AT_FDCWD, proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 		if (fd < 0 && errno == ENOENT)
-			fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+			fd = openat(AT_FDCWD, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 		if (fd < 0) {
 			int e = errno;
 			close(pfd);

@@ -1,6 +1,7 @@
 /* Test-only crash points: see crashpoint.h. Kept in every build so that the tests exercise the
  * product binary itself; without SPOOLBOX_TEST_CRASH it costs one getenv per process. */
 #include "crashpoint.h"
+#include "log.h"
 #include "util.h"
 #include <fcntl.h>
 #include <signal.h>
@@ -50,6 +51,7 @@ void crash_point(const char *step, const char *path)
 			return; /* another process crashed here already */
 		close(fd);
 	}
+	log_flush(); /* the lines held before this step (log_hold): the tests read them after the kill */
 	/* async-signal-safe on purpose: no stdio buffer to flush, nothing else to run */
 	static const char head[] = "spoolbox: test crash point: ";
 	ssize_t w = write(2, head, sizeof head - 1);

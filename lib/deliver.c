@@ -1,6 +1,7 @@
 /* Delivery results and the message copy with the local headers and mboxrd quoting (see
  * deliver.h). */
 #include "deliver.h"
+#include "io.h"
 #include "util.h"
 #include <errno.h>
 #include <stdarg.h>
@@ -29,19 +30,7 @@ void dl_set_errno(struct dl_result *r, int err, const char *op, const char *path
 
 int dl_write_fd(void *ctx, const void *p, size_t n)
 {
-	int fd = *(int *)ctx;
-	const char *c = p;
-	while (n) {
-		ssize_t w = write(fd, c, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		c += w;
-		n -= (size_t)w;
-	}
-	return 0;
+	return io_write_all_fd(*(int *)ctx, p, n);
 }
 
 /* The output side of a copy: a buffer in front of the writer. */
@@ -99,12 +88,13 @@ static int out_clean(struct out *o, const char *s)
 int dl_copy(const struct dl_msg *m, dl_write_fn *w, void *ctx, int flags, int *rd_fail)
 {
 	static const char from_[] = "From ";
-	char *inbuf = malloc(DL_COPY_BUF), *obuf = malloc(DL_COPY_BUF);
+	/* the caller's buffers when it keeps some across deliveries (an mmap and munmap pair each
+	 * per copy otherwise: 64 KiB is past malloc's small sizes) */
+	char *own = m->buf ? NULL : malloc(2 * (size_t)DL_COPY_BUF);
+	char *inbuf = m->buf ? m->buf : own, *obuf = inbuf ? inbuf + DL_COPY_BUF : NULL;
 	struct out o = {w, ctx, obuf, 0, 0};
 	*rd_fail = 0;
-	if (!inbuf || !obuf) {
-		free(inbuf);
-		free(obuf);
+	if (!inbuf) {
 		errno = ENOMEM;
 		*rd_fail = 1;
 		return -1;
@@ -186,13 +176,11 @@ int dl_copy(const struct dl_msg *m, dl_write_fn *w, void *ctx, int flags, int *r
 	}
 	if (out_flush(&o) < 0)
 		goto fail;
-	free(inbuf);
-	free(obuf);
+	free(own);
 	return 0;
 fail:;
 	int e = o.err && !*rd_fail ? o.err : errno;
-	free(inbuf);
-	free(obuf);
+	free(own);
 	errno = e;
 	return -1;
 }

@@ -52,6 +52,8 @@ struct dl_msg {
 	const char *sender;   /* envelope sender; "" is the null sender */
 	const char *rcpt;     /* the recipient, for Delivered-To: */
 	time_t now;
+	char *buf;            /* 2 * DL_COPY_BUF bytes the caller keeps across deliveries for the
+	                       * copy, or NULL (then allocated per copy) */
 };
 
 /* DL_CREATE is internal to mbox delivery: the user may not create the mailbox, root must

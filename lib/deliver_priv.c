@@ -77,6 +77,7 @@ void dl_run_as(const struct dl_user *u, long extra_gid, long timeout, dl_child_f
 		return;
 	}
 	if (pid == 0) {
+		log_forked();
 		close(p[0]);
 		/* A signal must not cut a mailbox write in half: the delivery is bounded (lock
 		 * timeout, then one write and fsync), so it finishes and cleans up before it exits.

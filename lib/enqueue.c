@@ -311,8 +311,10 @@ static int start(struct enq *e)
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, &old);
 	c->priv ? c->priv(1) : (void)0;
-	int r = spool_room(c->sp, c->minfree, NULL) < 0 ? -1 : spool_writer_begin(c->sp, &e->w, &e->m);
+	long long spare = 0;
+	int r = spool_room_spare(c->sp, c->minfree, NULL, &spare) < 0 ? -1 : spool_writer_begin(c->sp, &e->w, &e->m);
 	e->w.minfree = c->minfree;
+	e->w.room_until = spare;
 	c->priv ? c->priv(0) : (void)0;
 	e->writing = r == 0;
 	int saved = errno;

@@ -1,6 +1,7 @@
 /* Durable, error-reporting file operations (see fileio.h). */
 #include "crashpoint.h"
 #include "fileio.h"
+#include "io.h"
 #include "log.h"
 #include "util.h"
 #include <errno.h>
@@ -20,18 +21,7 @@ static int fail(const char *op, const char *path)
 
 int fio_write_all(int fd, const void *p, size_t n, const char *path)
 {
-	const char *c = p;
-	while (n) {
-		ssize_t w = write(fd, c, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return fail("write", path);
-		}
-		c += w;
-		n -= (size_t)w;
-	}
-	return 0;
+	return io_write_all_fd(fd, p, n) < 0 ? fail("write", path) : 0;
 }
 
 int fio_pwrite_all(int fd, const void *p, size_t n, off_t off, const char *path)

@@ -382,3 +382,17 @@ long hdr_count_hops(int fd, off_t off, long long size)
 	long n = 0;
 	return hdr_scan_file(fd, off, size, count_hop, &n) < 0 ? -1 : n;
 }
+
+long hdr_count_hops_mem(const char *p, size_t len, int *whole)
+{
+	long n = 0;
+	*whole = 0;
+	for (const char *end = p + len, *nl; (nl = memchr(p, '\n', (size_t)(end - p))); p = nl + 1) {
+		if (nl == p) {
+			*whole = 1; /* the empty line */
+			break;
+		}
+		n += hdr_is_received(p, (size_t)(nl - p));
+	}
+	return n;
+}

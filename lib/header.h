@@ -104,4 +104,7 @@ int hdr_scan_file(int fd, off_t off, long long size, hdr_line_fn *fn, void *ctx)
 int hdr_is_received(const char *line, size_t len);
 /* The number of Received: fields of the message in fd, or -1 when reading failed. */
 long hdr_count_hops(int fd, off_t off, long long size);
+/* The same over the first len bytes of a message already in memory; *whole is set to 1 when
+ * its header ended within them (else the count is of the part seen). */
+long hdr_count_hops_mem(const char *p, size_t len, int *whole);
 #endif

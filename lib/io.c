@@ -98,6 +98,24 @@ static int fd_close(void *ctx)
 	return r;
 }
 
+int io_write_all_fd(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+	while (n) {
+		ssize_t w = write(fd, c, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (w == 0)
+				errno = EIO;
+			return -1;
+		}
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
 void io_init_fd(struct io *io, int fd, int timeout_ms)
 {
 	io->low_read = fd_read;
@@ -111,23 +129,40 @@ void io_init_fd(struct io *io, int fd, int timeout_ms)
 	io->wlen = 0;
 }
 
-int io_flush(struct io *io)
+/* Writes p whole through the low-level writer (each call within the stream's limit); *done
+ * gets the bytes moved, also when it fails (errno; EPIPE for a write that moved nothing). */
+static int low_write_all(struct io *io, const void *p, size_t n, size_t *done)
 {
-	size_t off = 0;
-	while (off < io->wlen) {
-		ssize_t r = io->low_write(io->ctx, io->wbuf + off, io->wlen - off, io->timeout_ms);
+	*done = 0;
+	while (*done < n) {
+		ssize_t r = io->low_write(io->ctx, (const char *)p + *done, n - *done, io->timeout_ms);
 		if (r <= 0) {
 			if (r == 0)
 				errno = EPIPE;
-			/* keep what was not sent at the front, so the state stays consistent */
-			memmove(io->wbuf, io->wbuf + off, io->wlen - off);
-			io->wlen -= off;
 			return -1;
 		}
-		off += (size_t)r;
+		*done += (size_t)r;
+	}
+	return 0;
+}
+
+int io_flush(struct io *io)
+{
+	size_t off;
+	if (low_write_all(io, io->wbuf, io->wlen, &off) < 0) {
+		/* keep what was not sent at the front, so the state stays consistent */
+		memmove(io->wbuf, io->wbuf + off, io->wlen - off);
+		io->wlen -= off;
+		return -1;
 	}
 	io->wlen = 0;
 	return 0;
+}
+
+int io_write_direct(struct io *io, const void *p, size_t n)
+{
+	size_t done;
+	return io_flush(io) < 0 ? -1 : low_write_all(io, p, n, &done);
 }
 
 int io_write(struct io *io, const void *p, size_t n)
@@ -161,6 +196,17 @@ static int fill(struct io *io, int timeout_ms)
 	io->rpos = 0;
 	io->rlen = (size_t)r;
 	return r > 0;
+}
+
+ssize_t io_read(struct io *io, void *p, size_t n)
+{
+	/* what a line read left buffered first; else straight into the caller's buffer */
+	if (io->rpos == io->rlen)
+		return io->low_read(io->ctx, p, n, io->timeout_ms);
+	size_t k = io->rlen - io->rpos < n ? io->rlen - io->rpos : n;
+	memcpy(p, io->rbuf + io->rpos, k);
+	io->rpos += k;
+	return (ssize_t)k;
 }
 
 ssize_t io_getline(struct io *io, char *out, size_t size)

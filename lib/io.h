@@ -28,12 +28,23 @@ struct io {
 	size_t wlen;
 };
 
+/* The one write-all: writes the n bytes to fd (a file, a pipe, a socket in blocking mode),
+ * through short writes and EINTR, without a time limit. 0, or -1 with errno (EIO for a write
+ * that moved nothing). fio_write_all(), the delivery copy and the streams' plain case use it. */
+int io_write_all_fd(int fd, const void *p, size_t n);
+/* Reads what is buffered, else one low-level read into p within timeout_ms (so a caller that
+ * parses raw bytes, -bs's DATA, reads a buffer at a time): bytes moved, 0 at EOF, -1 with errno
+ * (ETIMEDOUT). */
+ssize_t io_read(struct io *io, void *p, size_t n);
 /* A plain file-descriptor stream (poll()-based timeouts). */
 void io_init_fd(struct io *io, int fd, int timeout_ms);
 /* Buffered write; io_flush() sends what is buffered. Writes that fill the buffer flush it. */
 int io_write(struct io *io, const void *p, size_t n);
 int io_puts(struct io *io, const char *s);
 int io_flush(struct io *io);
+/* What is buffered, then p[0..n) straight from the caller's memory (a big block is not copied
+ * into the buffer first): 0, or -1 with errno. */
+int io_write_direct(struct io *io, const void *p, size_t n);
 /* Reads one line including its LF into out (NUL-terminated); returns its length, 0 at EOF,
  * -1 on error/timeout/overlong line. */
 ssize_t io_getline(struct io *io, char *out, size_t size);

@@ -15,6 +15,15 @@
 #include <unistd.h>
 
 #define SYSLOG_RETRY_MS 60000 /* a socket that was missing is looked for again after this */
+#define LOG_LINE_MAX 1400      /* one line or datagram, cut beyond */
+
+/* Stream lines held between log_hold(1) and log_flush() (the scheduler's turn): one write
+ * instead of one per line. Syslog lines are not held: each is a datagram of its own, and
+ * batching them (sendmmsg) was measured at 600 bytes of code (docs/logging.md). */
+struct log_hold {
+	char buf[16384];
+	size_t used;
+};
 /* A full queue at the log daemon: wait this long for room before the line is dropped, but not
  * again for SYSLOG_SLOW_MS after a line was dropped (a daemon that stopped reading must not cost
  * every line the wait). syslog(3) would block for as long as it takes; the queue can be as short
@@ -30,7 +39,23 @@ static struct {
 	int sl_fd;             /* the syslog socket, -1 when not connected */
 	long long sl_retry_ms; /* monotonic time before which no connect is tried again */
 	long long sl_slow_ms;  /* monotonic time before which a full queue drops at once */
-} lg = {"spoolbox", LOG_TO_STDERR, LOG_INFO, 2, -1, 0, 0};
+	long pid;              /* getpid() once, not per line (log_forked() after a fork); 0: unknown */
+	struct log_hold *hold; /* lines held for one write (log_hold), or NULL */
+} lg = {"spoolbox", LOG_TO_STDERR, LOG_INFO, 2, -1, 0, 0, 0, NULL};
+
+static long my_pid(void)
+{
+	if (!lg.pid)
+		lg.pid = (long)getpid();
+	return lg.pid;
+}
+
+void log_forked(void)
+{
+	lg.pid = 0;
+	if (lg.hold)
+		lg.hold->used = 0; /* the parent's held lines are the parent's to write */
+}
 
 static long long mono_ms(void)
 {
@@ -83,7 +108,36 @@ static int sl_connect(void)
 	return -1;
 }
 
-/* One line to syslog: "<PRI>Mmm dd hh:mm:ss ident[pid]: text" (RFC 3164). 0, or -1 when it did not go. */
+static void stream_write(const char *p, size_t n)
+{
+	ssize_t w = write(lg.fd, p, n);
+	(void)w;
+}
+
+void log_flush(void)
+{
+	struct log_hold *h = lg.hold;
+	if (h && h->used)
+		stream_write(h->buf, h->used);
+	if (h)
+		h->used = 0;
+}
+
+int log_hold(int on)
+{
+	if (!on) {
+		log_flush();
+		free(lg.hold);
+		lg.hold = NULL;
+		return 0;
+	}
+	if (!lg.hold)
+		lg.hold = calloc(1, sizeof *lg.hold);
+	return lg.hold ? 0 : -1;
+}
+
+/* One line to syslog: "<PRI>Mmm dd hh:mm:ss ident[pid]: text" (RFC 3164). 0, or -1 when it did
+ * not go. */
 static int sl_send(const char *ident, int level, const char *id, const char *text)
 {
 	static const char mon[12][4] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
@@ -97,9 +151,9 @@ static int sl_send(const char *ident, int level, const char *id, const char *tex
 	if (ENABLE_LOCALTIME && civil_time(&now, &tm))
 		snprintf(stamp, sizeof stamp, "%s %2d %02d:%02d:%02d ", mon[tm.tm_mon % 12], tm.tm_mday, tm.tm_hour,
 		         tm.tm_min, tm.tm_sec);
-	char buf[1400];
+	char buf[LOG_LINE_MAX];
 	int n = snprintf(buf, sizeof buf, "<%d>%s%s[%ld]: %s%s%s", LOG_MAIL | (level & 7), stamp, ident,
-	                 (long)getpid(), id ? id : "", id ? ": " : "", text);
+	                 my_pid(), id ? id : "", id ? ": " : "", text);
 	if (n < 0)
 		return -1;
 	if (n >= (int)sizeof buf)
@@ -127,6 +181,7 @@ static int sl_send(const char *ident, int level, const char *id, const char *tex
 
 void log_init(const char *ident, unsigned where, int level_max)
 {
+	log_hold(0);
 	sl_close();
 	lg.ident = ident;
 	lg.where = where;
@@ -134,8 +189,9 @@ void log_init(const char *ident, unsigned where, int level_max)
 	lg.fd = 2;
 	lg.sl_retry_ms = 0;
 	lg.sl_slow_ms = 0;
-	if (where & LOG_TO_SYSLOG)
-		sl_connect();
+	lg.pid = 0;
+	/* the syslog socket is connected at the first line: a submit that logs nothing (the usual
+	 * case) makes no socket at all */
 }
 
 void log_set_level(int level_max)
@@ -166,15 +222,25 @@ static void emit(const char *prog, int level, const char *id, const char *fmt, v
 		to_stderr = 1; /* no syslog socket: a foreground daemon must not be silent */
 	if (to_stderr) {
 		char line[1200];
-		int n = snprintf(line, sizeof line, "%s[%ld]: %s%s%s\n", ident, (long)getpid(),
+		int n = snprintf(line, sizeof line, "%s[%ld]: %s%s%s\n", ident, my_pid(),
 		                 id ? id : "", id ? ": " : "", text);
 		if (n > (int)sizeof line - 1) {
 			n = (int)sizeof line - 1;
 			line[n - 1] = '\n';
 		}
-		ssize_t w = write(lg.fd, line, (size_t)n);
-		(void)w;
+		struct log_hold *h = lg.hold;
+		if (h && n > 0) {
+			if (h->used + (size_t)n > sizeof h->buf)
+				log_flush();
+			memcpy(h->buf + h->used, line, (size_t)n);
+			h->used += (size_t)n;
+		} else {
+			stream_write(line, (size_t)n);
+		}
 	}
+	/* an error is not kept back: it may be the last thing the process says */
+	if (level <= LOG_ERR)
+		log_flush();
 	errno = saved;
 }
 

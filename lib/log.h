@@ -22,6 +22,16 @@ enum {
  * (LOG_INFO by default; LOG_DEBUG with -v). */
 void log_init(const char *ident, unsigned where, int level_max);
 void log_set_level(int level_max);
+/* The pid in each line is looked up once: a child of fork() that logs MUST call this first (it
+ * also drops the parent's held lines). */
+void log_forked(void);
+/* log_hold(1): lines to the stream (stderr, the -L file) are held (up to a buffer's worth;
+ * errors are not) until log_flush(), which writes them in one system call; syslog lines are
+ * never held. A loop calls log_flush() before it waits, and before it hands another process
+ * work whose lines must come after these. log_hold(0) flushes and stops holding. Returns -1
+ * when there is no memory to hold (then lines go one by one). */
+int log_hold(int on);
+void log_flush(void);
 /* The LOG key's list ("syslog", "stderr", both; anything else: syslog) as LOG_TO_* bits. */
 unsigned log_where_of(const char *list);
 /* Redirect the stderr stream of the log to fd (the scheduler's -L logfile); -1 restores 2. */

@@ -82,7 +82,7 @@ void maildir_deliver(const char *dir_, const char *host, const struct dl_msg *m,
 		snprintf(name, sizeof name, "%lld.M%ldP%ldQ%u.%s", (long long)tv.tv_sec, (long)tv.tv_usec,
 		         (long)getpid(), attempt, hp);
 		snprintf(tmp, sizeof tmp, "%s/tmp/%s", dir, name);
-		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		fd = openat(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd >= 0 || errno != EEXIST)
 			break;
 	}

@@ -47,7 +47,7 @@ static int dotlock_stale(const char *lock)
 		return errno == ENOENT;
 	if (time(NULL) - st.st_mtime > MBOX_DOTLOCK_STALE)
 		return 1;
-	int fd = open(lock, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	int fd = openat(AT_FDCWD, lock, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
 	char buf[32];
@@ -88,7 +88,7 @@ static int fsync_parent(const char *path)
 static int dotlock_take(const char *lock, long long deadline, struct dl_result *r)
 {
 	for (;;) {
-		int fd = open(lock, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		int fd = openat(AT_FDCWD, lock, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd >= 0) {
 			char pid[24];
 			int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
@@ -148,12 +148,12 @@ static int fcntl_take(int fd, const char *path, long long deadline, struct dl_re
 static int open_mailbox(const char *path, const struct mbox_opts *o, int *created, struct dl_result *r)
 {
 	int flags = O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
-	int fd = open(path, flags);
+	int fd = openat(AT_FDCWD, path, flags);
 	if (fd < 0 && errno == ENOENT && o->create) {
-		fd = open(path, flags | O_CREAT | O_EXCL, 0600);
+		fd = openat(AT_FDCWD, path, flags | O_CREAT | O_EXCL, 0600);
 		*created = fd >= 0;
 		if (fd < 0 && errno == EEXIST)
-			fd = open(path, flags);
+			fd = openat(AT_FDCWD, path, flags);
 		if (fd < 0 && (errno == EACCES || errno == EPERM)) {
 			dl_set(r, DL_CREATE, "4.2.0", "create %s: %s", path, strerror(errno));
 			return -1;
@@ -214,9 +214,9 @@ void mbox_deliver(const char *path, const struct dl_msg *m, const struct mbox_op
 	char proc[64];
 	struct stat rst;
 	snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
-	rfd = open(proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	rfd = openat(AT_FDCWD, proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (rfd < 0)
-		rfd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		rfd = openat(AT_FDCWD, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (rfd >= 0 && (fstat(rfd, &rst) < 0 || rst.st_dev != st.st_dev || rst.st_ino != st.st_ino)) {
 		close(rfd);
 		rfd = -1;
@@ -287,7 +287,7 @@ out:
 
 void mbox_create(const char *path, uid_t uid, gid_t gid, struct dl_result *r)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
+	int fd = openat(AT_FDCWD, path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		if (errno == EEXIST) {
 			dl_set(r, DL_OK, "2.0.0", "exists");

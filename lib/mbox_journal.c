@@ -82,7 +82,7 @@ int mbox_journal_open(const char *spool, const char *path)
 	char file[4300];
 	if (str_fmt(file, sizeof file, "%s/mbox/%016llx", spool, h) < 0)
 		return -1;
-	int fd = open(file, O_RDWR | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
+	int fd = openat(AT_FDCWD, file, O_RDWR | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
 	struct stat st;
 	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 || st.st_uid != geteuid())) {
 		close(fd);

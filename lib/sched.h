@@ -74,6 +74,7 @@ struct sched {
 	long count;
 	struct qmsg *turn;            /* written in this turn */
 	int turn_fds;                 /* control files open in this turn */
+	int kept_fds;                 /* control files kept open between turns for a job out */
 	long long mem_wake;           /* earliest wake of an in-memory message, 0 = none */
 	int disk_more;                /* due work was left on disk (watermark) */
 	long long disk_next;          /* earliest due time known on disk, 0 = none */

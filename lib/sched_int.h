@@ -54,10 +54,13 @@ struct qmsg {
 	long long arrival;
 	long long wake;               /* 0, or when to look at it again */
 	long long tried, seen;        /* age for expiry, and when it was last counted (sched_tried_add) */
-	int fd;                       /* control file while this turn's results are written */
+	int fd;                       /* control file while this turn's results are written, and
+	                               * while a job is out (kept: its report writes here next) */
+	off_t ctl_end;                /* the control file's size as this scheduler last wrote it,
+	                               * 0 when not known (an append then looks) */
 	unsigned jobs;                /* ready and outstanding jobs that point here */
 	unsigned nrcpt;
-	unsigned char dirty, attempted, held, in_turn;
+	unsigned char dirty, attempted, held, in_turn, kept;
 	unsigned char warned;         /* WARN_*: the delay notice (issue 15 point 2) */
 	unsigned char ctl;            /* mailq's hold or delete (QA_* + 1, sched_mailq.c): nothing more
 	                               * goes out, and it is done once nothing is out (settle) */

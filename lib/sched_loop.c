@@ -371,6 +371,8 @@ int sched_run(struct sched *s)
 		sigdelset(&orig, handled[i]);
 
 	s->now = sclock_now(&s->clock);
+	/* a turn's log lines leave together, before the loop waits (issue 13 point 3) */
+	log_hold(1);
 	struct spool_clean_counts cc = {0, 0, 0};
 	if (spool_clean(&s->sp, s->now, SPOOL_TMP_MAX_AGE, &cc) == 0 && (cc.tmp || cc.orphan_msg || cc.stale_due))
 		log_msg(LOG_NOTICE, NULL, "start: removed %u old tmp/ files, %u message files without a control file, "
@@ -494,6 +496,7 @@ int sched_run(struct sched *s)
 			ts.tv_nsec = (long)(timeout % 1000) * 1000000;
 			tsp = &ts;
 		}
+		log_flush();
 		int r = ppoll(pfd, n, tsp, &orig);
 		if (r < 0 && errno == ENOMEM) {
 			/* the kernel's memory: wait a moment and go on */
@@ -533,6 +536,7 @@ int sched_run(struct sched *s)
 		if (spool_clean(&s->sp, s->now, SPOOL_TMP_MAX_AGE, &ec) == 0 && ec.stale_due)
 			log_msg(LOG_NOTICE, NULL, "one-shot: removed %u stale due entries", ec.stale_due);
 	}
+	log_hold(0);
 	sigprocmask(SIG_SETMASK, &orig, NULL);
 	if (s->o.oneshot && rc == 0 && s->stuck) {
 		log_msg(LOG_ERR, NULL, "one-shot: mail is stuck in the queue (%lu problems above): exit %d", s->stuck,

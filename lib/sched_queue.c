@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #define TURN_FDS_MAX 64      /* control files kept open in one turn before an early sync */
+#define KEPT_FDS_MAX 256     /* control files kept open between turns for the jobs out */
 #define PICKUP_BATCH 128     /* messages picked up between two directory syncs */
 #define FOREIGN_RECHECK 2    /* seconds between looks at a TA of an earlier scheduler */
 #define BADLOAD_RETRY 3600   /* a control file that cannot be read is looked at again after this */
@@ -41,6 +42,16 @@ struct qmsg *sq_find(struct sched *s, const char *id)
 	return NULL;
 }
 
+static void ctl_close(struct sched *s, struct qmsg *m)
+{
+	if (m->fd >= 0 && spool_pending_return(&s->sp, m->fd) < 0)
+		close(m->fd);
+	m->fd = -1;
+	if (m->kept)
+		s->kept_fds--;
+	m->kept = 0;
+}
+
 static void msg_free(struct sched *s, struct qmsg *m)
 {
 	struct qmsg **pp = &s->hash[hash_id(m->id) & s->hmask];
@@ -56,8 +67,7 @@ static void msg_free(struct sched *s, struct qmsg *m)
 	for (unsigned i = 0; i < m->nrcpt; i++)
 		if (m->r[i].thr)
 			st_put(s, m->r[i].thr);
-	if (m->fd >= 0)
-		close(m->fd);
+	ctl_close(s, m);
 	s->count--;
 	free(m);
 }
@@ -103,22 +113,33 @@ static void turn_sync(struct sched *s)
 		if (m->dirty && !s->conf.msgwriteasync && !finished(m) && fdatasync(m->fd) < 0)
 			log_msg(LOG_ERR, m->id, "fdatasync of the control file: %s", strerror(errno));
 		crash_point("fdatasync", m->id);
-		close(m->fd);
-		m->fd = -1;
 		m->dirty = 0;
+		/* a job is out: its report comes in a later turn and writes here (D2), so the file
+		 * stays open for it instead of being opened again (issue 13 point 3) */
+		if (m->kept || (m->jobs && s->kept_fds < KEPT_FDS_MAX)) {
+			s->kept_fds += !m->kept;
+			m->kept = 1;
+			continue;
+		}
+		ctl_close(s, m);
 	}
 	s->turn_fds = 0;
 }
 
 static int msg_open(struct sched *s, struct qmsg *m)
 {
-	if (m->fd >= 0)
+	if (m->fd >= 0) {
+		sched_touch(s, m); /* kept from an earlier turn: this turn's writes are synced with it */
 		return m->fd;
+	}
 	if (s->turn_fds >= TURN_FDS_MAX)
 		turn_sync(s);
 	char path[SPOOL_PATH_MAX];
 	ctl_path(s, m, path, sizeof path);
-	m->fd = openat(AT_FDCWD, path, O_RDWR | O_CLOEXEC);
+	/* just picked up: the file pick-up made is still open (its sync comes after the hand-out) */
+	m->fd = spool_pending_lend(&s->sp, m->id);
+	if (m->fd < 0)
+		m->fd = openat(AT_FDCWD, path, O_RDWR | O_CLOEXEC);
 	if (m->fd < 0) {
 		log_msg(LOG_ERR, m->id, "open %s: %s", path, strerror(errno));
 		return -1;
@@ -179,7 +200,7 @@ static int write_attempt(struct sched *s, struct qmsg *m, unsigned i, const char
 	a.text = (char *)(text ? text : "");
 	char path[SPOOL_PATH_MAX];
 	ctl_path(s, m, path, sizeof path);
-	if (spool_attempt_append(fd, &a, path) < 0)
+	if (spool_attempt_append_at(fd, &a, path, &m->ctl_end) < 0)
 		return -1;
 	m->dirty = 1;
 	return 0;
@@ -205,7 +226,7 @@ static int record_append(struct sched *s, struct qmsg *m, const char *line)
 	int fd = msg_open(s, m);
 	char path[SPOOL_PATH_MAX];
 	ctl_path(s, m, path, sizeof path);
-	if (fd < 0 || spool_record_append(fd, line, path) < 0)
+	if (fd < 0 || spool_record_append_at(fd, line, path, &m->ctl_end) < 0)
 		return -1;
 	m->dirty = 1;
 	return 0;
@@ -704,6 +725,8 @@ static void settle(struct sched *s, struct qmsg *m)
 		return;
 	}
 	sq_activate(s, m);
+	if (!m->jobs && m->kept)
+		ctl_close(s, m); /* kept for a job (turn_sync), and none points here now */
 	if (m->jobs || transit)
 		return;
 	if (m->ctl && m->fd < 0) {
@@ -917,7 +940,20 @@ static int load(struct sched *s, const char *id, long long due, struct spool_msg
 	if (given) {
 		sm = *given;
 		memset(given, 0, sizeof *given);
-		return load_msg(s, id, due, &sm, fd);
+		off_t end = sm.env_end; /* the new control file is the envelope block, no more */
+		if (load_msg(s, id, due, &sm, fd) < 0)
+			return -1;
+		struct qmsg *m = sq_find(s, id);
+		if (m && m->fd < 0) {
+			m->ctl_end = end;
+			/* the file pick-up just made stays open for the hand-out and the report, while
+			 * few enough are (turn_sync keeps it as long as a job points here) */
+			if (s->kept_fds < KEPT_FDS_MAX && (m->fd = spool_pending_lend(&s->sp, id)) >= 0) {
+				m->kept = 1;
+				s->kept_fds++;
+			}
+		}
+		return 0;
 	}
 	memset(&sm, 0, sizeof sm);
 	if (msg_file_present(s, id) < 0) {

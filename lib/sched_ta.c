@@ -438,6 +438,7 @@ int sta_handout(struct sched *s, struct sta *t, struct job *j)
 	/* the ack is queued even when the write fails: closing the TA then loses these properly */
 	ack_push(s, t, (struct sta_ack){m, seq, thr->p.timelimit});
 	char line[SPOOL_ID_MAX + 300];
+	log_flush(); /* the held lines about this message go before the agent's (log summarisers) */
 	int len = snprintf(line, sizeof line, "%s\t%s\n", m->id, thr->host);
 	if (len < 0 || (size_t)len >= sizeof line || send(t->fd, line, (size_t)len, MSG_DONTWAIT | MSG_NOSIGNAL) != len) {
 		log_msg(LOG_ERR, m->id, "writing the job to %s[%ld]: %s", t->argv0, (long)t->pid, strerror(errno));

@@ -137,6 +137,10 @@ struct smtp_txn {
 	 * allocated per message: a transport agent that reuses one saves an mmap/munmap pair per
 	 * message, issue 13 point 3) */
 	char *body_buf;
+	/* the first `pre` bytes of the message (at most SMTP_TXN_IN) are already at the start of
+	 * body_buf, read there by the caller (who looked at the header in them), and fd is
+	 * positioned after them: the message is read once, not once for the caller and again here */
+	size_t pre;
 	/* filled in */
 	struct smtp_result mail, data;
 	size_t accepted;           /* recipients with a 2xx RCPT reply */
@@ -144,7 +148,8 @@ struct smtp_txn {
 };
 
 #define SMTP_TXN_STALE (-2)
-#define SMTP_TXN_BUF (16384 + 32768 + 8) /* message bytes read per chunk, wire bytes per write, the end */
+#define SMTP_TXN_IN 16384 /* message bytes read per chunk, at the start of body_buf */
+#define SMTP_TXN_BUF (SMTP_TXN_IN + 32768 + 8) /* message bytes read per chunk, wire bytes per write, the end */
 
 /* Runs MAIL, RCPT..., DATA, the body and the end of data (pipelined in one write when the
  * server offers PIPELINING, and the end of data always in the same write as the last body

@@ -13,7 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define BODY_IN 16384    /* message bytes read per chunk */
+#define BODY_IN SMTP_TXN_IN /* message bytes read per chunk */
 #define BODY_OUT 32768   /* wire bytes gathered per write */
 #define BODY_ROOM 4096   /* write out when less room than this is left */
 _Static_assert(BODY_IN + BODY_OUT + SMTP_BODY_FINISH <= SMTP_TXN_BUF, "SMTP_TXN_BUF holds both buffers");
@@ -128,19 +128,7 @@ static int rcpt_line(const struct smtp_conn *c, const struct smtp_txn_rcpt *r, c
 static int write_raw(struct smtp_conn *c, const char *p, size_t n)
 {
 	c->io.timeout_ms = c->to.data_block;
-	if (io_flush(&c->io) < 0)
-		return -1;
-	while (n) {
-		ssize_t w = c->io.low_write(c->io.ctx, p, n, c->to.data_block);
-		if (w <= 0) {
-			if (w == 0)
-				errno = EPIPE;
-			return -1;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
+	return io_write_direct(&c->io, p, n);
 }
 
 /* Sends the message and the end of data. -2: the message file failed (the connection must be
@@ -178,9 +166,11 @@ static int send_body(struct smtp_conn *c, struct smtp_txn *t, char *why, size_t 
 		goto done;
 	}
 	smtp_body_init(&e);
+	size_t pre = t->body_buf && t->pre <= BODY_IN ? t->pre : 0;
 	while (left > 0) {
 		size_t want = left < BODY_IN ? (size_t)left : BODY_IN;
-		ssize_t r = read(t->fd, in, want);
+		ssize_t r = pre ? (ssize_t)(pre < want ? pre : want) : read(t->fd, in, want);
+		pre = 0;
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0) {

@@ -101,6 +101,9 @@ struct spool {
 	unsigned npending;
 	int pending_fd[64];
 	char pending_id[64][SPOOL_ID_MAX];
+	unsigned long long pending_lent; /* bit i: pending_fd[i] is lent (spool_pending_lend) */
+	unsigned long have_qgid;     /* bit h: qgid[h] is the group files made in queue/<h>/ get */
+	gid_t qgid[36];
 };
 #define SPOOL_PENDING_MAX 64
 
@@ -122,7 +125,7 @@ int spool_path_due(const struct spool *sp, const char *id, long long t, char *ou
 
 /* Opens the spool at dir. With create, makes the layout and repairs its modes (root only;
  * docs/spool.md 8 with spool_perm(); group gid, or -1 for spool_submit_gid(NULL)). Without,
- * only checks that it is there. */
+ * only checks that it is there; create < 0: not even that (the caller has just seen incoming/). */
 int spool_open(struct spool *sp, const char *dir, int create, long gid);
 
 /* ---- permissions (docs/spool.md 8) ---- */
@@ -170,6 +173,9 @@ struct spool_writer {
 	/* bytes of the spool's file system that must stay free (QUEUE_MINFREE), checked at every
 	 * flush and before the commit; begin sets 0 (none), the caller may set it afterwards */
 	long long minfree;
+	/* while size is below this, the last look found room to spare (half of what was free above
+	 * the reserve): no statvfs() per flush for a small message; begin sets 0 (always look) */
+	long long room_until;
 	char buf[16384];
 };
 
@@ -177,6 +183,8 @@ struct spool_writer {
  * the spool's file system has at least minfree bytes available (and a few inodes), else -1 with
  * errno EDQUOT, the figures logged (under id, may be NULL). minfree <= 0: always 0. */
 int spool_room(const struct spool *sp, long long minfree, const char *id);
+/* The same; *spare gets half of what is free above the reserve (0 when not known). */
+int spool_room_spare(const struct spool *sp, long long minfree, const char *id, long long *spare);
 /* E1: creates the temporary file, assigns the id (w->id, and m->id), writes the envelope block.
  * m->arrival is set to now when 0. With w->minfree set afterwards, a write or the commit that
  * finds less free space fails with errno EDQUOT (spool_room). */
@@ -211,8 +219,15 @@ int spool_incoming_each(const struct spool *sp, spool_each_fn *fn, void *ctx);
  * spool_msg_free), so the scheduler need not read back what it just wrote. */
 int spool_pickup_prepare(struct spool *sp, const char *id, long long *arrival, struct spool_msg *env);
 /* fsyncs the control files left pending (defer_sync), then the directories that prepare/finish
- * touched; closes the pending files. */
+ * touched; closes the pending files that are not lent (spool_pending_lend: the borrower's). */
 int spool_sync_dirty(struct spool *sp);
+/* The control file of id that pick-up created and has not synced yet, lent to the caller (the
+ * scheduler's hand-out writes to it instead of opening it again), or -1. The spool still syncs
+ * it in spool_sync_dirty(); the caller gives it back with spool_pending_return() instead of
+ * closing it: 0 when it was one (the spool closes it after its sync), -1 when the caller must
+ * close fd itself. */
+int spool_pending_lend(struct spool *sp, const char *id);
+int spool_pending_return(struct spool *sp, int fd);
 /* P3 for one message (rename into queue/). */
 int spool_pickup_finish(struct spool *sp, const char *id);
 
@@ -241,6 +256,11 @@ int spool_rcpt_update(int fd, const struct spool_rcpt *r, const char *path);
 int spool_attempt_append(int fd, const struct spool_attempt *a, const char *path);
 /* Appends a raw record line ("W 1795246800", "B 1795246800 ID"); it must not contain '\n'. */
 int spool_record_append(int fd, const char *line, const char *path);
+/* The same where the caller tracks the file's end: *end > 0 (the offset just past a whole last
+ * line this process wrote) is appended at without a look at the file; it is updated on success,
+ * and 0 after a failure (the next append looks). The caller MUST be the file's only writer. */
+int spool_record_append_at(int fd, const char *line, const char *path, off_t *end);
+int spool_attempt_append_at(int fd, const struct spool_attempt *a, const char *path, off_t *end);
 /* R1..R3: removes the due link for time t (t < 0: every due link of the id found by name is
  * left to the cleaner), the control file, then the message file. */
 int spool_remove(struct spool *sp, const char *id, long long t);
@@ -260,6 +280,7 @@ int spool_clean(struct spool *sp, long long now, long long max_age, struct spool
  * end of block) when it fails. */
 int spool_env_read(const char *path, struct buf *b);
 
-/* Opens the message file for reading, positioned at the first header byte. */
+/* Opens the message file for reading, positioned at the first header byte (body_off); a negative
+ * body_off leaves it at 0, for a caller that reads with pread(). */
 int spool_msg_open(const struct spool *sp, const char *id, off_t body_off);
 #endif

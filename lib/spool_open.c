@@ -16,6 +16,8 @@ int spool_open(struct spool *sp, const char *dir, int create, long gid)
 		return -1;
 	}
 	char path[SPOOL_PATH_MAX];
+	if (create < 0)
+		return 0; /* the caller has just seen incoming/ */
 	if (create) {
 		if (fio_mkdirs(dir, 0755) < 0)
 			return -1;

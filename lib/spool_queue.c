@@ -202,7 +202,9 @@ static void quarantine(const struct spool *sp, const char *id, const char *from,
 }
 
 /* Reads the envelope block (up to and including the "." line) of a message file. */
-static int read_envelope(const char *path, struct buf *b)
+/* keep: where the open file is handed back (the caller closes it), so that pick-up looks at it
+ * once (give_group); NULL closes it here. */
+static int read_envelope_fd(const char *path, struct buf *b, int *keep)
 {
 	int fd = openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0) {
@@ -236,7 +238,10 @@ static int read_envelope(const char *path, struct buf *b)
 			}
 		if (end) {
 			b->len = (size_t)(end - b->p);
-			close(fd);
+			if (keep)
+				*keep = fd;
+			else
+				close(fd);
 			return 0;
 		}
 		if (n == 0) {
@@ -248,26 +253,26 @@ static int read_envelope(const char *path, struct buf *b)
 	return -1;
 }
 
+static int read_envelope(const char *path, struct buf *b)
+{
+	return read_envelope_fd(path, b, NULL);
+}
+
 /* The message file gets the group of its queue directory (the control file made there has it):
  * the transport agents that run as AGENT_USER read it through that group (docs/spool.md 8). A
  * root submit (cron) makes it in root's group; a setgid one already has the right group. No
  * fsync of its own: the batch's directory fsyncs commit it with the rename on a journaling file
  * system, and a change lost elsewhere leaves a message only root reads, which spoolbox --install
  * puts right (and the agent's log names the file). */
-static void give_group(const char *path, gid_t gid, const char *id)
+static void give_group(int fd, const char *path, gid_t gid, const char *id)
 {
-	if (geteuid() != 0)
-		return;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	struct stat st;
-	if (fd < 0)
-		return;
-	/* one link only: never lend the group to a file linked in from elsewhere */
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 && st.st_gid != gid &&
+	/* one link only: never lend the group to a file linked in from elsewhere; fd is the file
+	 * the envelope was read from (opened O_NOFOLLOW), not a second open of its name */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 && st.st_gid != gid && geteuid() == 0 &&
 	    fchown(fd, (uid_t)-1, gid) < 0)
 		log_msg(LOG_WARNING, id, "chgrp %s to %ld: %s (the agents may not read it)", path, (long)gid,
 		        strerror(errno));
-	close(fd);
 }
 
 int spool_pickup_prepare(struct spool *sp, const char *id, long long *arrival, struct spool_msg *env)
@@ -277,7 +282,8 @@ int spool_pickup_prepare(struct spool *sp, const char *id, long long *arrival, s
 		return -1;
 	struct buf b;
 	buf_init(&b, SPOOL_CTL_MAX);
-	if (read_envelope(src, &b) < 0) {
+	int src_fd = -1;
+	if (read_envelope_fd(src, &b, &src_fd) < 0) {
 		if (errno == EINVAL || errno == EFBIG)
 			quarantine(sp, id, src, "no complete envelope block");
 		buf_free(&b);
@@ -287,10 +293,12 @@ int spool_pickup_prepare(struct spool *sp, const char *id, long long *arrival, s
 	int pr = spool_msg_parse(b.p, b.len, 1, &m, err, sizeof err);
 	if (pr < 0 && errno == ENOMEM) {
 		log_msg(LOG_ERR, id, "%s: %s; picked up later", src, err);
+		close(src_fd);
 		buf_free(&b);
 		return -1;
 	}
 	if (pr < 0 || strcmp(m.id, id) != 0) {
+		close(src_fd);
 		quarantine(sp, id, src, err[0] ? err : "id does not match the file name");
 		if (!err[0])
 			spool_msg_free(&m);
@@ -304,15 +312,23 @@ int spool_pickup_prepare(struct spool *sp, const char *id, long long *arrival, s
 			goto out;
 		sp->have_queue |= 1UL << hash_index(id);
 	}
-	int fd = openat(AT_FDCWD, ctl, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
+	/* read-write: the scheduler's hand-out may borrow it (spool_pending_lend) */
+	int fd = openat(AT_FDCWD, ctl, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
 	if (fd < 0) {
 		log_msg(LOG_ERR, id, "create %s: %s", ctl, strerror(errno));
 		goto out;
 	}
 	r = fio_write_all(fd, b.p, b.len, ctl);
+	/* the group the control files of queue/<h>/ get (its setgid bit hands down one): looked at
+	 * once per directory, not per message */
+	int h = hash_index(id);
 	struct stat cst;
-	if (r == 0 && fstat(fd, &cst) == 0)
-		give_group(src, cst.st_gid, id);
+	if (r == 0 && !(sp->have_qgid & (1UL << h)) && fstat(fd, &cst) == 0) {
+		sp->qgid[h] = cst.st_gid;
+		sp->have_qgid |= 1UL << h;
+	}
+	if (r == 0 && (sp->have_qgid & (1UL << h)))
+		give_group(src_fd, src, sp->qgid[h], id);
 	if (r == 0 && sp->defer_sync && sp->npending == SPOOL_PENDING_MAX)
 		spool_sync_dirty(sp);
 	if (r == 0 && sp->defer_sync) {
@@ -337,6 +353,7 @@ int spool_pickup_prepare(struct spool *sp, const char *id, long long *arrival, s
 	mark_due(sp, *arrival / SPOOL_BUCKET);
 	r = 0;
 out:
+	close(src_fd);
 	buf_free(&b);
 	/* the control file is these bytes: its parse is handed on rather than read back */
 	if (r == 0 && env)
@@ -370,9 +387,11 @@ int spool_sync_dirty(struct spool *sp)
 		if (spool_path_ctl(sp, sp->pending_id[i], dir, sizeof dir) < 0)
 			str_lcpy(dir, sp->pending_id[i], sizeof dir);
 		r |= fio_fsync(sp->pending_fd[i], dir);
-		close(sp->pending_fd[i]);
+		if (!(sp->pending_lent & (1ULL << i)))
+			close(sp->pending_fd[i]); /* a lent one is the borrower's to close now */
 	}
 	sp->npending = 0;
+	sp->pending_lent = 0;
 	for (int h = 0; h < 36; h++) {
 		if (!(sp->dirty_queue & (1UL << h)))
 			continue;
@@ -393,6 +412,26 @@ int spool_sync_dirty(struct spool *sp)
 		sp->dirty_incoming = 0;
 	}
 	return r ? -1 : 0;
+}
+
+int spool_pending_lend(struct spool *sp, const char *id)
+{
+	for (unsigned i = 0; i < sp->npending; i++)
+		if (!(sp->pending_lent & (1ULL << i)) && !strcmp(sp->pending_id[i], id)) {
+			sp->pending_lent |= 1ULL << i;
+			return sp->pending_fd[i];
+		}
+	return -1;
+}
+
+int spool_pending_return(struct spool *sp, int fd)
+{
+	for (unsigned i = 0; i < sp->npending; i++)
+		if ((sp->pending_lent & (1ULL << i)) && sp->pending_fd[i] == fd) {
+			sp->pending_lent &= ~(1ULL << i);
+			return 0;
+		}
+	return -1;
 }
 
 static int cmp_ll(const void *a, const void *b)
@@ -545,21 +584,32 @@ int spool_ctl_load(const struct spool *sp, const char *id, int readonly, struct 
 		snprintf(err, errlen, "open %s: %s", path, strerror(errno));
 		return -1;
 	}
-	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (unsigned long long)st.st_size > SPOOL_CTL_MAX) {
-		snprintf(err, errlen, "%s: not a regular file of at most %u bytes", path, SPOOL_CTL_MAX);
-		close(fd);
-		return -1;
-	}
-	size_t n = (size_t)st.st_size;
-	char *text = read_whole(fd, n, path, err, errlen);
-	if (!text) {
-		close(fd);
-		return -1;
+	/* A transport agent's job (readonly): most control files are a few hundred bytes, and one
+	 * read() that comes back short has the whole file (a regular file reads short only at its
+	 * end), with no fstat() and no buffer to allocate. A longer one, or anything else (a
+	 * directory fails the read), is looked at. The scheduler always looks: a file it misread
+	 * would be rebuilt. */
+	char small[4096], *text = small;
+	ssize_t got = readonly ? read(fd, small, sizeof small) : -1;
+	size_t n = got > 0 ? (size_t)got : 0;
+	if (got < 0 || n == sizeof small) {
+		struct stat st;
+		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (unsigned long long)st.st_size > SPOOL_CTL_MAX) {
+			snprintf(err, errlen, "%s: not a regular file of at most %u bytes", path, SPOOL_CTL_MAX);
+			close(fd);
+			return -1;
+		}
+		n = (size_t)st.st_size;
+		text = read_whole(fd, n, path, err, errlen);
+		if (!text) {
+			close(fd);
+			return -1;
+		}
 	}
 	char perr[160];
 	int r = spool_msg_parse(text, n, 0, m, perr, sizeof perr);
-	free(text);
+	if (text != small)
+		free(text);
 	if (r == 0 && strcmp(m->id, id) != 0) {
 		spool_msg_free(m);
 		str_lcpy(perr, "id does not match the file name", sizeof perr);
@@ -673,33 +723,37 @@ int spool_rcpt_update(int fd, const struct spool_rcpt *r, const char *path)
 	return w;
 }
 
-int spool_record_append(int fd, const char *line, const char *path)
+int spool_record_append_at(int fd, const char *line, const char *path, off_t *end)
 {
 	struct stat st;
-	if (strchr(line, '\n') || fstat(fd, &st) < 0) {
+	size_t n = strlen(line);
+	if (strchr(line, '\n') || n > SPOOL_LINE_MAX || (!(end && *end > 0) && fstat(fd, &st) < 0)) {
 		errno = EINVAL;
 		log_msg(LOG_ERR, NULL, "append to %s: bad record or stat failed", path);
 		return -1;
 	}
-	size_t n = strlen(line);
-	char *rec = malloc(n + 3), last = '\n';
-	if (!rec)
-		return -1;
+	char rec[SPOOL_LINE_MAX + 2], last = '\n';
 	size_t o = 0;
-	off_t at = st.st_size;
-	if (st.st_size > 0 && pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n') {
-		/* A torn earlier append (a full disk or a crash mid-write) is not a record: the new one
-		 * goes over it, from just after the last complete line (docs/spool.md 4.3). Giving it
-		 * a line end instead would leave a malformed line that makes the next load rebuild
-		 * the file and lose its delivered marks. */
-		char tail[SPOOL_LINE_MAX + 1];
-		off_t from = st.st_size > (off_t)sizeof tail ? st.st_size - (off_t)sizeof tail : 0;
-		ssize_t got = pread(fd, tail, (size_t)(st.st_size - from), from);
-		const char *lf = got > 0 ? memrchr(tail, '\n', (size_t)got) : NULL;
-		if (lf)
-			at = from + (lf - tail) + 1;
-		else
-			rec[o++] = '\n'; /* no line end within a line's length: keep it apart, as before */
+	off_t size, at;
+	if (end && *end > 0) {
+		/* this process wrote the file's end last, whole: its tail needs no look */
+		size = at = *end;
+	} else {
+		size = at = st.st_size;
+		if (size > 0 && pread(fd, &last, 1, size - 1) == 1 && last != '\n') {
+			/* A torn earlier append (a full disk or a crash mid-write) is not a record: the new
+			 * one goes over it, from just after the last complete line (docs/spool.md 4.3).
+			 * Giving it a line end instead would leave a malformed line that makes the next
+			 * load rebuild the file and lose its delivered marks. */
+			char tail[SPOOL_LINE_MAX + 1];
+			off_t from = size > (off_t)sizeof tail ? size - (off_t)sizeof tail : 0;
+			ssize_t got = pread(fd, tail, (size_t)(size - from), from);
+			const char *lf = got > 0 ? memrchr(tail, '\n', (size_t)got) : NULL;
+			if (lf)
+				at = from + (lf - tail) + 1;
+			else
+				rec[o++] = '\n'; /* no line end within a line's length: keep it apart, as before */
+		}
 	}
 	memcpy(rec + o, line, n);
 	o += n;
@@ -707,11 +761,17 @@ int spool_record_append(int fd, const char *line, const char *path)
 	int r = fio_pwrite_all(fd, rec, o, at, path);
 	/* a torn tail longer than the new record: what is left of it goes (a crash before this
 	 * leaves a tail without a line end, which readers ignore) */
-	if (r == 0 && at + (off_t)o < st.st_size && ftruncate(fd, at + (off_t)o) < 0)
+	if (r == 0 && at + (off_t)o < size && ftruncate(fd, at + (off_t)o) < 0)
 		log_msg(LOG_WARNING, NULL, "truncate %s: %s", path, strerror(errno));
-	free(rec);
+	if (end)
+		*end = r == 0 ? at + (off_t)o : 0; /* after a failure: look again next time */
 	crash_point("record", path);
 	return r;
+}
+
+int spool_record_append(int fd, const char *line, const char *path)
+{
+	return spool_record_append_at(fd, line, path, NULL);
 }
 
 static void clean_copy(char *dst, size_t size, const char *src)
@@ -732,7 +792,7 @@ static int word_ok(const char *s)
 	return 1;
 }
 
-int spool_attempt_append(int fd, const struct spool_attempt *a, const char *path)
+int spool_attempt_append_at(int fd, const struct spool_attempt *a, const char *path, off_t *end)
 {
 	char remote[3 * 256 + 4] = "-", text[SPOOL_TEXT_MAX + 1], line[SPOOL_LINE_MAX];
 	if (a->remote && *a->remote && xtext_encode(a->remote, strnlen(a->remote, 255), remote, sizeof remote) < 0)
@@ -742,7 +802,12 @@ int spool_attempt_append(int fd, const struct spool_attempt *a, const char *path
 	           *enh = word_ok(a->enh) ? a->enh : "-";
 	if (str_fmt(line, sizeof line, "A %d %lld %s %s %s %s %s", a->rcpt, a->time, code, action, enh, remote, text) < 0)
 		return -1;
-	return spool_record_append(fd, line, path);
+	return spool_record_append_at(fd, line, path, end);
+}
+
+int spool_attempt_append(int fd, const struct spool_attempt *a, const char *path)
+{
+	return spool_attempt_append_at(fd, a, path, NULL);
 }
 
 int spool_remove(struct spool *sp, const char *id, long long t)
@@ -773,7 +838,7 @@ int spool_msg_open(const struct spool *sp, const char *id, off_t body_off)
 		log_msg(LOG_ERR, id, "open %s: %s", path, strerror(errno));
 		return -1;
 	}
-	if (lseek(fd, body_off, SEEK_SET) != body_off) {
+	if (body_off >= 0 && lseek(fd, body_off, SEEK_SET) != body_off) {
 		log_msg(LOG_ERR, id, "seek %s to %lld: %s", path, (long long)body_off, strerror(errno));
 		close(fd);
 		return -1;

@@ -14,15 +14,20 @@
 #include <unistd.h>
 
 #define SPOOL_MIN_INODES 64
-int spool_room(const struct spool *sp, long long minfree, const char *id)
+int spool_room_spare(const struct spool *sp, long long minfree, const char *id, long long *spare)
 {
 	struct statvfs v;
+	if (spare)
+		*spare = 0;
 	if (minfree <= 0 || statvfs(sp->dir, &v) < 0)
 		return 0;
 	long long avail = (long long)v.f_bavail * (long long)(v.f_frsize ? v.f_frsize : v.f_bsize);
 	int inodes_low = v.f_files > 0 && v.f_favail < SPOOL_MIN_INODES;
-	if (avail >= minfree && !inodes_low)
+	if (avail >= minfree && !inodes_low) {
+		if (spare)
+			*spare = (avail - minfree) / 2;
 		return 0;
+	}
 	log_msg(LOG_WARNING, id,
 	        "spool %s: %lld KiB free%s, below the reserve of %lld KiB (QUEUE_MINFREE) kept for the queue's own work: not queued",
 	        sp->dir, avail / 1024, inodes_low ? " (or too few inodes)" : "", minfree / 1024);
@@ -30,10 +35,22 @@ int spool_room(const struct spool *sp, long long minfree, const char *id)
 	return -1;
 }
 
-/* The message being written counts: it is already on disk. */
-static int room(const struct spool_writer *w)
+int spool_room(const struct spool *sp, long long minfree, const char *id)
 {
-	return spool_room(w->sp, w->minfree, w->id[0] ? w->id : NULL);
+	return spool_room_spare(sp, minfree, id, NULL);
+}
+
+/* The message being written counts: it is already on disk. A look that found plenty of room
+ * holds until the message has used half of it (others may write meanwhile: the reserve is a
+ * soft limit, as Postfix's queue_minfree is). */
+static int room(struct spool_writer *w)
+{
+	if (w->size < w->room_until)
+		return 0;
+	long long spare;
+	int r = spool_room_spare(w->sp, w->minfree, w->id[0] ? w->id : NULL, &spare);
+	w->room_until = spare ? w->size + spare : 0;
+	return r;
 }
 
 int spool_writer_begin(const struct spool *sp, struct spool_writer *w, struct spool_msg *m)
@@ -47,6 +64,7 @@ int spool_writer_begin(const struct spool *sp, struct spool_writer *w, struct sp
 	w->blen = 0;
 	w->id[0] = 0;
 	w->minfree = 0;
+	w->room_until = 0;
 	for (int attempt = 0; attempt < 5; attempt++) {
 		if (str_fmt(w->tmppath, sizeof w->tmppath, "%s/tmp/%ld.%lld.%06ld%s", sp->dir, (long)getpid(),
 		            (long long)tv.tv_sec, (long)tv.tv_usec, attempt ? "x" : "") < 0) {

@@ -36,6 +36,28 @@ static int scheduler_gone(void)
 	return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL));
 }
 
+/* Waits for the next line from the scheduler when none is buffered: one poll(), which also
+ * says whether the scheduler's end is closed (the check above, for free) and serves as the
+ * agent's idle timer (ops->wait_ms). Returns 1 when the scheduler is gone, else 0. */
+static int wait_line(struct ta_chan *ch, const struct ta_ops *ops, void *ctx)
+{
+	if (io_pending(&ch->in))
+		return -1; /* a line is buffered: the caller asks scheduler_gone() before starting it */
+	int ms = ops->wait_ms ? ops->wait_ms(ctx) : -1;
+	for (;;) {
+		struct pollfd p = {0, POLLIN | POLLRDHUP, 0};
+		int r = poll(&p, 1, ms);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r == 0 && ops->waited) {
+			ops->waited(ctx);
+			ms = -1;
+			continue;
+		}
+		return r > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL));
+	}
+}
+
 /* The streams on fd 0 and 1, without time limits: the scheduler is a local peer that either
  * answers or closes. Allocated, since two buffers are too much for some agents' stacks. */
 static struct ta_chan *chan_new(void)
@@ -153,6 +175,7 @@ int ta_main_loop(const struct spool *sp, const char *channel, const struct ta_op
 		/* the last job's reports leave with it, in one write */
 		if (io_puts(&ch->out, "#hungry\n") < 0 || io_flush(&ch->out) < 0)
 			break; /* the scheduler is gone: nothing can be reported any more */
+		int gone = wait_line(ch, ops, ctx);
 		ssize_t n = io_getline(&ch->in, line, sizeof line);
 		if (n < 0 && errno == EMSGSIZE) {
 			log_msg(LOG_WARNING, NULL, "ignored an overlong line from the scheduler");
@@ -183,7 +206,7 @@ int ta_main_loop(const struct spool *sp, const char *channel, const struct ta_op
 		}
 		str_lcpy(job.id, line, sizeof job.id);
 		str_lcpy(job.host, tab + 1, sizeof job.host);
-		if (scheduler_gone()) {
+		if (gone > 0 || (gone < 0 && scheduler_gone())) {
 			log_msg(LOG_NOTICE, job.id, "the scheduler has gone: this job and any after it are not started");
 			break;
 		}

@@ -20,10 +20,16 @@ struct ta_job {
 };
 
 /* Called once per job; it must call ta_report() once for every recipient in job->idx. A TA that
- * wants to close a cached connection when moved to the idle pool sets `idle`. */
+ * wants to close a cached connection when moved to the idle pool sets `idle`. One that keeps
+ * something open between jobs for a limited time sets `wait_ms` (how long it may wait for the
+ * next job line now, -1 = no limit) and `waited` (called when that time passed without one):
+ * the wait is the poll() that precedes reading a job line anyway, so no timer is armed and
+ * disarmed around every job. */
 struct ta_ops {
 	int (*job)(void *ctx, struct ta_job *job);
 	void (*idle)(void *ctx);
+	int (*wait_ms)(void *ctx);
+	void (*waited)(void *ctx);
 };
 
 /* Runs the protocol on stdin/stdout until EOF: "#hungry", read "id\thost" or "#idle", load the

@@ -5,7 +5,8 @@ own fresh spool:
   - drain: 500 queued messages relayed by `scheduler -i -1` and its smtp agents to a minimal SMTP
     sink (goal <= 35 each; the scheduler and every agent are counted);
   - local: 500 queued messages delivered into one mbox by `scheduler -i -1` and local.
-Prints the calls per message and the five most frequent calls of each path. Never asserted."""
+Prints the calls per message (the drain and local split into the scheduler's and the agents')
+and the five most frequent calls of each path. Never asserted."""
 import os
 import shutil
 import subprocess
@@ -38,6 +39,28 @@ def traced(cmd, env, out, stdin=None):
             if len(parts) == 2 and parts[0].isdigit() and parts[1] != "total":
                 calls[parts[1]] = calls.get(parts[1], 0) + int(parts[0])
     return calls
+
+
+def traced_split(cmd, env, out):
+    """Runs cmd under strace -f (a full trace); returns ({syscall: calls}, calls of the first
+    process, calls of all the others): the scheduler and its agents apart."""
+    subprocess.run(["strace", "-f", "-qq", "-o", out] + cmd, env=env, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, timeout=600)
+    calls, first, mine, others = {}, None, 0, 0
+    with open(out) as f:
+        for line in f:
+            pid, _, body = line.partition(" ")
+            body = body.lstrip()
+            if body.startswith(("<...", "+++", "---")) or "(" not in body:
+                continue
+            name = body.split("(", 1)[0]
+            calls[name] = calls.get(name, 0) + 1
+            first = first or pid
+            if pid == first:
+                mine += 1
+            else:
+                others += 1
+    return calls, mine, others
 
 
 def show(what, calls, n, goal):
@@ -88,15 +111,18 @@ def run(binary):
         env = env_for(b, {"SMARTHOST": f"[127.0.0.1]:{sink.port} tls=none", "SMTP_IDLE": "30s"})
         fill(binary, env, "sink@example.com", N_DRAIN)
         before = sink.count
-        c = traced([binary, "scheduler", "-i", "-1"], env, os.path.join(base, "sd"))
+        c, sched, agents = traced_split([binary, "scheduler", "-i", "-1"], env, os.path.join(base, "sd"))
         got = sink.count - before
         show(f"drain to a sink ({got}/{N_DRAIN})", c, N_DRAIN, 35)
+        print(f"{'':28}   of which the scheduler {sched / N_DRAIN:.1f}, the smtp agents {agents / N_DRAIN:.1f}")
         # local delivery into one mbox
         b = os.path.join(base, "local")
         env = env_for(b, {})
         fill(binary, env, "root", N_DRAIN)
-        c = traced([binary, "scheduler", "-i", "-1"], env, os.path.join(base, "sl"))
+        c, sched, agents = traced_split([binary, "scheduler", "-i", "-1"], env, os.path.join(base, "sl"))
         show("local delivery (mbox)", c, N_DRAIN, None)
+        print(f"{'':28}   of which the scheduler {sched / N_DRAIN:.1f}, the local agent and its delivery "
+              f"processes {agents / N_DRAIN:.1f}")
     finally:
         sink.stop()
         shutil.rmtree(base, ignore_errors=True)

@@ -292,7 +292,7 @@ static const char *copy(const char *body, int flags)
 	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	write(fd, "ENVELOPE", 8);
 	write(fd, body, strlen(body));
-	struct dl_msg m = {fd, 8, (long long)strlen(body), "s@x", "r@y", 0};
+	struct dl_msg m = {fd, 8, (long long)strlen(body), "s@x", "r@y", 0, NULL};
 	memset(&out, 0, sizeof out);
 	int rd = 0;
 	if (dl_copy(&m, mem_write, &out, flags, &rd) < 0)
