@@ -454,7 +454,9 @@ static void resubmit(struct local *L, const char *sender, const char **addr, siz
 		return;
 	}
 	int rd_fail = 0;
-	int w = dl_copy(m, dl_write_fd, &p[1], DL_NO_RETURN_PATH, &rd_fail);
+	struct io io;
+	dl_io(&io, p[1], NULL, NULL);
+	int w = dl_copy(m, &io, DL_NO_RETURN_PATH, &rd_fail);
 	int e = errno;
 	close(p[1]);
 	int st;
@@ -508,7 +510,7 @@ static void deliver_rcpt(struct local *L, struct ta_job *job, size_t idx, int fd
 		return;
 	}
 	if (!L->copy_buf)
-		L->copy_buf = malloc(2 * (size_t)DL_COPY_BUF); /* kept: no mmap/munmap per delivery */
+		L->copy_buf = malloc(DL_COPY_BUF); /* kept: no mmap/munmap per delivery */
 	struct dl_msg m = {fd, job->msg.body_off, job->msg.size, job->msg.sender ? job->msg.sender : "", rcpt, time(NULL),
 	                   L->copy_buf};
 	struct dl_result *res = calloc(x.n, sizeof *res);

@@ -68,28 +68,28 @@ static int wait_io(struct cmdio *c, int want_in)
 	return 0;
 }
 
-static int cmd_write(void *ctx, const void *p, size_t n)
+/* The copy's low-level writer (dl_io): one write to the command's stdin, waiting for room and
+ * draining its output meanwhile. A command that stopped reading takes the rest unseen: its exit
+ * code decides. */
+static ssize_t cmd_write(void *ctx, const void *p, size_t n, int timeout_ms)
 {
 	struct cmdio *c = ctx;
-	const char *s = p;
-	while (n && c->in >= 0) {
-		ssize_t w = write(c->in, s, n);
-		if (w > 0) {
-			s += w;
-			n -= (size_t)w;
-			continue;
-		}
-		if (w < 0 && errno == EPIPE) { /* the command stopped reading: its exit code decides */
+	(void)timeout_ms; /* the deadline is c's */
+	while (c->in >= 0) {
+		ssize_t w = write(c->in, p, n);
+		if (w > 0)
+			return w;
+		if (w < 0 && errno == EPIPE) {
 			close(c->in);
 			c->in = -1;
-			return 0;
+			break;
 		}
 		if (w < 0 && errno != EAGAIN && errno != EINTR)
 			return -1;
 		if (wait_io(c, 1) < 0)
 			return -1;
 	}
-	return 0;
+	return (ssize_t)n;
 }
 
 /* sendmail's mapping of a program mailer's exit code (and Postfix's enhanced codes). */
@@ -162,7 +162,9 @@ void dl_command(const char *cmd, const struct dl_user *u, char *const env[], con
 	fcntl(c.in, F_SETFL, O_NONBLOCK);
 	fcntl(c.out, F_SETFL, O_NONBLOCK);
 	int rd_fail = 0;
-	int wr = dl_copy(m, cmd_write, &c, 0, &rd_fail);
+	struct io io;
+	dl_io(&io, -1, cmd_write, &c);
+	int wr = dl_copy(m, &io, 0, &rd_fail);
 	int wr_errno = errno;
 	if (c.in >= 0)
 		close(c.in);
