@@ -359,21 +359,20 @@ static void deliver_mailbox(struct local *L, const struct dl_target *t, const st
 
 static void deliver_command(struct local *L, const struct dl_target *t, const struct dl_msg *m, struct dl_result *r)
 {
-	char e_home[1100], e_user[80], e_logname[90], e_sender[1100], e_rcpt[1100], e_local[1100], e_host[300];
+	/* the command's environment, as Postfix's local(8) sets it: only harmless characters of
+	 * the values (they come from addresses) reach it */
+	static const char names[][10] = {"HOME", "USER", "LOGNAME", "SENDER", "RECIPIENT", "LOCAL", "HOST"};
+	char vars[ARRAY_LEN(names)][1100];
+	char *env[ARRAY_LEN(names) + 3] = {"PATH=/usr/bin:/bin", "SHELL=/bin/sh"};
 	const char *at = strrchr(m->rcpt, '@');
 	size_t ll = at ? (size_t)(at - m->rcpt) : strlen(m->rcpt);
-	snprintf(e_home, sizeof e_home, "HOME=%s", t->user.home);
-	snprintf(e_user, sizeof e_user, "USER=%s", t->user.name);
-	snprintf(e_logname, sizeof e_logname, "LOGNAME=%s", t->user.name);
-	snprintf(e_sender, sizeof e_sender, "SENDER=%s", m->sender);
-	snprintf(e_rcpt, sizeof e_rcpt, "RECIPIENT=%s", m->rcpt);
-	snprintf(e_local, sizeof e_local, "LOCAL=%.*s", (int)(ll > 1000 ? 1000 : ll), m->rcpt);
-	snprintf(e_host, sizeof e_host, "HOST=%s", at ? at + 1 : L->host);
-	/* values from addresses: only harmless characters reach the command's environment */
-	char *vals[] = {e_home, e_user, e_logname, e_sender, e_rcpt, e_local, e_host};
-	for (size_t i = 0; i < ARRAY_LEN(vals); i++)
-		dl_env_clean(strchr(vals[i], '=') + 1);
-	char *env[] = {"PATH=/usr/bin:/bin", "SHELL=/bin/sh", e_home, e_user, e_logname, e_sender, e_rcpt, e_local, e_host, NULL};
+	const char *val[] = {t->user.home, t->user.name, t->user.name, m->sender, m->rcpt, m->rcpt, at ? at + 1 : L->host};
+	for (size_t i = 0; i < ARRAY_LEN(names); i++) {
+		int n = i == 5 ? (int)(ll > 1000 ? 1000 : ll) : (int)sizeof vars[i]; /* LOCAL: the local part */
+		snprintf(vars[i], sizeof vars[i], "%s=%.*s", names[i], n, val[i]);
+		dl_env_clean(vars[i] + strlen(names[i]) + 1);
+		env[i + 2] = vars[i];
+	}
 	dl_command(t->text, &t->user, env, m, L->cmd_timeout, r);
 }
 
@@ -454,7 +453,9 @@ static void resubmit(struct local *L, const char *sender, const char **addr, siz
 		return;
 	}
 	int rd_fail = 0;
-	int w = dl_copy(m, dl_write_fd, &p[1], DL_NO_RETURN_PATH, &rd_fail);
+	struct io io;
+	dl_io(&io, p[1], NULL, NULL);
+	int w = dl_copy(m, &io, DL_NO_RETURN_PATH, &rd_fail);
 	int e = errno;
 	close(p[1]);
 	int st;
@@ -508,7 +509,7 @@ static void deliver_rcpt(struct local *L, struct ta_job *job, size_t idx, int fd
 		return;
 	}
 	if (!L->copy_buf)
-		L->copy_buf = malloc(2 * (size_t)DL_COPY_BUF); /* kept: no mmap/munmap per delivery */
+		L->copy_buf = malloc(DL_COPY_BUF); /* kept: no mmap/munmap per delivery */
 	struct dl_msg m = {fd, job->msg.body_off, job->msg.size, job->msg.sender ? job->msg.sender : "", rcpt, time(NULL),
 	                   L->copy_buf};
 	struct dl_result *res = calloc(x.n, sizeof *res);
@@ -559,20 +560,14 @@ static void deliver_rcpt(struct local *L, struct ta_job *job, size_t idx, int fd
 	/* One temporary failure defers the recipient (targets already done get it again at the
 	 * next attempt); all targets failing fails it; otherwise it is delivered, with any failed
 	 * targets named in the report. */
-	if (ndef) {
+	if (ndef || !nok) {
+		size_t f = ndef ? fdef : ffail; /* the first deferred target, else the first failed */
 		if (x.n > 1)
-			str_fmt(text, sizeof text, "%s %.200s: %s", kind_name(x.t[fdef].kind),
-			         x.t[fdef].kind == DK_ERROR ? rcpt : x.t[fdef].text, res[fdef].text);
+			str_fmt(text, sizeof text, "%s %.200s: %s", kind_name(x.t[f].kind),
+			         x.t[f].kind == DK_ERROR ? rcpt : x.t[f].text, res[f].text);
 		else
-			str_lcpy(text, res[fdef].text, sizeof text);
-		report(job, idx, TA_DEFERRED, "delayed", res[fdef].enh, text, NULL);
-	} else if (!nok) {
-		if (x.n > 1)
-			str_fmt(text, sizeof text, "%s %.200s: %s", kind_name(x.t[ffail].kind),
-			         x.t[ffail].kind == DK_ERROR ? rcpt : x.t[ffail].text, res[ffail].text);
-		else
-			str_lcpy(text, res[ffail].text, sizeof text);
-		report(job, idx, TA_ERROR, "failed", res[ffail].enh, text, NULL);
+			str_lcpy(text, res[f].text, sizeof text);
+		report(job, idx, ndef ? TA_DEFERRED : TA_ERROR, ndef ? "delayed" : "failed", res[f].enh, text, NULL);
 	} else {
 		const char *action = x.n > 1 ? "expanded" : x.t[0].kind == DK_REMOTE ? "relayed" : "delivered";
 		if (x.n == 1)

@@ -18,6 +18,7 @@
 #include "sysexits.h"
 #include "util.h"
 #include <errno.h>
+#include <stdarg.h>
 #include <grp.h>
 #include <pwd.h>
 #include <sys/socket.h>
@@ -65,11 +66,22 @@ struct mq {
 	gid_t gid_real, gid_set;   /* the setgid group (docs/spool.md 8), raised only to read */
 };
 
+/* "mailq: " and the message on standard error: the prefix written once, not in each text. */
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("mailq: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+}
+
 /* The group a setgid mailq reads the queue with: raised around the reads only. */
 static void group_set(const struct mq *q, int raise)
 {
 	if (q->gid_real != q->gid_set && setresgid((gid_t)-1, raise ? q->gid_set : q->gid_real, (gid_t)-1) < 0)
-		fprintf(stderr, "mailq: setresgid: %s\n", strerror(errno));
+		say("setresgid: %s\n", strerror(errno));
 }
 
 /* For good: another configuration or spool is never read with the group. */
@@ -138,7 +150,7 @@ static int list(struct mq *q, long sched)
 		for (int i = 0; i < q->nids; i++) {
 			int r = mq_find(&q->sp, q->ids[i], show_one, q);
 			if (r) {
-				fprintf(stderr, "mailq: %s: %s\n", q->ids[i], r < 0 ? "not a message id" : "no such message in the queue");
+				say("%s: %s\n", q->ids[i], r < 0 ? "not a message id" : "no such message in the queue");
 				rc = EX_NOINPUT;
 			}
 		}
@@ -148,8 +160,8 @@ static int list(struct mq *q, long sched)
 	group_set(q, 0);
 	if (walked == -1) {
 		int e = errno;
-		fprintf(stderr, "mailq: cannot read the queue in %s: %s%s\n", q->sp.dir, strerror(e),
-		        e == EACCES ? " (the queue is readable by root only)" : "");
+		say("cannot read the queue in %s: %s%s\n", q->sp.dir, strerror(e),
+		    e == EACCES ? " (the queue is readable by root only)" : "");
 		return e == EACCES ? EX_NOPERM : EX_TEMPFAIL;
 	}
 	if (q->mode == M_LIST || q->mode == M_VERBOSE)
@@ -157,11 +169,11 @@ static int list(struct mq *q, long sched)
 	else if (q->mode == M_SUMMARY)
 		mq_summary_print(&q->out);
 	if (fflush(stdout) == EOF || ferror(stdout)) {
-		fprintf(stderr, "mailq: writing the listing: %s\n", strerror(errno));
+		say("writing the listing: %s\n", strerror(errno));
 		return EX_IOERR;
 	}
 	if (!sched)
-		fprintf(stderr, "mailq: no scheduler is running: this is what the spool in %s says\n", q->sp.dir);
+		say("no scheduler is running: this is what the spool in %s says\n", q->sp.dir);
 	return rc;
 }
 
@@ -169,7 +181,7 @@ static int list(struct mq *q, long sched)
 static int ask_scheduler(struct mq *q, const char *line, const char *what)
 {
 	if (spool_trigger_send(&q->sp, line) < 0) {
-		fprintf(stderr, "mailq: cannot reach the scheduler through %s/trigger: %s\n", q->sp.dir, strerror(errno));
+		say("cannot reach the scheduler through %s/trigger: %s\n", q->sp.dir, strerror(errno));
 		return EX_TEMPFAIL;
 	}
 	log_msg(LOG_NOTICE, NULL, "asked the scheduler to %s, by %s", what, q->user);
@@ -193,7 +205,7 @@ static int act_one(struct each_ctx *c, const char *id)
 		       q->action == QA_DELETE ? "deleted" : "will be tried now");
 		c->done++;
 	} else if (r < 0) {
-		fprintf(stderr, "mailq: %s: %s failed: %s\n", id, qctl_name(q->action), strerror(errno));
+		say("%s: %s failed: %s\n", id, qctl_name(q->action), strerror(errno));
 		c->failed++;
 	}
 	return r;
@@ -235,7 +247,7 @@ static int act_on_spool(struct mq *q)
 	int rc = 0;
 	if (q->all) {
 		if (mq_walk(&q->sp, act_each, &c) == -1) {
-			fprintf(stderr, "mailq: cannot read the queue in %s: %s\n", q->sp.dir, strerror(errno));
+			say("cannot read the queue in %s: %s\n", q->sp.dir, strerror(errno));
 			return EX_TEMPFAIL;
 		}
 		if (!c.failed)
@@ -245,10 +257,10 @@ static int act_on_spool(struct mq *q)
 			int r = act_one(&c, q->ids[i]);
 			if (r == 1) {
 				int queued = mq_find(&q->sp, q->ids[i], NULL, NULL) == 0;
-				fprintf(stderr, "mailq: %s: %s\n", q->ids[i],
-				        !queued ? "no such message in the queue" :
-				        q->action == QA_HOLD ? "already held" :
-				        q->action == QA_RELEASE ? "not held" : "held: release it first");
+				say("%s: %s\n", q->ids[i],
+				    !queued ? "no such message in the queue" :
+				    q->action == QA_HOLD ? "already held" :
+				    q->action == QA_RELEASE ? "not held" : "held: release it first");
 				rc = queued ? EX_DATAERR : EX_NOINPUT;
 			}
 		}
@@ -260,14 +272,14 @@ static int mode_action(struct mq *q)
 {
 	for (int i = 0; i < q->nids; i++)
 		if (!spool_id_valid(q->ids[i])) {
-			fprintf(stderr, "mailq: %s: not a message id\n", q->ids[i]);
+			say("%s: not a message id\n", q->ids[i]);
 			return EX_USAGE;
 		}
 	struct qctl_lock lk;
 	long pid;
 	int lr = qctl_lock(&q->sp, &lk, &pid);
 	if (lr < 0) {
-		fprintf(stderr, "mailq: cannot lock %s/scheduler.pid: %s\n", q->sp.dir, strerror(errno));
+		say("cannot lock %s/scheduler.pid: %s\n", q->sp.dir, strerror(errno));
 		return EX_TEMPFAIL;
 	}
 	if (lr == 1) {
@@ -275,7 +287,7 @@ static int mode_action(struct mq *q)
 		for (int i = 0; i < (q->all ? 1 : q->nids); i++) {
 			char line[SPOOL_ID_MAX + 8], what[SPOOL_ID_MAX + 16];
 			if (!q->all && mq_find(&q->sp, q->ids[i], NULL, NULL) != 0) {
-				fprintf(stderr, "mailq: %s: no such message in the queue\n", q->ids[i]);
+				say("%s: no such message in the queue\n", q->ids[i]);
 				rc = EX_NOINPUT;
 				continue;
 			}
@@ -310,7 +322,7 @@ static int mode_run(struct mq *q)
 	else
 		str_lcpy(line, "Q", sizeof line);
 	if (q->nids && !spool_id_valid(q->ids[0])) {
-		fprintf(stderr, "mailq: %s: not a message id\n", q->ids[0]);
+		say("%s: not a message id\n", q->ids[0]);
 		return EX_USAGE;
 	}
 	long pid = qctl_scheduler_pid(&q->sp);
@@ -321,14 +333,14 @@ static int mode_run(struct mq *q)
 	if (lr == 1)
 		return ask_scheduler(q, line, line);
 	if (lr < 0) {
-		fprintf(stderr, "mailq: cannot lock %s/scheduler.pid: %s\n", q->sp.dir, strerror(errno));
+		say("cannot lock %s/scheduler.pid: %s\n", q->sp.dir, strerror(errno));
 		return EX_TEMPFAIL;
 	}
 	struct each_ctx c = {q, (long long)time(NULL), 0, 0};
 	q->action = QA_RETRY;
 	if (q->nids) {
 		if (act_one(&c, q->ids[0]) == 1) {
-			fprintf(stderr, "mailq: %s: no such message in the queue, or held\n", q->ids[0]);
+			say("%s: no such message in the queue, or held\n", q->ids[0]);
 			qctl_unlock(&lk);
 			return EX_NOINPUT;
 		}
@@ -365,7 +377,7 @@ static int live(struct mq *q)
 	static const char *const cmd[] = {"SHOW QUEUE THREADS\n", "SHOW QUEUE SHORT\n", "SHOW SNMP\n"};
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
 	if (str_fmt(a.sun_path, sizeof a.sun_path, "%s/scheduler.sock", q->sp.dir) < 0) {
-		fprintf(stderr, "mailq: the spool's path is too long for its socket\n");
+		say("the spool's path is too long for its socket\n");
 		return EX_CONFIG;
 	}
 	group_set(q, 1);
@@ -375,7 +387,7 @@ static int live(struct mq *q)
 	group_set(q, 0);
 	FILE *in = c == 0 ? fdopen(fd, "r") : NULL;
 	if (!in) {
-		fprintf(stderr, "mailq: no scheduler answers on %s: %s\n", a.sun_path, strerror(e));
+		say("no scheduler answers on %s: %s\n", a.sun_path, strerror(e));
 		if (fd >= 0)
 			close(fd);
 		return EX_UNAVAILABLE;
@@ -394,7 +406,7 @@ static int live(struct mq *q)
 				break;
 		} else if (n == 3) {
 			if (!str_starts(line, "+OK")) {
-				fprintf(stderr, "mailq: the scheduler says: %s", line);
+				say("the scheduler says: %s", line);
 				rc = str_starts(line, "-ERR not allowed") ? EX_NOPERM : EX_TEMPFAIL;
 				break;
 			}
@@ -407,7 +419,7 @@ static int live(struct mq *q)
 		}
 	}
 	if (rc == EX_PROTOCOL)
-		fprintf(stderr, "mailq: the scheduler's answer on %s ended early\n", a.sun_path);
+		say("the scheduler's answer on %s ended early\n", a.sun_path);
 	if (send(fd, "QUIT\n", 5, MSG_NOSIGNAL) < 0) {
 		/* it may have gone; nothing was left to ask */
 	}
@@ -474,15 +486,15 @@ int mailq_main(int argc, char **argv)
 	q.gid_set = getegid();
 	/* setgid (a user's mailq): the group is lowered before anything is parsed */
 	if (q.gid_real != q.gid_set && setresgid((gid_t)-1, q.gid_real, (gid_t)-1) < 0) {
-		fprintf(stderr, "mailq: cannot lower the setgid group: %s\n", strerror(errno));
+		say("cannot lower the setgid group: %s\n", strerror(errno));
 		return EX_OSERR;
 	}
 	int i = parse(argc, argv, &q);
 	if (i < 0)
 		return applet_usage(mailq_usage, 1);
 	if (q.mode == M_LIVE && !ENABLE_MAILQ_PROTO) {
-		fprintf(stderr, "mailq: -Q: this spoolbox is built without the scheduler's query socket "
-		                "(ENABLE_MAILQ_PROTO); plain mailq reads the queue\n");
+		say("-Q: this spoolbox is built without the scheduler's query socket "
+		            "(ENABLE_MAILQ_PROTO); plain mailq reads the queue\n");
 		return EX_USAGE;
 	}
 	if (q.mode != M_RUN) {
@@ -499,13 +511,13 @@ int mailq_main(int argc, char **argv)
 			q.nids = 0;
 	}
 	if ((q.mode == M_ACTION || q.mode == M_RUN) && geteuid() != 0) {
-		fprintf(stderr, "mailq: only root may %s (users may run sendmail -q, once a minute)\n",
-		        q.mode == M_RUN ? "run the queue with mailq" : q.action == QA_HOLD ? "hold messages" :
-		        q.action == QA_RELEASE ? "release messages" : q.action == QA_DELETE ? "delete messages" : "retry messages");
+		say("only root may %s (users may run sendmail -q, once a minute)\n",
+		    q.mode == M_RUN ? "run the queue with mailq" : q.action == QA_HOLD ? "hold messages" :
+		    q.action == QA_RELEASE ? "release messages" : q.action == QA_DELETE ? "delete messages" : "retry messages");
 		return EX_NOPERM;
 	}
 	if ((q.conf_path || applet_env_overrides() || q.mode > M_LIVE) && group_drop(&q) < 0) {
-		fprintf(stderr, "mailq: cannot drop the setgid group: %s\n", strerror(errno));
+		say("cannot drop the setgid group: %s\n", strerror(errno));
 		return EX_OSERR;
 	}
 	struct conf conf;
@@ -513,8 +525,8 @@ int mailq_main(int argc, char **argv)
 	if (rc)
 		return rc;
 	if (!may_list(&conf)) {
-		fprintf(stderr, "mailq: MAILQ_RESTRICT=yes: only root and the %s group may list the queue\n",
-		        conf_str(&conf, CK_SUBMIT_GROUP));
+		say("MAILQ_RESTRICT=yes: only root and the %s group may list the queue\n",
+		    conf_str(&conf, CK_SUBMIT_GROUP));
 		conf_free(&conf);
 		return EX_NOPERM;
 	}
@@ -532,13 +544,13 @@ int mailq_main(int argc, char **argv)
 	 * ever submitted to), and every path below is made from a checked id */
 	const char *dir = conf_str(&conf, CK_SPOOL);
 	if (str_lcpy(q.sp.dir, dir, sizeof q.sp.dir) >= sizeof q.sp.dir || !*dir) {
-		fprintf(stderr, "mailq: spool directory name too long or empty: %s\n", dir);
+		say("spool directory name too long or empty: %s\n", dir);
 		conf_free(&conf);
 		return EX_CONFIG;
 	}
 	/* acting as the scheduler does (root): the spool's layout is made when missing */
 	if (q.mode > M_LIVE && spool_open(&q.sp, dir, 1, -1) < 0) {
-		fprintf(stderr, "mailq: cannot set up the spool %s\n", dir);
+		say("cannot set up the spool %s\n", dir);
 		conf_free(&conf);
 		return EX_TEMPFAIL;
 	}

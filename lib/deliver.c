@@ -28,71 +28,66 @@ void dl_set_errno(struct dl_result *r, int err, const char *op, const char *path
 	dl_set(r, DL_DEFER, enh, "%s %s: %s", op, path, strerror(err));
 }
 
-int dl_write_fd(void *ctx, const void *p, size_t n)
+void dl_io(struct io *io, int fd, ssize_t (*w)(void *, const void *, size_t, int), void *ctx)
 {
-	return io_write_all_fd(*(int *)ctx, p, n);
+	io_init_fd(io, fd, 0);
+	io->notsock = 1; /* a file or a pipe: write(), without send()'s ENOTSOCK first */
+	if (w)
+		io->low_write = w, io->ctx = ctx, io->low_close = NULL;
 }
 
-/* The output side of a copy: a buffer in front of the writer. */
+/* The output side of a copy: the caller's stream, with the first error kept (a later write
+ * must not replace the errno that stopped the copy). */
 struct out {
-	dl_write_fn *w;
-	void *ctx;
-	char *buf;
-	size_t len;
+	struct io *io;
 	int err;
 };
 
-static int out_flush(struct out *o)
+/* Small pieces are buffered in the stream; a large one fills the buffer up first (never a
+ * small write before a large one) and goes on straight from the copy's read buffer, so a large
+ * message takes one write per read, two more per line that mboxrd quoting splits, and a small
+ * message one write in all. */
+static void put(struct out *o, const char *p, size_t n)
 {
-	if (o->len && !o->err && o->w(o->ctx, o->buf, o->len) < 0)
-		o->err = errno ? errno : EIO;
-	o->len = 0;
-	return o->err ? -1 : 0;
-}
-
-static int out_add(struct out *o, const char *p, size_t n)
-{
-	while (n) {
-		if (o->len == DL_COPY_BUF && out_flush(o) < 0)
-			return -1;
-		size_t k = DL_COPY_BUF - o->len;
-		if (k > n)
-			k = n;
-		memcpy(o->buf + o->len, p, k);
-		o->len += k;
-		p += k;
-		n -= k;
+	struct io *io = o->io;
+	size_t room = IO_BUFSIZE - io->wlen;
+	if (o->err)
+		return;
+	if (n >= room && io->wlen) {
+		if (io_write(io, p, room) < 0 || io_flush(io) < 0)
+			goto fail;
+		p += room, n -= room;
 	}
-	return o->err ? -1 : 0;
+	if (n && (n >= IO_BUFSIZE ? io_write_direct(io, p, n) : io_write(io, p, n)) < 0)
+		goto fail;
+	return;
+fail:
+	o->err = errno ? errno : EIO;
 }
 
-static int out_gt(struct out *o, long long n)
+static void put_gt(struct out *o, long long n)
 {
 	while (n-- > 0)
-		if (out_add(o, ">", 1) < 0)
-			return -1;
-	return 0;
+		put(o, ">", 1);
 }
 
 /* A header value without control characters (an address cannot forge a header line). */
-static int out_clean(struct out *o, const char *s)
+static void put_clean(struct out *o, const char *s)
 {
 	for (; *s; s++) {
 		char c = (unsigned char)*s < 0x20 || *s == 0x7f ? '_' : *s;
-		if (out_add(o, &c, 1) < 0)
-			return -1;
+		put(o, &c, 1);
 	}
-	return 0;
 }
 
-int dl_copy(const struct dl_msg *m, dl_write_fn *w, void *ctx, int flags, int *rd_fail)
+int dl_copy(const struct dl_msg *m, struct io *io, int flags, int *rd_fail)
 {
 	static const char from_[] = "From ";
-	/* the caller's buffers when it keeps some across deliveries (an mmap and munmap pair each
+	/* the caller's buffer when it keeps one across deliveries (an mmap and munmap pair each
 	 * per copy otherwise: 64 KiB is past malloc's small sizes) */
-	char *own = m->buf ? NULL : malloc(2 * (size_t)DL_COPY_BUF);
-	char *inbuf = m->buf ? m->buf : own, *obuf = inbuf ? inbuf + DL_COPY_BUF : NULL;
-	struct out o = {w, ctx, obuf, 0, 0};
+	char *own = m->buf ? NULL : malloc(DL_COPY_BUF);
+	char *inbuf = m->buf ? m->buf : own;
+	struct out o = {io, 0};
 	*rd_fail = 0;
 	if (!inbuf) {
 		errno = ENOMEM;
@@ -101,16 +96,17 @@ int dl_copy(const struct dl_msg *m, dl_write_fn *w, void *ctx, int flags, int *r
 	}
 	int mboxrd = flags & DL_MBOXRD;
 	if (!(flags & DL_NO_RETURN_PATH)) {
-		out_add(&o, "Return-Path: <", 14);
-		out_clean(&o, m->sender);
-		out_add(&o, ">\n", 2);
+		put(&o, "Return-Path: <", 14);
+		put_clean(&o, m->sender);
+		put(&o, ">\n", 2);
 	}
-	out_add(&o, "Delivered-To: ", 14);
-	out_clean(&o, m->rcpt);
-	out_add(&o, "\n", 1);
+	put(&o, "Delivered-To: ", 14);
+	put_clean(&o, m->rcpt);
+	put(&o, "\n", 1);
 	/* mboxrd state: at the start of a line, count the '>' and match "From " before deciding
-	 * whether the line needs one more '>'; nothing of the line is written until then. */
-	int scan = 1, fpos = 0;
+	 * whether the line needs one more '>'. The input is written in runs straight from inbuf;
+	 * a line start still undecided when a read ends (held) is written from the counts. */
+	int scan = 1, fpos = 0, held = 0;
 	long long gt = 0;
 	char last = '\n';
 	long long left = m->size;
@@ -129,52 +125,54 @@ int dl_copy(const struct dl_msg *m, dl_write_fn *w, void *ctx, int flags, int *r
 		off += got;
 		left -= got;
 		last = inbuf[got - 1];
-		if (!mboxrd) {
-			out_add(&o, inbuf, (size_t)got);
-			continue;
-		}
-		const char *p = inbuf, *end = inbuf + got;
-		while (p < end) {
+		const char *p = inbuf, *end = inbuf + got, *run = inbuf, *line = inbuf;
+		while (mboxrd && p < end) {
 			if (scan) {
 				char c = *p;
 				if (fpos == 0 && c == '>') {
 					gt++, p++;
 					continue;
 				}
-				if (c == from_[fpos]) {
-					p++;
-					if (++fpos == 5) {
-						out_gt(&o, gt + 1);
-						out_add(&o, from_, 5);
-						scan = 0;
-					}
+				int quote = c == from_[fpos];
+				if (quote && (p++, ++fpos < 5))
 					continue;
+				if (held) { /* the line began in an earlier read: written from the counts */
+					put_gt(&o, gt + quote);
+					put(&o, from_, (size_t)fpos);
+					run = p;
+					held = 0;
+				} else if (quote) {
+					put(&o, run, (size_t)(line - run));
+					put(&o, ">", 1);
+					run = line;
 				}
-				out_gt(&o, gt);
-				out_add(&o, from_, (size_t)fpos);
 				scan = 0;
 			}
 			const char *nl = memchr(p, '\n', (size_t)(end - p));
-			const char *stop = nl ? nl + 1 : end;
-			out_add(&o, p, (size_t)(stop - p));
-			p = stop;
+			p = nl ? nl + 1 : end;
 			if (nl)
-				scan = 1, gt = 0, fpos = 0;
+				scan = 1, gt = 0, fpos = 0, line = p;
 		}
+		/* the rest of the read, but an undecided line start */
+		put(&o, run, (size_t)((mboxrd && scan && !held ? line : end) - run));
+		if (mboxrd && scan)
+			held = 1;
 	}
 	if (mboxrd) {
 		if (scan) {
-			out_gt(&o, gt);
-			out_add(&o, from_, (size_t)fpos);
+			put_gt(&o, gt);
+			put(&o, from_, (size_t)fpos);
 			if (gt || fpos)
 				last = 'x';
 		}
 		/* the message ends with a newline, then the blank line that separates messages */
 		if (last != '\n')
-			out_add(&o, "\n", 1);
-		out_add(&o, "\n", 1);
+			put(&o, "\n", 1);
+		put(&o, "\n", 1);
 	}
-	if (out_flush(&o) < 0)
+	if (!o.err && io_flush(io) < 0)
+		o.err = errno ? errno : EIO;
+	if (o.err)
 		goto fail;
 	free(own);
 	return 0;

@@ -10,11 +10,12 @@
  * and a text naming the path and the errno text; nothing exits the caller's process. */
 #ifndef SPOOLBOX_DELIVER_H
 #define SPOOLBOX_DELIVER_H
+#include "io.h"
 #include <stddef.h>
 #include <sys/types.h>
 #include <time.h>
 
-#define DL_COPY_BUF 65536 /* copy buffer of one delivery */
+#define DL_COPY_BUF 65536 /* read buffer of one delivery */
 
 /* A user whose privileges a delivery runs with, as the passwd entry says. */
 struct dl_user {
@@ -52,8 +53,8 @@ struct dl_msg {
 	const char *sender;   /* envelope sender; "" is the null sender */
 	const char *rcpt;     /* the recipient, for Delivered-To: */
 	time_t now;
-	char *buf;            /* 2 * DL_COPY_BUF bytes the caller keeps across deliveries for the
-	                       * copy, or NULL (then allocated per copy) */
+	char *buf;            /* DL_COPY_BUF bytes the caller keeps across deliveries to read the
+	                       * message into, or NULL (then allocated per copy) */
 };
 
 /* DL_CREATE is internal to mbox delivery: the user may not create the mailbox, root must
@@ -72,18 +73,19 @@ void dl_set(struct dl_result *r, char status, const char *enh, const char *fmt, 
  * else 4.3.0; the text is "op path: strerror". */
 void dl_set_errno(struct dl_result *r, int err, const char *op, const char *path);
 
-/* Where dl_copy writes: returns 0, or -1 with errno. */
-typedef int dl_write_fn(void *ctx, const void *p, size_t n);
-/* Writes every byte to the descriptor *(int *)ctx, retrying short writes and EINTR. */
-dl_write_fn dl_write_fd;
+/* Sets io up for a copy: writing to the file or pipe fd with write() and no time limit, or,
+ * when w is not NULL, through w(ctx, ...) (a counter, a command's pipe, a test). */
+void dl_io(struct io *io, int fd, ssize_t (*w)(void *ctx, const void *p, size_t n, int timeout_ms), void *ctx);
 
 enum {
 	DL_MBOXRD = 1,        /* quote ">*From " lines with one more '>'; end with a blank line */
 	DL_NO_RETURN_PATH = 2 /* only Delivered-To: (a message re-entering the queue) */
 };
-/* Writes Return-Path:, Delivered-To: and the message through w, as flags say. Returns 0, or
- * -1 with errno: *rd_fail tells whether reading the message file failed (else the write did). */
-int dl_copy(const struct dl_msg *m, dl_write_fn *w, void *ctx, int flags, int *rd_fail);
+/* Writes Return-Path:, Delivered-To: and the message to io, as flags say, after what io
+ * already holds (mbox's From_ line), and flushes it: one write for a small message, one per
+ * DL_COPY_BUF read for a large one. Returns 0, or -1 with errno: *rd_fail tells whether
+ * reading the message file failed (else the write did). */
+int dl_copy(const struct dl_msg *m, struct io *io, int flags, int *rd_fail);
 
 /* Drops to the user's privileges (groups, gid, uid), adding extra_gid to the groups when it is
  * not -1. Refuses uid 0 targets only by the caller's decision. Returns 0, -1 with errno. When

@@ -68,52 +68,57 @@ static int wait_io(struct cmdio *c, int want_in)
 	return 0;
 }
 
-static int cmd_write(void *ctx, const void *p, size_t n)
+/* The copy's low-level writer (dl_io): one write to the command's stdin, waiting for room and
+ * draining its output meanwhile. A command that stopped reading takes the rest unseen: its exit
+ * code decides. */
+static ssize_t cmd_write(void *ctx, const void *p, size_t n, int timeout_ms)
 {
 	struct cmdio *c = ctx;
-	const char *s = p;
-	while (n && c->in >= 0) {
-		ssize_t w = write(c->in, s, n);
-		if (w > 0) {
-			s += w;
-			n -= (size_t)w;
-			continue;
-		}
-		if (w < 0 && errno == EPIPE) { /* the command stopped reading: its exit code decides */
+	(void)timeout_ms; /* the deadline is c's */
+	while (c->in >= 0) {
+		ssize_t w = write(c->in, p, n);
+		if (w > 0)
+			return w;
+		if (w < 0 && errno == EPIPE) {
 			close(c->in);
 			c->in = -1;
-			return 0;
+			break;
 		}
 		if (w < 0 && errno != EAGAIN && errno != EINTR)
 			return -1;
 		if (wait_io(c, 1) < 0)
 			return -1;
 	}
-	return 0;
+	return (ssize_t)n;
 }
 
-/* sendmail's mapping of a program mailer's exit code (and Postfix's enhanced codes). */
+/* sendmail's mapping of a program mailer's exit code (and Postfix's enhanced codes): each text
+ * is the enhanced code, a blank and the words (str_bykey, keys are sysexits.h's codes). */
+_Static_assert(EX_USAGE == 64 && EX_CONFIG == 78, "sysexits.h");
+
 static void map_exit(int code, struct dl_result *r, const char *out)
 {
-	static const struct {
-		int code;
-		const char *enh, *text;
-	} map[] = {
-	    {EX_USAGE, "5.3.0", "command line usage error"}, {EX_DATAERR, "5.6.0", "data format error"},
-	    {EX_NOINPUT, "5.3.0", "cannot open input"},        {EX_NOUSER, "5.1.1", "user unknown"},
-	    {EX_NOHOST, "5.1.2", "host name unknown"},         {EX_UNAVAILABLE, "5.3.0", "service unavailable"},
-	    {EX_SOFTWARE, "5.3.0", "internal software error"}, {EX_OSERR, "5.3.0", "system error"},
-	    {EX_OSFILE, "5.3.0", "critical OS file missing"},  {EX_CANTCREAT, "5.2.0", "cannot create output file"},
-	    {EX_IOERR, "5.3.0", "input/output error"},         {EX_PROTOCOL, "5.5.0", "remote protocol error"},
-	    {EX_NOPERM, "5.7.0", "permission denied"},         {EX_CONFIG, "5.3.5", "configuration error"},
-	};
-	const char *enh = "5.3.0", *text = "unknown error";
-	for (size_t i = 0; i < ARRAY_LEN(map); i++)
-		if (map[i].code == code)
-			enh = map[i].enh, text = map[i].text;
-	if (code == 127)
-		text = "command not found";
-	dl_set(r, DL_FAIL, enh, "command exited %d (%s)%s%s", code, text, *out ? ": " : "", out);
+	const char *t = str_bykey(
+	    "\1005.3.0 command line usage error\0" /* EX_USAGE */
+	    "\1015.6.0 data format error\0" /* EX_DATAERR */
+	    "\1025.3.0 cannot open input\0" /* EX_NOINPUT */
+	    "\1035.1.1 user unknown\0" /* EX_NOUSER */
+	    "\1045.1.2 host name unknown\0" /* EX_NOHOST */
+	    "\1055.3.0 service unavailable\0" /* EX_UNAVAILABLE */
+	    "\1065.3.0 internal software error\0" /* EX_SOFTWARE */
+	    "\1075.3.0 system error\0" /* EX_OSERR */
+	    "\1105.3.0 critical OS file missing\0" /* EX_OSFILE */
+	    "\1115.2.0 cannot create output file\0" /* EX_CANTCREAT */
+	    "\1125.3.0 input/output error\0" /* EX_IOERR */
+	    "\1145.5.0 remote protocol error\0" /* EX_PROTOCOL */
+	    "\1155.7.0 permission denied\0" /* EX_NOPERM */
+	    "\1165.3.5 configuration error\0" /* EX_CONFIG */
+	    "\1775.3.0 command not found\0" /* the shell's */
+	    "\0" "5.3.0 unknown error", (unsigned)code);
+	char enh[6];
+	memcpy(enh, t, 5);
+	enh[5] = 0;
+	dl_set(r, DL_FAIL, enh, "command exited %d (%s)%s%s", code, t + 6, *out ? ": " : "", out);
 }
 
 void dl_command(const char *cmd, const struct dl_user *u, char *const env[], const struct dl_msg *m,
@@ -162,7 +167,9 @@ void dl_command(const char *cmd, const struct dl_user *u, char *const env[], con
 	fcntl(c.in, F_SETFL, O_NONBLOCK);
 	fcntl(c.out, F_SETFL, O_NONBLOCK);
 	int rd_fail = 0;
-	int wr = dl_copy(m, cmd_write, &c, 0, &rd_fail);
+	struct io io;
+	dl_io(&io, -1, cmd_write, &c);
+	int wr = dl_copy(m, &io, 0, &rd_fail);
 	int wr_errno = errno;
 	if (c.in >= 0)
 		close(c.in);

@@ -91,7 +91,9 @@ void maildir_deliver(const char *dir_, const char *host, const struct dl_msg *m,
 		return;
 	}
 	int rd_fail = 0, e = 0;
-	if (dl_copy(m, dl_write_fd, &fd, 0, &rd_fail) < 0)
+	struct io io;
+	dl_io(&io, fd, NULL, NULL);
+	if (dl_copy(m, &io, 0, &rd_fail) < 0)
 		e = errno;
 	else if (fsync(fd) < 0)
 		e = errno;

@@ -55,18 +55,13 @@ static int done(char tag)
 	return tag == RT_DELIVERED || tag == RT_REPORTED;
 }
 
+/* A recipient's state by its spool tag (str_bykey: the tags are the letters of spool.h) */
 static const char *state_name(char tag)
 {
-	switch (tag) {
-	case RT_NEW: return "new";
-	case RT_DEFERRED: return "deferred";
-	case RT_TRANSIT: return "in-transit";
-	case RT_DELIVERED: return "delivered";
-	case RT_FAILED: return "failed";
-	case RT_REPORTED: return "reported";
-	case RT_SUCCESS: return "delivered-notice-owed";
-	default: return "unknown";
-	}
+	_Static_assert(RT_NEW == 'N' && RT_DEFERRED == 'Q' && RT_TRANSIT == 'T' && RT_DELIVERED == 'D' &&
+	               RT_FAILED == 'F' && RT_REPORTED == 'X' && RT_SUCCESS == 'S', "spool.h's tags");
+	return str_bykey("Nnew\0Qdeferred\0Tin-transit\0Ddelivered\0Ffailed\0Xreported\0Sdelivered-notice-owed\0\0unknown",
+	                 (unsigned char)tag);
 }
 
 /* The last attempt of each recipient, as indexes into m->att (-1: none), in a malloc'd array

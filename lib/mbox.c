@@ -68,11 +68,11 @@ static int dotlock_stale(const char *lock)
 	return 0;
 }
 
-static int count_bytes(void *ctx, const void *p, size_t n)
+static ssize_t count_bytes(void *ctx, const void *p, size_t n, int timeout_ms)
 {
-	(void)p;
+	(void)p, (void)timeout_ms;
 	*(long long *)ctx += (long long)n;
-	return 0;
+	return (ssize_t)n;
 }
 
 static int fsync_parent(const char *path)
@@ -245,16 +245,19 @@ void mbox_deliver(const char *path, const struct dl_msg *m, const struct mbox_op
 	size_t flen = strlen(from);
 	int rd_fail = 0, e = 0;
 	long long body = 0;
+	struct io io;
 	/* the length the mailbox will have, for the journal: the copy, counted first */
-	if (o->journal >= 0 && dl_copy(m, count_bytes, &body, DL_MBOXRD, &rd_fail) < 0)
+	dl_io(&io, -1, count_bytes, &body);
+	if (o->journal >= 0 && dl_copy(m, &io, DL_MBOXRD, &rd_fail) < 0)
 		e = errno;
 	else if (o->journal >= 0)
 		mbox_journal_begin(o->journal, &st, old, old + (off_t)flen + (off_t)body, from, flen);
+	/* the From_ line leaves with the message, in the copy's first write */
+	dl_io(&io, fd, NULL, NULL);
+	io_write(&io, from, flen);
 	if (e)
 		;
-	else if (dl_write_fd(&fd, from, flen) < 0)
-		e = errno;
-	else if (dl_copy(m, dl_write_fd, &fd, DL_MBOXRD, &rd_fail) < 0)
+	else if (dl_copy(m, &io, DL_MBOXRD, &rd_fail) < 0)
 		e = errno;
 	else if (fsync(fd) < 0)
 		e = errno;

@@ -14,10 +14,10 @@
 #include <unistd.h>
 
 static const struct {
-	const char *name; /* "" is the spool root */
-	mode_t mode;      /* permission bits, exactly */
-	int grouped;      /* group GROUP (writable by submit); else the owner's */
-	int fifo;
+	char name[9];         /* "" is the spool root (in place: no pointer a row) */
+	unsigned short mode;  /* permission bits, exactly */
+	char grouped;         /* group GROUP (writable by submit); else the owner's */
+	char fifo;
 } entries[] = {
     {"", 0710, 1, 0},        {"tmp", 01770, 1, 0},   {"incoming", 01770, 1, 0}, {"trigger", 0620, 1, 1},
     {"queue", 02750, 1, 0},  {"due", 0750, 0, 0},    {"corrupt", 0750, 0, 0}, {"hold", 02750, 1, 0},

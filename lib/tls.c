@@ -250,23 +250,25 @@ static void xw_end_cert(const br_x509_class **ctx)
 	x->ncerts++;
 }
 
+/* BearSSL's X.509 error codes (bearssl_x509.h, a stable ABI) as str_bykey() keys */
+_Static_assert(BR_ERR_X509_EMPTY_CHAIN == 35 && BR_ERR_X509_NOT_TRUSTED == 62, "BearSSL's X.509 error codes");
+
 static const char *x509_error_name(unsigned err)
 {
-	switch (err) {
-	case BR_ERR_X509_NOT_TRUSTED: return "the chain does not lead to a trusted CA";
-	case BR_ERR_X509_BAD_SIGNATURE: return "a signature in the chain is invalid";
-	case BR_ERR_X509_NOT_CA: return "an issuing certificate is not a CA";
-	case BR_ERR_X509_FORBIDDEN_KEY_USAGE: return "the key usage forbids this use";
-	case BR_ERR_X509_WEAK_PUBLIC_KEY: return "a key in the chain is too weak";
-	case BR_ERR_X509_CRITICAL_EXTENSION: return "an unsupported critical extension";
-	case BR_ERR_X509_UNSUPPORTED: return "an unsupported algorithm or key type";
-	case BR_ERR_X509_DN_MISMATCH: return "the chain is out of order";
-	case BR_ERR_X509_EMPTY_CHAIN: return "the server sent no certificate";
-	case BR_ERR_X509_TIME_UNKNOWN: return "the time is unknown";
-	case BR_ERR_X509_WRONG_KEY_TYPE: return "a key of the wrong type";
-	case BR_ERR_X509_LIMIT_EXCEEDED: return "the chain is too long";
-	default: return "the certificate cannot be decoded";
-	}
+	return str_bykey(
+	    "\076the chain does not lead to a trusted CA\0" /* BR_ERR_X509_NOT_TRUSTED */
+	    "\064a signature in the chain is invalid\0" /* BR_ERR_X509_BAD_SIGNATURE */
+	    "\072an issuing certificate is not a CA\0" /* BR_ERR_X509_NOT_CA */
+	    "\073the key usage forbids this use\0" /* BR_ERR_X509_FORBIDDEN_KEY_USAGE */
+	    "\074a key in the chain is too weak\0" /* BR_ERR_X509_WEAK_PUBLIC_KEY */
+	    "\071an unsupported critical extension\0" /* BR_ERR_X509_CRITICAL_EXTENSION */
+	    "\061an unsupported algorithm or key type\0" /* BR_ERR_X509_UNSUPPORTED */
+	    "\067the chain is out of order\0" /* BR_ERR_X509_DN_MISMATCH */
+	    "\043the server sent no certificate\0" /* BR_ERR_X509_EMPTY_CHAIN */
+	    "\065the time is unknown\0" /* BR_ERR_X509_TIME_UNKNOWN */
+	    "\063a key of the wrong type\0" /* BR_ERR_X509_WRONG_KEY_TYPE */
+	    "\062the chain is too long\0" /* BR_ERR_X509_LIMIT_EXCEEDED */
+	    "\0the certificate cannot be decoded", err);
 }
 
 /* Validity trouble: expired, not yet valid, or a clock that was never set. A certificate that
@@ -548,26 +550,26 @@ static int tls_close(void *ctx)
 
 /* ---- the handshake ---- */
 
+/* TLS alert names (RFC 8446 section 6) */
 static const char *alert_name(int a)
 {
-	switch (a) {
-	case 40: return "handshake_failure";
-	case 42: return "bad_certificate";
-	case 43: return "unsupported_certificate";
-	case 44: return "certificate_revoked";
-	case 45: return "certificate_expired";
-	case 46: return "certificate_unknown";
-	case 47: return "illegal_parameter";
-	case 48: return "unknown_ca";
-	case 50: return "decode_error";
-	case 51: return "decrypt_error";
-	case 70: return "protocol_version";
-	case 71: return "insufficient_security";
-	case 80: return "internal_error";
-	case 112: return "unrecognized_name";
-	case 116: return "certificate_required";
-	default: return "alert";
-	}
+	return str_bykey(
+	    "\050handshake_failure\0" /* 40 */
+	    "\052bad_certificate\0" /* 42 */
+	    "\053unsupported_certificate\0" /* 43 */
+	    "\054certificate_revoked\0" /* 44 */
+	    "\055certificate_expired\0" /* 45 */
+	    "\056certificate_unknown\0" /* 46 */
+	    "\057illegal_parameter\0" /* 47 */
+	    "\060unknown_ca\0" /* 48 */
+	    "\062decode_error\0" /* 50 */
+	    "\063decrypt_error\0" /* 51 */
+	    "\106protocol_version\0" /* 70 */
+	    "\107insufficient_security\0" /* 71 */
+	    "\120internal_error\0" /* 80 */
+	    "\160unrecognized_name\0" /* 112 */
+	    "\164certificate_required\0" /* 116 */
+	    "\0alert", (unsigned)a);
 }
 
 /* Turns the engine's last error into a status and reason (unless the x509 class set one). */

@@ -168,3 +168,10 @@ char *xstrdup(const char *s)
 	size_t n = strlen(s) + 1;
 	return memcpy(xmalloc(n), s, n);
 }
+
+const char *str_bykey(const char *tab, unsigned key)
+{
+	while (*tab && (unsigned char)*tab != key)
+		tab += strlen(tab) + 1;
+	return tab + 1;
+}

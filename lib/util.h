@@ -18,6 +18,10 @@
 size_t str_lcpy(char *dst, const char *src, size_t size);
 /* snprintf that returns 0, or -1 when the output did not fit (dst is then still terminated). */
 int str_fmt(char *dst, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A table of texts by a key of 1..255 as one string: entries of a key byte and a NUL-terminated
+ * text, then a 0 byte and the text for any other key ("\001one\0\002two\0\0other"): 8 bytes a
+ * text less than a table of pointers, or a switch's. Returns key's text. */
+const char *str_bykey(const char *tab, unsigned key);
 /* 1 when s starts with prefix. */
 int str_starts(const char *s, const char *prefix);
 /* ASCII case-insensitive compare of at most n bytes (locale-free). */

@@ -443,7 +443,8 @@ def test_command_exit_codes_and_timeout(box):
                 env={"COMMAND_TIMEOUT": "1s"})
     assert (r[0].status, r[0].enh) == ("deferred", "4.3.0") and "try later" in r[0].diag
     assert (r[1].status, r[1].enh) == ("error", "5.1.1") and "no such mailbox here" in r[1].diag
-    assert (r[2].status, r[2].enh) == ("error", "5.3.0")
+    assert "command exited 67 (user unknown)" in r[1].diag, r[1].diag
+    assert (r[2].status, r[2].enh) == ("error", "5.3.0") and "command exited 1 (unknown error)" in r[2].diag, r[2].diag
     assert r[3].status == "deferred" and "timed out" in r[3].diag
     assert r[4].status == "ok"  # exited 0 without reading: its exit code decides
     assert time.time() - t0 < 15

@@ -274,14 +274,15 @@ struct mem {
 	size_t n;
 };
 
-static int mem_write(void *ctx, const void *p, size_t n)
+static ssize_t mem_write(void *ctx, const void *p, size_t n, int timeout_ms)
 {
 	struct mem *m = ctx;
-	if (m->n + n > sizeof m->buf)
+	(void)timeout_ms;
+	if (m->n + n > sizeof m->buf - 1)
 		return -1;
 	memcpy(m->buf + m->n, p, n);
 	m->n += n;
-	return 0;
+	return (ssize_t)n;
 }
 
 static const char *copy(const char *body, int flags)
@@ -295,7 +296,9 @@ static const char *copy(const char *body, int flags)
 	struct dl_msg m = {fd, 8, (long long)strlen(body), "s@x", "r@y", 0, NULL};
 	memset(&out, 0, sizeof out);
 	int rd = 0;
-	if (dl_copy(&m, mem_write, &out, flags, &rd) < 0)
+	struct io io;
+	dl_io(&io, -1, mem_write, &out);
+	if (dl_copy(&m, &io, flags, &rd) < 0)
 		snprintf(out.buf, sizeof out.buf, "ERR");
 	close(fd);
 	return out.buf;
@@ -317,6 +320,92 @@ TEST(copy_headers_and_mboxrd)
 	char env[] = "a$(b)`c'd\"e;f|g&h i\nj.k@l-m+n";
 	dl_env_clean(env);
 	CHECK_STR(env, "a__b__c_d_e_f_g_h_i_j.k@l-m+n");
+}
+
+/* A growing memory sink for copies larger than struct mem. */
+struct bigmem {
+	char *buf;
+	size_t n, cap;
+};
+
+static ssize_t bigmem_write(void *ctx, const void *p, size_t n, int timeout_ms)
+{
+	struct bigmem *m = ctx;
+	(void)timeout_ms;
+	if (m->n + n > m->cap)
+		return -1;
+	memcpy(m->buf + m->n, p, n);
+	m->n += n;
+	return (ssize_t)n;
+}
+
+/* mboxrd as RFC 4155 says it, a line at a time: the reference for the copy's runs. */
+static size_t mboxrd_ref(const char *in, size_t n, char *out)
+{
+	size_t o = 0, i = 0;
+	while (i < n) {
+		size_t j = i;
+		while (j < n && in[j] == '>')
+			j++;
+		if (n - j >= 5 && memcmp(in + j, "From ", 5) == 0)
+			out[o++] = '>';
+		while (i < n && in[i] != '\n')
+			out[o++] = in[i++];
+		if (i < n)
+			out[o++] = in[i++];
+	}
+	if (o && out[o - 1] != '\n')
+		out[o++] = '\n';
+	out[o++] = '\n';
+	return o;
+}
+
+/* The copy reads DL_COPY_BUF bytes at a time and writes runs of them: a quoted line, or one
+ * still undecided ("From" cut short, many '>'), must come out right wherever a read ends. */
+TEST(copy_mboxrd_across_reads)
+{
+	static const char *const pat[] = {">>From a\n", "From b\n", ">>Fro\n", ">>>>>>>>>>>>\n", "Frox\n", ">From "};
+	size_t cap = 3 * DL_COPY_BUF;
+	char *body = malloc(cap), *want = malloc(2 * cap);
+	struct bigmem out = {malloc(2 * cap), 0, 2 * cap};
+	char path[512];
+	snprintf(path, sizeof path, "%s/big", unit_tmpdir());
+	for (size_t pi = 0; pi < sizeof pat / sizeof *pat; pi++)
+		for (size_t s = 0; s <= 13; s++) {
+			/* filler lines up to DL_COPY_BUF - s, the pattern there and at the end */
+			size_t n = 0, at = DL_COPY_BUF - s;
+			while (n < at) {
+				size_t k = at - n > 70 ? 70 : at - n;
+				memset(body + n, 'x', k);
+				body[n + k - 1] = '\n';
+				n += k;
+			}
+			for (int rep = 0; rep < 2; rep++) {
+				size_t pl = strlen(pat[pi]);
+				memcpy(body + n, pat[pi], pl);
+				n += pl;
+				if (rep == 0 && body[n - 1] != '\n')
+					body[n++] = '\n';
+				if (rep == 0)
+					n += (size_t)snprintf(body + n, 40, "From middle\n");
+			}
+			int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+			CHECK(write(fd, "ENVELOPE", 8) == 8 && write(fd, body, n) == (ssize_t)n);
+			struct dl_msg m = {fd, 8, (long long)n, "s@x", "r@y", 0, NULL};
+			struct io io;
+			dl_io(&io, -1, bigmem_write, &out);
+			out.n = 0;
+			int rd = 0;
+			CHECK_INT(dl_copy(&m, &io, DL_MBOXRD, &rd), 0);
+			close(fd);
+			static const char head[] = "Return-Path: <s@x>\nDelivered-To: r@y\n";
+			memcpy(want, head, sizeof head - 1);
+			size_t wn = sizeof head - 1 + mboxrd_ref(body, n, want + sizeof head - 1);
+			CHECK(out.n == wn && memcmp(out.buf, want, wn) == 0);
+		}
+	free(body);
+	free(want);
+	free(out.buf);
 }
 
 TEST(alias_targets_blanks_need_quotes)

@@ -35,3 +35,14 @@ TEST(caseeq)
 	CHECK(!str_caseeq("hello", "hell"));
 	CHECK(str_ncaseeq("RCPT TO:", "rcpt to:<x>", 8));
 }
+
+TEST(str_bykey_finds_a_text_or_the_default)
+{
+	static const char tab[] = "\001one\0\050forty\0\377last\0\0other";
+	CHECK_STR(str_bykey(tab, 1), "one");
+	CHECK_STR(str_bykey(tab, 40), "forty");
+	CHECK_STR(str_bykey(tab, 255), "last");
+	CHECK_STR(str_bykey(tab, 2), "other");
+	CHECK_STR(str_bykey(tab, 0), "other");
+	CHECK_STR(str_bykey("\0", 7), "");
+}
