@@ -305,3 +305,38 @@ def test_local_delivery_copies_through_buffers_kept_across_deliveries(box, tmp_p
     assert agents, calls
     assert len(big) <= 1, big  # the agent's one pair of buffers (in the one local agent)
     assert all(cp.mbox_count(box, "m%d" % i) == 1 for i in range(4))
+
+
+def smtp_agent_traced(box, tmp_path, smtp_sink, calls, n=4):
+    """n messages relayed to smtp_sink by `scheduler -i -1` under strace (calls); returns the
+    smtp agents' calls as [(pid, call, rest)]."""
+    env = {"SMARTHOST": f"[127.0.0.1]:{smtp_sink.port} tls=none", "SMTP_IDLE": "60s"}
+    for i in range(n):
+        p = box.run("submit", "-i", "someone@example.com", input=b"Subject: m%d\n\nbody\n" % i, env=env)
+        assert p.returncode == 0, p.stderr
+    trace = str(tmp_path / "trace")
+    p = subprocess.run(["strace", "-f", "-qq", "-y", "-e", "trace=" + calls, "-o", trace, BINARY, "scheduler", "-i",
+                        "-1"], env=box.environ(dict(env, ASAN_OPTIONS="detect_leaks=0")), capture_output=True,
+                       timeout=60)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")
+    assert len(smtp_sink.messages) == n
+    out, sched = parse(trace)
+    return [(pid, c, rest) for pid, c, rest in out if pid != sched]
+
+
+def test_smtp_agent_waits_for_replies_in_its_read(box, tmp_path, smtp_sink):
+    """Issue 13 point 3: the server's replies are waited for in the read itself, bounded by the
+    socket's receive timeout (SO_RCVTIMEO, set once for the connection, again only for a much
+    shorter limit such as QUIT's), not by a poll() before every read: two calls a message
+    less. The one zero-time poll() before the end of data stays (a server that spoke early
+    must not have its words taken for the answer to our dot: test_smtp_hostile.py)."""
+    agent = smtp_agent_traced(box, tmp_path, smtp_sink, "poll,setsockopt,read")
+    # the connection to the sink: any socket but the agent's fd 0 (the scheduler's end)
+    tcp = [(c, rest) for pid, c, rest in agent if re.match(r"(\[\{fd=)?[1-9]\d*<socket:", rest)]
+    assert [rest for c, rest in tcp if c == "read"], agent
+    waits = [rest for c, rest in tcp if c == "poll" and "POLLIN" in rest and not re.search(r"\], 1, 0[) ]", rest)]
+    assert not waits, waits
+    timeouts = [rest for c, rest in tcp if c == "setsockopt" and "RCVTIMEO" in rest]
+    # per connection: the greeting's limit, DATA's shorter one, QUIT's; not per message
+    assert 1 <= len(timeouts) <= 3 * len({pid for pid, c, rest in agent}), timeouts
+
