@@ -340,3 +340,19 @@ def test_smtp_agent_waits_for_replies_in_its_read(box, tmp_path, smtp_sink):
     # per connection: the greeting's limit, DATA's shorter one, QUIT's; not per message
     assert 1 <= len(timeouts) <= 3 * len({pid for pid, c, rest in agent}), timeouts
 
+
+
+def test_a_finished_message_is_removed_without_its_last_status_write(box, tmp_path):
+    """Issue 13 point 3: when a report delivers a message's last recipient, the status field is
+    not rewritten to D before the removal unlinks the file (a crash between the two leaves T
+    with a delivered last attempt record, which the restart makes D: recover_outcome;
+    test_crash_points.py crashes at every step). Per message: T at the hand-out and the
+    attempt record, nothing more."""
+    for i in range(3):
+        submit(box, "m%d" % i)
+    calls, sched = traced(box, tmp_path, "pwrite64")
+    ctl = [rest for pid, c, rest in calls if pid == sched and c == "pwrite64" and ".c>" in rest.split(",")[0]]
+    assert [w for w in ctl if re.search(r'", 28, \d+\)', w) and '"T ' in w], ctl
+    assert not [w for w in ctl if '"D 0000000000' in w], ctl
+    assert all(cp.mbox_count(box, "m%d" % i) == 1 for i in range(3))
+    assert not cp.queue_files(box)
