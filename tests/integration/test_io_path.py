@@ -291,6 +291,26 @@ def test_submit_looks_at_the_free_space_once_and_asks_its_ids_once(box, tmp_path
     assert cp.queue_files(box) or os.listdir(os.path.join(box.spool, "incoming"))
 
 
+def test_submit_asks_no_ids_and_masks_no_signals_around_its_create(box, tmp_path):
+    """Issue 13 point 5: submit takes its ids from the aux vector the kernel gave it at exec (no
+    getuid/getgid/getegid), and its temporary file is created without a signal mask around it
+    (the handler sees the name once the descriptor is stored): the one rt_sigprocmask left
+    blocks the signals for the commit (and musl's own at the first sigaction)."""
+    submit(box, "first")  # the spool exists (its first use makes it, as root)
+    trace = str(tmp_path / "trace")
+    p = subprocess.run(["strace", "-f", "-qq", "-e", "trace=getuid,getgid,getegid,geteuid,rt_sigprocmask", "-o", trace,
+                        BINARY, "submit", "-i", "root"], env=box.environ({"ASAN_OPTIONS": "detect_leaks=0"}),
+                       input=b"Subject: one\n\nbody\n", capture_output=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    calls, _ = parse(trace)
+    ids = [c for pid, c, rest in calls if c != "rt_sigprocmask"]
+    assert not ids, ids
+    masks = [rest for pid, c, rest in calls if c == "rt_sigprocmask"]
+    assert not [m for m in masks if m.startswith("SIG_BLOCK, ~[")], masks  # everything blocked: the old create
+    assert len(masks) <= 2, masks
+    assert len(os.listdir(os.path.join(box.spool, "incoming"))) == 2 and not os.listdir(os.path.join(box.spool, "tmp"))
+
+
 @pytest.mark.skipif(IS_ASAN, reason="the sanitizer's allocator and runtime map memory of their own")
 def test_local_delivery_copies_through_buffers_kept_across_deliveries(box, tmp_path):
     """Issue 9 point 6: the delivery copy (mbox, Maildir, |command) writes through the one
