@@ -377,8 +377,8 @@ static void apply_result(struct sched *s, struct qmsg *m, unsigned i, const char
 	 * (recover_outcome): the same end, one pwrite less (docs/spool.md 7, D2). */
 	unsigned left = 0;
 	for (unsigned k = 0; k < m->nrcpt; k++)
-		left += k != i && m->r[k].tag != RT_DELIVERED && m->r[k].tag != RT_REPORTED;
-	if (newtag != RT_DELIVERED || left)
+		left += m->r[k].tag != RT_DELIVERED && m->r[k].tag != RT_REPORTED;
+	if (left)
 		write_status(s, m, i);
 	if (oc == SO_DEFERALL && thr && newtag == RT_DEFERRED)
 		st_block(s, thr, next);
