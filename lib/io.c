@@ -69,19 +69,14 @@ static ssize_t fd_read(void *ctx, void *p, size_t n, int timeout_ms)
 	int fd = *(int *)ctx;
 	struct io *io = io_of(ctx);
 	long long deadline = timeout_ms > 0 ? now_ms() + timeout_ms : 0;
-	int polled = timeout_ms > 0 && io->notsock;
-	if (timeout_ms > 0 && !io->notsock &&
-	    (!io->rcvtimeo_ms || timeout_ms + 1000 < io->rcvtimeo_ms)) {
-		struct timeval tv = {.tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000};
-		if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) == 0) {
-			io->rcvtimeo_ms = timeout_ms;
-		} else {
-			polled = 1;
-			io->notsock = errno == ENOTSOCK;
-		}
+	if (deadline && !io->notsock && (!io->rcvtimeo_ms || timeout_ms + 1000 < io->rcvtimeo_ms)) {
+		struct timeval tv = {timeout_ms / 1000, timeout_ms % 1000 * 1000};
+		/* not a socket (or one that refuses: never seen), polled as a pipe is */
+		io->notsock = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0;
+		io->rcvtimeo_ms = timeout_ms;
 	}
 	/* no limit: a blocking read waits as long as a poll would, one system call less */
-	if (polled && wait_fd(fd, POLLIN, timeout_ms) < 0)
+	if (deadline && io->notsock && wait_fd(fd, POLLIN, timeout_ms) < 0)
 		return -1;
 	for (;;) {
 		ssize_t r = read(fd, p, n);
