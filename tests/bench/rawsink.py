@@ -1,40 +1,35 @@
 """A minimal SMTP sink for the benchmarks: one thread per connection, no parsing beyond what the
 protocol needs, so that its own cost stays far below the MTA's. It records the moment each
 message's end of data arrived (time.perf_counter) and the message count; nothing else."""
+import os
 import socket
+import sys
 import threading
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+from listener import Listener  # noqa: E402
 
 
 class RawSink:
     def __init__(self):
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(64)
-        self.port = self.sock.getsockname()[1]
         self.times = []
-        self.connections = 0
         self.lock = threading.Lock()
-        self.stopped = False
-        threading.Thread(target=self._accept, daemon=True).start()
+        # the shared listener: its close() waits for the accept thread, which otherwise could
+        # take a later sink's socket that got the same descriptor number
+        self.listener = Listener(self._serve, reuse=True)
+        self.port = self.listener.port
+
+    @property
+    def connections(self):
+        return self.listener.accepted
 
     @property
     def count(self):
         return len(self.times)
 
-    def _accept(self):
-        while not self.stopped:
-            try:
-                c, _ = self.sock.accept()
-            except OSError:
-                return
-            with self.lock:
-                self.connections += 1
-            c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            threading.Thread(target=self._serve, args=(c,), daemon=True).start()
-
     def _serve(self, c):
+        c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         buf = b""
         data = False
         try:
@@ -79,11 +74,4 @@ class RawSink:
             c.close()
 
     def stop(self):
-        self.stopped = True
-        # shutdown wakes the accept() thread; close alone leaves it blocked, and it would later
-        # take a connection meant for the next sink that gets the same descriptor number
-        try:
-            self.sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        self.sock.close()
+        self.listener.close()

@@ -102,6 +102,8 @@ def as_user(user="nobody", confdir=None):
             opts = f"lowerdir=/etc,upperdir={up},workdir={work}".encode()
             if libc.mount(b"overlay", b"/etc", b"overlay", 0, opts) != 0:
                 os._exit(123)
+            # /etc is the overlay mounted just above (its upper layer on the private tmpfs), so
+            # this directory is made there, never on the machine's /etc
             os.makedirs("/etc/spoolbox", exist_ok=True)
             if libc.mount(confdir.encode(), b"/etc/spoolbox", None, MS_BIND, None) != 0:
                 os._exit(123)

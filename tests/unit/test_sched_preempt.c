@@ -51,47 +51,40 @@ static int run(struct world *w, long long now, int max, char *out)
 	return n;
 }
 
-/* "Say we have ten-recipient mail followed by two two-recipient mails ... (assuming slot cost
- * 2)": waiting for all the slots gives 11112211113311 (no loan: discount 100 %, loan 0). */
-TEST(preempt_seed_ten_and_two_twos_without_loan)
-{
-	struct world w;
-	char seq[64];
-	setup(&w, 2, 100, 0, 3);
-	add(&w, 1, 10, 0);
-	add(&w, 2, 2, 0);
-	add(&w, 3, 2, 0);
-	run(&w, 0, 60, seq);
-	CHECK_STR(seq, "11112211113311");
-	CHECK(w.l.head == NULL); /* every job done and freed */
-}
+/* The seed's example sequences, each with the parameters it assumes. Jobs arrive at time 0 in
+ * the order listed; sizes[i] is job i+1's entry count. */
+static const struct {
+	const char *name;
+	int cost, discount, loan, min_slots;
+	int sizes[6];
+	const char *seq;
+} seed_sequences[] = {
+	/* "Say we have ten-recipient mail followed by two two-recipient mails ... (assuming slot
+	 * cost 2)": waiting for all the slots (discount 100 %, no loan) */
+	{"ten and two twos, all slots", 2, 100, 0, 3, {10, 2, 2}, "11112211113311"},
+	/* the same with "only 50% of the necessary slots" */
+	{"ten and two twos, half the slots", 2, 50, 0, 3, {10, 2, 2}, "11221111331111"},
+	/* "one four-recipient mail followed by four one recipients mail ... 12131415": every other
+	 * slot free, k = 1 (the scheduler itself turns preemption off below 2, as Postfix does,
+	 * because the inflation bound k/(k-1) is then infinite; spr_next checks it) */
+	{"every other slot", 1, 100, 0, 1, {4, 1, 1, 1, 1}, "12131415"},
+};
 
-/* The same with "only 50% of the necessary slots": 11221111331111 (discount 50 %, loan 0). */
-TEST(preempt_seed_ten_and_two_twos_with_half_loan)
+TEST(preempt_seed_sequences)
 {
-	struct world w;
-	char seq[64];
-	setup(&w, 2, 50, 0, 3);
-	add(&w, 1, 10, 0);
-	add(&w, 2, 2, 0);
-	add(&w, 3, 2, 0);
-	run(&w, 0, 60, seq);
-	CHECK_STR(seq, "11221111331111");
-}
-
-/* "one four-recipient mail followed by four one recipients mail ... 12131415": every other slot
- * free, k = 1 (the scheduler itself turns preemption off below 2, as Postfix does, because the
- * inflation bound k/(k-1) is then infinite; spr_next checks it). */
-TEST(preempt_seed_every_other_slot)
-{
-	struct world w;
-	char seq[64];
-	setup(&w, 1, 100, 0, 1);
-	add(&w, 1, 4, 0);
-	for (int n = 2; n <= 5; n++)
-		add(&w, n, 1, 0);
-	run(&w, 0, 60, seq);
-	CHECK_STR(seq, "12131415");
+	for (size_t i = 0; i < sizeof seed_sequences / sizeof *seed_sequences; i++) {
+		struct world w;
+		char seq[64];
+		unit_case(seed_sequences[i].name);
+		setup(&w, seed_sequences[i].cost, seed_sequences[i].discount, seed_sequences[i].loan,
+		      seed_sequences[i].min_slots);
+		for (int n = 0; n < 6 && seed_sequences[i].sizes[n]; n++)
+			add(&w, n + 1, seed_sequences[i].sizes[n], 0);
+		run(&w, 0, 60, seq);
+		CHECK_STR(seq, seed_sequences[i].seq);
+		CHECK(w.l.head == NULL); /* every job done and freed */
+	}
+	unit_case(NULL);
 }
 
 /* Postfix's defaults (cost 5, discount 50, loan 3, minimum 3): a one-recipient alert that
