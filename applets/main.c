@@ -170,8 +170,10 @@ static int check(int argc, char **argv)
  * drops the group at once. */
 static void drop_group_unless(const struct applet *a)
 {
+	if (a && (a->flags & AF_SETGID))
+		return; /* submit lowers it itself, without asking the ids again */
 	gid_t g = getgid();
-	if ((!a || !(a->flags & AF_SETGID)) && getegid() != g && setresgid(g, g, g) < 0) {
+	if (getegid() != g && setresgid(g, g, g) < 0) {
 		fprintf(stderr, "spoolbox: cannot drop the setgid group: %s\n", strerror(errno));
 		exit(EX_OSERR);
 	}

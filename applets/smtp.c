@@ -4,7 +4,8 @@
  * for each job "ID\tHOST" it delivers the message's recipients marked for it to HOST's mail
  * servers (or the SMARTHOST list) and writes one report line per recipient. Between jobs the
  * connection stays open for SMTP_IDLE seconds and is reused for the next job to the same
- * destination; "#idle" from the scheduler closes it.
+ * destination, also after "#idle" (the agent then waits in the scheduler's idle pool, and a
+ * message that comes within SMTP_IDLE finds it connected: issue 13 point 4).
  *
  * usage: smtp [-C FILE] [-v] [-m ID]
  *        smtp -t [-s] [-f FROM] [-C FILE] [-v] [RCPT]
@@ -357,12 +358,12 @@ done:
 	return 0;
 }
 
+/* "#idle": the connection is kept, as between jobs (the idle timer ends it; a job for another
+ * destination replaces it), so the next message within SMTP_IDLE goes out without a connect,
+ * a greeting and an EHLO; a dead destination is forgotten. */
 static void smtp_idle(void *ctx)
 {
-	struct smtp_ta *ta = ctx;
-	ta->dead[0] = 0;
-	if (ta->sess.conn.open)
-		smtp_session_end(&ta->sess);
+	((struct smtp_ta *)ctx)->dead[0] = 0;
 }
 
 /* Reads the smtp keys; reports problems through report (for --check too). Returns errors. */

@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -476,7 +477,7 @@ static int setup(struct submit_ctx *x, const struct opts *o)
 	ec->sizelimit = conf_num(&x->conf, CK_SIZELIMIT);
 	/* the free-space reserve (docs/spool.md 5): users stop at QUEUE_MINFREE, root at half of
 	 * it, so cron's and the monitors' mail still gets in after a user has filled her share */
-	ec->uid = (long)getuid(); /* once: each getuid() is a system call */
+	ec->uid = (long)getauxval(AT_UID); /* the real uid is never changed: as at exec */
 	ec->minfree = conf_num(&x->conf, CK_QUEUE_MINFREE) / (ec->uid == 0 ? 2 : 1);
 	long long mr = conf_num(&x->conf, CK_MAXRCPT_SUBMIT);
 	ec->maxrcpt = mr <= 0 || mr > SPOOL_RCPT_MAX ? SPOOL_RCPT_MAX : (unsigned)mr;
@@ -750,8 +751,10 @@ int submit_check(const struct conf *c, conf_report_fn *report, void *ctx)
 
 int submit_main(int argc, char **argv)
 {
-	priv.real = getgid();
-	priv.group = getegid();
+	/* the ids the kernel gave the process at exec (its aux vector): no system call, and the
+	 * same as getgid()/getegid()/getuid() until something changes them (setup() below) */
+	priv.real = (gid_t)getauxval(AT_GID);
+	priv.group = (gid_t)getauxval(AT_EGID);
 	priv.active = priv.real != priv.group;
 	/* the group is lowered before anything is parsed; if that fails, nothing runs with it */
 	if (priv.active && setresgid((gid_t)-1, priv.real, (gid_t)-1) < 0) {

@@ -4,7 +4,6 @@
 #include "log.h"
 #include "sysexits.h"
 #include <errno.h>
-#include <signal.h>
 #include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -80,7 +79,9 @@ static int no_controls(struct enq *e, const char *arg, const char *where)
 
 const char *enq_tmppath(const struct enq *e)
 {
-	return e->writing ? e->w.tmppath : "";
+	/* the file exists from the moment its descriptor is stored (spool_writer_begin sets the
+	 * whole name first and -1 before it): a signal in the middle of the begin sees it too */
+	return e->writing || e->w.fd >= 0 ? e->w.tmppath : "";
 }
 
 int enq_input_done(const struct enq *e)
@@ -305,11 +306,10 @@ static int start(struct enq *e)
 		hdr_free(&h);
 		return rc;
 	}
-	/* Signals wait while the temporary file comes into being, so that a handler looking at
-	 * enq_tmppath() sees either no file or its whole name, never a file it cannot name. */
-	sigset_t all, old;
-	sigfillset(&all);
-	sigprocmask(SIG_BLOCK, &all, &old);
+	/* No signal mask around the create (two system calls): a handler looking at
+	 * enq_tmppath() sees the name only once the file is there (its descriptor stored). A
+	 * signal between the open's return and that store leaves the file in tmp/, as a crash at
+	 * E1 does (docs/spool.md 5: the cleaner's). */
 	c->priv ? c->priv(1) : (void)0;
 	long long spare = 0;
 	int r = spool_room_spare(c->sp, c->minfree, NULL, &spare) < 0 ? -1 : spool_writer_begin(c->sp, &e->w, &e->m);
@@ -317,9 +317,6 @@ static int start(struct enq *e)
 	e->w.room_until = spare;
 	c->priv ? c->priv(0) : (void)0;
 	e->writing = r == 0;
-	int saved = errno;
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	errno = saved;
 	if (r < 0) {
 		hdr_free(&h);
 		return fail(e, errno == EINVAL ? EX_DATAERR : EX_TEMPFAIL, "message not queued: cannot create it in %s/tmp: %s",

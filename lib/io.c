@@ -15,6 +15,7 @@
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -49,16 +50,47 @@ static int wait_fd(int fd, short events, int timeout_ms)
 	}
 }
 
+/* The stream an fd_read/fd_write context belongs to (ctx is &io->fd, io_init_fd). */
+static struct io *io_of(void *ctx)
+{
+	return (struct io *)(void *)((char *)ctx - offsetof(struct io, fd));
+}
+
+/* A socket's reads are bounded by the kernel (SO_RCVTIMEO), so a reply costs one read(), not a
+ * poll() and a read(). The receive timeout only ever shrinks, to the shortest limit the stream
+ * has asked for (by more than a second: a line's remaining time does not count), so an SMTP
+ * session settles after its first transaction (RFC 5321 4.5.3.2: DATA's 2 minutes) and sets it
+ * no more. A read that comes back EAGAIN (that timeout ran out, or a non-blocking socket) waits
+ * in poll() for what is left of the caller's limit: a longer limit (10 minutes for the end of
+ * data) is kept whole, a shorter one by less than a second may be overrun by that second.
+ * Anything else (a pipe, a file) is polled first. */
 static ssize_t fd_read(void *ctx, void *p, size_t n, int timeout_ms)
 {
 	int fd = *(int *)ctx;
+	struct io *io = io_of(ctx);
+	long long deadline = timeout_ms > 0 ? now_ms() + timeout_ms : 0;
+	if (deadline && !io->notsock && (!io->rcvtimeo_ms || timeout_ms + 1000 < io->rcvtimeo_ms)) {
+		struct timeval tv = {timeout_ms / 1000, timeout_ms % 1000 * 1000};
+		/* not a socket (or one that refuses: never seen), polled as a pipe is */
+		io->notsock = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0;
+		io->rcvtimeo_ms = timeout_ms;
+	}
+	/* no limit: a blocking read waits as long as a poll would, one system call less */
+	if (deadline && io->notsock && wait_fd(fd, POLLIN, timeout_ms) < 0)
+		return -1;
 	for (;;) {
-		/* no limit: a blocking read waits as long as a poll would, one system call less */
-		if (timeout_ms > 0 && wait_fd(fd, POLLIN, timeout_ms) < 0)
-			return -1;
 		ssize_t r = read(fd, p, n);
 		if (r >= 0 || (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK))
 			return r;
+		if (errno == EINTR)
+			continue;
+		long long left = deadline ? deadline - now_ms() : 0;
+		if (deadline && left <= 0) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		if (wait_fd(fd, POLLIN, (int)left) < 0)
+			return -1;
 	}
 }
 
@@ -69,7 +101,7 @@ static ssize_t fd_write(void *ctx, const void *p, size_t n, int timeout_ms)
 {
 	int fd = *(int *)ctx;
 	/* ctx is &io->fd (io_init_fd): the stream remembers that it is not a socket */
-	struct io *io = (struct io *)(void *)((char *)ctx - offsetof(struct io, fd));
+	struct io *io = io_of(ctx);
 	int sock = !io->notsock;
 	for (;;) {
 		ssize_t r = -1;
@@ -124,6 +156,7 @@ void io_init_fd(struct io *io, int fd, int timeout_ms)
 	io->ctx = &io->fd;
 	io->fd = fd;
 	io->notsock = 0;
+	io->rcvtimeo_ms = 0;
 	io->timeout_ms = timeout_ms;
 	io->rpos = io->rlen = 0;
 	io->wlen = 0;

@@ -21,6 +21,7 @@ struct io {
 	void *ctx;
 	int fd;               /* the socket underneath, -1 when none */
 	int notsock;          /* fd is a pipe or a file: written with write(), not send() */
+	int rcvtimeo_ms;      /* the socket's SO_RCVTIMEO as last set, 0 while never set */
 	int timeout_ms;
 	unsigned char rbuf[IO_BUFSIZE];
 	size_t rpos, rlen;
@@ -36,7 +37,7 @@ int io_write_all_fd(int fd, const void *p, size_t n);
  * parses raw bytes, -bs's DATA, reads a buffer at a time): bytes moved, 0 at EOF, -1 with errno
  * (ETIMEDOUT). */
 ssize_t io_read(struct io *io, void *p, size_t n);
-/* A plain file-descriptor stream (poll()-based timeouts). */
+/* A plain file-descriptor stream (a socket's timeouts by SO_RCVTIMEO, anything else's by poll()). */
 void io_init_fd(struct io *io, int fd, int timeout_ms);
 /* Buffered write; io_flush() sends what is buffered. Writes that fill the buffer flush it. */
 int io_write(struct io *io, const void *p, size_t n);

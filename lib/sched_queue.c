@@ -372,7 +372,14 @@ static void apply_result(struct sched *s, struct qmsg *m, unsigned i, const char
 	r->flags &= ~RF_OURS;
 	r->tries = r->tries < 9999 ? r->tries + 1 : 9999;
 	r->next = next;
-	write_status(s, m, i);
+	/* The last recipient delivered: the removal (settle) unlinks the file this would write.
+	 * A crash before it leaves T with a delivered last A record, which the restart makes D
+	 * (recover_outcome): the same end, one pwrite less (docs/spool.md 7, D2). */
+	unsigned left = 0;
+	for (unsigned k = 0; k < m->nrcpt; k++)
+		left += m->r[k].tag != RT_DELIVERED && m->r[k].tag != RT_REPORTED;
+	if (left)
+		write_status(s, m, i);
 	if (oc == SO_DEFERALL && thr && newtag == RT_DEFERRED)
 		st_block(s, thr, next);
 	const char *fin = final && *final ? final : "";

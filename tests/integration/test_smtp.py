@@ -254,15 +254,18 @@ def test_connection_reuse_one_connection_for_many_messages(box, q, sink):
     assert re.search(r"to=<a@example.com>, relay=127.0.0.1\[127.0.0.1\]:\d+, conn_use=5, delay=", ta.log), ta.log
 
 
-def test_idle_message_closes_the_connection(box, q, sink):
+def test_idle_message_keeps_the_connection_for_the_next_job(box, q, sink):
+    """Issue 13 point 4: "#idle" (the agent joins the idle pool) no longer closes the cached
+    connection: a message that comes within SMTP_IDLE goes out without a connect, a greeting
+    and an EHLO (the idle timer still ends it: the next test)."""
     a = q.add("root@box.example", ["a@example.com"], MSG)
     b = q.add("root@box.example", ["a@example.com"], MSG)
     with TA(box, env=smarthost_env(sink)) as ta:
         ta.job(q, a, "example.com")
         ta.send("#idle")
         ta.expect("#hungry")
-        ta.job(q, b, "example.com")
-    assert sink.connections == 2 and len(sink.messages) == 2
+        assert ta.job(q, b, "example.com")[0].status == "ok2"
+    assert sink.connections == 1 and len(sink.messages) == 2
 
 
 def test_idle_timeout_closes_and_next_job_reconnects(box, q, sink):
@@ -272,6 +275,8 @@ def test_idle_timeout_closes_and_next_job_reconnects(box, q, sink):
     env["SMTP_IDLE"] = "1s"
     with TA(box, env=env) as ta:
         ta.job(q, a, "example.com")
+        ta.send("#idle")  # in the idle pool too
+        ta.expect("#hungry")
         time.sleep(1.6)
         assert ta.job(q, b, "example.com")[0].status == "ok2"
     assert sink.connections == 2 and len(sink.messages) == 2
