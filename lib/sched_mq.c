@@ -88,15 +88,24 @@ void sched_mq_close(struct sched *s)
 	s->mq = NULL;
 }
 
-/* A listening socket at path, for anyone (the protocol decides who may do what); -1 logged. */
+/* A listening socket at path, for anyone (the protocol decides who may do what); -1 logged.
+ * It is made listening under a temporary name and renamed into place, so that a client that
+ * sees the path never meets a socket that is bound but not yet listening (ECONNREFUSED). */
 static int listen_at(const char *path)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	str_lcpy(a.sun_path, path, sizeof a.sun_path);
+	int fd = -1;
+	if (snprintf(a.sun_path, sizeof a.sun_path, "%s.new", path) >= (int)sizeof a.sun_path) {
+		errno = ENAMETOOLONG;
+		goto fail;
+	}
 	/* we hold the spool's lock: a socket left there is a dead scheduler's */
-	unlink(path);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || chmod(path, 0666) < 0 || listen(fd, MQ_CLIENTS) < 0) {
+	unlink(a.sun_path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || chmod(a.sun_path, 0666) < 0 ||
+	    listen(fd, MQ_CLIENTS) < 0 || rename(a.sun_path, path) < 0) {
+		unlink(a.sun_path);
+	fail:
 		log_msg(LOG_ERR, NULL, "mailq socket %s: %s: no live queries there", path, strerror(errno));
 		if (fd >= 0)
 			close(fd);

@@ -330,3 +330,21 @@ def test_tcp_only_when_mailqpath_asks(box):
         assert not os.path.exists(s.sock)
     finally:
         s.stop()
+
+
+def test_the_socket_appears_only_once_it_listens(box, tmp_path):
+    """A client that connects the moment scheduler.sock exists must not be refused: the socket
+    is bound and made listening under a temporary name and renamed into place (it was bound at
+    its path and listened a moment later, and a quick mailq -Q met ECONNREFUSED in between)."""
+    trace = str(tmp_path / "trace")
+    with open(box.env["SCHEDULER_CONF"], "w") as f:
+        f.write('*/* interval=1m retries="1" expiry=1d\nsmtp command="%s"\n' % STUB)
+    sock = os.path.join(box.spool, "scheduler.sock")
+    p = subprocess.run(["strace", "-qq", "-e", "trace=bind,listen,rename", "-o", trace, BINARY, "scheduler", "-i", "-1"],
+                       capture_output=True, env=box.environ(), timeout=60)
+    assert p.returncode == 0, p.stderr
+    calls = [ln for ln in open(trace) if '"%s' % sock in ln or ln.startswith("listen(")]
+    # for each socket: bind to NAME.new, listen, rename NAME.new -> NAME; never a bind at NAME
+    assert not [ln for ln in calls if ln.startswith("bind(") and '"%s"' % sock in ln], calls
+    assert [ln.split("(")[0] for ln in calls] == ["bind", "listen", "rename"] * 2, calls
+    assert '"%s.new", "%s"' % (sock, sock) in calls[2], calls
