@@ -67,8 +67,10 @@ static void msg_free(struct sched *s, struct qmsg *m)
 	for (unsigned i = 0; i < m->nrcpt; i++)
 		if (m->r[i].thr)
 			st_put(s, m->r[i].thr);
+	srp_drop(&s->rp, m->pring ? &m->pring->rp : NULL, &m->pool, (int)m->nrcpt, 1);
 	ctl_close(s, m);
 	s->count--;
+	free(m->r);
 	free(m);
 }
 
@@ -95,6 +97,8 @@ static void stat_line(struct sched *s, const struct qmsg *m, const char *state, 
 /* 1 when every recipient is done and no job points at m: settle() removes it this turn. */
 static int finished(const struct qmsg *m)
 {
+	if (m->unread < m->nfile || m->evicted)
+		return 0; /* some wait on disk */
 	for (unsigned i = 0; i < m->nrcpt; i++)
 		if (m->r[i].tag != RT_DELIVERED && m->r[i].tag != RT_REPORTED)
 			return 0;
@@ -191,7 +195,7 @@ static int write_attempt(struct sched *s, struct qmsg *m, unsigned i, const char
 		return -1;
 	struct spool_attempt a;
 	memset(&a, 0, sizeof a);
-	a.rcpt = (int)i;
+	a.rcpt = (int)m->r[i].idx;
 	a.time = s->now;
 	str_lcpy(a.code, code, sizeof a.code);
 	str_lcpy(a.action, action && *action ? action : "-", sizeof a.action);
@@ -244,7 +248,7 @@ static void delay_result(struct sched *s, struct qmsg *m, unsigned i, enum sched
 	if (oc != SO_DELIVERED && oc != SO_FAILED) {
 		m->warned = WARN_LATER;
 		log_msg(LOG_NOTICE, m->id, "rcpt %u: the error channel could not send the delay notice (%s); again "
-		        "after the next attempt", i, message);
+		        "after the next attempt", r->idx, message);
 		return;
 	}
 	if (m->warned != WARN_DONE) {
@@ -254,7 +258,7 @@ static void delay_result(struct sched *s, struct qmsg *m, unsigned i, enum sched
 		m->warned = WARN_DONE;
 	}
 	int is_id = oc == SO_DELIVERED && spool_id_valid(word);
-	log_msg(LOG_INFO, m->id, "rcpt %u: delay %s%s", i, is_id ? "notice sent as " : "notice handled: ", is_id ? word : message);
+	log_msg(LOG_INFO, m->id, "rcpt %u: delay %s%s", r->idx, is_id ? "notice sent as " : "notice handled: ", is_id ? word : message);
 }
 
 /* The error phase: a report from the error channel about a failed recipient (F), a delivered
@@ -290,13 +294,13 @@ static void error_result(struct sched *s, struct qmsg *m, unsigned i, enum sched
 			return;
 		}
 		int is_id = oc == SO_DELIVERED && spool_id_valid(word);
-		log_msg(LOG_INFO, m->id, "rcpt %u: %s %s%s", i, what, is_id ? "reported as " : "handled: ", is_id ? word : message);
+		log_msg(LOG_INFO, m->id, "rcpt %u: %s %s%s", r->idx, what, is_id ? "reported as " : "handled: ", is_id ? word : message);
 		rcpt_done(s, r);
 	} else {
 		r->tag = succ ? RT_SUCCESS : RT_FAILED;
 		r->next = s->now + (r->thr ? r->thr->p.interval : 60);
 		write_status(s, m, i);
-		log_msg(LOG_NOTICE, m->id, "rcpt %u: the error channel could not report the %s (%s); again later", i, what, message);
+		log_msg(LOG_NOTICE, m->id, "rcpt %u: the error channel could not report the %s (%s); again later", r->idx, what, message);
 	}
 }
 
@@ -380,7 +384,7 @@ static void apply_result(struct sched *s, struct qmsg *m, unsigned i, const char
 	case RT_DELIVERED:
 	case RT_SUCCESS:
 		s->delivered++;
-		log_msg(LOG_INFO, m->id, "rcpt %u %s %s: %s %s %s%s", i, fin, where, status, enh && *enh ? enh : "-", text,
+		log_msg(LOG_INFO, m->id, "rcpt %u %s %s: %s %s %s%s", r->idx, fin, where, status, enh && *enh ? enh : "-", text,
 		        newtag == RT_SUCCESS ? "; a success notice is owed" : "");
 		stat_line(s, m, "ok", thr);
 		if (newtag == RT_DELIVERED)
@@ -388,13 +392,13 @@ static void apply_result(struct sched *s, struct qmsg *m, unsigned i, const char
 		break;
 	case RT_FAILED:
 		s->failed++;
-		log_msg(LOG_NOTICE, m->id, "rcpt %u %s %s: %s %s %s", i, fin, where, expired ? "expired" : status,
+		log_msg(LOG_NOTICE, m->id, "rcpt %u %s %s: %s %s %s", r->idx, fin, where, expired ? "expired" : status,
 		        expired ? "4.4.7" : (enh && *enh ? enh : "-"), text);
 		stat_line(s, m, expired ? "expiry" : "error", thr);
 		break;
 	default:
 		s->deferred++;
-		log_msg(LOG_INFO, m->id, "rcpt %u %s %s: %s %s %s; next attempt in %llds", i, fin, where, status,
+		log_msg(LOG_INFO, m->id, "rcpt %u %s %s: %s %s %s; next attempt in %llds", r->idx, fin, where, status,
 		        enh && *enh ? enh : "-", text, next - s->now);
 		break;
 	}
@@ -706,16 +710,16 @@ void sq_activate(struct sched *s, struct qmsg *m)
 		s->mem_wake = wake;
 }
 
+static void window(struct sched *s, struct qmsg *m);
+
 /* After results (or a load): remove, hand on, or put back on disk. */
 static void settle(struct sched *s, struct qmsg *m)
 {
-	unsigned done = 0, transit = 0;
-	for (unsigned i = 0; i < m->nrcpt; i++) {
-		char tag = m->r[i].tag;
-		done += tag == RT_DELIVERED || tag == RT_REPORTED;
-		transit += tag == RT_TRANSIT;
-	}
-	if (done == m->nrcpt) {
+	window(s, m);
+	unsigned transit = 0;
+	for (unsigned i = 0; i < m->nrcpt; i++)
+		transit += m->r[i].tag == RT_TRANSIT;
+	if (!m->nrcpt && m->unread >= m->nfile && !m->evicted) {
 		if (m->jobs)
 			return; /* an ack still points here */
 		/* Postfix's "ID: removed": every recipient is done (docs/logging.md) */
@@ -725,6 +729,12 @@ static void settle(struct sched *s, struct qmsg *m)
 		return;
 	}
 	sq_activate(s, m);
+	/* recipients on disk: read when room comes, or on a new pass at the earliest retry let go */
+	long long w = m->unread < m->nfile ? s->now + (m->pring ? m->pring->refill_delay : 5) : m->evicted;
+	if (w && (!m->wake || w < m->wake))
+		m->wake = w;
+	if (m->wake && (!s->mem_wake || m->wake < s->mem_wake))
+		s->mem_wake = m->wake;
 	if (!m->jobs && m->kept)
 		ctl_close(s, m); /* kept for a job (turn_sync), and none points here now */
 	if (m->jobs || transit)
@@ -985,10 +995,157 @@ static int load(struct sched *s, const char *id, long long due, struct spool_msg
 	return load_msg(s, id, due, &sm, fd);
 }
 
-/* The in-memory message from its parsed control file sm (freed here, and fd closed). */
+/* The state of recipient i, just read (number r->idx of sm): the due time, a clock that went
+ * back, a TA of an earlier scheduler that is gone, expiry without an attempt. */
+static void rcpt_state(struct sched *s, struct qmsg *m, const struct spool_msg *sm, unsigned i, long long due)
+{
+	struct qrcpt *r = &m->r[i];
+	/* the due link says when the message is next looked at; a message loaded before that
+	 * (trigger Q/R) keeps its recipients waiting unless the trigger chose them */
+	if ((r->tag == RT_NEW || r->tag == RT_DEFERRED) && due > r->next)
+		r->next = due;
+	/* a clock stepped back leaves next times far ahead: never wait longer than planned */
+	if ((r->tag == RT_NEW || r->tag == RT_DEFERRED) && r->next > s->now + sched_retry_cap(&r->thr->p))
+		r->next = s->now + sched_retry_cap(&r->thr->p);
+	char last = r->tag == RT_TRANSIT ? last_outcome(sm, r->idx) : 0;
+	if (r->tag == RT_TRANSIT && !pid_is_ta(s, r->pid)) {
+		if (!recover_outcome(s, m, i, last)) {
+			char why[120];
+			snprintf(why, sizeof why, "transport agent [%ld] of an earlier scheduler ended without a report", r->pid);
+			s->lost++;
+			write_attempt(s, m, i, "lost", "delayed", "4.0.0", NULL, why);
+			r->tag = RT_DEFERRED;
+			r->next = s->now;
+			r->tries = r->tries < 9999 ? r->tries + 1 : 9999;
+			write_status(s, m, i);
+			log_msg(LOG_NOTICE, m->id, "rcpt %u: %s", r->idx, why);
+		}
+	} else if (r->tag == RT_TRANSIT) {
+		r->jobseq = (unsigned char)last; /* for sq_timer_pass, when that TA is gone */
+	} else if ((r->tag == RT_NEW || r->tag == RT_DEFERRED) && sched_expired(&r->thr->p, m->arrival, m->tried, s->now, 0)) {
+		char why[160];
+		snprintf(why, sizeof why, "expired: undeliverable for %llds (expiry %llds + expiry2 %llds)",
+		         s->now - m->arrival, r->thr->p.expiry, r->thr->p.expiry2);
+		if (write_attempt(s, m, i, "error", "failed", "4.4.7", NULL, why) == 0) {
+			r->tag = RT_FAILED;
+			r->next = s->now;
+			write_status(s, m, i);
+			stat_line(s, m, "expiry", r->thr);
+			log_msg(LOG_NOTICE, m->id, "rcpt %u %s/%s: %s", r->idx, r->thr->name, r->thr->host, why);
+		}
+	}
+}
+
+static int off_cmp(const void *a, const void *b)
+{
+	uint32_t x = ((const struct qrcpt *)a)->off, y = ((const struct qrcpt *)b)->off;
+	return (x > y) - (x < y);
+}
+
+static struct srp_ring *pool_of(const struct qmsg *m)
+{
+	return m->pring ? &m->pring->rp : NULL;
+}
+
+/* 1 when m is its pool ring's owner: no older message of the ring has recipients on disk. */
+static int pool_owner(const struct sched *s, const struct qmsg *m)
+{
+	for (const struct qmsg *o = s->head; o; o = o->next)
+		if (o != m && o->pring == m->pring && o->unread < o->nfile &&
+		    (o->arrival < m->arrival || (o->arrival == m->arrival && strcmp(o->id, m->id) < 0)))
+			return 0;
+	return 1;
+}
+
+/* 1 when m's job in its pool ring preempted the job in front of which it runs (seed 004). */
+static int pool_preempting(const struct qmsg *m)
+{
+	for (const struct spr_job *j = m->pring->pl.head; j; j = j->next)
+		if (j->key == m)
+			return j->level > 0;
+	return 0;
+}
+
+/* The next batch of m's recipients from its parsed control file sm, as many as its pools allow
+ * (issue 14 point 5), in file order from m->unread; done ones are skipped, and so are those
+ * already in memory (a new pass over the file). first: m was just made (its age for expiry comes
+ * from sm's history). Returns how many came in, -1 when none could for want of memory. */
+static int take(struct sched *s, struct qmsg *m, const struct spool_msg *sm, int first)
+{
+	if (m->pring && !m->pool.first)
+		srp_grant(&m->pring->rp, &m->pool, pool_owner(s, m), pool_preempting(m));
+	long room = srp_room(&s->rp, pool_of(m), &m->pool);
+	unsigned from = m->nrcpt, n = 0, i = m->unread;
+	if (room > (long)(m->nfile - i))
+		room = (long)(m->nfile - i);
+	if (room <= 0)
+		return 0;
+	struct qrcpt *nr = realloc(m->r, (from + (size_t)room) * sizeof *nr);
+	if (!nr)
+		return -1;
+	m->r = nr;
+	for (; i < m->nfile && (long)n < room; i++) {
+		const struct spool_rcpt *sr = &sm->rcpt[i];
+		if (sr->tag == RT_DELIVERED || sr->tag == RT_REPORTED || rcpt_by_off(m, sr->off) >= 0)
+			continue;
+		struct qrcpt *r = &m->r[from + n];
+		memset(r, 0, sizeof *r);
+		/* every thread first: a recipient without one must not look done */
+		r->thr = st_get(s, sr->channel, sr->host, 0);
+		if (!r->thr)
+			break;
+		r->idx = i;
+		r->off = (uint32_t)sr->off;
+		r->tag = sr->tag;
+		r->tries = (uint16_t)(sr->tries > 9999 ? 9999 : sr->tries);
+		r->next = sr->next;
+		r->pid = sr->pid;
+		/* notices are for a sender, never for the null one (DSNs, postmaster notices) */
+		if (ENABLE_DSN && sm->sender && *sm->sender && !(sr->notify & NOTIFY_NEVER)) {
+			if (sr->notify & NOTIFY_SUCCESS)
+				r->flags |= RF_WANT_SUCCESS;
+			if (!sr->notify || (sr->notify & NOTIFY_DELAY))
+				r->flags |= RF_WANT_DELAY; /* RFC 3461 4.1: absent NOTIFY, DELAY is ours to give */
+		}
+		n++;
+	}
+	if (!n && i < m->nfile)
+		return -1; /* out of memory for the thread: m->unread stays, the timer looks again */
+	m->unread = i;
+	if (first) {
+		/* the age for expiry from the history: arrival, then every attempt in the order written
+		 * (the real order, whatever the clock said), each gap capped by the longest planned wait */
+		long long cap = 1;
+		for (unsigned k = 0; k < n; k++)
+			if (sched_retry_cap(&m->r[k].thr->p) > cap)
+				cap = sched_retry_cap(&m->r[k].thr->p);
+		m->seen = sm->arrival;
+		for (size_t k = 0; k < sm->natt; k++) {
+			m->tried = sched_tried_add(m->tried, m->seen, sm->att[k].time, cap);
+			m->seen = sm->att[k].time;
+		}
+	}
+	if (!m->pring && n)
+		m->pring = m->r[from].thr->ring;
+	srp_add(&s->rp, pool_of(m), &m->pool, (int)n);
+	m->pool.first = 0;
+	m->refilled = s->now;
+	m->nrcpt = from + n;
+	for (unsigned k = from; k < from + n; k++)
+		rcpt_state(s, m, sm, k, m->due);
+	/* a new pass read ones before those kept in memory: r[] is kept in file order */
+	if (from && n && m->r[from].off < m->r[from - 1].off)
+		qsort(m->r, m->nrcpt, sizeof *m->r, off_cmp);
+	sched_touch(s, m);
+	return (int)n;
+}
+
+/* The in-memory message from its parsed control file sm (freed here, and fd closed): its first
+ * batch of recipients. */
 static int load_msg(struct sched *s, const char *id, long long due, struct spool_msg *smp, int fd)
 {
 	struct spool_msg sm = *smp;
+	struct qmsg *m = NULL;
 	if (sm.nrcpt == 0 || sm.nrcpt > SPOOL_RCPT_MAX) {
 		log_msg(LOG_ERR, id, "control file with %zu recipients; looked at again in %ds", sm.nrcpt, BADLOAD_RETRY);
 		spool_msg_free(&sm);
@@ -997,17 +1154,12 @@ static int load_msg(struct sched *s, const char *id, long long due, struct spool
 		look_later(s, id, due, BADLOAD_RETRY);
 		return -1;
 	}
-	struct qmsg *m = calloc(1, sizeof *m + sm.nrcpt * sizeof m->r[0]);
-	if (!m) {
-		log_msg(LOG_ERR, id, "out of memory loading the message; looked at again in %ds", NOMEM_RETRY);
-		spool_msg_free(&sm);
-		if (fd >= 0)
-			close(fd);
-		look_later(s, id, due, NOMEM_RETRY);
-		return -1;
-	}
+	m = calloc(1, sizeof *m);
+	if (!m)
+		goto nomem;
 	str_lcpy(m->id, id, sizeof m->id);
-	m->nrcpt = (unsigned)sm.nrcpt;
+	m->nfile = (unsigned)sm.nrcpt;
+	m->pool.first = 1;
 	m->arrival = sm.arrival;
 	m->warned = sm.warned > 0 ? WARN_DONE : WARN_NOT_YET;
 	m->due = due;
@@ -1020,96 +1172,84 @@ static int load_msg(struct sched *s, const char *id, long long due, struct spool
 		s->head->prev = m;
 	s->head = m;
 	s->count++;
-	/* every thread first: a recipient without one must not look done (out of memory would
-	 * otherwise end in "all recipients done: removed", a lost message) */
-	for (unsigned i = 0; i < m->nrcpt; i++) {
-		const struct spool_rcpt *sr = &sm.rcpt[i];
-		if (sr->tag == RT_DELIVERED || sr->tag == RT_REPORTED)
-			continue;
-		m->r[i].thr = st_get(s, sr->channel, sr->host, 0);
-		if (!m->r[i].thr) {
-			log_msg(LOG_ERR, id, "out of memory loading the message; looked at again in %ds", NOMEM_RETRY);
-			spool_msg_free(&sm);
-			if (fd >= 0)
-				close(fd);
-			msg_free(s, m);
-			look_later(s, id, due, NOMEM_RETRY);
-			return -1;
-		}
+	if (take(s, m, &sm, 1) < 0) {
+		msg_free(s, m);
+		goto nomem;
 	}
 	/* Postfix's qmgr line: the message is in memory (active); log summarisers take its size
 	 * and sender from it, once per id */
 	log_msg_as("spoolbox/qmgr", LOG_INFO, id, "from=<%s>, size=%lld, nrcpt=%zu (queue active)",
 	           sm.sender ? sm.sender : "", sm.size, sm.nrcpt);
-	/* the age for expiry from the history: arrival, then every attempt in the order written
-	 * (the real order, whatever the clock said), each gap capped by the longest planned wait */
-	long long cap = 1;
-	for (unsigned i = 0; i < m->nrcpt; i++)
-		if (m->r[i].thr && sched_retry_cap(&m->r[i].thr->p) > cap)
-			cap = sched_retry_cap(&m->r[i].thr->p);
-	m->seen = sm.arrival;
-	for (size_t k = 0; k < sm.natt; k++) {
-		m->tried = sched_tried_add(m->tried, m->seen, sm.att[k].time, cap);
-		m->seen = sm.att[k].time;
-	}
-	for (unsigned i = 0; i < m->nrcpt; i++) {
-		const struct spool_rcpt *sr = &sm.rcpt[i];
-		struct qrcpt *r = &m->r[i];
-		r->off = (uint32_t)sr->off;
-		r->tag = sr->tag;
-		r->tries = (uint16_t)(sr->tries > 9999 ? 9999 : sr->tries);
-		r->next = sr->next;
-		/* the due link says when the message is next looked at; a message loaded before that
-		 * (trigger Q/R) keeps its recipients waiting unless the trigger chose them */
-		if ((r->tag == RT_NEW || r->tag == RT_DEFERRED) && due > r->next)
-			r->next = due;
-		/* a clock stepped back leaves next times far ahead: never wait longer than planned */
-		if ((r->tag == RT_NEW || r->tag == RT_DEFERRED) && r->thr && r->next > s->now + sched_retry_cap(&r->thr->p))
-			r->next = s->now + sched_retry_cap(&r->thr->p);
-		r->pid = sr->pid;
-		/* notices are for a sender, never for the null one (DSNs, postmaster notices) */
-		if (ENABLE_DSN && sm.sender && *sm.sender && !(sr->notify & NOTIFY_NEVER)) {
-			if (sr->notify & NOTIFY_SUCCESS)
-				r->flags |= RF_WANT_SUCCESS;
-			if (!sr->notify || (sr->notify & NOTIFY_DELAY))
-				r->flags |= RF_WANT_DELAY; /* RFC 3461 4.1: absent NOTIFY, DELAY is ours to give */
-		}
-		if (r->tag == RT_DELIVERED || r->tag == RT_REPORTED)
-			continue;
-		char last = r->tag == RT_TRANSIT ? last_outcome(&sm, i) : 0;
-		if (r->tag == RT_TRANSIT && !pid_is_ta(s, r->pid)) {
-			if (!recover_outcome(s, m, i, last)) {
-				char why[120];
-				snprintf(why, sizeof why, "transport agent [%ld] of an earlier scheduler ended without a report", r->pid);
-				s->lost++;
-				write_attempt(s, m, i, "lost", "delayed", "4.0.0", NULL, why);
-				r->tag = RT_DEFERRED;
-				r->next = s->now;
-				r->tries = r->tries < 9999 ? r->tries + 1 : 9999;
-				write_status(s, m, i);
-				log_msg(LOG_NOTICE, m->id, "rcpt %u: %s", i, why);
-			}
-		} else if (r->tag == RT_TRANSIT) {
-			r->jobseq = (unsigned char)last; /* for sq_timer_pass, when that TA is gone */
-		} else if ((r->tag == RT_NEW || r->tag == RT_DEFERRED) &&
-		           sched_expired(&r->thr->p, m->arrival, m->tried, s->now, 0)) {
-			char why[160];
-			snprintf(why, sizeof why, "expired: undeliverable for %llds (expiry %llds + expiry2 %llds)",
-			         s->now - m->arrival, r->thr->p.expiry, r->thr->p.expiry2);
-			if (write_attempt(s, m, i, "error", "failed", "4.4.7", NULL, why) == 0) {
-				r->tag = RT_FAILED;
-				r->next = s->now;
-				write_status(s, m, i);
-				stat_line(s, m, "expiry", r->thr);
-				log_msg(LOG_NOTICE, m->id, "rcpt %u %s/%s: %s", i, r->thr->name, r->thr->host, why);
-			}
-		}
-	}
 	spool_msg_free(&sm);
 	if (fd >= 0)
 		close(fd);
 	sched_touch(s, m);
 	return 0;
+nomem:
+	log_msg(LOG_ERR, id, "out of memory loading the message; looked at again in %ds", NOMEM_RETRY);
+	spool_msg_free(&sm);
+	if (fd >= 0)
+		close(fd);
+	look_later(s, id, due, NOMEM_RETRY);
+	return -1;
+}
+
+/* Recipients of m that are done leave memory, and, while more are on disk, so do the waiting
+ * ones (their state is on disk, the earliest next attempt in m->evicted): the window moves on.
+ * Then the next batch is read when it is worth a read of the control file: recipient_refill_limit
+ * of room, recipient_refill_delay since the last, or nothing of m in memory being worked on.
+ * A batch of only later retries moves on to the next (docs/scheduler.md "Recipients in memory"). */
+static void window(struct sched *s, struct qmsg *m)
+{
+	for (int rounds = 0; rounds < 1000; rounds++) {
+		int more = m->unread < m->nfile, busy = 0;
+		unsigned k = 0, gone = 0;
+		for (unsigned i = 0; i < m->nrcpt; i++) {
+			struct qrcpt *r = &m->r[i];
+			int idle = more && (r->tag == RT_NEW || r->tag == RT_DEFERRED) &&
+			           !(r->flags & (RF_QUEUED | RF_DELAYQ | RF_OURS)) && r->next > s->now;
+			if (idle && (!m->evicted || r->next < m->evicted))
+				m->evicted = r->next;
+			if (idle || r->tag == RT_DELIVERED || r->tag == RT_REPORTED) {
+				rcpt_done(s, r);
+				gone++;
+				continue;
+			}
+			busy |= r->tag == RT_TRANSIT || (r->flags & RF_QUEUED);
+			m->r[k++] = *r;
+		}
+		m->nrcpt = k;
+		srp_drop(&s->rp, pool_of(m), &m->pool, (int)gone, !more);
+		if (!more && m->evicted && m->evicted <= s->now) {
+			m->unread = 0; /* a new pass over the file for the retries let go */
+			m->evicted = 0;
+		}
+		if (m->unread >= m->nfile || m->ctl)
+			return;
+		const struct ring *pr = m->pring;
+		if (busy && pr && srp_room(&s->rp, pool_of(m), &m->pool) < pr->refill_limit &&
+		    s->now - m->refilled < pr->refill_delay)
+			return;
+		struct spool_msg sm;
+		int fd = -1;
+		char err[256];
+		if (spool_ctl_load(&s->sp, m->id, 1, &sm, &fd, err, sizeof err) < 0) {
+			log_msg(LOG_ERR, m->id, "cannot read the next recipients: %s", err);
+			return;
+		}
+		close(fd);
+		int n = sm.nrcpt == m->nfile ? take(s, m, &sm, 0) : -1;
+		spool_msg_free(&sm);
+		if (n <= 0)
+			return;
+		log_msg(LOG_DEBUG, m->id, "%d more recipients in memory (%u of %u read; %ld in memory in all)", n,
+		        m->unread, m->nfile, s->rp.incore);
+		sq_activate(s, m);
+		for (unsigned i = 0; i < m->nrcpt && !busy; i++)
+			busy = m->r[i].tag == RT_TRANSIT || (m->r[i].flags & RF_QUEUED);
+		if (busy)
+			return;
+	}
 }
 
 int sq_load(struct sched *s, const char *id, long long due)

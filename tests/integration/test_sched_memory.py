@@ -1,0 +1,95 @@
+"""Recipients in memory (seed 004's memory management; issue 14 point 5), real scheduler and stub
+agent, messages written straight into the spool (sched_gen.py):
+- a mailing of 50 000 recipients, as five control files of 10 000 (SPOOL_RCPT_MAX, the most one
+  control file holds: docs/scheduler.md "Recipients in memory" says why the limit stays), is
+  delivered, every recipient exactly once, while the scheduler never holds more recipients in
+  memory than PARAMmessage_recipient_limit: the windows move through the control files as
+  recipients finish;
+- recipients that are deferred leave memory while their message has more on disk (the ones
+  behind them are not held up), and come back on a new pass over the file at their retry time;
+- the seed's bound formula: what the scheduler says at its exit is the test's own computation."""
+import os
+import re
+import subprocess
+import time
+
+from conftest import BINARY
+
+import sched_gen as gen
+
+STUB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sched_stub_ta.py")
+PEAK = re.compile(rb"recipients in memory: at most (\d+) \(message_recipient_limit (\d+), bound (\d+)\)")
+
+
+def conf(box, limit, minimum, rlimit, xlimit, extra=""):
+    with open(box.env["SCHEDULER_CONF"], "w") as f:
+        f.write(f"PARAMmessage_recipient_limit = {limit}\nPARAMmessage_recipient_minimum = {minimum}\n"
+                f'*/* interval=1m\nerror command="{STUB} error"\n'
+                f"smtp/* recipient_limit={rlimit} extra_recipient_limit={xlimit} recipient_refill_delay=1s "
+                f'{extra}command="{STUB}"\n')
+
+
+def deliveries(box):
+    try:
+        with open(os.path.join(box.base, "stub.log")) as f:
+            return [tuple(ln.split()[2:5]) for ln in f if ln.startswith("deliver ")]
+    except FileNotFoundError:
+        return []
+
+
+def bound(limit, minimum, active, pools):
+    """Seed 004: max(minimum x active + sum(recipient_limit + extra_recipient_limit), limit)."""
+    return max(minimum * active + sum(r + x for r, x in pools), limit)
+
+
+def test_a_50000_recipient_mailing_is_delivered_with_memory_under_the_limit(box):
+    limit, minimum, rlimit, xlimit, active = 5000, 10, 5000, 500, 5
+    conf(box, limit, minimum, rlimit, xlimit)
+    want = set()
+    for k in range(5):
+        rcpts = [("smtp", "h.example", f"ok{k}.{i}@h.example") for i in range(10000)]
+        mid = gen.add_queued(box.spool, rcpts)
+        want |= {(mid, a) for _, _, a in rcpts}
+    env = {"STUB_LOG": os.path.join(box.base, "stub.log"), "QUEUEHI": str(active), "QUEUELO": "1"}
+    p = box.run("scheduler", "-i", "-1", env=env, timeout=900)
+    assert p.returncode == 0, p.stderr[-3000:]
+    got = deliveries(box)
+    assert len(got) == 50000  # every recipient once: no repeat ...
+    assert {(mid, addr) for mid, _, addr in got} == want  # ... and none missing
+    m = PEAK.search(p.stderr)
+    assert m, p.stderr[-2000:]
+    peak, said_limit, said_bound = (int(x) for x in m.groups())
+    # the seed's bound, as the scheduler computes it: 10 x 5 + 5000 + 500
+    assert said_limit == limit and said_bound == bound(limit, minimum, active, [(rlimit, xlimit)]) == 5550
+    # never above it, and the windows were used: the first batch filled the global pool
+    assert limit <= peak <= said_bound
+    # every message left the queue
+    assert not any(f.endswith(".c") for _, _, fs in os.walk(os.path.join(box.spool, "queue")) for f in fs)
+
+
+def test_deferred_recipients_leave_memory_and_come_back_at_their_retry(box):
+    # a window of 20, and the first 20 recipients deferred for 60 s (test clock 30 times faster):
+    # the 80 behind them are read and delivered while they wait, then a new pass over the file
+    # at their retry time delivers them, each once
+    conf(box, 20, 1, 10, 2)
+    rcpts = [f"once{i}@h.example" for i in range(20)] + [f"ok{i}@h.example" for i in range(80)]
+    gen.add_queued(box.spool, [("smtp", "h.example", a) for a in rcpts])
+    env = {"STUB_LOG": os.path.join(box.base, "stub.log"), "QUEUEHI": "1", "QUEUELO": "1",
+           "SPOOLBOX_TEST_CLOCK": "+0*30"}
+    err = open(os.path.join(box.base, "scheduler.err"), "w+b")
+    s = subprocess.Popen([BINARY, "scheduler", "-i"], env=box.environ(env), stdout=subprocess.DEVNULL, stderr=err)
+    try:
+        end = time.monotonic() + 180
+        while len(deliveries(box)) < 100 and time.monotonic() < end and s.poll() is None:
+            time.sleep(0.1)
+    finally:
+        s.terminate()
+        s.wait(timeout=40)
+    got = [a for _, _, a in deliveries(box)]
+    assert sorted(got) == sorted(rcpts)
+    assert all(a.startswith("ok") for a in got[:80])  # none waited behind the deferred ones
+    with open(os.path.join(box.base, "stub.log")) as f:
+        assert sorted(ln.split()[4] for ln in f if ln.startswith("deferonce ")) == sorted(rcpts[:20])
+    err.seek(0)
+    m = PEAK.search(err.read())
+    assert m and int(m.group(1)) <= 20
