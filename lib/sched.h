@@ -27,6 +27,7 @@ struct sta;
 /* In-core recipients over every message (lib/sched_pool.c, issue 14 point 5). */
 struct srp_global {
 	long incore, peak;            /* recipients in memory now, and the most ever */
+	long pooled;                  /* of them, those beyond each message's own minimum */
 	long limit, minimum;          /* PARAMmessage_recipient_limit, PARAMmessage_recipient_minimum */
 	long active;                  /* most messages in memory (QUEUEHI): the seed's active limit */
 	long sum_re;                  /* recipient_limit + extra_recipient_limit of every ring made */

@@ -50,6 +50,7 @@ struct srp_ring {
 	int limit, xlimit;            /* recipient_limit, extra_recipient_limit of its clause */
 	int unused, xunused;          /* slots no message holds */
 	int incore;                   /* in memory, of messages whose pool ring this is */
+	int pooled;                   /* of them, those beyond each message's own minimum */
 };
 
 struct srp_msg {

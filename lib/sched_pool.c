@@ -10,12 +10,13 @@
  *     preempted) takes half of what is left of both pools, the extra one being
  *     extra_recipient_limit. A message with every recipient read keeps no more slots than it
  *     has recipients in memory: the rest, and one slot per recipient that leaves, go back.
- *   - The pools never take the total above the seed's bound
- *     B = max(minimum x active + sum(recipient_limit + extra_recipient_limit), limit), nor a
- *     ring's count above max(minimum x active + its two limits, limit); only a message's own
- *     minimum may, so that every message can always go on. So the total is at most
- *     max(B, limit + minimum x (active - 1)), which is B whenever the rings' limits add up to at
- *     least limit - minimum (Postfix's defaults: 21000 >= 19990); the unit test checks both. */
+ *   - The seed's bounds hold: at most B = max(minimum x active + sum(recipient_limit +
+ *     extra_recipient_limit), limit) recipients in memory, and of one ring at most
+ *     max(minimum x active + its two limits, limit). A message's own minimum is always there to
+ *     read (so every message can go on, as Postfix reads that many "no matter what"); what any
+ *     message holds beyond its minimum is kept, over all messages, within B - minimum x active
+ *     (and a ring's within its bound's share), so with at most `active` messages in memory the
+ *     total is within B. The unit test drives it at random and checks both. */
 #include "sched_int.h"
 
 static long max_l(long a, long b)
@@ -52,35 +53,49 @@ void srp_grant(struct srp_ring *r, struct srp_msg *m, int owner, int preempting)
 
 long srp_room(const struct srp_global *g, const struct srp_ring *r, const struct srp_msg *m)
 {
-	long floor = g->minimum - m->n;
-	long room = m->first ? max_l(g->minimum, g->limit - g->incore) - m->n : g->minimum + m->slots + m->xslots - m->n;
-	/* the bounds cap what the pools give above the floor, never the floor: every message can
-	 * always go on with its minimum (Postfix reads that many "no matter what") */
-	long cap = srp_bound(g, NULL) - g->incore;
-	if (r && cap > srp_bound(g, r) - r->incore)
-		cap = srp_bound(g, r) - r->incore;
-	if (room > cap)
-		room = max_l(cap, floor);
-	return room > 0 ? room : 0;
+	long own = max_l(g->minimum - m->n, 0);
+	/* the first batch: up to the limit less what the others hold (asked again as it grows) */
+	long want = (m->first ? max_l(g->minimum, g->limit - g->incore + m->n) : g->minimum + m->slots + m->xslots) - m->n;
+	/* above its own minimum, a message reads only while the recipients beyond every message's
+	 * minimum stay within B - minimum x active (and the ring's within its bound's share) */
+	long cap = srp_bound(g, NULL) - g->minimum * g->active - g->pooled;
+	if (r && cap > srp_bound(g, r) - g->minimum * g->active - r->pooled)
+		cap = srp_bound(g, r) - g->minimum * g->active - r->pooled;
+	if (want > own + cap)
+		want = own + max_l(cap, 0);
+	return max_l(want, 0);
+}
+
+/* Recipients of m beyond its own minimum, when it holds n. */
+static long beyond(const struct srp_global *g, long n)
+{
+	return max_l(n - g->minimum, 0);
 }
 
 void srp_add(struct srp_global *g, struct srp_ring *r, struct srp_msg *m, int k)
 {
+	long d = beyond(g, m->n + k) - beyond(g, m->n);
 	m->n += k;
 	g->incore += k;
-	if (r)
+	g->pooled += d;
+	if (r) {
 		r->incore += k;
+		r->pooled += d;
+	}
 	if (g->incore > g->peak)
 		g->peak = g->incore;
 }
 
 void srp_drop(struct srp_global *g, struct srp_ring *r, struct srp_msg *m, int k, int all_read)
 {
+	long d = beyond(g, m->n) - beyond(g, m->n - k);
 	m->n -= k;
 	g->incore -= k;
+	g->pooled -= d;
 	if (!r)
 		return;
 	r->incore -= k;
+	r->pooled -= d;
 	/* the slots above what it still holds in memory go back, the extra ones first */
 	int excess = all_read ? m->slots + m->xslots - m->n : 0;
 	int x = excess < m->xslots ? excess : m->xslots;

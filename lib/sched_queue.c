@@ -1076,6 +1076,7 @@ static int take(struct sched *s, struct qmsg *m, const struct spool_msg *sm, int
 		srp_grant(&m->pring->rp, &m->pool, pool_owner(s, m), pool_preempting(m));
 	long room = srp_room(&s->rp, pool_of(m), &m->pool);
 	unsigned from = m->nrcpt, n = 0, i = m->unread;
+	int oom = 0;
 	if (room > (long)(m->nfile - i))
 		room = (long)(m->nfile - i);
 	if (room <= 0)
@@ -1084,7 +1085,8 @@ static int take(struct sched *s, struct qmsg *m, const struct spool_msg *sm, int
 	if (!nr)
 		return -1;
 	m->r = nr;
-	for (; i < m->nfile && (long)n < room; i++) {
+	/* one at a time: the first one names the pool ring, whose bound then applies */
+	for (; i < m->nfile && (long)n < room && srp_room(&s->rp, pool_of(m), &m->pool) > 0; i++) {
 		const struct spool_rcpt *sr = &sm->rcpt[i];
 		if (sr->tag == RT_DELIVERED || sr->tag == RT_REPORTED || rcpt_by_off(m, sr->off) >= 0)
 			continue;
@@ -1092,8 +1094,13 @@ static int take(struct sched *s, struct qmsg *m, const struct spool_msg *sm, int
 		memset(r, 0, sizeof *r);
 		/* every thread first: a recipient without one must not look done */
 		r->thr = st_get(s, sr->channel, sr->host, 0);
-		if (!r->thr)
+		if (!r->thr) {
+			oom = 1;
 			break;
+		}
+		if (!m->pring)
+			m->pring = r->thr->ring;
+		srp_add(&s->rp, pool_of(m), &m->pool, 1);
 		r->idx = i;
 		r->off = (uint32_t)sr->off;
 		r->tag = sr->tag;
@@ -1109,7 +1116,7 @@ static int take(struct sched *s, struct qmsg *m, const struct spool_msg *sm, int
 		}
 		n++;
 	}
-	if (!n && i < m->nfile)
+	if (oom && !n)
 		return -1; /* out of memory for the thread: m->unread stays, the timer looks again */
 	m->unread = i;
 	if (first) {
@@ -1125,9 +1132,6 @@ static int take(struct sched *s, struct qmsg *m, const struct spool_msg *sm, int
 			m->seen = sm->att[k].time;
 		}
 	}
-	if (!m->pring && n)
-		m->pring = m->r[from].thr->ring;
-	srp_add(&s->rp, pool_of(m), &m->pool, (int)n);
 	m->pool.first = 0;
 	m->refilled = s->now;
 	m->nrcpt = from + n;
