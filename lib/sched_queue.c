@@ -995,6 +995,25 @@ static int load(struct sched *s, const char *id, long long due, struct spool_msg
 	return load_msg(s, id, due, &sm, fd);
 }
 
+static int domain_match(const char *host, const char *domain)
+{
+	size_t h = strlen(host), d = strlen(domain);
+	if (h == d)
+		return str_caseeq(host, domain);
+	return h > d && host[h - d - 1] == '.' && str_caseeq(host + h - d, domain);
+}
+
+/* Trigger Q or R<domain> (the seed's ETRN): recipient r, when waiting, is due now. */
+static int kick(struct sched *s, struct qrcpt *r, const char *domain)
+{
+	if ((r->tag != RT_NEW && r->tag != RT_DEFERRED) || (domain && !domain_match(r->thr->host, domain)))
+		return 0;
+	r->next = s->now;
+	r->thr->blocked_until = 0;
+	r->thr->kicked_until = s->now + 600;
+	return 1;
+}
+
 /* The state of recipient i, just read (number r->idx of sm): the due time, a clock that went
  * back, a TA of an earlier scheduler that is gone, expiry without an attempt. */
 static void rcpt_state(struct sched *s, struct qmsg *m, const struct spool_msg *sm, unsigned i, long long due)
@@ -1135,8 +1154,13 @@ static int take(struct sched *s, struct qmsg *m, const struct spool_msg *sm, int
 	m->pool.first = 0;
 	m->refilled = s->now;
 	m->nrcpt = from + n;
-	for (unsigned k = from; k < from + n; k++)
+	for (unsigned k = from; k < from + n; k++) {
 		rcpt_state(s, m, sm, k, m->due);
+		if (m->kick)
+			kick(s, &m->r[k], s->runall_dom[0] ? s->runall_dom : NULL);
+	}
+	if (m->unread >= m->nfile)
+		m->kick = 0; /* the run has seen every recipient */
 	/* a new pass read ones before those kept in memory: r[] is kept in file order */
 	if (from && n && m->r[from].off < m->r[from - 1].off)
 		qsort(m->r, m->nrcpt, sizeof *m->r, off_cmp);
@@ -1349,14 +1373,6 @@ int sq_pickup(struct sched *s)
 	return (int)ok;
 }
 
-static int domain_match(const char *host, const char *domain)
-{
-	size_t h = strlen(host), d = strlen(domain);
-	if (h == d)
-		return str_caseeq(host, domain);
-	return h > d && host[h - d - 1] == '.' && str_caseeq(host + h - d, domain);
-}
-
 void sq_run_all(struct sched *s, const char *domain)
 {
 	for (struct qmsg *m = s->head; m; m = m->next) {
@@ -1364,14 +1380,12 @@ void sq_run_all(struct sched *s, const char *domain)
 		/* tried since the run was asked for: its turn in this run is over */
 		if (s->runall_at && m->seen >= s->runall_at && m->attempted)
 			continue;
-		for (unsigned i = 0; i < m->nrcpt; i++) {
-			struct qrcpt *r = &m->r[i];
-			if ((r->tag != RT_NEW && r->tag != RT_DEFERRED) || (domain && !domain_match(r->thr->host, domain)))
-				continue;
-			r->next = s->now;
-			r->thr->blocked_until = 0;
-			r->thr->kicked_until = s->now + 600;
-			hit = 1;
+		for (unsigned i = 0; i < m->nrcpt; i++)
+			hit |= kick(s, &m->r[i], domain);
+		/* and those on disk, as their windows are read: a new pass begins now */
+		if (m->evicted || m->unread < m->nfile) {
+			m->kick = hit = 1;
+			m->evicted = m->evicted ? s->now : 0;
 		}
 		if (hit)
 			sched_touch(s, m);

@@ -67,29 +67,51 @@ def test_a_50000_recipient_mailing_is_delivered_with_memory_under_the_limit(box)
     assert not any(f.endswith(".c") for _, _, fs in os.walk(os.path.join(box.spool, "queue")) for f in fs)
 
 
-def test_deferred_recipients_leave_memory_and_come_back_at_their_retry(box):
-    # a window of 20, and the first 20 recipients deferred for 60 s (test clock 30 times faster):
-    # the 80 behind them are read and delivered while they wait, then a new pass over the file
-    # at their retry time delivers them, each once
-    conf(box, 20, 1, 10, 2)
-    rcpts = [f"once{i}@h.example" for i in range(20)] + [f"ok{i}@h.example" for i in range(80)]
-    gen.add_queued(box.spool, [("smtp", "h.example", a) for a in rcpts])
-    env = {"STUB_LOG": os.path.join(box.base, "stub.log"), "QUEUEHI": "1", "QUEUELO": "1",
-           "SPOOLBOX_TEST_CLOCK": "+0*30"}
+def run_daemon(box, env, until, then=None):
+    """The scheduler as a daemon until the stub has delivered `until` recipients (then calls
+    then() and waits for 100); returns its stderr."""
     err = open(os.path.join(box.base, "scheduler.err"), "w+b")
     s = subprocess.Popen([BINARY, "scheduler", "-i"], env=box.environ(env), stdout=subprocess.DEVNULL, stderr=err)
     try:
-        end = time.monotonic() + 180
-        while len(deliveries(box)) < 100 and time.monotonic() < end and s.poll() is None:
-            time.sleep(0.1)
+        for want, action in ((until, then), (100, None)):
+            end = time.monotonic() + 180
+            while len(deliveries(box)) < want and time.monotonic() < end and s.poll() is None:
+                time.sleep(0.1)
+            if action:
+                action()
     finally:
         s.terminate()
         s.wait(timeout=40)
+    err.seek(0)
+    return err.read()
+
+
+def deferred_first(box, env_extra, then=None):
+    # a window of 20, and the first 20 recipients deferred the first time: the 80 behind them are
+    # read and delivered while they wait, then the 20 come back, each delivered once
+    conf(box, 20, 1, 10, 2)
+    rcpts = [f"once{i}@h.example" for i in range(20)] + [f"ok{i}@h.example" for i in range(80)]
+    gen.add_queued(box.spool, [("smtp", "h.example", a) for a in rcpts])
+    env = {"STUB_LOG": os.path.join(box.base, "stub.log"), "QUEUEHI": "1", "QUEUELO": "1", **env_extra}
+    err = run_daemon(box, env, 80, then)
     got = [a for _, _, a in deliveries(box)]
     assert sorted(got) == sorted(rcpts)
     assert all(a.startswith("ok") for a in got[:80])  # none waited behind the deferred ones
     with open(os.path.join(box.base, "stub.log")) as f:
         assert sorted(ln.split()[4] for ln in f if ln.startswith("deferonce ")) == sorted(rcpts[:20])
-    err.seek(0)
-    m = PEAK.search(err.read())
+    m = PEAK.search(err)
     assert m and int(m.group(1)) <= 20
+
+
+def test_deferred_recipients_leave_memory_and_come_back_at_their_retry(box):
+    # retry in 60 s, on a test clock 30 times faster: a new pass over the file at that time
+    deferred_first(box, {"SPOOLBOX_TEST_CLOCK": "+0*30"})
+
+
+def test_a_run_of_the_queue_reaches_recipients_that_left_memory(box):
+    # retry in an hour; trigger Q (sendmail -q) once the 80 are delivered brings the 20 back now
+    def run_queue():
+        fd = os.open(os.path.join(box.spool, "trigger"), os.O_WRONLY | os.O_NONBLOCK)
+        os.write(fd, b"Q\n")
+        os.close(fd)
+    deferred_first(box, {"STUB_ONCE": "+3600"}, run_queue)
