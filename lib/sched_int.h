@@ -79,12 +79,14 @@ struct qmsg {
 	unsigned nrcpt;               /* recipients in memory, r[]: a window of the control file's */
 	unsigned nfile;               /* recipients in the control file */
 	unsigned unread;              /* the next one a refill looks at (file order) */
+	uint32_t unread_off;          /* its r record's offset, 0 = not known (read from the start) */
 	long long evicted;            /* earliest next attempt of a waiting one let go, 0 = none */
 	long long refilled;           /* when a batch was last read */
 	struct ring *pring;           /* the ring whose pools pay for its batches */
 	struct srp_msg pool;
 	unsigned char dirty, attempted, held, in_turn, kept;
 	unsigned char kick;           /* a run of the queue (trigger Q/R) reaches the ones still on disk */
+	unsigned char notices;        /* the sender is not null: recipients may want notices */
 	unsigned char warned;         /* WARN_*: the delay notice (issue 15 point 2) */
 	unsigned char ctl;            /* mailq's hold or delete (QA_* + 1, sched_mailq.c): nothing more
 	                               * goes out, and it is done once nothing is out (settle) */

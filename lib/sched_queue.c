@@ -25,6 +25,7 @@
 #define BADLOAD_RETRY 3600   /* a control file that cannot be read is looked at again after this */
 #define NOMEM_RETRY 5        /* seconds: a message that did not fit in memory is loaded again */
 #define SCAN_MISSES 1000     /* due entries in a row that displace no chosen one: the scan stops */
+#define SCAN_BUF 65536       /* a refill reads the control file in pieces of this size */
 
 static unsigned hash_id(const char *id)
 {
@@ -1014,9 +1015,9 @@ static int kick(struct sched *s, struct qrcpt *r, const char *domain)
 	return 1;
 }
 
-/* The state of recipient i, just read (number r->idx of sm): the due time, a clock that went
+/* The state of recipient i, just read: the due time, a clock that went
  * back, a TA of an earlier scheduler that is gone, expiry without an attempt. */
-static void rcpt_state(struct sched *s, struct qmsg *m, const struct spool_msg *sm, unsigned i, long long due)
+static void rcpt_state(struct sched *s, struct qmsg *m, unsigned i, long long due)
 {
 	struct qrcpt *r = &m->r[i];
 	/* the due link says when the message is next looked at; a message loaded before that
@@ -1026,7 +1027,7 @@ static void rcpt_state(struct sched *s, struct qmsg *m, const struct spool_msg *
 	/* a clock stepped back leaves next times far ahead: never wait longer than planned */
 	if ((r->tag == RT_NEW || r->tag == RT_DEFERRED) && r->next > s->now + sched_retry_cap(&r->thr->p))
 		r->next = s->now + sched_retry_cap(&r->thr->p);
-	char last = r->tag == RT_TRANSIT ? last_outcome(sm, r->idx) : 0;
+	char last = r->tag == RT_TRANSIT ? (char)r->jobseq : 0; /* as take() found it on record */
 	if (r->tag == RT_TRANSIT && !pid_is_ta(s, r->pid)) {
 		if (!recover_outcome(s, m, i, last)) {
 			char why[120];
@@ -1085,64 +1086,209 @@ static int pool_preempting(const struct qmsg *m)
 	return 0;
 }
 
-/* The next batch of m's recipients from its parsed control file sm, as many as its pools allow
- * (issue 14 point 5), in file order from m->unread; done ones are skipped, and so are those
- * already in memory (a new pass over the file). first: m was just made (its age for expiry comes
- * from sm's history). Returns how many came in, -1 when none could for want of memory. */
-static int take(struct sched *s, struct qmsg *m, const struct spool_msg *sm, int first)
+/* A recipient record as a batch reads it: from the parsed control file at a first load, or
+ * from the file's text at a refill (scan). */
+struct rrec {
+	unsigned idx;
+	uint32_t off;
+	char tag;
+	long pid;
+	long long tries, next;
+	const char *channel, *host;
+	unsigned notify;
+};
+
+/* The batch being read into m: r[from .. from + n) are new, room were allocated; seen: the
+ * number of the next r record a scan meets; env: a scan is in the envelope block. */
+struct batch {
+	struct sched *s;
+	struct qmsg *m;
+	unsigned from, n, seen;
+	long room;
+	int full, oom, env, transit;
+};
+
+/* Record x into the batch when it is in the window, not done, not in memory already (a new
+ * pass) and there is room. Returns 1 when the batch is full (its reading stops there). */
+static int take_one(struct batch *b, const struct rrec *x)
+{
+	struct sched *s = b->s;
+	struct qmsg *m = b->m;
+	if (x->idx < m->unread)
+		return 0;
+	if ((long)b->n >= b->room || srp_room(&s->rp, pool_of(m), &m->pool) <= 0) {
+		m->unread_off = x->off; /* where the next refill begins to read */
+		return b->full = 1;
+	}
+	m->unread = x->idx + 1;
+	if (x->tag == RT_DELIVERED || x->tag == RT_REPORTED || rcpt_by_off(m, x->off) >= 0)
+		return 0;
+	struct qrcpt *r = &m->r[b->from + b->n];
+	memset(r, 0, sizeof *r);
+	/* every thread first: a recipient without one must not look done */
+	r->thr = st_get(s, x->channel, x->host, 0);
+	if (!r->thr) {
+		m->unread = x->idx;
+		m->unread_off = x->off;
+		return b->full = b->oom = 1;
+	}
+	/* one at a time: the first one names the pool ring, whose bound then applies */
+	if (!m->pring)
+		m->pring = r->thr->ring;
+	srp_add(&s->rp, pool_of(m), &m->pool, 1);
+	r->idx = x->idx;
+	r->off = x->off;
+	r->tag = x->tag;
+	r->tries = (uint16_t)(x->tries > 9999 ? 9999 : x->tries);
+	r->next = x->next;
+	r->pid = x->pid;
+	b->n++;
+	return 0;
+}
+
+/* The notices recipient r wants (NOTIFY), never for the null sender (DSNs, postmaster notices). */
+static void notices(const struct qmsg *m, struct qrcpt *r, unsigned notify)
+{
+	if (!ENABLE_DSN || !m->notices || (notify & NOTIFY_NEVER))
+		return;
+	if (notify & NOTIFY_SUCCESS)
+		r->flags |= RF_WANT_SUCCESS;
+	if (!notify || (notify & NOTIFY_DELAY))
+		r->flags |= RF_WANT_DELAY; /* RFC 3461 4.1: absent NOTIFY, DELAY is ours to give */
+}
+
+/* The new recipient numbered idx, or NULL. */
+static struct qrcpt *batch_find(struct batch *b, unsigned idx)
+{
+	for (unsigned k = b->n; k-- > 0;)
+		if (b->m->r[b->from + k].idx == idx)
+			return &b->m->r[b->from + k];
+	return NULL;
+}
+
+/* One line of a refill's reading of the control file (ours, and parsed whole at the first
+ * load), at offset off: the r records of the window with the N after each, then, when a new one
+ * is T, the last A record of each (the outcome a TA of an earlier scheduler left on record).
+ * Returns 1 when nothing more is needed. */
+static int scan_line(struct batch *b, char *line, off_t off)
+{
+	char *w[9];
+	int nw = 0;
+	for (char *p = line; *p && nw < 9; nw++) {
+		w[nw] = p;
+		p += strcspn(p, " ");
+		if (*p)
+			*p++ = 0;
+	}
+	long long v;
+	struct qrcpt *r;
+	if (b->env && nw == 1 && !strcmp(w[0], ".")) {
+		b->env = 0;
+		return !b->transit;
+	}
+	if (b->env && nw == 9 && !strcmp(w[0], "r")) {
+		struct rrec x = {b->seen++, (uint32_t)off, w[1][0], 0, 0, 0, w[5], w[6], 0};
+		if (b->full || parse_count(w[2], 9999999999LL, &v) || parse_count(w[3], 9999, &x.tries) ||
+		    parse_count(w[4], 9999999999LL, &x.next))
+			return 0;
+		x.pid = (long)v;
+		take_one(b, &x);
+		if ((r = batch_find(b, x.idx))) {
+			notices(b->m, r, 0);
+			b->transit |= r->tag == RT_TRANSIT;
+		}
+	} else if (b->env && nw == 2 && !strcmp(w[0], "N") && b->seen && (r = batch_find(b, b->seen - 1))) {
+		/* the letters S, F, D (or N, never) as spool_fmt.c writes them */
+		unsigned notify = strchr(w[1], 'N') ? NOTIFY_NEVER : (strchr(w[1], 'S') ? NOTIFY_SUCCESS : 0) |
+		                  (strchr(w[1], 'F') ? NOTIFY_FAILURE : 0) | (strchr(w[1], 'D') ? NOTIFY_DELAY : 0);
+		r->flags &= (unsigned char)~(RF_WANT_SUCCESS | RF_WANT_DELAY);
+		notices(b->m, r, notify);
+	} else if (!b->env && nw >= 4 && !strcmp(w[0], "A") && !parse_count(w[1], SPOOL_RCPT_MAX, &v) &&
+	           (r = batch_find(b, (unsigned)v)) && r->tag == RT_TRANSIT) {
+		enum sched_outcome oc = sched_outcome_of(w[3]);
+		r->jobseq = oc == SO_FAILED ? 'F' : oc == SO_DELIVERED ? 'D' : 0;
+	}
+	return 0;
+}
+
+/* A refill: m's control file read from where its window stopped (m->unread_off) in pieces of
+ * SCAN_BUF, each complete line to scan_line (a last line without its end is a torn append, not a
+ * record: docs/spool.md 4.3). Memory: one piece, whatever the size of the file. */
+static int scan(struct batch *b)
+{
+	char path[SPOOL_PATH_MAX];
+	ctl_path(b->s, b->m, path, sizeof path);
+	int fd = openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	char *buf = fd < 0 ? NULL : malloc(SCAN_BUF);
+	int mid = b->m->unread && b->m->unread_off; /* else from the start, skipping what was read */
+	off_t base = mid ? b->m->unread_off : 0;
+	size_t have = 0;
+	b->seen = mid ? b->m->unread : 0;
+	ssize_t n = buf ? 1 : -1;
+	while (n > 0 && (n = pread(fd, buf + have, SCAN_BUF - have, base + (off_t)have)) > 0) {
+		have += (size_t)n;
+		size_t pos = 0;
+		for (char *nl; (nl = memchr(buf + pos, '\n', have - pos)); pos = (size_t)(nl - buf) + 1) {
+			*nl = 0;
+			if (scan_line(b, buf + pos, base + (off_t)pos))
+				n = 0;
+			if (!n)
+				break;
+		}
+		if (!pos && have == SCAN_BUF)
+			n = -1; /* a line longer than a piece: not ours (SPOOL_LINE_MAX) */
+		memmove(buf, buf + pos, have - pos);
+		base += (off_t)pos;
+		have -= pos;
+	}
+	if (n < 0)
+		log_msg(LOG_ERR, b->m->id, "cannot read the next recipients from %s: %s", path,
+		        fd < 0 || !buf ? strerror(errno) : "read error or overlong line");
+	free(buf);
+	if (fd >= 0)
+		close(fd);
+	return n < 0 ? -1 : 0;
+}
+
+/* The next batch of m's recipients, as many as its pools allow (issue 14 point 5), in file
+ * order from m->unread: from sm, the parsed control file of a first load (its age for expiry
+ * comes from sm's history), or else from the file read again (scan). Done ones are skipped, and
+ * so are those already in memory (a new pass over the file). Returns how many came in, -1 when
+ * none could for want of memory. */
+static int take(struct sched *s, struct qmsg *m, const struct spool_msg *sm)
 {
 	if (m->pring && !m->pool.first)
 		srp_grant(&m->pring->rp, &m->pool, pool_owner(s, m), pool_preempting(m));
-	long room = srp_room(&s->rp, pool_of(m), &m->pool);
-	unsigned from = m->nrcpt, n = 0, i = m->unread;
-	int oom = 0;
-	if (room > (long)(m->nfile - i))
-		room = (long)(m->nfile - i);
-	if (room <= 0)
+	struct batch b = {s, m, m->nrcpt, 0, 0, srp_room(&s->rp, pool_of(m), &m->pool), 0, 0, 1, 0};
+	if (b.room > (long)(m->nfile - m->unread))
+		b.room = (long)(m->nfile - m->unread);
+	if (b.room <= 0)
 		return 0;
-	struct qrcpt *nr = realloc(m->r, (from + (size_t)room) * sizeof *nr);
+	struct qrcpt *nr = realloc(m->r, (b.from + (size_t)b.room) * sizeof *nr);
 	if (!nr)
 		return -1;
 	m->r = nr;
-	/* one at a time: the first one names the pool ring, whose bound then applies */
-	for (; i < m->nfile && (long)n < room && srp_room(&s->rp, pool_of(m), &m->pool) > 0; i++) {
+	if (!sm && scan(&b) < 0)
+		return 0; /* logged; the timer looks again */
+	for (size_t i = 0; sm && i < sm->nrcpt && !b.full; i++) {
 		const struct spool_rcpt *sr = &sm->rcpt[i];
-		if (sr->tag == RT_DELIVERED || sr->tag == RT_REPORTED || rcpt_by_off(m, sr->off) >= 0)
-			continue;
-		struct qrcpt *r = &m->r[from + n];
-		memset(r, 0, sizeof *r);
-		/* every thread first: a recipient without one must not look done */
-		r->thr = st_get(s, sr->channel, sr->host, 0);
-		if (!r->thr) {
-			oom = 1;
-			break;
+		struct rrec x = {(unsigned)i, (uint32_t)sr->off, sr->tag, sr->pid, sr->tries, sr->next, sr->channel, sr->host,
+		                 sr->notify};
+		take_one(&b, &x);
+		struct qrcpt *r = batch_find(&b, (unsigned)i);
+		if (r) {
+			notices(m, r, sr->notify);
+			if (r->tag == RT_TRANSIT)
+				r->jobseq = (unsigned char)last_outcome(sm, r->idx);
 		}
-		if (!m->pring)
-			m->pring = r->thr->ring;
-		srp_add(&s->rp, pool_of(m), &m->pool, 1);
-		r->idx = i;
-		r->off = (uint32_t)sr->off;
-		r->tag = sr->tag;
-		r->tries = (uint16_t)(sr->tries > 9999 ? 9999 : sr->tries);
-		r->next = sr->next;
-		r->pid = sr->pid;
-		/* notices are for a sender, never for the null one (DSNs, postmaster notices) */
-		if (ENABLE_DSN && sm->sender && *sm->sender && !(sr->notify & NOTIFY_NEVER)) {
-			if (sr->notify & NOTIFY_SUCCESS)
-				r->flags |= RF_WANT_SUCCESS;
-			if (!sr->notify || (sr->notify & NOTIFY_DELAY))
-				r->flags |= RF_WANT_DELAY; /* RFC 3461 4.1: absent NOTIFY, DELAY is ours to give */
-		}
-		n++;
 	}
-	if (oom && !n)
+	if (b.oom && !b.n)
 		return -1; /* out of memory for the thread: m->unread stays, the timer looks again */
-	m->unread = i;
-	if (first) {
+	if (sm) {
 		/* the age for expiry from the history: arrival, then every attempt in the order written
 		 * (the real order, whatever the clock said), each gap capped by the longest planned wait */
 		long long cap = 1;
-		for (unsigned k = 0; k < n; k++)
+		for (unsigned k = 0; k < b.n; k++)
 			if (sched_retry_cap(&m->r[k].thr->p) > cap)
 				cap = sched_retry_cap(&m->r[k].thr->p);
 		m->seen = sm->arrival;
@@ -1151,21 +1297,23 @@ static int take(struct sched *s, struct qmsg *m, const struct spool_msg *sm, int
 			m->seen = sm->att[k].time;
 		}
 	}
+	if (m->unread < m->nfile && !b.full)
+		m->unread = m->nfile; /* the rest were done */
 	m->pool.first = 0;
 	m->refilled = s->now;
-	m->nrcpt = from + n;
-	for (unsigned k = from; k < from + n; k++) {
-		rcpt_state(s, m, sm, k, m->due);
+	m->nrcpt = b.from + b.n;
+	for (unsigned k = b.from; k < m->nrcpt; k++) {
+		rcpt_state(s, m, k, m->due);
 		if (m->kick)
 			kick(s, &m->r[k], s->runall_dom[0] ? s->runall_dom : NULL);
 	}
 	if (m->unread >= m->nfile)
 		m->kick = 0; /* the run has seen every recipient */
 	/* a new pass read ones before those kept in memory: r[] is kept in file order */
-	if (from && n && m->r[from].off < m->r[from - 1].off)
+	if (b.from && b.n && m->r[b.from].off < m->r[b.from - 1].off)
 		qsort(m->r, m->nrcpt, sizeof *m->r, off_cmp);
 	sched_touch(s, m);
-	return (int)n;
+	return (int)b.n;
 }
 
 /* The in-memory message from its parsed control file sm (freed here, and fd closed): its first
@@ -1200,7 +1348,8 @@ static int load_msg(struct sched *s, const char *id, long long due, struct spool
 		s->head->prev = m;
 	s->head = m;
 	s->count++;
-	if (take(s, m, &sm, 1) < 0) {
+	m->notices = sm.sender && *sm.sender;
+	if (take(s, m, &sm) < 0) {
 		msg_free(s, m);
 		goto nomem;
 	}
@@ -1248,8 +1397,11 @@ static void window(struct sched *s, struct qmsg *m)
 		}
 		m->nrcpt = k;
 		srp_drop(&s->rp, pool_of(m), &m->pool, (int)gone, !more);
+		struct qrcpt *t = gone ? realloc(m->r, (k ? k : 1) * sizeof *t) : NULL;
+		if (t)
+			m->r = t; /* memory for what it holds now, not for its largest batch */
 		if (!more && m->evicted && m->evicted <= s->now) {
-			m->unread = 0; /* a new pass over the file for the retries let go */
+			m->unread = m->unread_off = 0; /* a new pass over the file for the retries let go */
 			m->evicted = 0;
 		}
 		if (m->unread >= m->nfile || m->ctl)
@@ -1258,16 +1410,7 @@ static void window(struct sched *s, struct qmsg *m)
 		if (busy && pr && srp_room(&s->rp, pool_of(m), &m->pool) < pr->refill_limit &&
 		    s->now - m->refilled < pr->refill_delay)
 			return;
-		struct spool_msg sm;
-		int fd = -1;
-		char err[256];
-		if (spool_ctl_load(&s->sp, m->id, 1, &sm, &fd, err, sizeof err) < 0) {
-			log_msg(LOG_ERR, m->id, "cannot read the next recipients: %s", err);
-			return;
-		}
-		close(fd);
-		int n = sm.nrcpt == m->nfile ? take(s, m, &sm, 0) : -1;
-		spool_msg_free(&sm);
+		int n = take(s, m, NULL);
 		if (n <= 0)
 			return;
 		log_msg(LOG_DEBUG, m->id, "%d more recipients in memory (%u of %u read; %ld in memory in all)", n,

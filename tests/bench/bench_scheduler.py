@@ -7,7 +7,10 @@
     scheduler with the default QUEUEHI, `sendmail -q`, our smtp agent into a minimal SMTP sink:
     messages/s from the -q to the last one received, and the scheduler's peak RSS (goal: the
     20 000 rate within 20 % of the 1 000 rate). This one runs on the disk (BENCH_DIR, default
-    /var/tmp), as a real backlog does.
+    /var/tmp), as a real backlog does;
+  - a mailing of 50 000 recipients (five control files of 10 000) through the stub agent with
+    PARAMmessage_recipient_limit at Postfix's 20 000 and at 2 000 (issue 14 point 5): the
+    scheduler's peak RSS, the most recipients it held in memory, and the time.
 The queue is written straight into the spool in its documented format (fast), on /dev/shm when
 there is one, so the figures are the scheduler's and not the disk's. Printed, never asserted."""
 import contextlib
@@ -175,8 +178,41 @@ def backlog(binary):
     print(f"backlog rate 20 000 / 1 000: {rates[20000] / rates[1000]:.2f} (goal >= 0.80)")
 
 
+def big_mailing_once(binary, limit):
+    """50 000 recipients in five control files, one-shot: (seconds, peak KiB, most in memory, bound)."""
+    import re
+    with workspace() as base:
+        spool = os.path.join(base, "spool")
+        for k in range(5):
+            gen.add_queued(spool, [("smtp", "h.example", "ok%d.%d@h.example" % (k, i)) for i in range(10000)])
+        with open(os.path.join(base, "scheduler.conf"), "w") as f:
+            f.write('PARAMmessage_recipient_limit = %d\n*/* interval=1m\nsmtp command="%s"\n' % (limit, STUB))
+        err = open(os.path.join(base, "sched.err"), "w+b")
+        t0 = time.time()
+        p = subprocess.Popen([binary, "scheduler", "-i", "-1"], env=env_for(base), stderr=err)
+        peak = 0
+        while p.poll() is None:
+            peak = max(peak, rss_kib(p.pid, "VmHWM"))  # the kernel's peak, read until the exit
+            time.sleep(0.02)
+        dt = time.time() - t0
+        err.seek(0)
+        m = re.search(rb"recipients in memory: at most (\d+) \(message_recipient_limit \d+, bound (\d+)\)", err.read())
+        with open(os.path.join(base, "stub.log")) as f:
+            got = sum(1 for line in f if line.startswith("deliver"))
+        return dt, peak, got, (int(m.group(1)), int(m.group(2))) if m else (None, None)
+
+
+def big_mailing(binary):
+    for limit in (20000, 2000):
+        dt, peak, got, (most, bound) = big_mailing_once(binary, limit)
+        print(f"mailing of 50 000 recipients (5 control files), message_recipient_limit {limit}: {got} delivered "
+              f"in {dt:.1f} s, at most {most} recipients in memory (the seed's bound {bound}), scheduler peak RSS "
+              f"{peak} KiB")
+
+
 def run(binary):
     idle_rss(binary)
+    big_mailing(binary)
     first_delivery(binary)
     local_end_to_end(binary)
     backlog(binary)
