@@ -667,26 +667,25 @@ static void param_line(struct parser *ps, const char *p)
 			return;
 		}
 		c->report_interval = x;
-	} else if (!strcmp(name, "msgwriteasync") || !strcmp(name, "store-error-on-error")) {
-		if (parse_count(val, 1000000, &x) < 0) {
-			bad(ps, "PARAM%s: '%s' is not a number", name, val);
+	} else if (!strcmp(name, "hostclass")) {
+		hostclass(ps, val);
+	} else if (!strcmp(name, "msgwriteasync") || !strcmp(name, "store-error-on-error") ||
+	           !strcmp(name, "message_recipient_limit") || !strcmp(name, "message_recipient_minimum")) {
+		/* the recipient pools' (issue 14 point 5): the global pool of first batches, and every
+		 * message's own floor, at least 1 */
+		int pool = name[0] == 'm' && name[1] == 'e';
+		if (parse_count(val, 10000000, &x) < 0 || (pool && x < 1)) {
+			bad(ps, "PARAM%s: '%s' is not a number from %d to 10000000", name, val, pool);
 			return;
 		}
-		if (name[0] == 'm') {
+		if (pool)
+			*(name[18] == 'l' ? &c->rcpt_limit : &c->rcpt_minimum) = (long)x;
+		else if (name[0] == 'm')
 			c->msgwriteasync = x;
-		} else {
+		else {
 			c->store_error_on_error = x;
 			warn(ps, "PARAM%s: not implemented (accepted for ZMailer compatibility, it has no effect)", name);
 		}
-	} else if (!strcmp(name, "hostclass")) {
-		hostclass(ps, val);
-	} else if (!strcmp(name, "message_recipient_limit") || !strcmp(name, "message_recipient_minimum")) {
-		/* issue 14 point 5: the global pool of first batches, and every message's own floor */
-		if (parse_count(val, 10000000, &x) < 0 || x < 1) {
-			bad(ps, "PARAM%s: '%s' is not a number from 1 to 10000000", name, val);
-			return;
-		}
-		*(name[18] == 'l' ? &c->rcpt_limit : &c->rcpt_minimum) = (long)x;
 	} else {
 		bad(ps, "unknown parameter PARAM%s", name);
 	}
