@@ -1303,7 +1303,7 @@ static int take(struct sched *s, struct qmsg *m, const struct spool_msg *sm)
 	m->refilled = s->now;
 	m->nrcpt = b.from + b.n;
 	for (unsigned k = b.from; k < m->nrcpt; k++) {
-		rcpt_state(s, m, k, m->due);
+		rcpt_state(s, m, k, sm ? m->due : 0); /* a refill: the due link is the window's own timer */
 		if (m->kick)
 			kick(s, &m->r[k], s->runall_dom[0] ? s->runall_dom : NULL);
 	}
