@@ -85,7 +85,8 @@ struct qmsg {
 	struct ring *pring;           /* the ring whose pools pay for its batches */
 	struct srp_msg pool;
 	unsigned char dirty, attempted, held, in_turn, kept;
-	unsigned char kick;           /* a run of the queue (trigger Q/R) reaches the ones still on disk */
+	unsigned char kick;           /* a run of the queue reaches the ones still on disk: 1 all (trigger
+	                               * Q, mailq --retry), 2 those of s->runall_dom (trigger R) */
 	unsigned char notices;        /* the sender is not null: recipients may want notices */
 	unsigned char warned;         /* WARN_*: the delay notice (issue 15 point 2) */
 	unsigned char ctl;            /* mailq's hold or delete (QA_* + 1, sched_mailq.c): nothing more

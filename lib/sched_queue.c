@@ -1305,7 +1305,7 @@ static int take(struct sched *s, struct qmsg *m, const struct spool_msg *sm)
 	for (unsigned k = b.from; k < m->nrcpt; k++) {
 		rcpt_state(s, m, k, sm ? m->due : 0); /* a refill: the due link is the window's own timer */
 		if (m->kick)
-			kick(s, &m->r[k], s->runall_dom[0] ? s->runall_dom : NULL);
+			kick(s, &m->r[k], m->kick == 2 ? s->runall_dom : NULL);
 	}
 	if (m->unread >= m->nfile)
 		m->kick = 0; /* the run has seen every recipient */
@@ -1527,7 +1527,8 @@ void sq_run_all(struct sched *s, const char *domain)
 			hit |= kick(s, &m->r[i], domain);
 		/* and those on disk, as their windows are read: a new pass begins now */
 		if (m->evicted || m->unread < m->nfile) {
-			m->kick = hit = 1;
+			m->kick = domain ? 2 : 1;
+			hit = 1;
 			m->evicted = m->evicted ? s->now : 0;
 		}
 		if (hit)

@@ -13,6 +13,8 @@ import re
 import subprocess
 import time
 
+import pytest
+
 from conftest import BINARY
 
 import sched_gen as gen
@@ -108,12 +110,18 @@ def test_deferred_recipients_leave_memory_and_come_back_at_their_retry(box):
     deferred_first(box, {"SPOOLBOX_TEST_CLOCK": "+0*30"})
 
 
-def test_a_run_of_the_queue_reaches_recipients_that_left_memory(box):
-    # retry in an hour; trigger Q (sendmail -q) once the 80 are delivered brings the 20 back now
+@pytest.mark.parametrize("how", ["trigger Q", "mailq --retry"])
+def test_a_run_of_the_queue_reaches_recipients_that_left_memory(box, how):
+    # retry in an hour; trigger Q (sendmail -q), or mailq --retry ALL, once the 80 are delivered
+    # brings the 20 back now
     def run_queue():
-        fd = os.open(os.path.join(box.spool, "trigger"), os.O_WRONLY | os.O_NONBLOCK)
-        os.write(fd, b"Q\n")
-        os.close(fd)
+        if how == "trigger Q":
+            fd = os.open(os.path.join(box.spool, "trigger"), os.O_WRONLY | os.O_NONBLOCK)
+            os.write(fd, b"Q\n")
+            os.close(fd)
+        else:
+            p = box.run("mailq", "--retry", "ALL")
+            assert p.returncode == 0, p.stderr
     deferred_first(box, {"STUB_ONCE": "+3600"}, run_queue)
 
 
