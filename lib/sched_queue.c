@@ -1242,8 +1242,7 @@ static int scan(struct batch *b)
 		have -= pos;
 	}
 	if (n < 0)
-		log_msg(LOG_ERR, b->m->id, "cannot read the next recipients from %s: %s", path,
-		        fd < 0 || !buf ? strerror(errno) : "read error or overlong line");
+		log_msg(LOG_ERR, b->m->id, "%s: cannot read the next recipients", path);
 	free(buf);
 	if (fd >= 0)
 		close(fd);
@@ -1413,8 +1412,6 @@ static void window(struct sched *s, struct qmsg *m)
 		int n = take(s, m, NULL);
 		if (n <= 0)
 			return;
-		log_msg(LOG_DEBUG, m->id, "%d more recipients in memory (%u of %u read; %ld in memory in all)", n,
-		        m->unread, m->nfile, s->rp.incore);
 		sq_activate(s, m);
 		for (unsigned i = 0; i < m->nrcpt && !busy; i++)
 			busy = m->r[i].tag == RT_TRANSIT || (m->r[i].flags & RF_QUEUED);
