@@ -24,6 +24,15 @@ struct ring;
 struct chan;
 struct sta;
 
+/* In-core recipients over every message (lib/sched_pool.c, issue 14 point 5). */
+struct srp_global {
+	long incore, peak;            /* recipients in memory now, and the most ever */
+	long pooled;                  /* of them, those beyond each message's own minimum */
+	long limit, minimum;          /* PARAMmessage_recipient_limit, PARAMmessage_recipient_minimum */
+	long active;                  /* most messages in memory (QUEUEHI): the seed's active limit */
+	long sum_re;                  /* recipient_limit + extra_recipient_limit of every ring made */
+};
+
 struct sched_opts {
 	const char *conf_path;        /* scheduler.conf */
 	int conf_missing_ok;
@@ -73,6 +82,7 @@ struct sched {
 	struct qmsg *head;            /* all in memory */
 	long count;
 	struct qmsg *turn;            /* written in this turn */
+	struct srp_global rp;         /* recipients in memory */
 	int turn_fds;                 /* control files open in this turn */
 	int kept_fds;                 /* control files kept open between turns for a job out */
 	long long mem_wake;           /* earliest wake of an in-memory message, 0 = none */

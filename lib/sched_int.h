@@ -11,6 +11,7 @@
  *   sched_policy.c  sched_*   pure decisions: retries, expiry, limits                (bottom)
  *   sched_feedback.c sfb_*    pure: per-destination concurrency feedback            (bottom)
  *   sched_preempt.c spr_*     pure: Postfix's preemptive job order per ring         (bottom)
+ *   sched_pool.c    srp_*     pure: how many recipients may be in memory            (bottom)
  *
  * The agent's own end of the protocol is lib/ta.c (prefix ta_); the scheduler's end is sta_. */
 #ifndef SPOOLBOX_SCHED_INT_H
@@ -37,9 +38,25 @@ struct qrcpt {
 	uint16_t jobseq;      /* T: which job of its TA carries it; T of an earlier scheduler's TA:
 	                       * the last outcome on record ('F', 'D' or 0) */
 	uint16_t tries;
+	uint32_t idx;         /* its number in the control file (A records, logs) */
 	long pid;             /* T: the TA */
 	long long next;
 	struct thread *thr;   /* NULL when done */
+};
+
+/* Recipients in memory (sched_pool.c, seed 004, issue 14 point 5): a ring's pools (Postfix's
+ * transport_recipient_limit and transport_extra_recipient_limit) and a message's share. */
+struct srp_ring {
+	int limit, xlimit;            /* recipient_limit, extra_recipient_limit of its clause */
+	int unused, xunused;          /* slots no message holds */
+	int incore;                   /* in memory, of messages whose pool ring this is */
+	int pooled;                   /* of them, those beyond each message's own minimum */
+};
+
+struct srp_msg {
+	int n;                        /* its recipients in memory */
+	int slots, xslots;            /* held from its pool ring's two pools */
+	unsigned char first;          /* its first batch is not read yet */
 };
 
 /* Delay notice of a message: not yet; sent (its W record; also when none could be wanted); or
@@ -59,13 +76,23 @@ struct qmsg {
 	off_t ctl_end;                /* the control file's size as this scheduler last wrote it,
 	                               * 0 when not known (an append then looks) */
 	unsigned jobs;                /* ready and outstanding jobs that point here */
-	unsigned nrcpt;
+	unsigned nrcpt;               /* recipients in memory, r[]: a window of the control file's */
+	unsigned nfile;               /* recipients in the control file */
+	unsigned unread;              /* the next one a refill looks at (file order) */
+	uint32_t unread_off;          /* its r record's offset, 0 = not known (read from the start) */
+	long long evicted;            /* earliest next attempt of a waiting one let go, 0 = none */
+	long long refilled;           /* when a batch was last read */
+	struct ring *pring;           /* the ring whose pools pay for its batches */
+	struct srp_msg pool;
 	unsigned char dirty, attempted, held, in_turn, kept;
+	unsigned char kick;           /* a run of the queue reaches the ones still on disk: 1 all (trigger
+	                               * Q, mailq --retry), 2 those of s->runall_dom (trigger R) */
+	unsigned char notices;        /* the sender is not null: recipients may want notices */
 	unsigned char warned;         /* WARN_*: the delay notice (issue 15 point 2) */
 	unsigned char ctl;            /* mailq's hold or delete (QA_* + 1, sched_mailq.c): nothing more
 	                               * goes out, and it is done once nothing is out (settle) */
 	char id[SPOOL_ID_MAX];
-	struct qrcpt r[];
+	struct qrcpt *r;              /* sorted by off */
 };
 
 /* A ready job: one message for one thread. */
@@ -104,6 +131,9 @@ struct ring {
 	int tas;                      /* TAs of this ring, idle ones included */
 	struct thread *head, *tail;   /* threads with ready jobs, round robin */
 	struct spr_list pl;           /* its messages in preemption order (issue 14 point 4) */
+	struct srp_ring rp;           /* its recipient pools (issue 14 point 5) */
+	int refill_limit;             /* recipient_refill_limit and _delay of its clause */
+	long long refill_delay;
 };
 
 struct chan {
@@ -253,6 +283,21 @@ void spr_clear(struct spr_list *l);
  * ok(ctx, thr) says whether the agent may serve thr. The message's ready job is moved to the front
  * of the thread's FIFO. NULL: none. */
 struct thread *spr_next(struct sched *s, struct ring *r, int (*ok)(void *ctx, struct thread *thr), void *ctx);
+
+/* ---- recipients in memory: pure (sched_pool.c) ---- */
+/* The seed's bound on recipients in memory: of ring r, or of all (r NULL). */
+long srp_bound(const struct srp_global *g, const struct srp_ring *r);
+/* A new ring with its two limits (its pools full). */
+void srp_ring_init(struct srp_global *g, struct srp_ring *r, int limit, int xlimit);
+/* Slots for message m from ring r: every unused one to the owner (the oldest message of r with
+ * recipients still on disk); half of both pools to a message that preempted (once). */
+void srp_grant(struct srp_ring *r, struct srp_msg *m, int owner, int preempting);
+/* How many more recipients m may read now (r: its pool ring, NULL: none yet). */
+long srp_room(const struct srp_global *g, const struct srp_ring *r, const struct srp_msg *m);
+/* k recipients of m came into memory / left it (all_read: m has none left on disk, so its
+ * slots above what it holds go back to r). */
+void srp_add(struct srp_global *g, struct srp_ring *r, struct srp_msg *m, int k);
+void srp_drop(struct srp_global *g, struct srp_ring *r, struct srp_msg *m, int k, int all_read);
 
 /* ---- threads, rings, channels (sched_thread.c) ---- */
 /* A reference to thread channel/host (made, with its clause resolved, when new). NULL: out of

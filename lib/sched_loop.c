@@ -96,6 +96,14 @@ void sched_dump(struct sched *s)
 		        s->conf.hc[i].limit);
 }
 
+/* The global recipient pool's keys from scheduler.conf, QUEUEHI as the seed's active limit. */
+static void pool_limits(struct sched *s)
+{
+	s->rp.limit = s->conf.rcpt_limit;
+	s->rp.minimum = s->conf.rcpt_minimum;
+	s->rp.active = s->o.queuehi;
+}
+
 /* HUP, USR1: scheduler.conf and (through the applet's hook) spoolbox.conf with the credentials
  * file it names, all or nothing. Idle TAs end now and busy ones after their jobs, so the next
  * job runs under the new files (a new SMARTHOST without a restart, issue 12 point 2). */
@@ -117,6 +125,7 @@ static void reload(struct sched *s)
 	}
 	struct schedconf old = s->conf;
 	s->conf = nc;
+	pool_limits(s);
 	st_reresolve(s);
 	sx_reload(s, &old);
 	schedconf_free(&old);
@@ -241,6 +250,7 @@ int sched_init(struct sched *s, const struct sched_opts *o, const char *spooldir
 	schedconf_init(&s->conf);
 	if (schedconf_load(&s->conf, s->o.conf_path, s->o.conf_missing_ok, log_report, NULL))
 		return EX_CONFIG;
+	pool_limits(s);
 	unsigned hs = 64;
 	while (hs < (unsigned)s->o.queuehi * 2 && hs < (1u << 16))
 		hs <<= 1;
@@ -536,6 +546,9 @@ int sched_run(struct sched *s)
 		if (spool_clean(&s->sp, s->now, SPOOL_TMP_MAX_AGE, &ec) == 0 && ec.stale_due)
 			log_msg(LOG_NOTICE, NULL, "one-shot: removed %u stale due entries", ec.stale_due);
 	}
+	/* issue 14 point 5: what the recipient pools held at most, for the tests and make bench */
+	log_msg(LOG_INFO, NULL, "recipients in memory: at most %ld (message_recipient_limit %ld, bound %ld)",
+	        s->rp.peak, s->rp.limit, srp_bound(&s->rp, NULL));
 	log_hold(0);
 	sigprocmask(SIG_SETMASK, &orig, NULL);
 	if (s->o.oneshot && rc == 0 && s->stuck) {
@@ -558,6 +571,7 @@ void sched_free(struct sched *s)
 		s->head = m->next;
 		if (m->fd >= 0)
 			close(m->fd);
+		free(m->r);
 		free(m);
 	}
 	st_free_all(s);

@@ -47,6 +47,11 @@ static void in_memory(struct sched *s, enum qctl_action a, struct qmsg *m)
 		for (unsigned i = 0; i < m->nrcpt; i++)
 			if (m->r[i].tag == RT_DEFERRED && m->r[i].next > s->now)
 				m->r[i].next = s->now;
+		if (m->evicted) {
+			/* and those a window let go: a pass over the file now, each one due (issue 14 point 5) */
+			m->evicted = s->now;
+			m->kick = 1;
+		}
 		log_msg(LOG_NOTICE, m->id, "due now, as mailq asked");
 	} else {
 		m->ctl = (unsigned char)(a + 1);

@@ -25,6 +25,7 @@
 #define BADLOAD_RETRY 3600   /* a control file that cannot be read is looked at again after this */
 #define NOMEM_RETRY 5        /* seconds: a message that did not fit in memory is loaded again */
 #define SCAN_MISSES 1000     /* due entries in a row that displace no chosen one: the scan stops */
+#define SCAN_BUF 65536       /* a refill reads the control file in pieces of this size */
 
 static unsigned hash_id(const char *id)
 {
@@ -67,8 +68,10 @@ static void msg_free(struct sched *s, struct qmsg *m)
 	for (unsigned i = 0; i < m->nrcpt; i++)
 		if (m->r[i].thr)
 			st_put(s, m->r[i].thr);
+	srp_drop(&s->rp, m->pring ? &m->pring->rp : NULL, &m->pool, (int)m->nrcpt, 1);
 	ctl_close(s, m);
 	s->count--;
+	free(m->r);
 	free(m);
 }
 
@@ -95,6 +98,8 @@ static void stat_line(struct sched *s, const struct qmsg *m, const char *state, 
 /* 1 when every recipient is done and no job points at m: settle() removes it this turn. */
 static int finished(const struct qmsg *m)
 {
+	if (m->unread < m->nfile || m->evicted)
+		return 0; /* some wait on disk */
 	for (unsigned i = 0; i < m->nrcpt; i++)
 		if (m->r[i].tag != RT_DELIVERED && m->r[i].tag != RT_REPORTED)
 			return 0;
@@ -191,7 +196,7 @@ static int write_attempt(struct sched *s, struct qmsg *m, unsigned i, const char
 		return -1;
 	struct spool_attempt a;
 	memset(&a, 0, sizeof a);
-	a.rcpt = (int)i;
+	a.rcpt = (int)m->r[i].idx;
 	a.time = s->now;
 	str_lcpy(a.code, code, sizeof a.code);
 	str_lcpy(a.action, action && *action ? action : "-", sizeof a.action);
@@ -244,7 +249,7 @@ static void delay_result(struct sched *s, struct qmsg *m, unsigned i, enum sched
 	if (oc != SO_DELIVERED && oc != SO_FAILED) {
 		m->warned = WARN_LATER;
 		log_msg(LOG_NOTICE, m->id, "rcpt %u: the error channel could not send the delay notice (%s); again "
-		        "after the next attempt", i, message);
+		        "after the next attempt", r->idx, message);
 		return;
 	}
 	if (m->warned != WARN_DONE) {
@@ -254,7 +259,7 @@ static void delay_result(struct sched *s, struct qmsg *m, unsigned i, enum sched
 		m->warned = WARN_DONE;
 	}
 	int is_id = oc == SO_DELIVERED && spool_id_valid(word);
-	log_msg(LOG_INFO, m->id, "rcpt %u: delay %s%s", i, is_id ? "notice sent as " : "notice handled: ", is_id ? word : message);
+	log_msg(LOG_INFO, m->id, "rcpt %u: delay %s%s", r->idx, is_id ? "notice sent as " : "notice handled: ", is_id ? word : message);
 }
 
 /* The error phase: a report from the error channel about a failed recipient (F), a delivered
@@ -290,13 +295,13 @@ static void error_result(struct sched *s, struct qmsg *m, unsigned i, enum sched
 			return;
 		}
 		int is_id = oc == SO_DELIVERED && spool_id_valid(word);
-		log_msg(LOG_INFO, m->id, "rcpt %u: %s %s%s", i, what, is_id ? "reported as " : "handled: ", is_id ? word : message);
+		log_msg(LOG_INFO, m->id, "rcpt %u: %s %s%s", r->idx, what, is_id ? "reported as " : "handled: ", is_id ? word : message);
 		rcpt_done(s, r);
 	} else {
 		r->tag = succ ? RT_SUCCESS : RT_FAILED;
 		r->next = s->now + (r->thr ? r->thr->p.interval : 60);
 		write_status(s, m, i);
-		log_msg(LOG_NOTICE, m->id, "rcpt %u: the error channel could not report the %s (%s); again later", i, what, message);
+		log_msg(LOG_NOTICE, m->id, "rcpt %u: the error channel could not report the %s (%s); again later", r->idx, what, message);
 	}
 }
 
@@ -387,7 +392,7 @@ static void apply_result(struct sched *s, struct qmsg *m, unsigned i, const char
 	case RT_DELIVERED:
 	case RT_SUCCESS:
 		s->delivered++;
-		log_msg(LOG_INFO, m->id, "rcpt %u %s %s: %s %s %s%s", i, fin, where, status, enh && *enh ? enh : "-", text,
+		log_msg(LOG_INFO, m->id, "rcpt %u %s %s: %s %s %s%s", r->idx, fin, where, status, enh && *enh ? enh : "-", text,
 		        newtag == RT_SUCCESS ? "; a success notice is owed" : "");
 		stat_line(s, m, "ok", thr);
 		if (newtag == RT_DELIVERED)
@@ -395,13 +400,13 @@ static void apply_result(struct sched *s, struct qmsg *m, unsigned i, const char
 		break;
 	case RT_FAILED:
 		s->failed++;
-		log_msg(LOG_NOTICE, m->id, "rcpt %u %s %s: %s %s %s", i, fin, where, expired ? "expired" : status,
+		log_msg(LOG_NOTICE, m->id, "rcpt %u %s %s: %s %s %s", r->idx, fin, where, expired ? "expired" : status,
 		        expired ? "4.4.7" : (enh && *enh ? enh : "-"), text);
 		stat_line(s, m, expired ? "expiry" : "error", thr);
 		break;
 	default:
 		s->deferred++;
-		log_msg(LOG_INFO, m->id, "rcpt %u %s %s: %s %s %s; next attempt in %llds", i, fin, where, status,
+		log_msg(LOG_INFO, m->id, "rcpt %u %s %s: %s %s %s; next attempt in %llds", r->idx, fin, where, status,
 		        enh && *enh ? enh : "-", text, next - s->now);
 		break;
 	}
@@ -713,16 +718,16 @@ void sq_activate(struct sched *s, struct qmsg *m)
 		s->mem_wake = wake;
 }
 
+static void window(struct sched *s, struct qmsg *m);
+
 /* After results (or a load): remove, hand on, or put back on disk. */
 static void settle(struct sched *s, struct qmsg *m)
 {
-	unsigned done = 0, transit = 0;
-	for (unsigned i = 0; i < m->nrcpt; i++) {
-		char tag = m->r[i].tag;
-		done += tag == RT_DELIVERED || tag == RT_REPORTED;
-		transit += tag == RT_TRANSIT;
-	}
-	if (done == m->nrcpt) {
+	window(s, m);
+	unsigned transit = 0;
+	for (unsigned i = 0; i < m->nrcpt; i++)
+		transit += m->r[i].tag == RT_TRANSIT;
+	if (!m->nrcpt && m->unread >= m->nfile && !m->evicted) {
 		if (m->jobs)
 			return; /* an ack still points here */
 		/* Postfix's "ID: removed": every recipient is done (docs/logging.md) */
@@ -732,6 +737,12 @@ static void settle(struct sched *s, struct qmsg *m)
 		return;
 	}
 	sq_activate(s, m);
+	/* recipients on disk: read when room comes, or on a new pass at the earliest retry let go */
+	long long w = m->unread < m->nfile ? s->now + (m->pring ? m->pring->refill_delay : 5) : m->evicted;
+	if (w && (!m->wake || w < m->wake))
+		m->wake = w;
+	if (m->wake && (!s->mem_wake || m->wake < s->mem_wake))
+		s->mem_wake = m->wake;
 	if (!m->jobs && m->kept)
 		ctl_close(s, m); /* kept for a job (turn_sync), and none points here now */
 	if (m->jobs || transit)
@@ -992,10 +1003,331 @@ static int load(struct sched *s, const char *id, long long due, struct spool_msg
 	return load_msg(s, id, due, &sm, fd);
 }
 
-/* The in-memory message from its parsed control file sm (freed here, and fd closed). */
+static int domain_match(const char *host, const char *domain)
+{
+	size_t h = strlen(host), d = strlen(domain);
+	if (h == d)
+		return str_caseeq(host, domain);
+	return h > d && host[h - d - 1] == '.' && str_caseeq(host + h - d, domain);
+}
+
+/* Trigger Q or R<domain> (the seed's ETRN): recipient r, when waiting, is due now. */
+static int kick(struct sched *s, struct qrcpt *r, const char *domain)
+{
+	if ((r->tag != RT_NEW && r->tag != RT_DEFERRED) || (domain && !domain_match(r->thr->host, domain)))
+		return 0;
+	r->next = s->now;
+	r->thr->blocked_until = 0;
+	r->thr->kicked_until = s->now + 600;
+	return 1;
+}
+
+/* The state of recipient i, just read: the due time, a clock that went
+ * back, a TA of an earlier scheduler that is gone, expiry without an attempt. */
+static void rcpt_state(struct sched *s, struct qmsg *m, unsigned i, long long due)
+{
+	struct qrcpt *r = &m->r[i];
+	/* the due link says when the message is next looked at; a message loaded before that
+	 * (trigger Q/R) keeps its recipients waiting unless the trigger chose them */
+	if ((r->tag == RT_NEW || r->tag == RT_DEFERRED) && due > r->next)
+		r->next = due;
+	/* a clock stepped back leaves next times far ahead: never wait longer than planned */
+	if ((r->tag == RT_NEW || r->tag == RT_DEFERRED) && r->next > s->now + sched_retry_cap(&r->thr->p))
+		r->next = s->now + sched_retry_cap(&r->thr->p);
+	char last = r->tag == RT_TRANSIT ? (char)r->jobseq : 0; /* as take() found it on record */
+	if (r->tag == RT_TRANSIT && !pid_is_ta(s, r->pid)) {
+		if (!recover_outcome(s, m, i, last)) {
+			char why[120];
+			snprintf(why, sizeof why, "transport agent [%ld] of an earlier scheduler ended without a report", r->pid);
+			s->lost++;
+			write_attempt(s, m, i, "lost", "delayed", "4.0.0", NULL, why);
+			r->tag = RT_DEFERRED;
+			r->next = s->now;
+			r->tries = r->tries < 9999 ? r->tries + 1 : 9999;
+			write_status(s, m, i);
+			log_msg(LOG_NOTICE, m->id, "rcpt %u: %s", r->idx, why);
+		}
+	} else if (r->tag == RT_TRANSIT) {
+		r->jobseq = (unsigned char)last; /* for sq_timer_pass, when that TA is gone */
+	} else if ((r->tag == RT_NEW || r->tag == RT_DEFERRED) && sched_expired(&r->thr->p, m->arrival, m->tried, s->now, 0)) {
+		char why[160];
+		snprintf(why, sizeof why, "expired: undeliverable for %llds (expiry %llds + expiry2 %llds)",
+		         s->now - m->arrival, r->thr->p.expiry, r->thr->p.expiry2);
+		if (write_attempt(s, m, i, "error", "failed", "4.4.7", NULL, why) == 0) {
+			r->tag = RT_FAILED;
+			r->next = s->now;
+			write_status(s, m, i);
+			stat_line(s, m, "expiry", r->thr);
+			log_msg(LOG_NOTICE, m->id, "rcpt %u %s/%s: %s", r->idx, r->thr->name, r->thr->host, why);
+		}
+	}
+}
+
+static int off_cmp(const void *a, const void *b)
+{
+	uint32_t x = ((const struct qrcpt *)a)->off, y = ((const struct qrcpt *)b)->off;
+	return (x > y) - (x < y);
+}
+
+static struct srp_ring *pool_of(const struct qmsg *m)
+{
+	return m->pring ? &m->pring->rp : NULL;
+}
+
+/* 1 when m is its pool ring's owner: no older message of the ring has recipients on disk. */
+static int pool_owner(const struct sched *s, const struct qmsg *m)
+{
+	for (const struct qmsg *o = s->head; o; o = o->next)
+		if (o != m && o->pring == m->pring && o->unread < o->nfile &&
+		    (o->arrival < m->arrival || (o->arrival == m->arrival && strcmp(o->id, m->id) < 0)))
+			return 0;
+	return 1;
+}
+
+/* 1 when m's job in its pool ring preempted the job in front of which it runs (seed 004). */
+static int pool_preempting(const struct qmsg *m)
+{
+	for (const struct spr_job *j = m->pring->pl.head; j; j = j->next)
+		if (j->key == m)
+			return j->level > 0;
+	return 0;
+}
+
+/* A recipient record as a batch reads it: from the parsed control file at a first load, or
+ * from the file's text at a refill (scan). */
+struct rrec {
+	unsigned idx;
+	uint32_t off;
+	char tag;
+	long pid;
+	long long tries, next;
+	const char *channel, *host;
+	unsigned notify;
+};
+
+/* The batch being read into m: r[from .. from + n) are new, room were allocated; seen: the
+ * number of the next r record a scan meets; env: a scan is in the envelope block. */
+struct batch {
+	struct sched *s;
+	struct qmsg *m;
+	unsigned from, n, seen;
+	long room;
+	int full, oom, env, transit;
+};
+
+/* Record x into the batch when it is in the window, not done, not in memory already (a new
+ * pass) and there is room. Returns 1 when the batch is full (its reading stops there). */
+static int take_one(struct batch *b, const struct rrec *x)
+{
+	struct sched *s = b->s;
+	struct qmsg *m = b->m;
+	if (x->idx < m->unread)
+		return 0;
+	if ((long)b->n >= b->room || srp_room(&s->rp, pool_of(m), &m->pool) <= 0) {
+		m->unread_off = x->off; /* where the next refill begins to read */
+		return b->full = 1;
+	}
+	m->unread = x->idx + 1;
+	if (x->tag == RT_DELIVERED || x->tag == RT_REPORTED || rcpt_by_off(m, x->off) >= 0)
+		return 0;
+	struct qrcpt *r = &m->r[b->from + b->n];
+	memset(r, 0, sizeof *r);
+	/* every thread first: a recipient without one must not look done */
+	r->thr = st_get(s, x->channel, x->host, 0);
+	if (!r->thr) {
+		m->unread = x->idx;
+		m->unread_off = x->off;
+		return b->full = b->oom = 1;
+	}
+	/* one at a time: the first one names the pool ring, whose bound then applies */
+	if (!m->pring)
+		m->pring = r->thr->ring;
+	srp_add(&s->rp, pool_of(m), &m->pool, 1);
+	r->idx = x->idx;
+	r->off = x->off;
+	r->tag = x->tag;
+	r->tries = (uint16_t)(x->tries > 9999 ? 9999 : x->tries);
+	r->next = x->next;
+	r->pid = x->pid;
+	b->n++;
+	return 0;
+}
+
+/* The notices recipient r wants (NOTIFY), never for the null sender (DSNs, postmaster notices). */
+static void notices(const struct qmsg *m, struct qrcpt *r, unsigned notify)
+{
+	if (!ENABLE_DSN || !m->notices || (notify & NOTIFY_NEVER))
+		return;
+	if (notify & NOTIFY_SUCCESS)
+		r->flags |= RF_WANT_SUCCESS;
+	if (!notify || (notify & NOTIFY_DELAY))
+		r->flags |= RF_WANT_DELAY; /* RFC 3461 4.1: absent NOTIFY, DELAY is ours to give */
+}
+
+/* The new recipient numbered idx, or NULL. */
+static struct qrcpt *batch_find(struct batch *b, unsigned idx)
+{
+	for (unsigned k = b->n; k-- > 0;)
+		if (b->m->r[b->from + k].idx == idx)
+			return &b->m->r[b->from + k];
+	return NULL;
+}
+
+/* One line of a refill's reading of the control file (ours, and parsed whole at the first
+ * load), at offset off: the r records of the window with the N after each, then, when a new one
+ * is T, the last A record of each (the outcome a TA of an earlier scheduler left on record).
+ * Returns 1 when nothing more is needed. */
+static int scan_line(struct batch *b, char *line, off_t off)
+{
+	char *w[9];
+	int nw = 0;
+	for (char *p = line; *p && nw < 9; nw++) {
+		w[nw] = p;
+		p += strcspn(p, " ");
+		if (*p)
+			*p++ = 0;
+	}
+	long long v;
+	struct qrcpt *r;
+	if (b->env && nw == 1 && !strcmp(w[0], ".")) {
+		b->env = 0;
+		return !b->transit;
+	}
+	if (b->env && nw == 9 && !strcmp(w[0], "r")) {
+		struct rrec x = {b->seen++, (uint32_t)off, w[1][0], 0, 0, 0, w[5], w[6], 0};
+		if (b->full || parse_count(w[2], 9999999999LL, &v) || parse_count(w[3], 9999, &x.tries) ||
+		    parse_count(w[4], 9999999999LL, &x.next))
+			return 0;
+		x.pid = (long)v;
+		take_one(b, &x);
+		if ((r = batch_find(b, x.idx))) {
+			notices(b->m, r, 0);
+			b->transit |= r->tag == RT_TRANSIT;
+		}
+	} else if (b->env && nw == 2 && !strcmp(w[0], "N") && b->seen && (r = batch_find(b, b->seen - 1))) {
+		/* the letters S, F, D (or N, never) as spool_fmt.c writes them */
+		unsigned notify = strchr(w[1], 'N') ? NOTIFY_NEVER : (strchr(w[1], 'S') ? NOTIFY_SUCCESS : 0) |
+		                  (strchr(w[1], 'F') ? NOTIFY_FAILURE : 0) | (strchr(w[1], 'D') ? NOTIFY_DELAY : 0);
+		r->flags &= (unsigned char)~(RF_WANT_SUCCESS | RF_WANT_DELAY);
+		notices(b->m, r, notify);
+	} else if (!b->env && nw >= 4 && !strcmp(w[0], "A") && !parse_count(w[1], SPOOL_RCPT_MAX, &v) &&
+	           (r = batch_find(b, (unsigned)v)) && r->tag == RT_TRANSIT) {
+		enum sched_outcome oc = sched_outcome_of(w[3]);
+		r->jobseq = oc == SO_FAILED ? 'F' : oc == SO_DELIVERED ? 'D' : 0;
+	}
+	return 0;
+}
+
+/* A refill: m's control file read from where its window stopped (m->unread_off) in pieces of
+ * SCAN_BUF, each complete line to scan_line (a last line without its end is a torn append, not a
+ * record: docs/spool.md 4.3). Memory: one piece, whatever the size of the file. */
+static int scan(struct batch *b)
+{
+	char path[SPOOL_PATH_MAX];
+	ctl_path(b->s, b->m, path, sizeof path);
+	int fd = openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	char *buf = fd < 0 ? NULL : malloc(SCAN_BUF);
+	int mid = b->m->unread && b->m->unread_off; /* else from the start, skipping what was read */
+	off_t base = mid ? b->m->unread_off : 0;
+	size_t have = 0;
+	b->seen = mid ? b->m->unread : 0;
+	ssize_t n = buf ? 1 : -1;
+	while (n > 0 && (n = pread(fd, buf + have, SCAN_BUF - have, base + (off_t)have)) > 0) {
+		have += (size_t)n;
+		size_t pos = 0;
+		for (char *nl; (nl = memchr(buf + pos, '\n', have - pos)); pos = (size_t)(nl - buf) + 1) {
+			*nl = 0;
+			if (scan_line(b, buf + pos, base + (off_t)pos))
+				n = 0;
+			if (!n)
+				break;
+		}
+		if (!pos && have == SCAN_BUF)
+			n = -1; /* a line longer than a piece: not ours (SPOOL_LINE_MAX) */
+		memmove(buf, buf + pos, have - pos);
+		base += (off_t)pos;
+		have -= pos;
+	}
+	if (n < 0)
+		log_msg(LOG_ERR, b->m->id, "%s: cannot read the next recipients", path);
+	free(buf);
+	if (fd >= 0)
+		close(fd);
+	return n < 0 ? -1 : 0;
+}
+
+/* The next batch of m's recipients, as many as its pools allow (issue 14 point 5), in file
+ * order from m->unread: from sm, the parsed control file of a first load (its age for expiry
+ * comes from sm's history), or else from the file read again (scan). Done ones are skipped, and
+ * so are those already in memory (a new pass over the file). Returns how many came in, -1 when
+ * none could for want of memory. */
+static int take(struct sched *s, struct qmsg *m, const struct spool_msg *sm)
+{
+	if (m->pring && !m->pool.first)
+		srp_grant(&m->pring->rp, &m->pool, pool_owner(s, m), pool_preempting(m));
+	struct batch b = {s, m, m->nrcpt, 0, 0, srp_room(&s->rp, pool_of(m), &m->pool), 0, 0, 1, 0};
+	if (b.room > (long)(m->nfile - m->unread))
+		b.room = (long)(m->nfile - m->unread);
+	if (b.room <= 0)
+		return 0;
+	struct qrcpt *nr = realloc(m->r, (b.from + (size_t)b.room) * sizeof *nr);
+	if (!nr)
+		return -1;
+	m->r = nr;
+	if (!sm && scan(&b) < 0)
+		return 0; /* logged; the timer looks again */
+	for (size_t i = 0; sm && i < sm->nrcpt && !b.full; i++) {
+		const struct spool_rcpt *sr = &sm->rcpt[i];
+		struct rrec x = {(unsigned)i, (uint32_t)sr->off, sr->tag, sr->pid, sr->tries, sr->next, sr->channel, sr->host,
+		                 sr->notify};
+		take_one(&b, &x);
+		struct qrcpt *r = batch_find(&b, (unsigned)i);
+		if (r) {
+			notices(m, r, sr->notify);
+			if (r->tag == RT_TRANSIT)
+				r->jobseq = (unsigned char)last_outcome(sm, r->idx);
+		}
+	}
+	if (b.oom && !b.n)
+		return -1; /* out of memory for the thread: m->unread stays, the timer looks again */
+	if (sm) {
+		/* the age for expiry from the history: arrival, then every attempt in the order written
+		 * (the real order, whatever the clock said), each gap capped by the longest planned wait */
+		long long cap = 1;
+		for (unsigned k = 0; k < b.n; k++)
+			if (sched_retry_cap(&m->r[k].thr->p) > cap)
+				cap = sched_retry_cap(&m->r[k].thr->p);
+		m->seen = sm->arrival;
+		for (size_t k = 0; k < sm->natt; k++) {
+			m->tried = sched_tried_add(m->tried, m->seen, sm->att[k].time, cap);
+			m->seen = sm->att[k].time;
+		}
+	}
+	if (m->unread < m->nfile && !b.full)
+		m->unread = m->nfile; /* the rest were done */
+	m->pool.first = 0;
+	m->refilled = s->now;
+	m->nrcpt = b.from + b.n;
+	for (unsigned k = b.from; k < m->nrcpt; k++) {
+		rcpt_state(s, m, k, sm ? m->due : 0); /* a refill: the due link is the window's own timer */
+		if (m->kick)
+			kick(s, &m->r[k], m->kick == 2 ? s->runall_dom : NULL);
+	}
+	if (m->unread >= m->nfile)
+		m->kick = 0; /* the run has seen every recipient */
+	/* a new pass read ones before those kept in memory: r[] is kept in file order */
+	if (b.from && b.n && m->r[b.from].off < m->r[b.from - 1].off)
+		qsort(m->r, m->nrcpt, sizeof *m->r, off_cmp);
+	sched_touch(s, m);
+	return (int)b.n;
+}
+
+/* The in-memory message from its parsed control file sm (freed here, and fd closed): its first
+ * batch of recipients. */
 static int load_msg(struct sched *s, const char *id, long long due, struct spool_msg *smp, int fd)
 {
 	struct spool_msg sm = *smp;
+	struct qmsg *m = NULL;
 	if (sm.nrcpt == 0 || sm.nrcpt > SPOOL_RCPT_MAX) {
 		log_msg(LOG_ERR, id, "control file with %zu recipients; looked at again in %ds", sm.nrcpt, BADLOAD_RETRY);
 		spool_msg_free(&sm);
@@ -1004,17 +1336,12 @@ static int load_msg(struct sched *s, const char *id, long long due, struct spool
 		look_later(s, id, due, BADLOAD_RETRY);
 		return -1;
 	}
-	struct qmsg *m = calloc(1, sizeof *m + sm.nrcpt * sizeof m->r[0]);
-	if (!m) {
-		log_msg(LOG_ERR, id, "out of memory loading the message; looked at again in %ds", NOMEM_RETRY);
-		spool_msg_free(&sm);
-		if (fd >= 0)
-			close(fd);
-		look_later(s, id, due, NOMEM_RETRY);
-		return -1;
-	}
+	m = calloc(1, sizeof *m);
+	if (!m)
+		goto nomem;
 	str_lcpy(m->id, id, sizeof m->id);
-	m->nrcpt = (unsigned)sm.nrcpt;
+	m->nfile = (unsigned)sm.nrcpt;
+	m->pool.first = 1;
 	m->arrival = sm.arrival;
 	m->warned = sm.warned > 0 ? WARN_DONE : WARN_NOT_YET;
 	m->due = due;
@@ -1027,96 +1354,77 @@ static int load_msg(struct sched *s, const char *id, long long due, struct spool
 		s->head->prev = m;
 	s->head = m;
 	s->count++;
-	/* every thread first: a recipient without one must not look done (out of memory would
-	 * otherwise end in "all recipients done: removed", a lost message) */
-	for (unsigned i = 0; i < m->nrcpt; i++) {
-		const struct spool_rcpt *sr = &sm.rcpt[i];
-		if (sr->tag == RT_DELIVERED || sr->tag == RT_REPORTED)
-			continue;
-		m->r[i].thr = st_get(s, sr->channel, sr->host, 0);
-		if (!m->r[i].thr) {
-			log_msg(LOG_ERR, id, "out of memory loading the message; looked at again in %ds", NOMEM_RETRY);
-			spool_msg_free(&sm);
-			if (fd >= 0)
-				close(fd);
-			msg_free(s, m);
-			look_later(s, id, due, NOMEM_RETRY);
-			return -1;
-		}
+	m->notices = sm.sender && *sm.sender;
+	if (take(s, m, &sm) < 0) {
+		msg_free(s, m);
+		goto nomem;
 	}
 	/* Postfix's qmgr line: the message is in memory (active); log summarisers take its size
 	 * and sender from it, once per id */
 	log_msg_as("spoolbox/qmgr", LOG_INFO, id, "from=<%s>, size=%lld, nrcpt=%zu (queue active)",
 	           sm.sender ? sm.sender : "", sm.size, sm.nrcpt);
-	/* the age for expiry from the history: arrival, then every attempt in the order written
-	 * (the real order, whatever the clock said), each gap capped by the longest planned wait */
-	long long cap = 1;
-	for (unsigned i = 0; i < m->nrcpt; i++)
-		if (m->r[i].thr && sched_retry_cap(&m->r[i].thr->p) > cap)
-			cap = sched_retry_cap(&m->r[i].thr->p);
-	m->seen = sm.arrival;
-	for (size_t k = 0; k < sm.natt; k++) {
-		m->tried = sched_tried_add(m->tried, m->seen, sm.att[k].time, cap);
-		m->seen = sm.att[k].time;
-	}
-	for (unsigned i = 0; i < m->nrcpt; i++) {
-		const struct spool_rcpt *sr = &sm.rcpt[i];
-		struct qrcpt *r = &m->r[i];
-		r->off = (uint32_t)sr->off;
-		r->tag = sr->tag;
-		r->tries = (uint16_t)(sr->tries > 9999 ? 9999 : sr->tries);
-		r->next = sr->next;
-		/* the due link says when the message is next looked at; a message loaded before that
-		 * (trigger Q/R) keeps its recipients waiting unless the trigger chose them */
-		if ((r->tag == RT_NEW || r->tag == RT_DEFERRED) && due > r->next)
-			r->next = due;
-		/* a clock stepped back leaves next times far ahead: never wait longer than planned */
-		if ((r->tag == RT_NEW || r->tag == RT_DEFERRED) && r->thr && r->next > s->now + sched_retry_cap(&r->thr->p))
-			r->next = s->now + sched_retry_cap(&r->thr->p);
-		r->pid = sr->pid;
-		/* notices are for a sender, never for the null one (DSNs, postmaster notices) */
-		if (ENABLE_DSN && sm.sender && *sm.sender && !(sr->notify & NOTIFY_NEVER)) {
-			if (sr->notify & NOTIFY_SUCCESS)
-				r->flags |= RF_WANT_SUCCESS;
-			if (!sr->notify || (sr->notify & NOTIFY_DELAY))
-				r->flags |= RF_WANT_DELAY; /* RFC 3461 4.1: absent NOTIFY, DELAY is ours to give */
-		}
-		if (r->tag == RT_DELIVERED || r->tag == RT_REPORTED)
-			continue;
-		char last = r->tag == RT_TRANSIT ? last_outcome(&sm, i) : 0;
-		if (r->tag == RT_TRANSIT && !pid_is_ta(s, r->pid)) {
-			if (!recover_outcome(s, m, i, last)) {
-				char why[120];
-				snprintf(why, sizeof why, "transport agent [%ld] of an earlier scheduler ended without a report", r->pid);
-				s->lost++;
-				write_attempt(s, m, i, "lost", "delayed", "4.0.0", NULL, why);
-				r->tag = RT_DEFERRED;
-				r->next = s->now;
-				r->tries = r->tries < 9999 ? r->tries + 1 : 9999;
-				write_status(s, m, i);
-				log_msg(LOG_NOTICE, m->id, "rcpt %u: %s", i, why);
-			}
-		} else if (r->tag == RT_TRANSIT) {
-			r->jobseq = (unsigned char)last; /* for sq_timer_pass, when that TA is gone */
-		} else if ((r->tag == RT_NEW || r->tag == RT_DEFERRED) &&
-		           sched_expired(&r->thr->p, m->arrival, m->tried, s->now, 0)) {
-			char why[160];
-			snprintf(why, sizeof why, "expired: undeliverable for %llds (expiry %llds + expiry2 %llds)",
-			         s->now - m->arrival, r->thr->p.expiry, r->thr->p.expiry2);
-			if (write_attempt(s, m, i, "error", "failed", "4.4.7", NULL, why) == 0) {
-				r->tag = RT_FAILED;
-				r->next = s->now;
-				write_status(s, m, i);
-				stat_line(s, m, "expiry", r->thr);
-				log_msg(LOG_NOTICE, m->id, "rcpt %u %s/%s: %s", i, r->thr->name, r->thr->host, why);
-			}
-		}
-	}
 	spool_msg_free(&sm);
 	if (fd >= 0)
 		close(fd);
 	sched_touch(s, m);
 	return 0;
+nomem:
+	log_msg(LOG_ERR, id, "out of memory loading the message; looked at again in %ds", NOMEM_RETRY);
+	spool_msg_free(&sm);
+	if (fd >= 0)
+		close(fd);
+	look_later(s, id, due, NOMEM_RETRY);
+	return -1;
+}
+
+/* Recipients of m that are done leave memory, and, while more are on disk, so do the waiting
+ * ones (their state is on disk, the earliest next attempt in m->evicted): the window moves on.
+ * Then the next batch is read when it is worth a read of the control file: recipient_refill_limit
+ * of room, recipient_refill_delay since the last, or nothing of m in memory being worked on.
+ * A batch of only later retries moves on to the next (docs/scheduler.md "Recipients in memory"). */
+static void window(struct sched *s, struct qmsg *m)
+{
+	for (int rounds = 0; rounds < 1000; rounds++) {
+		int more = m->unread < m->nfile, busy = 0;
+		unsigned k = 0, gone = 0;
+		for (unsigned i = 0; i < m->nrcpt; i++) {
+			struct qrcpt *r = &m->r[i];
+			int idle = more && (r->tag == RT_NEW || r->tag == RT_DEFERRED) &&
+			           !(r->flags & (RF_QUEUED | RF_DELAYQ | RF_OURS)) && r->next > s->now;
+			if (idle && (!m->evicted || r->next < m->evicted))
+				m->evicted = r->next;
+			if (idle || r->tag == RT_DELIVERED || r->tag == RT_REPORTED) {
+				rcpt_done(s, r);
+				gone++;
+				continue;
+			}
+			busy |= r->tag == RT_TRANSIT || (r->flags & RF_QUEUED);
+			m->r[k++] = *r;
+		}
+		m->nrcpt = k;
+		srp_drop(&s->rp, pool_of(m), &m->pool, (int)gone, !more);
+		struct qrcpt *t = gone ? realloc(m->r, (k ? k : 1) * sizeof *t) : NULL;
+		if (t)
+			m->r = t; /* memory for what it holds now, not for its largest batch */
+		if (!more && m->evicted && m->evicted <= s->now) {
+			m->unread = m->unread_off = 0; /* a new pass over the file for the retries let go */
+			m->evicted = 0;
+		}
+		if (m->unread >= m->nfile || m->ctl)
+			return;
+		const struct ring *pr = m->pring;
+		if (busy && pr && srp_room(&s->rp, pool_of(m), &m->pool) < pr->refill_limit &&
+		    s->now - m->refilled < pr->refill_delay)
+			return;
+		int n = take(s, m, NULL);
+		if (n <= 0)
+			return;
+		sq_activate(s, m);
+		for (unsigned i = 0; i < m->nrcpt && !busy; i++)
+			busy = m->r[i].tag == RT_TRANSIT || (m->r[i].flags & RF_QUEUED);
+		if (busy)
+			return;
+	}
 }
 
 int sq_load(struct sched *s, const char *id, long long due)
@@ -1212,14 +1520,6 @@ int sq_pickup(struct sched *s)
 	return (int)ok;
 }
 
-static int domain_match(const char *host, const char *domain)
-{
-	size_t h = strlen(host), d = strlen(domain);
-	if (h == d)
-		return str_caseeq(host, domain);
-	return h > d && host[h - d - 1] == '.' && str_caseeq(host + h - d, domain);
-}
-
 void sq_run_all(struct sched *s, const char *domain)
 {
 	for (struct qmsg *m = s->head; m; m = m->next) {
@@ -1227,14 +1527,13 @@ void sq_run_all(struct sched *s, const char *domain)
 		/* tried since the run was asked for: its turn in this run is over */
 		if (s->runall_at && m->seen >= s->runall_at && m->attempted)
 			continue;
-		for (unsigned i = 0; i < m->nrcpt; i++) {
-			struct qrcpt *r = &m->r[i];
-			if ((r->tag != RT_NEW && r->tag != RT_DEFERRED) || (domain && !domain_match(r->thr->host, domain)))
-				continue;
-			r->next = s->now;
-			r->thr->blocked_until = 0;
-			r->thr->kicked_until = s->now + 600;
+		for (unsigned i = 0; i < m->nrcpt; i++)
+			hit |= kick(s, &m->r[i], domain);
+		/* and those on disk, as their windows are read: a new pass begins now */
+		if (m->evicted || m->unread < m->nfile) {
+			m->kick = domain ? 2 : 1;
 			hit = 1;
+			m->evicted = m->evicted ? s->now : 0;
 		}
 		if (hit)
 			sched_touch(s, m);

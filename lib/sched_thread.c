@@ -19,7 +19,8 @@ static unsigned hash_thr(const char *chan, const char *host, int is_error)
 	return h;
 }
 
-static struct ring *ring_get(struct sched *s, int clause)
+/* The ring of clause (made with its recipient pools from p, the clause's resolved keys). */
+static struct ring *ring_get(struct sched *s, int clause, const struct sc_params *p)
 {
 	if (clause < 0)
 		return NULL;
@@ -29,6 +30,9 @@ static struct ring *ring_get(struct sched *s, int clause)
 	struct ring *r = calloc(1, sizeof *r);
 	if (!r)
 		return NULL;
+	srp_ring_init(&s->rp, &r->rp, p->rcpt_limit, p->extra_rcpt_limit);
+	r->refill_limit = p->refill_limit;
+	r->refill_delay = p->refill_delay;
 	r->clause = clause;
 	r->next = s->rings;
 	s->rings = r;
@@ -73,7 +77,7 @@ struct thread *st_get(struct sched *s, const char *channel, const char *host, in
 	t->xc = sx_class(s, channel, host);
 	int clause = schedconf_resolve(&s->conf, channel, host, &t->p);
 	sfb_init(&t->fb, &t->p);
-	t->ring = ring_get(s, clause);
+	t->ring = ring_get(s, clause, &t->p);
 	if (!t->ring && clause >= 0) {
 		/* out of memory, not "no clause": a thread kept without its ring would defer its
 		 * mail as unmatched for as long as it lives */
@@ -113,6 +117,20 @@ static struct spr_job *preempt_add(struct thread *t, struct qmsg *m)
 	return spr_add(&t->ring->pl, m, m->arrival);
 }
 
+/* t joins the end of its ring's ready list (none without a ring). */
+static void ring_append(struct thread *t)
+{
+	if (!t->ring)
+		return;
+	t->on_ring = 1;
+	t->rnext = NULL;
+	if (t->ring->tail)
+		t->ring->tail->rnext = t;
+	else
+		t->ring->head = t;
+	t->ring->tail = t;
+}
+
 int st_enqueue(struct sched *s, struct thread *t, struct qmsg *m)
 {
 	struct job *j = malloc(sizeof *j);
@@ -128,15 +146,8 @@ int st_enqueue(struct sched *s, struct thread *t, struct qmsg *m)
 		t->head = j;
 	t->tail = j;
 	t->nready++;
-	if (!t->on_ring && t->ring) {
-		t->on_ring = 1;
-		t->rnext = NULL;
-		if (t->ring->tail)
-			t->ring->tail->rnext = t;
-		else
-			t->ring->head = t;
-		t->ring->tail = t;
-	}
+	if (!t->on_ring)
+		ring_append(t);
 	(void)s;
 	return 0;
 }
@@ -150,21 +161,14 @@ void st_reresolve(struct sched *s)
 	}
 	for (unsigned h = 0; h <= s->tmask; h++)
 		for (struct thread *t = s->thash[h]; t; t = t->hnext) {
-			t->ring = ring_get(s, schedconf_resolve(&s->conf, t->is_error ? "error" : t->name, t->host, &t->p));
+			t->ring = ring_get(s, schedconf_resolve(&s->conf, t->is_error ? "error" : t->name, t->host, &t->p), &t->p);
 			if (t->fb.window > t->p.conc_limit)
 				t->fb.window = t->p.conc_limit; /* a lower limit in the new configuration */
 			t->on_ring = 0;
 			for (struct job *j = t->head; j; j = j->next)
 				j->pj = preempt_add(t, j->m);
-			if (t->nready && t->ring) {
-				t->on_ring = 1;
-				t->rnext = NULL;
-				if (t->ring->tail)
-					t->ring->tail->rnext = t;
-				else
-					t->ring->head = t;
-				t->ring->tail = t;
-			}
+			if (t->nready)
+				ring_append(t);
 		}
 }
 

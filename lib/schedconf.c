@@ -58,6 +58,11 @@ static const struct {
 	{"delivery_slot_discount", SV_SLOT_DISCOUNT, VT_CONC},
 	{"delivery_slot_loan", SV_SLOT_LOAN, VT_CONC},
 	{"minimum_delivery_slots", SV_MIN_SLOTS, VT_CONC},
+	/* in-core recipients (issue 14 point 5) */
+	{"recipient_limit", SV_RCPT_LIMIT, VT_INT},
+	{"extra_recipient_limit", SV_EXTRA_RCPT_LIMIT, VT_INT},
+	{"recipient_refill_limit", SV_REFILL_LIMIT, VT_INT},
+	{"recipient_refill_delay", SV_REFILL_DELAY, VT_INTERVAL},
 };
 
 /* Which member of struct sc_params each variable sets (two for retries and the feedbacks). */
@@ -75,6 +80,8 @@ static const struct {
 	FIELD(SV_POS_FEEDBACK, pos_x),        FIELD(SV_NEG_FEEDBACK, neg_style),  FIELD(SV_NEG_FEEDBACK, neg_x),
 	FIELD(SV_COHORT_LIMIT, cohort_limit), FIELD(SV_SLOT_COST, slots.cost),       FIELD(SV_SLOT_DISCOUNT, slots.discount),
 	FIELD(SV_SLOT_LOAN, slots.loan),      FIELD(SV_MIN_SLOTS, slots.min_slots),
+	FIELD(SV_RCPT_LIMIT, rcpt_limit),     FIELD(SV_EXTRA_RCPT_LIMIT, extra_rcpt_limit),
+	FIELD(SV_REFILL_LIMIT, refill_limit), FIELD(SV_REFILL_DELAY, refill_delay),
 };
 #undef FIELD
 _Static_assert(sizeof(struct sc_params) < 256, "fields[] keeps offsets in a byte");
@@ -114,11 +121,18 @@ void sc_params_default(struct sc_params *p)
 	p->cohort_limit = 1;
 	/* Postfix's defaults for preemption (seed 004) */
 	p->slots = (struct spr_params){5, 50, 3, 3};
+	/* and for the in-core recipients */
+	p->rcpt_limit = 20000;
+	p->extra_rcpt_limit = 1000;
+	p->refill_limit = 100;
+	p->refill_delay = 5;
 }
 
 void schedconf_init(struct schedconf *c)
 {
 	memset(c, 0, sizeof *c);
+	c->rcpt_limit = 20000;
+	c->rcpt_minimum = 10;
 }
 
 void schedconf_free(struct schedconf *c)
@@ -378,7 +392,8 @@ static void assign(struct parser *ps, struct sc_clause *k, const char *name, con
 			bad(ps, "%s: '%s' is not a number from 0 to 1000000", name, val);
 			return;
 		}
-		if (x < 1 && (vars[i].var == SV_MAXTHR || vars[i].var == SV_OVERFEED)) {
+		if (x < 1 && (vars[i].var == SV_MAXTHR || vars[i].var == SV_OVERFEED || vars[i].var == SV_RCPT_LIMIT ||
+		              vars[i].var == SV_REFILL_LIMIT)) {
 			bad(ps, "%s: must be at least 1", name);
 			return;
 		}
@@ -652,19 +667,25 @@ static void param_line(struct parser *ps, const char *p)
 			return;
 		}
 		c->report_interval = x;
-	} else if (!strcmp(name, "msgwriteasync") || !strcmp(name, "store-error-on-error")) {
-		if (parse_count(val, 1000000, &x) < 0) {
-			bad(ps, "PARAM%s: '%s' is not a number", name, val);
+	} else if (!strcmp(name, "hostclass")) {
+		hostclass(ps, val);
+	} else if (!strcmp(name, "msgwriteasync") || !strcmp(name, "store-error-on-error") ||
+	           !strcmp(name, "message_recipient_limit") || !strcmp(name, "message_recipient_minimum")) {
+		/* the recipient pools' (issue 14 point 5): the global pool of first batches, and every
+		 * message's own floor, at least 1 */
+		int pool = name[0] == 'm' && name[1] == 'e';
+		if (parse_count(val, 10000000, &x) < 0 || (pool && x < 1)) {
+			bad(ps, "PARAM%s: '%s' is not a number from %d to 10000000", name, val, pool);
 			return;
 		}
-		if (name[0] == 'm') {
+		if (pool)
+			*(name[18] == 'l' ? &c->rcpt_limit : &c->rcpt_minimum) = (long)x;
+		else if (name[0] == 'm')
 			c->msgwriteasync = x;
-		} else {
+		else {
 			c->store_error_on_error = x;
 			warn(ps, "PARAM%s: not implemented (accepted for ZMailer compatibility, it has no effect)", name);
 		}
-	} else if (!strcmp(name, "hostclass")) {
-		hostclass(ps, val);
 	} else {
 		bad(ps, "unknown parameter PARAM%s", name);
 	}
@@ -790,6 +811,11 @@ int schedconf_parse(struct schedconf *c, const char *file, const char *text, siz
 			bad(&ps, "clause '%s/%s' is empty and no non-empty clause follows it", c->cl[i].chan_pat, c->cl[i].host_pat);
 			c->cl[i].body = (int)i;
 		}
+	}
+	if (c->rcpt_minimum > c->rcpt_limit) {
+		ps.line = 0;
+		bad(&ps, "PARAMmessage_recipient_minimum (%ld) is above PARAMmessage_recipient_limit (%ld)",
+		    c->rcpt_minimum, c->rcpt_limit);
 	}
 	return ps.errors;
 }

@@ -45,7 +45,9 @@ enum sc_var {
 	/* per-destination concurrency (issue 14 points 2-3), Postfix's names without default_ */
 	SV_INIT_CONC, SV_CONC_LIMIT, SV_POS_FEEDBACK, SV_NEG_FEEDBACK, SV_COHORT_LIMIT,
 	/* preemption (issue 14 point 4), Postfix's names without default_ */
-	SV_SLOT_COST, SV_SLOT_DISCOUNT, SV_SLOT_LOAN, SV_MIN_SLOTS, SV__COUNT
+	SV_SLOT_COST, SV_SLOT_DISCOUNT, SV_SLOT_LOAN, SV_MIN_SLOTS,
+	/* in-core recipients (issue 14 point 5), Postfix's names without default_ */
+	SV_RCPT_LIMIT, SV_EXTRA_RCPT_LIMIT, SV_REFILL_LIMIT, SV_REFILL_DELAY, SV__COUNT
 };
 
 /* Feedback styles: x, x/concurrency, x/sqrt_concurrency. */
@@ -75,6 +77,11 @@ struct sc_params {
 	double pos_x, neg_x;         /* their numerators: 1 and 1 */
 	int cohort_limit;            /* destination_concurrency_failed_cohort_limit: 1 (0 = never dead) */
 	struct spr_params slots;     /* preemption: 5, 50, 3, 3 */
+	/* in-core recipients of the ring (lib/sched_pool.c, seed 004), Postfix's defaults */
+	int rcpt_limit;              /* recipient_limit: 20000, the ring's pool */
+	int extra_rcpt_limit;        /* extra_recipient_limit: 1000, its extra pool for preemptors */
+	int refill_limit;            /* recipient_refill_limit: 100, the smallest refill ... */
+	long long refill_delay;      /* recipient_refill_delay: 5s, ... unless this long has passed */
 };
 
 struct sc_clause {
@@ -108,6 +115,8 @@ struct schedconf {
 	long long report_interval;   /* PARAMglobal-report-interval, 0 = off */
 	long long msgwriteasync;     /* PARAMmsgwriteasync */
 	long long store_error_on_error; /* PARAMstore-error-on-error */
+	long rcpt_limit;             /* PARAMmessage_recipient_limit: 20000 (Postfix's qmgr_...) */
+	long rcpt_minimum;           /* PARAMmessage_recipient_minimum: 10 */
 	char file[256];              /* where it came from, for messages */
 };
 

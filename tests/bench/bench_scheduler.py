@@ -7,7 +7,11 @@
     scheduler with the default QUEUEHI, `sendmail -q`, our smtp agent into a minimal SMTP sink:
     messages/s from the -q to the last one received, and the scheduler's peak RSS (goal: the
     20 000 rate within 20 % of the 1 000 rate). This one runs on the disk (BENCH_DIR, default
-    /var/tmp), as a real backlog does.
+    /var/tmp), as a real backlog does;
+  - a mailing of 50 000 recipients (five control files of 10 000) through the stub agent with
+    PARAMmessage_recipient_limit and recipient_limit at Postfix's 20 000 and at 2 000, and one of
+    200 000 (issue 14 point 5): the scheduler's peak RSS, the most recipients it held in memory
+    with the seed's bound, and the time.
 The queue is written straight into the spool in its documented format (fast), on /dev/shm when
 there is one, so the figures are the scheduler's and not the disk's. Printed, never asserted."""
 import contextlib
@@ -175,8 +179,44 @@ def backlog(binary):
     print(f"backlog rate 20 000 / 1 000: {rates[20000] / rates[1000]:.2f} (goal >= 0.80)")
 
 
+def big_mailing_once(binary, limit, files=5):
+    """files x 10 000 recipients (50 hosts), one-shot, message_recipient_limit and the smtp clause's
+    recipient_limit at limit: (seconds, peak KiB, delivered, (most in memory, bound))."""
+    import re
+    with workspace() as base:
+        spool = os.path.join(base, "spool")
+        for k in range(files):
+            gen.add_queued(spool, [("smtp", "h%d.example" % (i % 50), "ok%d.%d@h%d.example" % (k, i, i % 50))
+                                   for i in range(10000)])
+        with open(os.path.join(base, "scheduler.conf"), "w") as f:
+            f.write('PARAMmessage_recipient_limit = %d\n*/* interval=1m\nsmtp recipient_limit=%d command="%s"\n'
+                    % (limit, limit, STUB))
+        err = open(os.path.join(base, "sched.err"), "w+b")
+        t0 = time.time()
+        p = subprocess.Popen([binary, "scheduler", "-i", "-1"], env=env_for(base), stderr=err)
+        peak = 0
+        while p.poll() is None:
+            peak = max(peak, rss_kib(p.pid, "VmHWM"))  # the kernel's peak, read until the exit
+            time.sleep(0.02)
+        dt = time.time() - t0
+        err.seek(0)
+        m = re.search(rb"recipients in memory: at most (\d+) \(message_recipient_limit \d+, bound (\d+)\)", err.read())
+        with open(os.path.join(base, "stub.log")) as f:
+            got = sum(1 for line in f if line.startswith("deliver"))
+        return dt, peak, got, (int(m.group(1)), int(m.group(2))) if m else (None, None)
+
+
+def big_mailing(binary):
+    for files, limit in ((5, 20000), (5, 2000), (20, 20000)):
+        dt, peak, got, (most, bound) = big_mailing_once(binary, limit, files)
+        print(f"mailing of {files * 10000} recipients ({files} control files, 50 hosts), message_recipient_limit "
+              f"and recipient_limit {limit}: {got} delivered in {dt:.1f} s, at most {most} recipients in memory "
+              f"(the seed's bound {bound}), scheduler peak RSS {peak} KiB")
+
+
 def run(binary):
     idle_rss(binary)
+    big_mailing(binary)
     first_delivery(binary)
     local_end_to_end(binary)
     backlog(binary)

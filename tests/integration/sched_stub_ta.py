@@ -8,6 +8,8 @@ address's local part:
   silent*    no report (the scheduler must call it lost)
   die*       exits in the middle of the job (after reporting nothing)
   slow*      sleeps STUB_SLOW seconds (default 0.3), then ok
+  once*      retryat $STUB_ONCE (default +60) the first time (logged "deferonce PID ID OFFSET ADDR"),
+             then ok
 Run with the argument "error" it is the error channel: every recipient is "ok" with a DSN id.
 Every event is appended to $STUB_LOG as one line:
   start PID TIME / job PID TIME0 TIME1 ID HOST / deliver PID ID OFFSET ADDR [TIME] / exit PID TIME
@@ -85,7 +87,14 @@ def main():
                 os._exit(3)
             if local.startswith("silent"):
                 continue
-            if local.startswith("ok") or local.startswith("slow"):
+            if local.startswith("once"):
+                with open(LOG) as f:
+                    seen = any(ln.startswith("deferonce ") and ln.split()[4] == addr for ln in f)
+                if not seen:
+                    log("deferonce %d %s %d %s" % (ME, mid, off, addr))
+                    report(mid, off, addr, "retryat", "4.4.1", os.environ.get("STUB_ONCE", "+60") + " wait")
+                    continue
+            if local.startswith("ok") or local.startswith("slow") or local.startswith("once"):
                 log("deliver %d %s %d %s %.3f" % (ME, mid, off, addr, time.time()))
                 report(mid, off, addr, "ok", "2.0.0", "delivered by stub")
             elif local.startswith("fail"):

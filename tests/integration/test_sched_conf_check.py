@@ -49,6 +49,30 @@ def test_check_is_quiet_about_the_preemption_keys(box):
     assert path not in err, err
 
 
+def test_check_is_quiet_about_the_recipient_pool_keys(box):
+    path = conf(box, "PARAMmessage_recipient_limit = 5000\nPARAMmessage_recipient_minimum = 20\n"
+                "smtp/* recipient_limit=4000 extra_recipient_limit=200\n"
+                "\trecipient_refill_limit=50 recipient_refill_delay=2s\n" + CLAUSES)
+    rc, err, _ = check(box)
+    assert rc == 0, err
+    assert path not in err, err
+
+
+@pytest.mark.parametrize("text,line,reason", [
+    ("PARAMmessage_recipient_limit = 0\n", 1, "PARAMmessage_recipient_limit: '0' is not a number from 1 to 10000000"),
+    ("smtp/*\n\trecipient_limit=0\n", 2, "recipient_limit: must be at least 1"),
+    ("smtp/*\n\textra_recipient_limit=many\n", 2, "extra_recipient_limit: 'many' is not a number"),
+    ("smtp/*\n\trecipient_refill_delay=soon\n", 2, "recipient_refill_delay: 'soon' is not an interval"),
+    ("PARAMmessage_recipient_minimum = 30\nPARAMmessage_recipient_limit = 20\n", None,
+     "PARAMmessage_recipient_minimum (30) is above PARAMmessage_recipient_limit (20)"),
+])
+def test_check_reports_a_bad_recipient_pool_key(box, text, line, reason):
+    path = conf(box, text + CLAUSES)
+    rc, err, _ = check(box)
+    assert rc == 78, err
+    assert reason in err and (line is None or f"{path}:{line}: " in err), err
+
+
 def test_check_reports_a_bad_delivery_slot_key_at_its_line(box):
     path = conf(box, CLAUSES + "smtp/*\n\tdelivery_slot_discount=150\n")
     rc, err, _ = check(box)

@@ -232,6 +232,45 @@ TEST(schedconf_delivery_slot_keys)
 	schedconf_free(&c);
 }
 
+/* issue 14 point 5: the in-core recipient keys, Postfix's names and defaults (seed 004:
+ * qmgr_message_recipient_limit 20000, _minimum 10, default_recipient_limit 20000,
+ * default_extra_recipient_limit 1000, refill limit 100 and delay 5s), their ranges */
+TEST(schedconf_recipient_pool_keys)
+{
+	struct schedconf c;
+	struct unit_findings r;
+	CHECK_INT(parse(&c, "PARAMmessage_recipient_limit = 500\nPARAMmessage_recipient_minimum = 5\n"
+	                    "*/* extra_recipient_limit=0\n"
+	                    "a/* recipient_limit=300 recipient_refill_limit=7 recipient_refill_delay=1m command=x\n"
+	                    "b/* command=y\n", &r), 0);
+	CHECK_INT(c.rcpt_limit, 500);
+	CHECK_INT(c.rcpt_minimum, 5);
+	struct sc_params p;
+	CHECK_INT(schedconf_resolve(&c, "a", "h", &p), 1);
+	CHECK_INT(p.rcpt_limit, 300);
+	CHECK_INT(p.extra_rcpt_limit, 0);
+	CHECK_INT(p.refill_limit, 7);
+	CHECK_INT(p.refill_delay, 60);
+	CHECK_INT(schedconf_resolve(&c, "b", "h", &p), 2);
+	CHECK_INT(p.rcpt_limit, 20000);
+	CHECK_INT(p.refill_limit, 100);
+	CHECK_INT(p.refill_delay, 5);
+	schedconf_free(&c);
+	CHECK_INT(parse(&c, "a command=x\n", &r), 0);
+	CHECK_INT(c.rcpt_limit, 20000);
+	CHECK_INT(c.rcpt_minimum, 10);
+	schedconf_free(&c);
+	CHECK_INT(parse(&c, "a recipient_limit=0 recipient_refill_limit=0 extra_recipient_limit=x command=x\n", &r), 3);
+	CHECK(strstr(r.first, "recipient_limit: must be at least 1") != NULL);
+	schedconf_free(&c);
+	CHECK_INT(parse(&c, "PARAMmessage_recipient_limit = 0\na command=x\n", &r), 1);
+	CHECK(strstr(r.first, "PARAMmessage_recipient_limit: '0' is not a number from 1 to 10000000") != NULL);
+	schedconf_free(&c);
+	CHECK_INT(parse(&c, "PARAMmessage_recipient_limit = 5\nPARAMmessage_recipient_minimum = 6\na command=x\n", &r), 1);
+	CHECK(strstr(r.first, "PARAMmessage_recipient_minimum (6) is above PARAMmessage_recipient_limit (5)") != NULL);
+	schedconf_free(&c);
+}
+
 TEST(schedconf_params)
 {
 	struct schedconf c;
