@@ -379,8 +379,10 @@ static void apply_result(struct sched *s, struct qmsg *m, unsigned i, const char
 	r->next = next;
 	/* The last recipient delivered: the removal (settle) unlinks the file this would write.
 	 * A crash before it leaves T with a delivered last A record, which the restart makes D
-	 * (recover_outcome): the same end, one pwrite less (docs/spool.md 7, D2). */
-	unsigned left = 0;
+	 * (recover_outcome): the same end, one pwrite less (docs/spool.md 7, D2). Only the last
+	 * of the whole file: recipients still on disk or let go (a window, issue 14 point 5) keep
+	 * the file, and a refill must find this one done. */
+	unsigned left = m->unread < m->nfile || m->evicted;
 	for (unsigned k = 0; k < m->nrcpt; k++)
 		left += m->r[k].tag != RT_DELIVERED && m->r[k].tag != RT_REPORTED;
 	if (left)
