@@ -6,6 +6,9 @@
 #include <inttypes.h>
 #include <stddef.h>
 #include <wchar.h>
+#include <grp.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #define strtol own_strtol
 #define strtoll own_strtoll
@@ -21,6 +24,14 @@
 #define qsort own_qsort
 #define strstr own_strstr
 #define mbstowcs own_mbstowcs
+#define setuid own_setuid
+#define setgid own_setgid
+#define setresuid own_setresuid
+#define setresgid own_setresgid
+#define seteuid own_seteuid
+#define setegid own_setegid
+#define setgroups own_setgroups
+#define setrlimit own_setrlimit
 long strtol(const char *restrict, char **restrict, int);
 long long strtoll(const char *restrict, char **restrict, int);
 unsigned long strtoul(const char *restrict, char **restrict, int);
@@ -38,6 +49,7 @@ size_t mbstowcs(wchar_t *restrict, const char *restrict, size_t);
 #include "../../lib/libc/qsort.c"
 #include "../../lib/libc/strstr.c"
 #include "../../lib/libc/mbstowcs.c"
+#include "../../lib/libc/setxid.c"
 #undef strtol
 #undef strtoll
 #undef strtoul
@@ -48,4 +60,12 @@ size_t mbstowcs(wchar_t *restrict, const char *restrict, size_t);
 #undef qsort
 #undef strstr
 #undef mbstowcs
+#undef setuid
+#undef setgid
+#undef setresuid
+#undef setresgid
+#undef seteuid
+#undef setegid
+#undef setgroups
+#undef setrlimit
 #endif

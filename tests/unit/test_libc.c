@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <wchar.h>
 
@@ -114,4 +116,38 @@ TEST(libc_strstr_and_mbstowcs_as_glibc)
 	CHECK_INT(ws[1], 0xdfff);
 	CHECK_INT(ws[2], 0);
 	CHECK_INT(own_mbstowcs(ws, "abcdef", 3), 3);
+}
+
+/* setxid.c's plain system calls change the process's ids as glibc's do; checked in a child (the
+ * ids are the child's to lose), as root when the tests run as root, else the refusal. */
+TEST(libc_setxid_changes_the_ids)
+{
+	struct rlimit rl, back;
+	CHECK_INT(getrlimit(RLIMIT_CORE, &rl), 0);
+	CHECK_INT(own_setrlimit(RLIMIT_CORE, &rl), 0);
+	CHECK_INT(getrlimit(RLIMIT_CORE, &back), 0);
+	CHECK_INT(back.rlim_cur, rl.rlim_cur);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int bad = 0;
+		if (geteuid() != 0) {
+			bad |= own_setuid(0) != -1 || errno != EPERM;
+			_exit(bad);
+		}
+		gid_t gl[2] = {12345, 23456}, got[4];
+		bad |= own_setgroups(2, gl) != 0;
+		bad |= (getgroups(4, got) != 2 || got[0] != 12345 || got[1] != 23456) << 1;
+		bad |= (own_setegid(34567) != 0 || getegid() != 34567 || getgid() != 0) << 2;
+		bad |= (own_setresgid(45678, 45678, 45678) != 0 || getgid() != 45678) << 3;
+		bad |= (own_setgid(56789) != 0 || getgid() != 56789 || getegid() != 56789) << 4;
+		bad |= (own_seteuid(65534) != 0 || geteuid() != 65534 || getuid() != 0) << 5;
+		bad |= (own_setresuid(0, 0, 0) != 0 || geteuid() != 0) << 6; /* the saved id was 0 */
+		bad |= (own_setuid(65534) != 0 || getuid() != 65534 || geteuid() != 65534) << 7;
+		bad |= (own_setuid(0) != -1 || errno != EPERM) << 8;
+		bad |= (own_setresuid(-1, 0, -1) != -1) << 9; /* every id is gone now */
+		_exit(bad);
+	}
+	int st = -1;
+	CHECK_INT(waitpid(pid, &st, 0), pid);
+	CHECK_INT(st, 0);
 }
