@@ -1,4 +1,4 @@
-/* lib/libc/ compiled into a test under other names (own_strtol, own_getopt, ...): the sanitizer
+/* lib/libc/ compiled into a test under other names (own_strtol, own_getopt, own_setuid, ...): the sanitizer
  * build links glibc, whose functions the tests compare ours with. Include after the system
  * headers; the standard names mean glibc's again afterwards. */
 #ifndef SPOOLBOX_LIBC_OWN_H
@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <wchar.h>
 #include <grp.h>
+#include <pwd.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -32,6 +33,16 @@
 #define setegid own_setegid
 #define setgroups own_setgroups
 #define setrlimit own_setrlimit
+#define getpwnam own_getpwnam
+#define getpwuid own_getpwuid
+#define getgrnam own_getgrnam
+#define getgrgid own_getgrgid
+#define getgrouplist own_getgrouplist
+#define initgroups own_initgroups
+/* the files pwd.c reads: a test may point them elsewhere */
+#define PWD_PASSWD_FILE own_passwd_file
+#define PWD_GROUP_FILE own_group_file
+const char *own_passwd_file = "/etc/passwd", *own_group_file = "/etc/group";
 long strtol(const char *restrict, char **restrict, int);
 long long strtoll(const char *restrict, char **restrict, int);
 unsigned long strtoul(const char *restrict, char **restrict, int);
@@ -44,12 +55,27 @@ extern int optind, opterr, optopt;
 void qsort(void *, size_t, size_t, int (*)(const void *, const void *));
 char *strstr(const char *, const char *);
 size_t mbstowcs(wchar_t *restrict, const char *restrict, size_t);
+int setuid(uid_t);
+int setgid(gid_t);
+int setresuid(uid_t, uid_t, uid_t);
+int setresgid(gid_t, gid_t, gid_t);
+int seteuid(uid_t);
+int setegid(gid_t);
+int setgroups(size_t, const gid_t *);
+int setrlimit(int, const struct rlimit *);
+struct passwd *getpwnam(const char *);
+struct passwd *getpwuid(uid_t);
+struct group *getgrnam(const char *);
+struct group *getgrgid(gid_t);
+int getgrouplist(const char *, gid_t, gid_t *, int *);
+int initgroups(const char *, gid_t);
 #include "../../lib/libc/getopt.c"
 #include "../../lib/libc/strtol.c"
 #include "../../lib/libc/qsort.c"
 #include "../../lib/libc/strstr.c"
 #include "../../lib/libc/mbstowcs.c"
 #include "../../lib/libc/setxid.c"
+#include "../../lib/libc/pwd.c"
 #undef strtol
 #undef strtoll
 #undef strtoul
@@ -68,4 +94,10 @@ size_t mbstowcs(wchar_t *restrict, const char *restrict, size_t);
 #undef setegid
 #undef setgroups
 #undef setrlimit
+#undef getpwnam
+#undef getpwuid
+#undef getgrnam
+#undef getgrgid
+#undef getgrouplist
+#undef initgroups
 #endif

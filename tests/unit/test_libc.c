@@ -151,3 +151,107 @@ TEST(libc_setxid_changes_the_ids)
 	CHECK_INT(waitpid(pid, &st, 0), pid);
 	CHECK_INT(st, 0);
 }
+
+/* pwd.c against glibc's (NSS "files": the same /etc/passwd and /etc/group) for every entry */
+TEST(libc_passwd_and_group_as_glibc)
+{
+	struct passwd *g, *o;
+	setpwent();
+	while ((g = getpwent())) {
+		char name[256], dir[1024], gecos[1024];
+		snprintf(name, sizeof name, "%s", g->pw_name);
+		snprintf(dir, sizeof dir, "%s", g->pw_dir);
+		snprintf(gecos, sizeof gecos, "%s", g->pw_gecos);
+		uid_t uid = g->pw_uid;
+		gid_t gid = g->pw_gid;
+		unit_case(name);
+		CHECK((o = own_getpwnam(name)) != NULL);
+		if (!o)
+			continue;
+		CHECK_INT(o->pw_uid, uid);
+		CHECK_INT(o->pw_gid, gid);
+		CHECK_STR(o->pw_dir, dir);
+		CHECK_STR(o->pw_gecos, gecos);
+		struct passwd *first = getpwuid(uid);
+		snprintf(name, sizeof name, "%s", first->pw_name);
+		CHECK((o = own_getpwuid(uid)) != NULL);
+		CHECK_STR(o ? o->pw_name : "", name);
+	}
+	endpwent();
+	struct group *gg, *og;
+	setgrent();
+	while ((gg = getgrent())) {
+		char name[256], mem[4096] = "";
+		snprintf(name, sizeof name, "%s", gg->gr_name);
+		for (char **m = gg->gr_mem; *m; m++)
+			snprintf(mem + strlen(mem), sizeof mem - strlen(mem), "%s,", *m);
+		gid_t gid = gg->gr_gid;
+		unit_case(name);
+		CHECK((og = own_getgrnam(name)) != NULL);
+		if (!og)
+			continue;
+		CHECK_INT(og->gr_gid, gid);
+		char omem[4096] = "";
+		for (char **m = og->gr_mem; *m; m++)
+			snprintf(omem + strlen(omem), sizeof omem - strlen(omem), "%s,", *m);
+		CHECK_STR(omem, mem);
+		CHECK((og = own_getgrgid(gid)) != NULL);
+	}
+	endgrent();
+	unit_case("missing");
+	CHECK(own_getpwnam("no-such-user-spoolbox") == NULL);
+	CHECK(own_getgrnam("no-such-group-spoolbox") == NULL);
+	/* getgrouplist as glibc's, for root */
+	gid_t a[64], b[64];
+	int na = 64, nb = 64;
+	CHECK_INT(own_getgrouplist("root", 0, a, &na), getgrouplist("root", 0, b, &nb));
+	CHECK_INT(na, nb);
+	CHECK(memcmp(a, b, (size_t)na * sizeof *a) == 0);
+}
+
+/* the files' edges: malformed and over-long lines skipped, the last line without a newline,
+ * members, getgrouplist's count past the room */
+TEST(libc_passwd_and_group_edges)
+{
+	char pw[512], gr[512];
+	snprintf(pw, sizeof pw, "%s/passwd", unit_tmpdir());
+	snprintf(gr, sizeof gr, "%s/group", unit_tmpdir());
+	FILE *f = fopen(pw, "w");
+	char *longl = unit_long_line("long:x:5:5:", 9000);
+	fprintf(f, "bad:x:1:1\nneg:x:-1:1:n:/:/bin/sh\n%sa:x:7:8:Full Name,,,:/home/a:/bin/sh\n"
+	        "big:x:4294967296:1::/:\nlong:x:9:9::/ok:\ndup:x:7:9::/:\nlast:x:11:12::/l:/sh", longl);
+	free(longl);
+	fclose(f);
+	f = fopen(gr, "w");
+	fprintf(f, "g1:x:100:a,b\ng2:x:101:b\ng3:*:102:ab,a\nbad:x:z:a\ng4:x:8:a\nempty:x:103:");
+	fclose(f);
+	own_passwd_file = pw;
+	own_group_file = gr;
+	struct passwd *p;
+	CHECK(own_getpwnam("bad") == NULL);
+	CHECK(own_getpwnam("neg") == NULL);
+	CHECK(own_getpwnam("big") == NULL);
+	CHECK((p = own_getpwnam("long")) && p->pw_uid == 9 && !strcmp(p->pw_dir, "/ok"));
+	CHECK((p = own_getpwuid(7)) && !strcmp(p->pw_name, "a") && !strcmp(p->pw_gecos, "Full Name,,,") &&
+	      p->pw_gid == 8 && !strcmp(p->pw_shell, "/bin/sh"));
+	CHECK((p = own_getpwnam("last")) && p->pw_uid == 11 && !strcmp(p->pw_shell, "/sh"));
+	struct group *g;
+	CHECK((g = own_getgrnam("g3")) && g->gr_gid == 102 && g->gr_mem[0] && !strcmp(g->gr_mem[0], "ab") &&
+	      g->gr_mem[1] && !strcmp(g->gr_mem[1], "a") && !g->gr_mem[2]);
+	CHECK((g = own_getgrgid(103)) && !strcmp(g->gr_name, "empty") && !g->gr_mem[0]);
+	CHECK(own_getgrnam("bad") == NULL);
+	gid_t l[8];
+	int n = 8;
+	CHECK_INT(own_getgrouplist("a", 8, l, &n), 3); /* 8 (primary, listed once), 100, 102 */
+	CHECK_INT(n, 3);
+	CHECK(l[0] == 8 && l[1] == 100 && l[2] == 102);
+	n = 2;
+	CHECK_INT(own_getgrouplist("a", 8, l, &n), -1);
+	CHECK_INT(n, 3);
+	own_group_file = "/nonexistent/group";
+	n = 8;
+	CHECK_INT(own_getgrouplist("a", 8, l, &n), 1);
+	CHECK(own_getgrnam("g1") == NULL);
+	own_passwd_file = "/etc/passwd";
+	own_group_file = "/etc/group";
+}
