@@ -91,8 +91,18 @@ ifeq ($(OWN_LIBC),1)
 LIBC_OBJ := $(patsubst %.c,$(B)/%.o,$(wildcard lib/libc/*.c))
 endif
 endif
+# BearSSL built from Debian's source with the flags above (scripts/bearssl.sh: 4.6 KiB less than
+# Debian's -Os, position-independent, hardened library; that library when the source cannot be
+# had). BEARSSL_SRC=0, or a BEARSSL_A given to make (the packaging does), links that one as is.
+BEARSSL_SRC ?= 1
 ifeq ($(TLS),1)
 LIBS := $(BEARSSL_A)
+ifeq ($(SANITIZE)$(BEARSSL_SRC)$(origin BEARSSL_A),01file)
+LIBS := build/bearssl/$(DEB_ARCH)/libbearssl.a
+$(LIBS): scripts/bearssl.sh
+	CC="$(CC)" CFLAGS="$(filter-out -std=% $(WARN) $(EXTRA_CFLAGS),$(CFLAGS))" AR="$(CROSS_COMPILE)ar" \
+	  sh scripts/bearssl.sh $@ $(BEARSSL_A)
+endif
 endif
 
 LIB_SRC := $(sort $(wildcard lib/*.c))
@@ -129,7 +139,7 @@ $(B)/%.o: %.c $(B)/inc/bearssl.h $(wildcard lib/*.h applets/*.h config/*.h)
 $(B)/libspool.a: $(LIB_OBJ)
 	rm -f $@ && $(CROSS_COMPILE)ar rcs $@ $^
 
-$(B)/spoolbox: $(APPLET_OBJ) $(LIBC_OBJ) $(B)/libspool.a scripts/no-eh-frame.ld
+$(B)/spoolbox: $(APPLET_OBJ) $(LIBC_OBJ) $(B)/libspool.a $(LIBS) scripts/no-eh-frame.ld
 	$(CC) $(LDFLAGS) -o $@.unstripped $(APPLET_OBJ) $(LIBC_OBJ) -Wl,--start-group $(B)/libspool.a $(LIBS) -Wl,--end-group
 ifneq ($(SANITIZE),1)
 	$(OBJCOPY) --strip-all -R .comment $@.unstripped $@
