@@ -1,6 +1,6 @@
-/* Finding where mail for a domain goes: MX records through the libc resolver (res_query +
- * dn_expand; musl's reads /etc/resolv.conf on every call, so a network namespace can point it
- * at a test server), ordered by preference with equal preferences shuffled (RFC 5321 5.1),
+/* Finding where mail for a domain goes: MX records through the resolver (res_query +
+ * dn_expand: ours in lib/libc/resolv.c in the static build, which reads /etc/resolv.conf on
+ * every call, as musl's did, so a network namespace can point it at a test server), ordered by preference with equal preferences shuffled (RFC 5321 5.1),
  * RFC 7505 null MX, and the addresses of a host, IPv6 first, then IPv4: a literal, else the
  * hosts file, else AAAA and A queries through the same res_query. There is no getaddrinfo (and
  * so no nsswitch, which musl has not either, and no resolv.conf search list: names in

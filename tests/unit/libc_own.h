@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <wchar.h>
 #include <grp.h>
+#include <resolv.h>
 #include <pwd.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -43,6 +44,13 @@
 #define PWD_PASSWD_FILE own_passwd_file
 #define PWD_GROUP_FILE own_group_file
 const char *own_passwd_file = "/etc/passwd", *own_group_file = "/etc/group";
+/* resolv.c's file and port, for a test server */
+#define res_query own_res_query
+#define dn_expand own_dn_expand
+#define RES_CONF_FILE own_resolv_conf
+#define RES_PORT own_res_port
+const char *own_resolv_conf = "/etc/resolv.conf";
+unsigned short own_res_port = 53;
 long strtol(const char *restrict, char **restrict, int);
 long long strtoll(const char *restrict, char **restrict, int);
 unsigned long strtoul(const char *restrict, char **restrict, int);
@@ -69,6 +77,8 @@ struct group *getgrnam(const char *);
 struct group *getgrgid(gid_t);
 int getgrouplist(const char *, gid_t, gid_t *, int *);
 int initgroups(const char *, gid_t);
+int res_query(const char *, int, int, unsigned char *, int);
+int dn_expand(const unsigned char *, const unsigned char *, const unsigned char *, char *, int);
 #include "../../lib/libc/getopt.c"
 #include "../../lib/libc/strtol.c"
 #include "../../lib/libc/qsort.c"
@@ -76,6 +86,7 @@ int initgroups(const char *, gid_t);
 #include "../../lib/libc/mbstowcs.c"
 #include "../../lib/libc/setxid.c"
 #include "../../lib/libc/pwd.c"
+#include "../../lib/libc/resolv.c"
 #undef strtol
 #undef strtoll
 #undef strtoul
@@ -100,4 +111,6 @@ int initgroups(const char *, gid_t);
 #undef getgrgid
 #undef getgrouplist
 #undef initgroups
+#undef res_query
+#undef dn_expand
 #endif

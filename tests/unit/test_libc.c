@@ -7,7 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <wchar.h>
@@ -254,4 +260,162 @@ TEST(libc_passwd_and_group_edges)
 	CHECK(own_getgrnam("g1") == NULL);
 	own_passwd_file = "/etc/passwd";
 	own_group_file = "/etc/group";
+}
+
+/* dn_expand against glibc's on names it prints alike (no escapes), and the pointer rules */
+TEST(libc_dn_expand)
+{
+	static const unsigned char m[] = {
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,               /* a header */
+		2, 'm', 'x', 7, 'e', 'x', 'a', 'm', 'p', 'l', 'e', 4, 't', 'e', 's', 't', 0, /* 12 */
+		4, 'm', 'a', 'i', 'l', 0xc0, 12 + 3,              /* 29: mail.example.test */
+		0,                                                /* 36: the root */
+		1, 'a', 0xc0, 29,                                 /* 37: a.mail.example.test */
+		0xc0, 42,                                         /* 41: a pointer to itself */
+		0xc0, 50,                                         /* 43: a pointer forward */
+		1, 'b', 0xc0,                                     /* 45: a cut pointer */
+	};
+	const unsigned char *end = m + sizeof m;
+	static const int at[] = {12, 29, 36, 37};
+	for (size_t i = 0; i < sizeof at / sizeof *at; i++) {
+		char a[256], b[256];
+		int na = own_dn_expand(m, end, m + at[i], a, sizeof a), nb = dn_expand(m, end, m + at[i], b, sizeof b);
+		CHECK_INT(na, nb);
+		CHECK_STR(a, b);
+	}
+	char s[256];
+	CHECK_INT(own_dn_expand(m, end, m + 41, s, sizeof s), -1);
+	CHECK_INT(own_dn_expand(m, end, m + 43, s, sizeof s), -1); /* compressors point back only */
+	CHECK_INT(own_dn_expand(m, end, m + 45, s, sizeof s), -1);
+	CHECK_INT(own_dn_expand(m, end, m + 12, s, 10), -1);      /* it does not fit */
+	CHECK_INT(own_dn_expand(m, m + 20, m + 12, s, sizeof s), -1);
+}
+
+/* A DNS server for res_query on 127.0.0.1, in a child: UDP, and TCP on the same port. By the
+ * name asked: "nx" NXDOMAIN, "none" no records, "tc" truncated over UDP (whole over TCP),
+ * "late" a reply with another id first, "fail" SERVFAIL, "mute" nothing; else one A record. */
+static void dns_server(int u, int t)
+{
+	for (;;) {
+		unsigned char b[600];
+		struct pollfd pf[2] = {{u, POLLIN, 0}, {t, POLLIN, 0}};
+		if (poll(pf, 2, -1) < 0)
+			_exit(1);
+		int tcp = !!pf[1].revents, c = -1;
+		struct sockaddr_storage from;
+		socklen_t fl = sizeof from;
+		ssize_t n;
+		if (tcp) {
+			c = accept(t, NULL, NULL);
+			if (recv(c, b, 2, MSG_WAITALL) != 2)
+				_exit(1);
+			n = recv(c, b, (size_t)(b[0] << 8 | b[1]), MSG_WAITALL);
+		} else {
+			n = recvfrom(u, b, sizeof b, 0, (struct sockaddr *)&from, &fl);
+		}
+		if (n < 12)
+			continue;
+		const char *q = (const char *)b + 13;
+		b[2] = 0x81;
+		b[3] = 0x80;
+		b[7] = 0;
+		if (!strncmp(q, "mute", 4))
+			continue;
+		if (!strncmp(q, "nx", 2))
+			b[3] |= 3;
+		else if (!strncmp(q, "fail", 4))
+			b[3] |= 2;
+		else if (!strncmp(q, "tc", 2) && !tcp)
+			b[2] |= 2;
+		else if (strncmp(q, "none", 4)) { /* one A record: 192.0.2.9 */
+			static const unsigned char rr[] = {0xc0, 12, 0, 1, 0, 1, 0, 0, 1, 0, 0, 4, 192, 0, 2, 9};
+			memcpy(b + n, rr, sizeof rr);
+			n += (ssize_t)sizeof rr;
+			b[7] = 1;
+		}
+		if (!strncmp(q, "late", 4)) {
+			b[0] ^= 1;
+			sendto(u, b, (size_t)n, 0, (struct sockaddr *)&from, fl);
+			b[0] ^= 1;
+		}
+		if (tcp) {
+			unsigned char l[2] = {(unsigned char)(n >> 8), (unsigned char)n};
+			send(c, l, 2, 0);
+			send(c, b, (size_t)n, 0);
+			close(c);
+		} else {
+			sendto(u, b, (size_t)n, 0, (struct sockaddr *)&from, fl);
+		}
+	}
+}
+
+TEST(libc_res_query_against_a_server)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof a;
+	int t = socket(AF_INET, SOCK_STREAM, 0), u = socket(AF_INET, SOCK_DGRAM, 0);
+	CHECK(bind(t, (struct sockaddr *)&a, sizeof a) == 0 && getsockname(t, (struct sockaddr *)&a, &al) == 0);
+	CHECK(listen(t, 4) == 0 && bind(u, (struct sockaddr *)&a, sizeof a) == 0); /* the same port */
+	pid_t pid = fork();
+	if (pid == 0)
+		dns_server(u, t);
+	close(u);
+	close(t);
+	char conf[512];
+	snprintf(conf, sizeof conf, "%s/resolv.conf", unit_tmpdir());
+	FILE *f = fopen(conf, "w");
+	/* a server that is not there first: the answer still comes from the other */
+	fprintf(f, "# test\nnameserver 192.0.2.255\nnameserver 127.0.0.1 # ours\noptions ndots:1 timeout:2 attempts:2\n");
+	fclose(f);
+	own_resolv_conf = conf;
+	own_res_port = ntohs(a.sin_port);
+	unsigned char ans[512];
+	int n = own_res_query("ok.test.", 1, 1, ans, sizeof ans);
+	CHECK_INT(n, 12 + 13 + 16);
+	CHECK(n > 0 && !memcmp(ans + n - 4, "\xc0\x00\x02\x09", 4));
+	CHECK_INT(own_res_query("nx.test", 1, 1, ans, sizeof ans), -1);
+	CHECK_INT(h_errno, HOST_NOT_FOUND);
+	CHECK_INT(own_res_query("none.test", 1, 1, ans, sizeof ans), -1);
+	CHECK_INT(h_errno, NO_DATA);
+	CHECK_INT(own_res_query("tc.test", 1, 1, ans, sizeof ans), 12 + 13 + 16);
+	CHECK_INT(ans[2] & 2, 0);
+	CHECK_INT(own_res_query("late.test", 1, 1, ans, sizeof ans), 12 + 15 + 16);
+	n = own_res_query("fail.test", 1, 1, ans, sizeof ans); /* SERVFAIL is the caller's to read */
+	CHECK(n >= 12 && (ans[3] & 15) == 2);
+	CHECK_INT(own_res_query("a..test", 1, 1, ans, sizeof ans), -1);
+	char big[300];
+	memset(big, 'a', sizeof big - 1);
+	big[sizeof big - 1] = 0;
+	CHECK_INT(own_res_query(big, 1, 1, ans, sizeof ans), -1);
+	f = fopen(conf, "w");
+	fprintf(f, "nameserver 127.0.0.1\noptions timeout:1 attempts:1\n");
+	fclose(f);
+	CHECK_INT(own_res_query("mute.test", 1, 1, ans, sizeof ans), -1);
+	CHECK_INT(h_errno, TRY_AGAIN);
+	own_resolv_conf = "/etc/resolv.conf";
+	own_res_port = 53;
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+/* resolv.conf's lines as musl reads them */
+TEST(libc_resolv_conf)
+{
+	char t[] = "nameserver 2001:db8::53\nnameserver\t192.0.2.1%eth0\nnameserver bogus\n"
+	           "options attempts:99 timeout:0\nnameserver 192.0.2.2\nnameserver 192.0.2.3\n";
+	struct res_conf c;
+	res_parse_conf(t, &c);
+	CHECK_INT(c.n, 3);
+	CHECK_INT(c.v6, 1);
+	CHECK_INT(c.attempts, 10);
+	CHECK_INT(c.timeout, 1);
+	CHECK_INT(c.ns[1].sin6_addr.s6_addr[15], 1);
+	CHECK_INT(c.ns[1].sin6_addr.s6_addr[10], 0xff);
+	CHECK_INT(ntohs(c.ns[2].sin6_port), own_res_port);
+	char e[] = "";
+	res_parse_conf(e, &c);
+	CHECK_INT(c.n, 1);
+	CHECK_INT(c.timeout, 5);
+	CHECK_INT(c.attempts, 2);
+	CHECK_INT(c.ns[0].sin6_addr.s6_addr[12], 127);
 }
