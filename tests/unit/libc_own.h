@@ -44,6 +44,14 @@
 #define PWD_PASSWD_FILE own_passwd_file
 #define PWD_GROUP_FILE own_group_file
 const char *own_passwd_file = "/etc/passwd", *own_group_file = "/etc/group";
+#define malloc own_malloc
+#define free own_free
+#define calloc own_calloc
+#define realloc own_realloc
+#define __libc_malloc own___libc_malloc /* glibc exports these: never interposed by a test */
+#define __libc_free own___libc_free
+#define __libc_calloc own___libc_calloc
+#define __libc_realloc own___libc_realloc
 /* resolv.c's file and port, for a test server */
 #define res_query own_res_query
 #define dn_expand own_dn_expand
@@ -78,6 +86,10 @@ struct group *getgrgid(gid_t);
 int getgrouplist(const char *, gid_t, gid_t *, int *);
 int initgroups(const char *, gid_t);
 int res_query(const char *, int, int, unsigned char *, int);
+void *malloc(size_t);
+void free(void *);
+void *calloc(size_t, size_t);
+void *realloc(void *, size_t);
 int dn_expand(const unsigned char *, const unsigned char *, const unsigned char *, char *, int);
 #include "../../lib/libc/getopt.c"
 #include "../../lib/libc/strtol.c"
@@ -87,6 +99,7 @@ int dn_expand(const unsigned char *, const unsigned char *, const unsigned char 
 #include "../../lib/libc/setxid.c"
 #include "../../lib/libc/pwd.c"
 #include "../../lib/libc/resolv.c"
+#include "../../lib/libc/malloc.c"
 #undef strtol
 #undef strtoll
 #undef strtoul
@@ -113,4 +126,12 @@ int dn_expand(const unsigned char *, const unsigned char *, const unsigned char 
 #undef initgroups
 #undef res_query
 #undef dn_expand
+#undef malloc
+#undef free
+#undef calloc
+#undef realloc
+#undef __libc_malloc
+#undef __libc_free
+#undef __libc_calloc
+#undef __libc_realloc
 #endif

@@ -3,6 +3,7 @@
  * checked against glibc's functions and against the POSIX getopt contract. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -418,4 +419,70 @@ TEST(libc_resolv_conf)
 	CHECK_INT(c.timeout, 5);
 	CHECK_INT(c.attempts, 2);
 	CHECK_INT(c.ns[0].sin6_addr.s6_addr[12], 127);
+}
+
+/* malloc.c: alignment, every class and the mapped sizes written whole, contents kept by realloc
+ * across classes and mappings, calloc zeroed (also a reused block), freed blocks reused,
+ * impossible sizes refused with ENOMEM. */
+TEST(libc_malloc)
+{
+	static const size_t sizes[] = {0, 1, 15, 16, 17, 64, 65, 100, 129, 1000, 4097, 32767, 32768, 32769,
+	                               100000, 1 << 20};
+	unsigned char *p[sizeof sizes / sizeof *sizes];
+	for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+		p[i] = own_malloc(sizes[i]);
+		CHECK(p[i] != NULL && (uintptr_t)p[i] % 16 == 0);
+		memset(p[i], (int)i + 1, sizes[i]);
+	}
+	for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+		for (size_t k = 0; k < sizes[i]; k++)
+			if (p[i][k] != (unsigned char)(i + 1)) {
+				CHECK_INT(p[i][k], i + 1);
+				break;
+			}
+		own_free(p[i]);
+	}
+	/* realloc keeps the contents through growing and shrinking, small and mapped */
+	unsigned char *r = own_malloc(10);
+	memcpy(r, "0123456789", 10);
+	static const size_t steps[] = {20, 200, 40000, 300000, 50000, 33, 5};
+	for (size_t i = 0; i < sizeof steps / sizeof *steps; i++) {
+		r = own_realloc(r, steps[i]);
+		CHECK(r != NULL && memcmp(r, "01234", 5) == 0);
+		if (steps[i] >= 10)
+			CHECK(memcmp(r, "0123456789", 10) == 0);
+	}
+	own_free(r);
+	CHECK((r = own_realloc(NULL, 7)) != NULL);
+	/* a freed block comes back for the next of its class, and calloc zeroes it */
+	memset(r, 0xff, 7);
+	own_free(r);
+	unsigned char *z = own_calloc(1, 16);
+	CHECK(z == r);
+	CHECK(z && z[0] == 0 && z[6] == 0 && z[15] == 0);
+	own_free(z);
+	unsigned char *big = own_calloc(1000, 1000);
+	CHECK(big && big[0] == 0 && big[999999] == 0);
+	own_free(big);
+	own_free(NULL);
+	errno = 0;
+	CHECK(own_malloc(SIZE_MAX - 8) == NULL && errno == ENOMEM);
+	errno = 0;
+	CHECK(own_calloc(SIZE_MAX / 2, 3) == NULL && errno == ENOMEM);
+	/* many small blocks: more than one arena, every one distinct */
+	enum { N = 20000 };
+	static unsigned char *many[N];
+	for (size_t i = 0; i < N; i++) {
+		many[i] = own_malloc(24 + i % 200);
+		CHECK(many[i] != NULL);
+		many[i][0] = (unsigned char)i;
+		many[i][23] = (unsigned char)(i >> 8);
+	}
+	for (size_t i = 0; i < N; i++)
+		if (many[i][0] != (unsigned char)i || many[i][23] != (unsigned char)(i >> 8)) {
+			CHECK_INT(i, -1);
+			break;
+		}
+	for (size_t i = 0; i < N; i++)
+		own_free(many[i]);
 }
