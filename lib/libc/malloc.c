@@ -3,7 +3,7 @@
  * corruption, thread locks) is never pulled; this one is about 0.7 KiB.
  *
  * Small blocks (up to MAL_BIG bytes) come in size classes, four per doubling (16, 32, 48, 64,
- * 80, 96, 112, 128, 160, ...: at most a quarter wasted), cut from MAL_ARENA-byte mappings and
+ * 80, 96, 112, 128, 160, ...: at most a quarter wasted), cut from the heap (brk) and
  * kept on one free list per class when freed, for the next block of that class (the last block
  * cut goes back to the arena instead, and grows in place, as a growing buffer does): the scheduler,
  * the long-running process, allocates the same few kinds of block for every message, so a freed
@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #define MAL_HDR 16
 #define MAL_BIG 32768            /* the largest class */
@@ -78,6 +80,36 @@ static void mal_release(void *p)
 	mal_free[h[1]] = p;
 }
 
+/* Room for need more bytes at mal_cur: the heap's break moved up by whole pages as it is used
+ * (so the address space grows with what is allocated, as with musl's, and an RLIMIT_AS cap is
+ * met where it should be), or, where the break cannot move, a new MAL_ARENA mapping, what was
+ * left of the old room going to the free lists, largest first. */
+static int mal_grow(size_t need)
+{
+	static char *brk_top;
+	if (!brk_top)
+		brk_top = mal_cur = mal_end = (char *)(((uintptr_t)syscall(SYS_brk, 0) + 15) & ~(uintptr_t)15);
+	/* only where our room ends at the break, and nothing else moved it */
+	if (mal_end == brk_top && (char *)syscall(SYS_brk, 0) == brk_top) {
+		char *want = (char *)(((uintptr_t)mal_cur + need + 4095) & ~(uintptr_t)4095);
+		if ((char *)syscall(SYS_brk, want) == want) {
+			brk_top = mal_end = want;
+			return 0;
+		}
+	}
+	while (mal_end - mal_cur >= 16 + MAL_HDR) {
+		unsigned k = mal_class((size_t)(mal_end - mal_cur) - MAL_HDR + 1) - 1;
+		mal_release(mal_mark(mal_cur, mal_size(k), k));
+		mal_cur += mal_size(k) + MAL_HDR;
+	}
+	char *a = mmap(NULL, MAL_ARENA, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (a == MAP_FAILED)
+		return -1;
+	mal_cur = a;
+	mal_end = a + MAL_ARENA;
+	return 0;
+}
+
 static void *mal_map(size_t n)
 {
 	size_t len = (n + MAL_HDR + 4095) & ~(size_t)4095;
@@ -101,20 +133,9 @@ static void *mal_alloc(size_t n)
 		mal_free[c] = *(void **)p;
 		return p;
 	}
-	if ((size_t)(mal_end - mal_cur) < size + MAL_HDR) {
-		/* A new arena; what was left of the old one goes to the free lists, largest first. */
-		while (mal_end - mal_cur >= 16 + MAL_HDR) {
-			unsigned k = mal_class((size_t)(mal_end - mal_cur) - MAL_HDR + 1) - 1;
-			mal_release(mal_mark(mal_cur, mal_size(k), k));
-			mal_cur += mal_size(k) + MAL_HDR;
-		}
-		char *a = mmap(NULL, MAL_ARENA, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (a == MAP_FAILED) {
-			errno = ENOMEM;
-			return NULL;
-		}
-		mal_cur = a;
-		mal_end = a + MAL_ARENA;
+	if ((size_t)(mal_end - mal_cur) < size + MAL_HDR && mal_grow(size + MAL_HDR) < 0) {
+		errno = ENOMEM;
+		return NULL;
 	}
 	p = mal_mark(mal_cur, size, c);
 	mal_cur += size + MAL_HDR;
