@@ -39,30 +39,6 @@ static const unsigned char *skip_name(const unsigned char *p, const unsigned cha
 	return NULL;
 }
 
-/* Checks an answer's header and skips its questions: the first answer record, and *an the
- * number of them; NULL with *st the status for an error rcode, truncation or a malformed answer. */
-static const unsigned char *answers(const unsigned char *ans, size_t len, unsigned *an, int *st)
-{
-	*st = DNS_TEMPFAIL;
-	if (len < 12 || len > 65535)
-		return NULL;
-	unsigned rcode = ans[3] & 15;
-	if (rcode == 3)
-		*st = DNS_NXDOMAIN;
-	if (rcode != 0 || (ans[2] & 2)) /* an error, or a truncated answer */
-		return NULL;
-	unsigned qd = get16(ans + 4);
-	*an = get16(ans + 6);
-	const unsigned char *p = ans + 12, *end = ans + len;
-	for (unsigned i = 0; i < qd; i++) {
-		p = skip_name(p, end);
-		if (!p || end - p < 4)
-			return NULL;
-		p += 4;
-	}
-	return p;
-}
-
 /* The record at *p (moved past it): its type, its data and their length, and whether it is of
  * class IN; 0 for a record that runs past the end. */
 static int next_rr(const unsigned char **p, const unsigned char *end, unsigned *type,
@@ -83,58 +59,95 @@ static int next_rr(const unsigned char **p, const unsigned char *end, unsigned *
 	return 1;
 }
 
-int dns_parse_mx(const unsigned char *ans, size_t len, struct dns_mx *out, size_t max, size_t *n)
+/* Checks an answer's header, skips its questions and calls fn for each answer record (type 0
+ * for one of another class). DNS_OK, DNS_NXDOMAIN for rcode 3, DNS_TEMPFAIL for another error
+ * rcode, truncation or a malformed answer, or what fn returned other than DNS_OK. */
+static int each_rr(const unsigned char *ans, size_t len, void *ctx,
+                   int (*fn)(void *ctx, unsigned type, const unsigned char *rd, unsigned rdlen))
 {
-	*n = 0;
-	unsigned an, type, rdlen;
-	int st;
-	const unsigned char *p = answers(ans, len, &an, &st), *end = ans + len, *rd;
-	if (!p)
-		return st;
-	size_t nullmx = 0, kept = 0;
-	unsigned worst = 0; /* preference of the least preferred kept, to replace it */
+	if (len < 12 || len > 65535)
+		return DNS_TEMPFAIL;
+	unsigned rcode = ans[3] & 15;
+	if (rcode == 3)
+		return DNS_NXDOMAIN;
+	if (rcode != 0 || (ans[2] & 2)) /* an error, or a truncated answer */
+		return DNS_TEMPFAIL;
+	unsigned qd = get16(ans + 4), an = get16(ans + 6), type, rdlen;
+	const unsigned char *p = ans + 12, *end = ans + len, *rd;
+	for (unsigned i = 0; i < qd; i++) {
+		p = skip_name(p, end);
+		if (!p || end - p < 4)
+			return DNS_TEMPFAIL;
+		p += 4;
+	}
 	for (unsigned i = 0; i < an; i++) {
 		if (!next_rr(&p, end, &type, &rd, &rdlen))
 			return DNS_TEMPFAIL;
-		if (type != T_MX_)
-			continue;
-		if (rdlen < 3)
-			return DNS_TEMPFAIL;
-		struct dns_mx mx;
-		mx.pref = get16(rd);
-		/* dn_expand checks compression pointers against the whole message; we also require
-		 * the name to end inside this record's data. */
-		int used = dn_expand(ans, end, rd + 2, mx.host, (int)sizeof mx.host);
-		if (used < 1 || (unsigned)used > rdlen - 2)
-			return DNS_TEMPFAIL;
-		if (mx.host[0] == 0 || strcmp(mx.host, ".") == 0) {
-			nullmx++;
-			continue;
-		}
-		for (char *c = mx.host; *c; c++)
-			if (*c >= 'A' && *c <= 'Z')
-				*c = (char)(*c + 32);
-		if (kept < max) {
-			out[kept++] = mx;
-		} else if (max && mx.pref < worst) {
-			/* Keep the most preferred DNS_MX_MAX records of an over-long list. */
-			for (size_t k = 0; k < kept; k++)
-				if (out[k].pref == worst) {
-					out[k] = mx;
-					break;
-				}
-		} else {
-			continue;
-		}
-		worst = 0;
-		for (size_t k = 0; k < kept; k++)
-			if (out[k].pref > worst)
-				worst = out[k].pref;
+		int st = fn(ctx, type, rd, rdlen);
+		if (st != DNS_OK)
+			return st;
 	}
-	*n = kept;
-	if (kept)
+	return DNS_OK;
+}
+
+struct mx_walk {
+	const unsigned char *ans, *end;
+	struct dns_mx *out;
+	size_t max, kept, nullmx;
+	unsigned worst; /* preference of the least preferred kept, to replace it */
+};
+
+static int mx_rr(void *ctx, unsigned type, const unsigned char *rd, unsigned rdlen)
+{
+	struct mx_walk *w = ctx;
+	if (type != T_MX_)
 		return DNS_OK;
-	return nullmx ? DNS_NULLMX : DNS_NODATA;
+	if (rdlen < 3)
+		return DNS_TEMPFAIL;
+	struct dns_mx mx;
+	mx.pref = get16(rd);
+	/* dn_expand checks compression pointers against the whole message; we also require
+	 * the name to end inside this record's data. */
+	int used = dn_expand(w->ans, w->end, rd + 2, mx.host, (int)sizeof mx.host);
+	if (used < 1 || (unsigned)used > rdlen - 2)
+		return DNS_TEMPFAIL;
+	if (mx.host[0] == 0 || strcmp(mx.host, ".") == 0) {
+		w->nullmx++;
+		return DNS_OK;
+	}
+	for (char *c = mx.host; *c; c++)
+		if (*c >= 'A' && *c <= 'Z')
+			*c = (char)(*c + 32);
+	if (w->kept < w->max) {
+		w->out[w->kept++] = mx;
+	} else if (w->max && mx.pref < w->worst) {
+		/* Keep the most preferred DNS_MX_MAX records of an over-long list. */
+		for (size_t k = 0; k < w->kept; k++)
+			if (w->out[k].pref == w->worst) {
+				w->out[k] = mx;
+				break;
+			}
+	} else {
+		return DNS_OK;
+	}
+	w->worst = 0;
+	for (size_t k = 0; k < w->kept; k++)
+		if (w->out[k].pref > w->worst)
+			w->worst = w->out[k].pref;
+	return DNS_OK;
+}
+
+int dns_parse_mx(const unsigned char *ans, size_t len, struct dns_mx *out, size_t max, size_t *n)
+{
+	struct mx_walk w = {ans, ans + len, out, max, 0, 0, 0};
+	*n = 0;
+	int st = each_rr(ans, len, &w, mx_rr);
+	if (st != DNS_OK)
+		return st;
+	*n = w.kept;
+	if (w.kept)
+		return DNS_OK;
+	return w.nullmx ? DNS_NULLMX : DNS_NODATA;
 }
 
 /* Appends a to out[0..*n) unless it is there already or out is full. */
@@ -157,21 +170,24 @@ static void add_addr(struct dns_addr *out, size_t max, size_t *n, int family, co
 		out[(*n)++] = a;
 }
 
+struct addr_walk {
+	struct dns_addr *out;
+	size_t max, *n;
+};
+
+/* Any A or AAAA record of the answer: a CNAME's target comes in the same answer. */
+static int addr_rr(void *ctx, unsigned type, const unsigned char *rd, unsigned rdlen)
+{
+	struct addr_walk *w = ctx;
+	if ((type == T_A_ && rdlen == 4) || (type == T_AAAA_ && rdlen == 16))
+		add_addr(w->out, w->max, w->n, type == T_A_ ? AF_INET : AF_INET6, rd);
+	return DNS_OK;
+}
+
 int dns_parse_addr(const unsigned char *ans, size_t len, struct dns_addr *out, size_t max, size_t *n)
 {
-	unsigned an, type, rdlen;
-	int st;
-	const unsigned char *p = answers(ans, len, &an, &st), *end = ans + len, *rd;
-	if (!p)
-		return st;
-	/* Any A or AAAA record of the answer: a CNAME's target comes in the same answer. */
-	for (unsigned i = 0; i < an; i++) {
-		if (!next_rr(&p, end, &type, &rd, &rdlen))
-			return DNS_TEMPFAIL;
-		if ((type == T_A_ && rdlen == 4) || (type == T_AAAA_ && rdlen == 16))
-			add_addr(out, max, n, type == T_A_ ? AF_INET : AF_INET6, rd);
-	}
-	return DNS_OK;
+	struct addr_walk w = {out, max, n};
+	return each_rr(ans, len, &w, addr_rr);
 }
 
 int dns_hosts_line(const char *line, const char *name, struct dns_addr *out, size_t max, size_t *n)
