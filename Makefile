@@ -183,8 +183,9 @@ build/fuzz/lib/%.o: lib/%.c $(wildcard lib/*.h config/*.h)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 build/fuzz/libspool.a: $(LIB_SRC:lib/%.c=build/fuzz/lib/%.o)
 	rm -f $@ && ar rcs $@ $^
+# (Debian's BearSSL: the one scripts/bearssl.sh builds is for the static musl binary)
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c build/fuzz/libspool.a
-	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< build/fuzz/libspool.a $(LIBS)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< build/fuzz/libspool.a $(BEARSSL_A)
 fuzz: build/fuzz/fuzz_$(T)
 	build/fuzz/fuzz_$(T) -max_total_time=$${SECONDS_:-60} tests/fuzz/corpus/$(T)
 
