@@ -1,11 +1,11 @@
 /* spoolbox's malloc, free, calloc and realloc for the static build, linked as objects like
  * vfprintf.c so that musl's mallocng (8.9 KiB: out-of-band metadata, hardening against heap
- * corruption, thread locks) is never pulled; this one is about 0.7 KiB.
+ * corruption, thread locks) is never pulled; this one is under 1 KiB.
  *
  * Small blocks (up to MAL_BIG bytes) come in size classes, four per doubling (16, 32, 48, 64,
  * 80, 96, 112, 128, 160, ...: at most a quarter wasted), cut from the heap (brk) and
  * kept on one free list per class when freed, for the next block of that class (the last block
- * cut goes back to the arena instead, and grows in place, as a growing buffer does): the scheduler,
+ * cut goes back to the heap instead, and grows in place, as a growing buffer does): the scheduler,
  * the long-running process, allocates the same few kinds of block for every message, so a freed
  * one is soon reused, and its resident memory stays at the peak of its queue. Larger blocks are
  * mappings of their own, returned to the kernel by free and grown in place by mremap.
@@ -23,12 +23,12 @@
 
 #define MAL_HDR 16
 #define MAL_BIG 32768            /* the largest class */
-#define MAL_ARENA (256 * 1024)   /* small blocks are cut from mappings this big */
+#define MAL_ARENA (256 * 1024)   /* the mapping small blocks come from where the break cannot move */
 #define MAL_MAPPED ((size_t)-1)  /* the class of a block that is a mapping of its own */
 #define MAL_CLASSES 40
 
 static void *mal_free[MAL_CLASSES];
-static char *mal_cur, *mal_end; /* what is left of the current arena */
+static char *mal_cur, *mal_end; /* the room left for small blocks: the heap's, or a mapping's */
 
 /* The size of class c: 16 to 64 by 16, then four steps per doubling up to MAL_BIG. */
 static size_t mal_size(unsigned c)
