@@ -158,7 +158,7 @@ static int res_tcp(const struct sockaddr *sa, socklen_t sl, const unsigned char 
 	int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), r = -1;
 	if (fd < 0)
 		return -1;
-	unsigned char len[2] = {0, (unsigned char)ql}; /* a query is under 256 bytes */
+	unsigned char len[2] = {(unsigned char)(ql >> 8), (unsigned char)ql};
 	if ((connect(fd, sa, sl) == 0 || errno == EINPROGRESS) && res_tcp_io(fd, len, 2, 1, ms) == 0 &&
 	    res_tcp_io(fd, (void *)q, (size_t)ql, 1, ms) == 0 && res_tcp_io(fd, len, 2, 0, ms) == 0) {
 		int al = len[0] << 8 | len[1], keep = al < anslen ? al : anslen;

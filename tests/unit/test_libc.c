@@ -380,6 +380,10 @@ TEST(libc_res_query_against_a_server)
 	CHECK_INT(h_errno, NO_DATA);
 	CHECK_INT(own_res_query("tc.test", 1, 1, ans, sizeof ans), 12 + 13 + 16);
 	CHECK_INT(ans[2] & 2, 0);
+	char longtc[256] = "tc"; /* a query over 255 bytes: its TCP length takes both bytes */
+	for (int i = 0; i < 4; i++)
+		snprintf(longtc + strlen(longtc), sizeof longtc - strlen(longtc), ".%060d", i);
+	CHECK_INT(own_res_query(longtc, 1, 1, ans, sizeof ans), 12 + 248 + 4 + 16);
 	CHECK_INT(own_res_query("late.test", 1, 1, ans, sizeof ans), 12 + 15 + 16);
 	n = own_res_query("fail.test", 1, 1, ans, sizeof ans); /* SERVFAIL is the caller's to read */
 	CHECK(n >= 12 && (ans[3] & 15) == 2);
