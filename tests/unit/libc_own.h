@@ -6,6 +6,8 @@
 #include <inttypes.h>
 #include <stddef.h>
 #include <wchar.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <grp.h>
 #include <resolv.h>
 #include <pwd.h>
@@ -100,6 +102,82 @@ int dn_expand(const unsigned char *, const unsigned char *, const unsigned char 
 #include "../../lib/libc/pwd.c"
 #include "../../lib/libc/resolv.c"
 #include "../../lib/libc/malloc.c"
+/* stdio.c's FILE is its own struct, named apart from glibc's, with its functions (and the
+ * vfprintf they print through) */
+#undef stdout
+#undef stderr
+#undef putc
+#undef putchar
+#define _IO_FILE own_IO_FILE
+#define FILE struct own_IO_FILE
+#define stdout own_stdout
+#define stderr own_stderr
+#define fflush own_fflush
+#define fwrite own_fwrite
+#define fputc own_fputc
+#define putc own_putc
+#define putchar own_putchar
+#define fputs own_fputs
+#define puts own_puts
+#define ferror own_ferror
+#define fgets own_fgets
+#define fdopen own_fdopen
+#define fopen own_fopen
+#define fclose own_fclose
+#define vdprintf own_vdprintf
+#define dprintf own_dprintf
+#define printf own_printf
+#define fprintf own_fprintf
+#define vprintf own_vprintf
+#define vfprintf own_vfprintf
+#define __stdio_exit own___stdio_exit
+struct own_IO_FILE;
+extern FILE *const stdout, *const stderr;
+int fflush(FILE *);
+size_t fwrite(const void *restrict, size_t, size_t, FILE *restrict);
+int fputc(int, FILE *);
+int putc(int, FILE *);
+int putchar(int);
+int fputs(const char *restrict, FILE *restrict);
+int puts(const char *);
+int ferror(FILE *);
+char *fgets(char *restrict, int, FILE *restrict);
+FILE *fdopen(int, const char *);
+FILE *fopen(const char *restrict, const char *restrict);
+int fclose(FILE *);
+int vdprintf(int, const char *restrict, va_list);
+int dprintf(int, const char *restrict, ...);
+int printf(const char *restrict, ...);
+int fprintf(FILE *restrict, const char *restrict, ...);
+int vprintf(const char *restrict, va_list);
+int vfprintf(FILE *restrict, const char *restrict, va_list);
+#include "../../lib/libc/stdio.c"
+#include "../../lib/libc/vfprintf.c"
+#undef _IO_FILE
+#undef FILE
+#undef stdout
+#undef stderr
+#define stdout stdout /* glibc's own definitions again */
+#define stderr stderr
+#undef fflush
+#undef fwrite
+#undef fputc
+#undef putc
+#undef putchar
+#undef fputs
+#undef puts
+#undef ferror
+#undef fgets
+#undef fdopen
+#undef fopen
+#undef fclose
+#undef vdprintf
+#undef dprintf
+#undef printf
+#undef fprintf
+#undef vprintf
+#undef vfprintf
+#undef __stdio_exit
 #undef strtol
 #undef strtoll
 #undef strtoul

@@ -2,6 +2,7 @@
  * place of musl's, compiled here under other names (this sanitizer build links glibc) and
  * checked against glibc's functions and against the POSIX getopt contract. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <limits.h>
@@ -489,4 +490,63 @@ TEST(libc_malloc)
 		}
 	for (size_t i = 0; i < N; i++)
 		own_free(many[i]);
+}
+
+/* stdio.c: what a stream writes arrives whole and in order (buffered, through a flush, a piece
+ * bigger than the buffer, the printf family), fgets reads lines as glibc's does, dprintf, and a
+ * failed write is ferror's. */
+TEST(libc_stdio)
+{
+	int p[2];
+	CHECK_INT(pipe(p), 0);
+	struct own_IO_FILE *f = own_fdopen(p[1], "w");
+	CHECK(f != NULL);
+	char big[3000], want[4096], got[4096];
+	memset(big, 'b', sizeof big);
+	own_fprintf(f, "%d %s|", 42, "x");
+	own_fputs("puts|", f);
+	own_fputc('c', f);
+	own_putc('d', f);
+	CHECK_INT(own_fflush(f), 0);
+	own_fwrite(big, 1, sizeof big, f);
+	own_fwrite("end\n", 1, 4, f);
+	CHECK_INT(own_ferror(f), 0);
+	CHECK_INT(own_fclose(f), 0);
+	int n = snprintf(want, sizeof want, "42 x|puts|cd%.*send\n", (int)sizeof big, big);
+	ssize_t r = read(p[0], got, sizeof got);
+	CHECK_INT(r, n);
+	CHECK(r == n && memcmp(got, want, (size_t)n) == 0);
+	CHECK_INT(own_dprintf(p[1], "%s", "x"), -1); /* fclose closed it */
+	close(p[0]);
+	/* fgets as glibc's: short lines, a line longer than the buffer, the last one without LF */
+	char path[512];
+	snprintf(path, sizeof path, "%s/lines", unit_tmpdir());
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CHECK_INT(own_dprintf(fd, "one\n\ntwo %s\nlast", "0123456789012345678901234567890123456789"), 54);
+	close(fd);
+	struct own_IO_FILE *o = own_fopen(path, "r");
+	FILE *g = fopen(path, "r");
+	CHECK(o != NULL && g != NULL);
+	for (int i = 0; o && g && i < 12; i++) {
+		char a[16], b[16];
+		char *x = own_fgets(a, sizeof a, o), *y = fgets(b, sizeof b, g);
+		CHECK_INT(!x, !y);
+		if (x && y)
+			CHECK_STR(a, b);
+	}
+	if (g)
+		fclose(g);
+	if (o)
+		CHECK_INT(own_fclose(o), 0);
+	CHECK(own_fopen("/nonexistent/x", "r") == NULL);
+	/* a write that fails: the reader is gone */
+	CHECK_INT(pipe(p), 0);
+	close(p[0]);
+	void (*old)(int) = signal(SIGPIPE, SIG_IGN);
+	f = own_fdopen(p[1], "w");
+	own_fputs("lost\n", f);
+	CHECK_INT(own_fflush(f), EOF);
+	CHECK(own_ferror(f));
+	CHECK_INT(own_fclose(f), 0); /* nothing left to flush; the descriptor closes */
+	signal(SIGPIPE, old);
 }
