@@ -84,9 +84,9 @@ CFLAGS := -std=c11 $(OPTIMIZE) -fno-pie -ffunction-sections -fdata-sections -fno
 LDFLAGS := -static -no-pie -Wl,--gc-sections -Wl,-z,noseparate-code,--build-id=none,-z,norelro \
 	-Wl,-z,common-page-size=64 -Wl,-T,scripts/no-eh-frame.ld -Wl,-Map=$(B)/spoolbox.map
 # Our own vfprintf and snprintf (lib/fmt.c under musl's whole printf family), getopt, strtol,
-# qsort, strstr, mbstowcs, malloc, the passwd/group lookups, res_query and the set*id calls in
-# place of musl's (lib/libc/: 35 KiB less, docs/size.md), linked as objects so that libc.a's
-# are never pulled. OWN_LIBC=0 keeps musl's.
+# qsort, strstr, mbstowcs, stdio, malloc, the passwd/group lookups, res_query and the set*id
+# calls in place of musl's (lib/libc/: 40 KiB less, docs/size.md), linked as objects so that
+# libc.a's are never pulled. OWN_LIBC=0 keeps musl's.
 OWN_LIBC ?= 1
 ifeq ($(OWN_LIBC),1)
 LIBC_OBJ := $(patsubst %.c,$(B)/%.o,$(wildcard lib/libc/*.c))
