@@ -282,6 +282,8 @@ int dn_expand(const unsigned char *base, const unsigned char *end, const unsigne
 	int used = -1, n = 0;
 	if (p >= end || space < 1)
 		return -1;
+	if (space > 254)
+		space = 254; /* a name is at most 253 characters (RFC 1035 3.1), as musl's dn_expand has it */
 	for (;;) {
 		if (p >= end)
 			return -1;

@@ -291,6 +291,19 @@ TEST(libc_dn_expand)
 	CHECK_INT(own_dn_expand(m, end, m + 45, s, sizeof s), -1);
 	CHECK_INT(own_dn_expand(m, end, m + 12, s, 10), -1);      /* it does not fit */
 	CHECK_INT(own_dn_expand(m, m + 20, m + 12, s, sizeof s), -1);
+	/* four labels of 63: 255 characters, longer than a name may be (and than glibc takes) */
+	unsigned char l[4 * 64 + 1] = {0};
+	for (int i = 0; i < 4; i++) {
+		l[i * 64] = 63;
+		memset(l + i * 64 + 1, 'a', 63);
+	}
+	char big[1024];
+	CHECK_INT(own_dn_expand(l, l + sizeof l, l, big, sizeof big), -1);
+	CHECK_INT(dn_expand(l, l + sizeof l, l, big, sizeof big), -1);
+	l[3 * 64] = 61; /* 253 characters: the longest there is */
+	l[3 * 64 + 62] = 0;
+	CHECK_INT(own_dn_expand(l, l + 3 * 64 + 63, l, big, sizeof big), 3 * 64 + 63);
+	CHECK_INT(strlen(big), 253);
 }
 
 /* A DNS server for res_query on 127.0.0.1, in a child: UDP, and TCP on the same port. By the
