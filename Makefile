@@ -84,15 +84,26 @@ CFLAGS := -std=c11 $(OPTIMIZE) -fno-pie -ffunction-sections -fdata-sections -fno
 LDFLAGS := -static -no-pie -Wl,--gc-sections -Wl,-z,noseparate-code,--build-id=none,-z,norelro \
 	-Wl,-z,common-page-size=64 -Wl,-T,scripts/no-eh-frame.ld -Wl,-Map=$(B)/spoolbox.map
 # Our own vfprintf and snprintf (lib/fmt.c under musl's whole printf family), getopt, strtol,
-# qsort, strstr and mbstowcs in place of musl's (lib/libc/: 14 KiB less, docs/size.md), linked
-# as objects so that libc.a's are never pulled. OWN_LIBC=0 keeps musl's.
+# qsort, strstr, mbstowcs, stdio, malloc, the passwd/group lookups, res_query and the set*id
+# calls in place of musl's (lib/libc/: 40 KiB less, docs/size.md), linked as objects so that
+# libc.a's are never pulled. OWN_LIBC=0 keeps musl's.
 OWN_LIBC ?= 1
 ifeq ($(OWN_LIBC),1)
 LIBC_OBJ := $(patsubst %.c,$(B)/%.o,$(wildcard lib/libc/*.c))
 endif
 endif
+# BearSSL built from Debian's source with the flags above (scripts/bearssl.sh: 4.6 KiB less than
+# Debian's -Os, position-independent, hardened library; that library when the source cannot be
+# had). BEARSSL_SRC=0, or a BEARSSL_A given to make (the packaging does), links that one as is.
+BEARSSL_SRC ?= 1
 ifeq ($(TLS),1)
 LIBS := $(BEARSSL_A)
+ifeq ($(SANITIZE)$(BEARSSL_SRC)$(origin BEARSSL_A),01file)
+LIBS := build/bearssl/$(DEB_ARCH)/libbearssl.a
+$(LIBS): scripts/bearssl.sh
+	CC="$(CC)" CFLAGS="$(filter-out -std=% $(WARN) $(EXTRA_CFLAGS),$(CFLAGS))" AR="$(CROSS_COMPILE)ar" \
+	  sh scripts/bearssl.sh $@ $(BEARSSL_A)
+endif
 endif
 
 LIB_SRC := $(sort $(wildcard lib/*.c))
@@ -129,7 +140,7 @@ $(B)/%.o: %.c $(B)/inc/bearssl.h $(wildcard lib/*.h applets/*.h config/*.h)
 $(B)/libspool.a: $(LIB_OBJ)
 	rm -f $@ && $(CROSS_COMPILE)ar rcs $@ $^
 
-$(B)/spoolbox: $(APPLET_OBJ) $(LIBC_OBJ) $(B)/libspool.a scripts/no-eh-frame.ld
+$(B)/spoolbox: $(APPLET_OBJ) $(LIBC_OBJ) $(B)/libspool.a $(LIBS) scripts/no-eh-frame.ld
 	$(CC) $(LDFLAGS) -o $@.unstripped $(APPLET_OBJ) $(LIBC_OBJ) -Wl,--start-group $(B)/libspool.a $(LIBS) -Wl,--end-group
 ifneq ($(SANITIZE),1)
 	$(OBJCOPY) --strip-all -R .comment $@.unstripped $@
@@ -172,8 +183,9 @@ build/fuzz/lib/%.o: lib/%.c $(wildcard lib/*.h config/*.h)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 build/fuzz/libspool.a: $(LIB_SRC:lib/%.c=build/fuzz/lib/%.o)
 	rm -f $@ && ar rcs $@ $^
+# (Debian's BearSSL: the one scripts/bearssl.sh builds is for the static musl binary)
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c build/fuzz/libspool.a
-	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< build/fuzz/libspool.a $(LIBS)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< build/fuzz/libspool.a $(BEARSSL_A)
 fuzz: build/fuzz/fuzz_$(T)
 	build/fuzz/fuzz_$(T) -max_total_time=$${SECONDS_:-60} tests/fuzz/corpus/$(T)
 

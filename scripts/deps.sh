@@ -4,13 +4,15 @@
 set -e
 need=""
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
-for p in musl-tools libbearssl-dev python3-pytest python3-aiosmtpd openssl dnsmasq-base iproute2 clang strace busybox groff-base systemd runit s6 libdate-calc-perl; do
+for p in musl-tools libbearssl-dev xz-utils python3-pytest python3-aiosmtpd openssl dnsmasq-base iproute2 clang strace busybox groff-base systemd runit s6 libdate-calc-perl; do
 	have_pkg "$p" || need="$need $p"
 done
 # the real check_mailq for the mailq tests, unpacked under build/ (never installed)
 sh "$(dirname "$0")/check_mailq.sh" || true
 # the real pflogsumm for the log-summary test (its Date::Calc is in the package list above)
 sh "$(dirname "$0")/pflogsumm.sh" || true
+# BearSSL's source for the static build (scripts/bearssl.sh; without it Debian's library is used)
+sh "$(dirname "$0")/bearssl.sh" --fetch || true
 [ -z "$need" ] && exit 0
 if [ "$(id -u)" = 0 ]; then
 	echo "deps: installing:$need" >&2

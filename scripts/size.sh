@@ -36,6 +36,19 @@ for v in $(awk '!/^#/ && NF >= 2 && $1 ~ /^musl-/ { print $1 }' "$budget_file");
 		status=1
 	fi
 done
+# lib/libc/stdio.c and malloc.c replace musl's whole FILE and allocator: a musl member of either
+# linked beside them (a new caller of fseek, say) would link without a clash and then read our
+# FILE as musl's, or free our blocks into mallocng. Every budgeted variant is checked.
+for m in $maps; do
+	v=${m#build/}
+	v=${v%/spoolbox.map}
+	grep -q "^$v " "$budget_file" || continue
+	bad=$(grep -oE 'libc\.a\((__stdio_[a-z]+|__lockfile|__towrite|__toread|__uflow|__overflow|std(in|out|err)|__fdopen|ofl|ofl_add|malloc|free|realloc|lite_malloc|calloc|libc_calloc)\.lo\)' "$m" | sort -u | tr '\n' ' ')
+	if [ -n "$bad" ]; then
+		echo "size: $v links musl's stdio or malloc beside ours (lib/libc/stdio.c, malloc.c): $bad; the map says who pulled them" >&2
+		status=1
+	fi
+done
 echo
 # shellcheck disable=SC2086
 ${PYTHON:-/usr/bin/python3} scripts/mapsize.py $maps

@@ -1,4 +1,4 @@
-/* lib/libc/ compiled into a test under other names (own_strtol, own_getopt, ...): the sanitizer
+/* lib/libc/ compiled into a test under other names (own_strtol, own_getopt, own_setuid, ...): the sanitizer
  * build links glibc, whose functions the tests compare ours with. Include after the system
  * headers; the standard names mean glibc's again afterwards. */
 #ifndef SPOOLBOX_LIBC_OWN_H
@@ -6,6 +6,13 @@
 #include <inttypes.h>
 #include <stddef.h>
 #include <wchar.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <grp.h>
+#include <resolv.h>
+#include <pwd.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #define strtol own_strtol
 #define strtoll own_strtoll
@@ -21,6 +28,39 @@
 #define qsort own_qsort
 #define strstr own_strstr
 #define mbstowcs own_mbstowcs
+#define setuid own_setuid
+#define setgid own_setgid
+#define setresuid own_setresuid
+#define setresgid own_setresgid
+#define seteuid own_seteuid
+#define setegid own_setegid
+#define setgroups own_setgroups
+#define setrlimit own_setrlimit
+#define getpwnam own_getpwnam
+#define getpwuid own_getpwuid
+#define getgrnam own_getgrnam
+#define getgrgid own_getgrgid
+#define getgrouplist own_getgrouplist
+#define initgroups own_initgroups
+/* the files pwd.c reads: a test may point them elsewhere */
+#define PWD_PASSWD_FILE own_passwd_file
+#define PWD_GROUP_FILE own_group_file
+const char *own_passwd_file = "/etc/passwd", *own_group_file = "/etc/group";
+#define malloc own_malloc
+#define free own_free
+#define calloc own_calloc
+#define realloc own_realloc
+#define __libc_malloc own___libc_malloc /* glibc exports these: never interposed by a test */
+#define __libc_free own___libc_free
+#define __libc_calloc own___libc_calloc
+#define __libc_realloc own___libc_realloc
+/* resolv.c's file and port, for a test server */
+#define res_query own_res_query
+#define dn_expand own_dn_expand
+#define RES_CONF_FILE own_resolv_conf
+#define RES_PORT own_res_port
+const char *own_resolv_conf = "/etc/resolv.conf";
+unsigned short own_res_port = 53;
 long strtol(const char *restrict, char **restrict, int);
 long long strtoll(const char *restrict, char **restrict, int);
 unsigned long strtoul(const char *restrict, char **restrict, int);
@@ -33,11 +73,111 @@ extern int optind, opterr, optopt;
 void qsort(void *, size_t, size_t, int (*)(const void *, const void *));
 char *strstr(const char *, const char *);
 size_t mbstowcs(wchar_t *restrict, const char *restrict, size_t);
+int setuid(uid_t);
+int setgid(gid_t);
+int setresuid(uid_t, uid_t, uid_t);
+int setresgid(gid_t, gid_t, gid_t);
+int seteuid(uid_t);
+int setegid(gid_t);
+int setgroups(size_t, const gid_t *);
+int setrlimit(int, const struct rlimit *);
+struct passwd *getpwnam(const char *);
+struct passwd *getpwuid(uid_t);
+struct group *getgrnam(const char *);
+struct group *getgrgid(gid_t);
+int getgrouplist(const char *, gid_t, gid_t *, int *);
+int initgroups(const char *, gid_t);
+int res_query(const char *, int, int, unsigned char *, int);
+void *malloc(size_t);
+void free(void *);
+void *calloc(size_t, size_t);
+void *realloc(void *, size_t);
+int dn_expand(const unsigned char *, const unsigned char *, const unsigned char *, char *, int);
 #include "../../lib/libc/getopt.c"
 #include "../../lib/libc/strtol.c"
 #include "../../lib/libc/qsort.c"
 #include "../../lib/libc/strstr.c"
 #include "../../lib/libc/mbstowcs.c"
+#include "../../lib/libc/setxid.c"
+#include "../../lib/libc/pwd.c"
+#include "../../lib/libc/resolv.c"
+#include "../../lib/libc/malloc.c"
+/* stdio.c's FILE is its own struct, named apart from glibc's, with its functions (and the
+ * vfprintf they print through) */
+#undef stdout
+#undef stderr
+#undef putc
+#undef putchar
+#define _IO_FILE own_IO_FILE
+#define FILE struct own_IO_FILE
+#define stdout own_stdout
+#define stderr own_stderr
+#define fflush own_fflush
+#define fwrite own_fwrite
+#define fputc own_fputc
+#define putc own_putc
+#define putchar own_putchar
+#define fputs own_fputs
+#define puts own_puts
+#define ferror own_ferror
+#define fgets own_fgets
+#define fdopen own_fdopen
+#define fopen own_fopen
+#define fclose own_fclose
+#define vdprintf own_vdprintf
+#define dprintf own_dprintf
+#define printf own_printf
+#define fprintf own_fprintf
+#define vprintf own_vprintf
+#define vfprintf own_vfprintf
+#define __stdio_exit own___stdio_exit
+struct own_IO_FILE;
+extern FILE *const stdout, *const stderr;
+int fflush(FILE *);
+size_t fwrite(const void *restrict, size_t, size_t, FILE *restrict);
+int fputc(int, FILE *);
+int putc(int, FILE *);
+int putchar(int);
+int fputs(const char *restrict, FILE *restrict);
+int puts(const char *);
+int ferror(FILE *);
+char *fgets(char *restrict, int, FILE *restrict);
+FILE *fdopen(int, const char *);
+FILE *fopen(const char *restrict, const char *restrict);
+int fclose(FILE *);
+int vdprintf(int, const char *restrict, va_list);
+int dprintf(int, const char *restrict, ...);
+int printf(const char *restrict, ...);
+int fprintf(FILE *restrict, const char *restrict, ...);
+int vprintf(const char *restrict, va_list);
+int vfprintf(FILE *restrict, const char *restrict, va_list);
+#include "../../lib/libc/stdio.c"
+#include "../../lib/libc/vfprintf.c"
+#undef _IO_FILE
+#undef FILE
+#undef stdout
+#undef stderr
+#define stdout stdout /* glibc's own definitions again */
+#define stderr stderr
+#undef fflush
+#undef fwrite
+#undef fputc
+#undef putc
+#undef putchar
+#undef fputs
+#undef puts
+#undef ferror
+#undef fgets
+#undef fdopen
+#undef fopen
+#undef fclose
+#undef vdprintf
+#undef dprintf
+#undef printf
+#undef fprintf
+#undef vprintf
+#undef vfprintf
+#undef __stdio_exit
 #undef strtol
 #undef strtoll
 #undef strtoul
@@ -48,4 +188,28 @@ size_t mbstowcs(wchar_t *restrict, const char *restrict, size_t);
 #undef qsort
 #undef strstr
 #undef mbstowcs
+#undef setuid
+#undef setgid
+#undef setresuid
+#undef setresgid
+#undef seteuid
+#undef setegid
+#undef setgroups
+#undef setrlimit
+#undef getpwnam
+#undef getpwuid
+#undef getgrnam
+#undef getgrgid
+#undef getgrouplist
+#undef initgroups
+#undef res_query
+#undef dn_expand
+#undef malloc
+#undef free
+#undef calloc
+#undef realloc
+#undef __libc_malloc
+#undef __libc_free
+#undef __libc_calloc
+#undef __libc_realloc
 #endif

@@ -1,7 +1,11 @@
-/* Unit tests of the DNS answer parser and the MX ordering (lib/dns.h), on answers built here
- * byte by byte: compression pointers, CNAMEs before the MX, null MX, truncation, bad lengths. */
+/* Unit tests of the DNS answer parsers and the MX ordering (lib/dns.h), on answers built here
+ * byte by byte: compression pointers, CNAMEs before the MX, null MX, truncation, bad lengths;
+ * and of the hosts-file reader. */
 #include "dns.h"
 #include "unit.h"
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 static unsigned seq(void *ctx)
 {
@@ -169,4 +173,140 @@ TEST(dns_addr_literals)
 	CHECK_INT(dns_lookup_addr("2001:db8::1", a, 4, &n, s, sizeof s), DNS_OK);
 	dns_addr_str(&a[0], s, sizeof s);
 	CHECK_STR(s, "2001:db8::1");
+}
+
+/* an A (4 bytes) or AAAA (16) record for the owner at offset 12, of the class given */
+static void rr(struct pkt *p, unsigned type, unsigned class, const void *data, unsigned len)
+{
+	put16(p, 0xc00c);
+	put16(p, type);
+	put16(p, class);
+	put16(p, 0);
+	put16(p, 300);
+	put16(p, len);
+	memcpy(p->b + p->n, data, len);
+	p->n += len;
+}
+
+static const char *addr_str(const struct dns_addr *a)
+{
+	static char s[64];
+	dns_addr_str(a, s, sizeof s);
+	return s;
+}
+
+TEST(dns_parse_addr_records)
+{
+	struct pkt p;
+	struct dns_addr out[3];
+	size_t n = 0;
+	static const unsigned char a1[4] = {192, 0, 2, 1}, a2[4] = {192, 0, 2, 2},
+	                           v6[16] = {0x20, 0x01, 0x0d, 0xb8, [15] = 1};
+	start(&p, 0, 6);
+	p.b[p.n - 3] = 1; /* the question asks for A */
+	name(&p, "alias.example.test"); /* a CNAME first: skipped, its target's records used */
+	put16(&p, 5);
+	put16(&p, 1);
+	put16(&p, 0);
+	put16(&p, 300);
+	put16(&p, 2);
+	put16(&p, 0xc00c);
+	rr(&p, 1, 1, a1, 4);
+	rr(&p, 1, 1, a1, 4);  /* a duplicate */
+	rr(&p, 1, 3, a2, 4);  /* class CH: not ours */
+	rr(&p, 1, 1, v6, 16); /* an A record of the wrong length */
+	rr(&p, 28, 1, v6, 16);
+	CHECK_INT(dns_parse_addr(p.b, p.n, out, 3, &n), DNS_OK);
+	CHECK_INT(n, 2);
+	CHECK_STR(addr_str(&out[0]), "192.0.2.1");
+	CHECK_STR(addr_str(&out[1]), "2001:db8::1");
+	CHECK_INT(out[0].len, sizeof(struct sockaddr_in));
+	CHECK_INT(out[1].len, sizeof(struct sockaddr_in6));
+	/* appended after what is there, up to max */
+	start(&p, 0, 2);
+	rr(&p, 1, 1, a2, 4);
+	rr(&p, 1, 1, a1, 4);
+	CHECK_INT(dns_parse_addr(p.b, p.n, out, 3, &n), DNS_OK);
+	CHECK_INT(n, 3);
+	CHECK_STR(addr_str(&out[2]), "192.0.2.2");
+	/* every cut of an answer is an error or fewer records, never a read past it */
+	for (size_t cut = 0; cut < p.n; cut++) {
+		n = 0;
+		CHECK(dns_parse_addr(p.b, cut, out, 3, &n) != DNS_OK || n < 2);
+	}
+	n = 0;
+	start(&p, 3, 0);
+	CHECK_INT(dns_parse_addr(p.b, p.n, out, 3, &n), DNS_NXDOMAIN);
+	start(&p, 2, 0);
+	CHECK_INT(dns_parse_addr(p.b, p.n, out, 3, &n), DNS_TEMPFAIL);
+	start(&p, 0, 0);
+	p.b[2] |= 2;
+	CHECK_INT(dns_parse_addr(p.b, p.n, out, 3, &n), DNS_TEMPFAIL);
+	start(&p, 0, 0);
+	CHECK_INT(dns_parse_addr(p.b, p.n, out, 3, &n), DNS_OK);
+	CHECK_INT(n, 0);
+}
+
+TEST(dns_hosts_lines)
+{
+	static const struct {
+		const char *line, *name, *want;
+	} t[] = {
+		{"127.0.0.1 localhost", "localhost", "127.0.0.1"},
+		{"127.0.0.1\tlocalhost.localdomain LocalHost\n", "localhost", "127.0.0.1"},
+		{"::1 ip6-localhost localhost # comment", "LOCALHOST", "::1"},
+		{"192.0.2.5 relay.Example.NET relay", "relay.example.net", "192.0.2.5"},
+		{"192.0.2.5 relay#comment", "relay", "192.0.2.5"},
+		{"192.0.2.5 relay #relay2", "relay2", NULL},
+		{"# 192.0.2.5 relay", "relay", NULL},
+		{"192.0.2.5", "192.0.2.5", NULL},
+		{"192.0.2.5 relayx", "relay", NULL},
+		{"192.0.2.5 relay", "relayx", NULL},
+		{"relay 192.0.2.5", "192.0.2.5", NULL},
+		{"192.0.2.500 relay", "relay", NULL},
+		{"fe80::1%eth0 relay", "relay", NULL},
+		{"", "relay", NULL},
+		{"  \t ", "relay", NULL},
+	};
+	for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+		unit_case(t[i].line);
+		struct dns_addr a[2];
+		size_t n = 0;
+		CHECK_INT(dns_hosts_line(t[i].line, t[i].name, a, 2, &n), t[i].want != NULL);
+		CHECK_INT(n, t[i].want != NULL);
+		if (t[i].want && n)
+			CHECK_STR(addr_str(&a[0]), t[i].want);
+	}
+}
+
+/* The file: every matching line in order, an over-long line skipped, the last line without a
+ * newline read; dns_lookup_addr puts IPv6 first (checked on literals: /etc/hosts is not ours). */
+TEST(dns_hosts_file)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/hosts", unit_tmpdir());
+	FILE *f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	char *longl = unit_long_line("192.0.2.3 relay ", 3000);
+	fprintf(f, "192.0.2.1 relay\n%s192.0.2.2 other\n2001:db8::7 relay\n", longl);
+	free(longl);
+	fprintf(f, "192.0.2.1 RELAY\n192.0.2.4 x relay");
+	fclose(f);
+	struct dns_addr a[DNS_ADDR_MAX];
+	size_t n = 0;
+	CHECK_INT(dns_hosts_lookup(path, "relay", a, DNS_ADDR_MAX, &n), 1);
+	CHECK_INT(n, 3);
+	CHECK_STR(addr_str(&a[0]), "192.0.2.1");
+	CHECK_STR(addr_str(&a[1]), "2001:db8::7");
+	CHECK_STR(addr_str(&a[2]), "192.0.2.4");
+	n = 0;
+	CHECK_INT(dns_hosts_lookup(path, "nowhere", a, DNS_ADDR_MAX, &n), 0);
+	CHECK_INT(dns_hosts_lookup("/nonexistent/hosts", "relay", a, DNS_ADDR_MAX, &n), 0);
+	CHECK_INT(n, 0);
+	char err[128];
+	CHECK_INT(dns_lookup_addr("::ffff:192.0.2.1", a, DNS_ADDR_MAX, &n, err, sizeof err), DNS_OK);
+	CHECK_INT(n, 1);
+	CHECK_INT(a[0].sa.ss_family, AF_INET6);
 }

@@ -2,11 +2,21 @@
  * place of musl's, compiled here under other names (this sanitizer build links glibc) and
  * checked against glibc's functions and against the POSIX getopt contract. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <wchar.h>
 
@@ -114,4 +124,442 @@ TEST(libc_strstr_and_mbstowcs_as_glibc)
 	CHECK_INT(ws[1], 0xdfff);
 	CHECK_INT(ws[2], 0);
 	CHECK_INT(own_mbstowcs(ws, "abcdef", 3), 3);
+}
+
+/* setxid.c's plain system calls change the process's ids as glibc's do; checked in a child (the
+ * ids are the child's to lose), as root when the tests run as root, else the refusal. */
+TEST(libc_setxid_changes_the_ids)
+{
+	struct rlimit rl, back;
+	CHECK_INT(getrlimit(RLIMIT_CORE, &rl), 0);
+	CHECK_INT(own_setrlimit(RLIMIT_CORE, &rl), 0);
+	CHECK_INT(getrlimit(RLIMIT_CORE, &back), 0);
+	CHECK_INT(back.rlim_cur, rl.rlim_cur);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int bad = 0;
+		if (geteuid() != 0) {
+			bad |= own_setuid(0) != -1 || errno != EPERM;
+			_exit(bad);
+		}
+		gid_t gl[2] = {12345, 23456}, got[4];
+		bad |= own_setgroups(2, gl) != 0;
+		bad |= (getgroups(4, got) != 2 || got[0] != 12345 || got[1] != 23456) << 1;
+		bad |= (own_setegid(34567) != 0 || getegid() != 34567 || getgid() != 0) << 2;
+		bad |= (own_setresgid(45678, 45678, 45678) != 0 || getgid() != 45678) << 3;
+		bad |= (own_setgid(56789) != 0 || getgid() != 56789 || getegid() != 56789) << 4;
+		bad |= (own_seteuid(65534) != 0 || geteuid() != 65534 || getuid() != 0) << 5;
+		bad |= (own_setresuid(0, 0, 0) != 0 || geteuid() != 0) << 6; /* the saved id was 0 */
+		bad |= (own_setuid(65534) != 0 || getuid() != 65534 || geteuid() != 65534) << 7;
+		bad |= (own_setuid(0) != -1 || errno != EPERM) << 8;
+		bad |= (own_setresuid(-1, 0, -1) != -1) << 9; /* every id is gone now */
+		_exit(bad);
+	}
+	int st = -1;
+	CHECK_INT(waitpid(pid, &st, 0), pid);
+	CHECK_INT(st, 0);
+}
+
+/* pwd.c against glibc's (NSS "files": the same /etc/passwd and /etc/group) for every entry */
+TEST(libc_passwd_and_group_as_glibc)
+{
+	struct passwd *g, *o;
+	setpwent();
+	while ((g = getpwent())) {
+		char name[256], dir[1024], gecos[1024];
+		snprintf(name, sizeof name, "%s", g->pw_name);
+		snprintf(dir, sizeof dir, "%s", g->pw_dir);
+		snprintf(gecos, sizeof gecos, "%s", g->pw_gecos);
+		uid_t uid = g->pw_uid;
+		gid_t gid = g->pw_gid;
+		unit_case(name);
+		CHECK((o = own_getpwnam(name)) != NULL);
+		if (!o)
+			continue;
+		CHECK_INT(o->pw_uid, uid);
+		CHECK_INT(o->pw_gid, gid);
+		CHECK_STR(o->pw_dir, dir);
+		CHECK_STR(o->pw_gecos, gecos);
+		struct passwd *first = getpwuid(uid);
+		snprintf(name, sizeof name, "%s", first->pw_name);
+		CHECK((o = own_getpwuid(uid)) != NULL);
+		CHECK_STR(o ? o->pw_name : "", name);
+	}
+	endpwent();
+	struct group *gg, *og;
+	setgrent();
+	while ((gg = getgrent())) {
+		char name[256], mem[4096] = "";
+		snprintf(name, sizeof name, "%s", gg->gr_name);
+		for (char **m = gg->gr_mem; *m; m++)
+			snprintf(mem + strlen(mem), sizeof mem - strlen(mem), "%s,", *m);
+		gid_t gid = gg->gr_gid;
+		unit_case(name);
+		CHECK((og = own_getgrnam(name)) != NULL);
+		if (!og)
+			continue;
+		CHECK_INT(og->gr_gid, gid);
+		char omem[4096] = "";
+		for (char **m = og->gr_mem; *m; m++)
+			snprintf(omem + strlen(omem), sizeof omem - strlen(omem), "%s,", *m);
+		CHECK_STR(omem, mem);
+		CHECK((og = own_getgrgid(gid)) != NULL);
+	}
+	endgrent();
+	unit_case("missing");
+	CHECK(own_getpwnam("no-such-user-spoolbox") == NULL);
+	CHECK(own_getgrnam("no-such-group-spoolbox") == NULL);
+	/* getgrouplist as glibc's, for root */
+	gid_t a[64], b[64];
+	int na = 64, nb = 64;
+	CHECK_INT(own_getgrouplist("root", 0, a, &na), getgrouplist("root", 0, b, &nb));
+	CHECK_INT(na, nb);
+	CHECK(memcmp(a, b, (size_t)na * sizeof *a) == 0);
+}
+
+/* the files' edges: malformed and over-long lines skipped, the last line without a newline,
+ * members, getgrouplist's count past the room */
+TEST(libc_passwd_and_group_edges)
+{
+	char pw[512], gr[512];
+	snprintf(pw, sizeof pw, "%s/passwd", unit_tmpdir());
+	snprintf(gr, sizeof gr, "%s/group", unit_tmpdir());
+	FILE *f = fopen(pw, "w");
+	char *longl = unit_long_line("long:x:5:5:", 9000);
+	fprintf(f, "bad:x:1:1\nneg:x:-1:1:n:/:/bin/sh\n%sa:x:7:8:Full Name,,,:/home/a:/bin/sh\n"
+	        "big:x:4294967296:1::/:\nlong:x:9:9::/ok:\ndup:x:7:9::/:\nlast:x:11:12::/l:/sh", longl);
+	free(longl);
+	fclose(f);
+	f = fopen(gr, "w");
+	fprintf(f, "g1:x:100:a,b\ng2:x:101:b\ng3:*:102:ab,a\nbad:x:z:a\ng4:x:8:a\nempty:x:103:");
+	fclose(f);
+	own_passwd_file = pw;
+	own_group_file = gr;
+	struct passwd *p;
+	CHECK(own_getpwnam("bad") == NULL);
+	CHECK(own_getpwnam("neg") == NULL);
+	CHECK(own_getpwnam("big") == NULL);
+	CHECK((p = own_getpwnam("long")) && p->pw_uid == 9 && !strcmp(p->pw_dir, "/ok"));
+	CHECK((p = own_getpwuid(7)) && !strcmp(p->pw_name, "a") && !strcmp(p->pw_gecos, "Full Name,,,") &&
+	      p->pw_gid == 8 && !strcmp(p->pw_shell, "/bin/sh"));
+	CHECK((p = own_getpwnam("last")) && p->pw_uid == 11 && !strcmp(p->pw_shell, "/sh"));
+	struct group *g;
+	CHECK((g = own_getgrnam("g3")) && g->gr_gid == 102 && g->gr_mem[0] && !strcmp(g->gr_mem[0], "ab") &&
+	      g->gr_mem[1] && !strcmp(g->gr_mem[1], "a") && !g->gr_mem[2]);
+	CHECK((g = own_getgrgid(103)) && !strcmp(g->gr_name, "empty") && !g->gr_mem[0]);
+	CHECK(own_getgrnam("bad") == NULL);
+	gid_t l[8];
+	int n = 8;
+	CHECK_INT(own_getgrouplist("a", 8, l, &n), 3); /* 8 (primary, listed once), 100, 102 */
+	CHECK_INT(n, 3);
+	CHECK(l[0] == 8 && l[1] == 100 && l[2] == 102);
+	n = 2;
+	CHECK_INT(own_getgrouplist("a", 8, l, &n), -1);
+	CHECK_INT(n, 3);
+	own_group_file = "/nonexistent/group";
+	n = 8;
+	CHECK_INT(own_getgrouplist("a", 8, l, &n), 1);
+	CHECK(own_getgrnam("g1") == NULL);
+	own_passwd_file = "/etc/passwd";
+	own_group_file = "/etc/group";
+}
+
+/* dn_expand against glibc's on names it prints alike (no escapes), and the pointer rules */
+TEST(libc_dn_expand)
+{
+	static const unsigned char m[] = {
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,               /* a header */
+		2, 'm', 'x', 7, 'e', 'x', 'a', 'm', 'p', 'l', 'e', 4, 't', 'e', 's', 't', 0, /* 12 */
+		4, 'm', 'a', 'i', 'l', 0xc0, 12 + 3,              /* 29: mail.example.test */
+		0,                                                /* 36: the root */
+		1, 'a', 0xc0, 29,                                 /* 37: a.mail.example.test */
+		0xc0, 42,                                         /* 41: a pointer to itself */
+		0xc0, 50,                                         /* 43: a pointer forward */
+		1, 'b', 0xc0,                                     /* 45: a cut pointer */
+	};
+	const unsigned char *end = m + sizeof m;
+	static const int at[] = {12, 29, 36, 37};
+	for (size_t i = 0; i < sizeof at / sizeof *at; i++) {
+		char a[256], b[256];
+		int na = own_dn_expand(m, end, m + at[i], a, sizeof a), nb = dn_expand(m, end, m + at[i], b, sizeof b);
+		CHECK_INT(na, nb);
+		CHECK_STR(a, b);
+	}
+	char s[256];
+	CHECK_INT(own_dn_expand(m, end, m + 41, s, sizeof s), -1);
+	CHECK_INT(own_dn_expand(m, end, m + 43, s, sizeof s), -1); /* compressors point back only */
+	CHECK_INT(own_dn_expand(m, end, m + 45, s, sizeof s), -1);
+	CHECK_INT(own_dn_expand(m, end, m + 12, s, 10), -1);      /* it does not fit */
+	CHECK_INT(own_dn_expand(m, m + 20, m + 12, s, sizeof s), -1);
+	/* four labels of 63: 255 characters, longer than a name may be (and than glibc takes) */
+	unsigned char l[4 * 64 + 1] = {0};
+	for (int i = 0; i < 4; i++) {
+		l[i * 64] = 63;
+		memset(l + i * 64 + 1, 'a', 63);
+	}
+	char big[1024];
+	CHECK_INT(own_dn_expand(l, l + sizeof l, l, big, sizeof big), -1);
+	CHECK_INT(dn_expand(l, l + sizeof l, l, big, sizeof big), -1);
+	l[3 * 64] = 61; /* 253 characters: the longest there is */
+	l[3 * 64 + 62] = 0;
+	CHECK_INT(own_dn_expand(l, l + 3 * 64 + 63, l, big, sizeof big), 3 * 64 + 63);
+	CHECK_INT(strlen(big), 253);
+}
+
+/* A DNS server for res_query on 127.0.0.1, in a child: UDP, and TCP on the same port. By the
+ * name asked: "nx" NXDOMAIN, "none" no records, "tc" truncated over UDP (whole over TCP),
+ * "late" a reply with another id first, "fail" SERVFAIL, "mute" nothing; else one A record. */
+static void dns_server(int u, int t)
+{
+	for (;;) {
+		unsigned char b[600];
+		struct pollfd pf[2] = {{u, POLLIN, 0}, {t, POLLIN, 0}};
+		if (poll(pf, 2, -1) < 0)
+			_exit(1);
+		int tcp = !!pf[1].revents, c = -1;
+		struct sockaddr_storage from;
+		socklen_t fl = sizeof from;
+		ssize_t n;
+		if (tcp) {
+			c = accept(t, NULL, NULL);
+			if (recv(c, b, 2, MSG_WAITALL) != 2)
+				_exit(1);
+			n = recv(c, b, (size_t)(b[0] << 8 | b[1]), MSG_WAITALL);
+		} else {
+			n = recvfrom(u, b, sizeof b, 0, (struct sockaddr *)&from, &fl);
+		}
+		if (n < 12)
+			continue;
+		const char *q = (const char *)b + 13;
+		b[2] = 0x81;
+		b[3] = 0x80;
+		b[7] = 0;
+		if (!strncmp(q, "mute", 4))
+			continue;
+		if (!strncmp(q, "nx", 2))
+			b[3] |= 3;
+		else if (!strncmp(q, "fail", 4))
+			b[3] |= 2;
+		else if (!strncmp(q, "tc", 2) && !tcp)
+			b[2] |= 2;
+		else if (strncmp(q, "none", 4)) { /* one A record: 192.0.2.9 */
+			static const unsigned char rr[] = {0xc0, 12, 0, 1, 0, 1, 0, 0, 1, 0, 0, 4, 192, 0, 2, 9};
+			memcpy(b + n, rr, sizeof rr);
+			n += (ssize_t)sizeof rr;
+			b[7] = 1;
+		}
+		if (!strncmp(q, "late", 4)) {
+			b[0] ^= 1;
+			sendto(u, b, (size_t)n, 0, (struct sockaddr *)&from, fl);
+			b[0] ^= 1;
+		}
+		if (tcp) {
+			unsigned char l[2] = {(unsigned char)(n >> 8), (unsigned char)n};
+			send(c, l, 2, 0);
+			send(c, b, (size_t)n, 0);
+			close(c);
+		} else {
+			sendto(u, b, (size_t)n, 0, (struct sockaddr *)&from, fl);
+		}
+	}
+}
+
+TEST(libc_res_query_against_a_server)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof a;
+	int t = socket(AF_INET, SOCK_STREAM, 0), u = socket(AF_INET, SOCK_DGRAM, 0);
+	CHECK(bind(t, (struct sockaddr *)&a, sizeof a) == 0 && getsockname(t, (struct sockaddr *)&a, &al) == 0);
+	CHECK(listen(t, 4) == 0 && bind(u, (struct sockaddr *)&a, sizeof a) == 0); /* the same port */
+	pid_t pid = fork();
+	if (pid == 0)
+		dns_server(u, t);
+	close(u);
+	close(t);
+	char conf[512];
+	snprintf(conf, sizeof conf, "%s/resolv.conf", unit_tmpdir());
+	FILE *f = fopen(conf, "w");
+	/* a server that is not there first: the answer still comes from the other */
+	fprintf(f, "# test\nnameserver 192.0.2.255\nnameserver 127.0.0.1 # ours\noptions ndots:1 timeout:2 attempts:2\n");
+	fclose(f);
+	own_resolv_conf = conf;
+	own_res_port = ntohs(a.sin_port);
+	unsigned char ans[512];
+	int n = own_res_query("ok.test.", 1, 1, ans, sizeof ans);
+	CHECK_INT(n, 12 + 13 + 16);
+	CHECK(n > 0 && !memcmp(ans + n - 4, "\xc0\x00\x02\x09", 4));
+	CHECK_INT(own_res_query("nx.test", 1, 1, ans, sizeof ans), -1);
+	CHECK_INT(h_errno, HOST_NOT_FOUND);
+	CHECK_INT(own_res_query("none.test", 1, 1, ans, sizeof ans), -1);
+	CHECK_INT(h_errno, NO_DATA);
+	CHECK_INT(own_res_query("tc.test", 1, 1, ans, sizeof ans), 12 + 13 + 16);
+	CHECK_INT(ans[2] & 2, 0);
+	char longtc[256] = "tc"; /* a query over 255 bytes: its TCP length takes both bytes */
+	for (int i = 0; i < 4; i++)
+		snprintf(longtc + strlen(longtc), sizeof longtc - strlen(longtc), ".%060d", i);
+	CHECK_INT(own_res_query(longtc, 1, 1, ans, sizeof ans), 12 + 248 + 4 + 16);
+	CHECK_INT(own_res_query("late.test", 1, 1, ans, sizeof ans), 12 + 15 + 16);
+	n = own_res_query("fail.test", 1, 1, ans, sizeof ans); /* SERVFAIL is the caller's to read */
+	CHECK(n >= 12 && (ans[3] & 15) == 2);
+	CHECK_INT(own_res_query("a..test", 1, 1, ans, sizeof ans), -1);
+	char big[300];
+	memset(big, 'a', sizeof big - 1);
+	big[sizeof big - 1] = 0;
+	CHECK_INT(own_res_query(big, 1, 1, ans, sizeof ans), -1);
+	f = fopen(conf, "w");
+	fprintf(f, "nameserver 127.0.0.1\noptions timeout:1 attempts:1\n");
+	fclose(f);
+	CHECK_INT(own_res_query("mute.test", 1, 1, ans, sizeof ans), -1);
+	CHECK_INT(h_errno, TRY_AGAIN);
+	own_resolv_conf = "/etc/resolv.conf";
+	own_res_port = 53;
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+/* resolv.conf's lines as musl reads them */
+TEST(libc_resolv_conf)
+{
+	char t[] = "nameserver 2001:db8::53\nnameserver\t192.0.2.1%eth0\nnameserver bogus\n"
+	           "options attempts:99 timeout:0\nnameserver 192.0.2.2\nnameserver 192.0.2.3\n";
+	struct res_conf c;
+	res_parse_conf(t, &c);
+	CHECK_INT(c.n, 3);
+	CHECK_INT(c.v6, 1);
+	CHECK_INT(c.attempts, 10);
+	CHECK_INT(c.timeout, 1);
+	CHECK_INT(c.ns[1].sin6_addr.s6_addr[15], 1);
+	CHECK_INT(c.ns[1].sin6_addr.s6_addr[10], 0xff);
+	CHECK_INT(ntohs(c.ns[2].sin6_port), own_res_port);
+	char e[] = "";
+	res_parse_conf(e, &c);
+	CHECK_INT(c.n, 1);
+	CHECK_INT(c.timeout, 5);
+	CHECK_INT(c.attempts, 2);
+	CHECK_INT(c.ns[0].sin6_addr.s6_addr[12], 127);
+}
+
+/* malloc.c: alignment, every class and the mapped sizes written whole, contents kept by realloc
+ * across classes and mappings, calloc zeroed (also a reused block), freed blocks reused,
+ * impossible sizes refused with ENOMEM. */
+TEST(libc_malloc)
+{
+	static const size_t sizes[] = {0, 1, 15, 16, 17, 64, 65, 100, 129, 1000, 4097, 32767, 32768, 32769,
+	                               100000, 1 << 20};
+	unsigned char *p[sizeof sizes / sizeof *sizes];
+	for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+		p[i] = own_malloc(sizes[i]);
+		CHECK(p[i] != NULL && (uintptr_t)p[i] % 16 == 0);
+		memset(p[i], (int)i + 1, sizes[i]);
+	}
+	for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+		for (size_t k = 0; k < sizes[i]; k++)
+			if (p[i][k] != (unsigned char)(i + 1)) {
+				CHECK_INT(p[i][k], i + 1);
+				break;
+			}
+		own_free(p[i]);
+	}
+	/* realloc keeps the contents through growing and shrinking, small and mapped */
+	unsigned char *r = own_malloc(10);
+	memcpy(r, "0123456789", 10);
+	static const size_t steps[] = {20, 200, 40000, 300000, 50000, 33, 5};
+	for (size_t i = 0; i < sizeof steps / sizeof *steps; i++) {
+		r = own_realloc(r, steps[i]);
+		CHECK(r != NULL && memcmp(r, "01234", 5) == 0);
+		if (steps[i] >= 10)
+			CHECK(memcmp(r, "0123456789", 10) == 0);
+	}
+	own_free(r);
+	CHECK((r = own_realloc(NULL, 7)) != NULL);
+	/* a freed block comes back for the next of its class, and calloc zeroes it */
+	memset(r, 0xff, 7);
+	own_free(r);
+	unsigned char *z = own_calloc(1, 16);
+	CHECK(z == r);
+	CHECK(z && z[0] == 0 && z[6] == 0 && z[15] == 0);
+	own_free(z);
+	unsigned char *big = own_calloc(1000, 1000);
+	CHECK(big && big[0] == 0 && big[999999] == 0);
+	own_free(big);
+	own_free(NULL);
+	errno = 0;
+	CHECK(own_malloc(SIZE_MAX - 8) == NULL && errno == ENOMEM);
+	errno = 0;
+	CHECK(own_calloc(SIZE_MAX / 2, 3) == NULL && errno == ENOMEM);
+	/* many small blocks: more than one arena, every one distinct */
+	enum { N = 20000 };
+	static unsigned char *many[N];
+	for (size_t i = 0; i < N; i++) {
+		many[i] = own_malloc(24 + i % 200);
+		CHECK(many[i] != NULL);
+		many[i][0] = (unsigned char)i;
+		many[i][23] = (unsigned char)(i >> 8);
+	}
+	for (size_t i = 0; i < N; i++)
+		if (many[i][0] != (unsigned char)i || many[i][23] != (unsigned char)(i >> 8)) {
+			CHECK_INT(i, -1);
+			break;
+		}
+	for (size_t i = 0; i < N; i++)
+		own_free(many[i]);
+}
+
+/* stdio.c: what a stream writes arrives whole and in order (buffered, through a flush, a piece
+ * bigger than the buffer, the printf family), fgets reads lines as glibc's does, dprintf, and a
+ * failed write is ferror's. */
+TEST(libc_stdio)
+{
+	int p[2];
+	CHECK_INT(pipe(p), 0);
+	struct own_IO_FILE *f = own_fdopen(p[1], "w");
+	CHECK(f != NULL);
+	char big[3000], want[4096], got[4096];
+	memset(big, 'b', sizeof big);
+	own_fprintf(f, "%d %s|", 42, "x");
+	own_fputs("puts|", f);
+	own_fputc('c', f);
+	own_putc('d', f);
+	CHECK_INT(own_fflush(f), 0);
+	own_fwrite(big, 1, sizeof big, f);
+	own_fwrite("end\n", 1, 4, f);
+	CHECK_INT(own_ferror(f), 0);
+	CHECK_INT(own_fclose(f), 0);
+	int n = snprintf(want, sizeof want, "42 x|puts|cd%.*send\n", (int)sizeof big, big);
+	ssize_t r = read(p[0], got, sizeof got);
+	CHECK_INT(r, n);
+	CHECK(r == n && memcmp(got, want, (size_t)n) == 0);
+	CHECK_INT(own_dprintf(p[1], "%s", "x"), -1); /* fclose closed it */
+	close(p[0]);
+	/* fgets as glibc's: short lines, a line longer than the buffer, the last one without LF */
+	char path[512];
+	snprintf(path, sizeof path, "%s/lines", unit_tmpdir());
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CHECK_INT(own_dprintf(fd, "one\n\ntwo %s\nlast", "0123456789012345678901234567890123456789"), 54);
+	close(fd);
+	struct own_IO_FILE *o = own_fopen(path, "r");
+	FILE *g = fopen(path, "r");
+	CHECK(o != NULL && g != NULL);
+	for (int i = 0; o && g && i < 12; i++) {
+		char a[16], b[16];
+		char *x = own_fgets(a, sizeof a, o), *y = fgets(b, sizeof b, g);
+		CHECK_INT(!x, !y);
+		if (x && y)
+			CHECK_STR(a, b);
+	}
+	if (g)
+		fclose(g);
+	if (o)
+		CHECK_INT(own_fclose(o), 0);
+	CHECK(own_fopen("/nonexistent/x", "r") == NULL);
+	/* a write that fails: the reader is gone */
+	CHECK_INT(pipe(p), 0);
+	close(p[0]);
+	void (*old)(int) = signal(SIGPIPE, SIG_IGN);
+	f = own_fdopen(p[1], "w");
+	own_fputs("lost\n", f);
+	CHECK_INT(own_fflush(f), EOF);
+	CHECK(own_ferror(f));
+	CHECK_INT(own_fclose(f), 0); /* nothing left to flush; the descriptor closes */
+	signal(SIGPIPE, old);
 }
