@@ -618,6 +618,16 @@ static void delay_notice(struct sched *s, struct qmsg *m)
 	st_put(s, et); /* the job keeps the thread (st_put frees none with ready jobs) */
 }
 
+/* r's thread is blocked or r's own retry time is ahead: not now, and *wake (0 = none) becomes
+ * the earlier of itself and when it is. */
+static int not_yet(const struct qrcpt *r, long long now, long long *wake)
+{
+	long long t = r->thr->blocked_until > now ? r->thr->blocked_until : r->next > now ? r->next : 0;
+	if (t && (!*wake || t < *wake))
+		*wake = t;
+	return t != 0;
+}
+
 void sq_activate(struct sched *s, struct qmsg *m)
 {
 	long long now = s->now, wake = 0;
@@ -645,14 +655,8 @@ void sq_activate(struct sched *s, struct qmsg *m)
 			queued++;
 			continue;
 		}
-		if (r->thr->blocked_until > now) {
-			WAKE(r->thr->blocked_until);
+		if (not_yet(r, now, &wake))
 			continue;
-		}
-		if (r->next > now) {
-			WAKE(r->next);
-			continue;
-		}
 		if (r->thr->p.queueonly && r->thr->kicked_until <= now) {
 			/* runs only when asked (trigger Q or R<domain>, the ETRN of the seed) */
 			WAKE(now + 86400);
@@ -694,14 +698,8 @@ void sq_activate(struct sched *s, struct qmsg *m)
 				st_put(s, r->thr);
 				r->thr = et;
 			}
-			if (r->thr->blocked_until > now) {
-				WAKE(r->thr->blocked_until);
+			if (not_yet(r, now, &wake))
 				continue;
-			}
-			if (r->next > now) {
-				WAKE(r->next);
-				continue;
-			}
 			if (s->o.freeze) {
 				held = 1;
 				WAKE(now + 3600);

@@ -146,18 +146,11 @@ static struct sta *sta_spawn(struct sched *s, struct thread *thr)
 	char *rbuf = malloc(STA_RBUF);
 	char *tkey = strdup(key), *targv0 = strdup(base ? base + 1 : argv[0]);
 	struct sta_ack *acks = malloc(8 * sizeof *acks);
+	pid_t pid = -1;
 	if (!t || !rbuf || !tkey || !targv0 || !acks) {
 		log_msg(LOG_ERR, NULL, "out of memory starting %s for %s/%s", argv[0], thr->name, thr->host);
-		free(t);
-		free(rbuf);
-		free(tkey);
-		free(targv0);
-		free(acks);
-		close(sv[0]);
-		close(sv[1]);
-		return NULL;
+		goto undo;
 	}
-	pid_t pid = -1;
 	if (s->agent_ops) {
 		/* the simulator's agents (issue 14 point 1): no process, the same protocol */
 		if (s->agent_ops->spawn(s->agent_ctx, thr->name, thr->host, &pid, &sv[0]) < 0) {
@@ -168,6 +161,7 @@ static struct sta *sta_spawn(struct sched *s, struct thread *thr)
 		pid = fork();
 	if (pid < 0) {
 		log_msg(LOG_ERR, NULL, "fork for %s: %s", argv[0], strerror(errno));
+	undo:
 		free(t);
 		free(rbuf);
 		free(tkey);

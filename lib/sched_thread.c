@@ -136,16 +136,10 @@ int st_enqueue(struct sched *s, struct thread *t, struct qmsg *m)
 	struct job *j = malloc(sizeof *j);
 	if (!j)
 		return -1;
-	j->next = NULL;
 	j->m = m;
 	j->pj = preempt_add(t, m);
 	m->jobs++;
-	if (t->tail)
-		t->tail->next = j;
-	else
-		t->head = j;
-	t->tail = j;
-	t->nready++;
+	st_push_back(t, j);
 	if (!t->on_ring)
 		ring_append(t);
 	(void)s;

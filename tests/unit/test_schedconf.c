@@ -83,7 +83,8 @@ TEST(schedconf_seed_example)
 
 /* The clause parameters a resolution is checked on. */
 enum sc_field { F_END, F_INTERVAL, F_EXPIRY, F_IDLEMAX, F_MAXTHR, F_QUEUEONLY, F_TIMELIMIT, F_OVERFEED, F_INIT_CONC,
-	F_CONC_LIMIT, F_COHORT_LIMIT };
+	F_CONC_LIMIT, F_COHORT_LIMIT, F_SLOT_COST, F_SLOT_DISCOUNT, F_SLOT_LOAN, F_MIN_SLOTS, F_RCPT_LIMIT,
+	F_EXTRA_RCPT_LIMIT, F_REFILL_LIMIT, F_REFILL_DELAY };
 
 static long long sc_field(const struct sc_params *p, enum sc_field f)
 {
@@ -98,6 +99,14 @@ static long long sc_field(const struct sc_params *p, enum sc_field f)
 	case F_INIT_CONC: return p->init_conc;
 	case F_CONC_LIMIT: return p->conc_limit;
 	case F_COHORT_LIMIT: return p->cohort_limit;
+	case F_SLOT_COST: return p->slots.cost;
+	case F_SLOT_DISCOUNT: return p->slots.discount;
+	case F_SLOT_LOAN: return p->slots.loan;
+	case F_MIN_SLOTS: return p->slots.min_slots;
+	case F_RCPT_LIMIT: return p->rcpt_limit;
+	case F_EXTRA_RCPT_LIMIT: return p->extra_rcpt_limit;
+	case F_REFILL_LIMIT: return p->refill_limit;
+	case F_REFILL_DELAY: return p->refill_delay;
 	default: return -1;
 	}
 }
@@ -108,6 +117,17 @@ static const char compact_spread[] =
 static const char continues[] = "*/* interval=1h\nsmtp/slow.example interval=2h idlemax=9s\n"
                                 "smtp/*.example expiry=1d\nsmtp command=smtp\nsmtp/never command=x\n";
 static const char shell_patterns[] = "smtp/[ab]?.example command=one\nsm*/* command=two\n";
+/* issue 14 point 4: the preemption keys (seed 004: cost 5, discount 50, loan 3, minimum 3),
+ * merged over the matched clauses */
+static const char slot_keys[] = "*/* delivery_slot_loan=0\n"
+                                "a/* delivery_slot_cost=2 delivery_slot_discount=100 minimum_delivery_slots=0 command=x\n"
+                                "b/* command=y\n";
+/* issue 14 point 5: the in-core recipient keys (seed 004: default_recipient_limit 20000,
+ * default_extra_recipient_limit 1000, refill limit 100 and delay 5s) */
+static const char pool_keys[] = "PARAMmessage_recipient_limit = 500\nPARAMmessage_recipient_minimum = 5\n"
+                                "*/* extra_recipient_limit=0\n"
+                                "a/* recipient_limit=300 recipient_refill_limit=7 recipient_refill_delay=1m command=x\n"
+                                "b/* command=y\n";
 
 /* A configuration (NULL: the built-in one), a channel and host, the ring (clause) it resolves
  * to (-1: none, -2: any), its command (NULL: not checked) and parameters. */
@@ -141,6 +161,14 @@ static const struct {
 	{"pattern_class_miss", shell_patterns, "smtp", "c1.example", 1, "two"},
 	{"pattern_star", shell_patterns, "smtpx", "a1.example", 1, "two"},
 	{"pattern_none", shell_patterns, "local", "a1.example", -1},
+	{"slots_set", slot_keys, "a", "h", 1, "x",
+	 {{F_SLOT_COST, 2}, {F_SLOT_DISCOUNT, 100}, {F_SLOT_LOAN, 0}, {F_MIN_SLOTS, 0}}},
+	{"slots_default", slot_keys, "b", "h", 2, "y",
+	 {{F_SLOT_COST, 5}, {F_SLOT_DISCOUNT, 50}, {F_SLOT_LOAN, 0}, {F_MIN_SLOTS, 3}}},
+	{"pool_set", pool_keys, "a", "h", 1, "x",
+	 {{F_RCPT_LIMIT, 300}, {F_EXTRA_RCPT_LIMIT, 0}, {F_REFILL_LIMIT, 7}, {F_REFILL_DELAY, 60}}},
+	{"pool_default", pool_keys, "b", "h", 2, "y",
+	 {{F_RCPT_LIMIT, 20000}, {F_EXTRA_RCPT_LIMIT, 0}, {F_REFILL_LIMIT, 100}, {F_REFILL_DELAY, 5}}},
 };
 
 TEST(schedconf_resolutions)
@@ -201,73 +229,26 @@ TEST(schedconf_destination_concurrency_keys)
 	schedconf_free(&c);
 }
 
-/* issue 14 point 4: the preemption keys, Postfix's names and defaults (seed 004: cost 5,
- * discount 50, loan 3, minimum 3), their ranges, and merging over matched clauses */
-TEST(schedconf_delivery_slot_keys)
+/* The preemption and recipient-pool keys' resolutions are rows of the table above, their
+ * errors rows of schedconf_errors_name_the_line; what is left: the defaults without a file, and
+ * the global recipient limits. */
+TEST(schedconf_slot_and_pool_defaults)
 {
-	struct schedconf c;
-	struct unit_findings r;
-	CHECK_INT(parse(&c, "*/* delivery_slot_loan=0\n"
-	                    "a/* delivery_slot_cost=2 delivery_slot_discount=100 minimum_delivery_slots=0 command=x\n"
-	                    "b/* command=y\n", &r), 0);
 	struct sc_params p;
-	CHECK_INT(schedconf_resolve(&c, "a", "h", &p), 1);
-	CHECK_INT(p.slots.cost, 2);
-	CHECK_INT(p.slots.discount, 100);
-	CHECK_INT(p.slots.loan, 0);
-	CHECK_INT(p.slots.min_slots, 0);
-	CHECK_INT(schedconf_resolve(&c, "b", "h", &p), 2);
-	CHECK_INT(p.slots.cost, 5);
-	CHECK_INT(p.slots.discount, 50);
-	CHECK_INT(p.slots.loan, 0);
-	CHECK_INT(p.slots.min_slots, 3);
-	schedconf_free(&c);
 	sc_params_default(&p);
 	CHECK_INT(p.slots.loan, 3);
 	CHECK_INT(p.slots.cost, 5);
 	CHECK_INT(p.slots.discount, 50);
 	CHECK_INT(p.slots.min_slots, 3);
-	CHECK_INT(parse(&c, "a delivery_slot_discount=101 delivery_slot_cost=-1 delivery_slot_loan=x command=x\n", &r), 3);
-	CHECK(strstr(r.first, "delivery_slot_discount: '101' is not a number from 0 to 100") != NULL);
-	schedconf_free(&c);
-}
-
-/* issue 14 point 5: the in-core recipient keys, Postfix's names and defaults (seed 004:
- * qmgr_message_recipient_limit 20000, _minimum 10, default_recipient_limit 20000,
- * default_extra_recipient_limit 1000, refill limit 100 and delay 5s), their ranges */
-TEST(schedconf_recipient_pool_keys)
-{
 	struct schedconf c;
 	struct unit_findings r;
-	CHECK_INT(parse(&c, "PARAMmessage_recipient_limit = 500\nPARAMmessage_recipient_minimum = 5\n"
-	                    "*/* extra_recipient_limit=0\n"
-	                    "a/* recipient_limit=300 recipient_refill_limit=7 recipient_refill_delay=1m command=x\n"
-	                    "b/* command=y\n", &r), 0);
+	CHECK_INT(parse(&c, pool_keys, &r), 0);
 	CHECK_INT(c.rcpt_limit, 500);
 	CHECK_INT(c.rcpt_minimum, 5);
-	struct sc_params p;
-	CHECK_INT(schedconf_resolve(&c, "a", "h", &p), 1);
-	CHECK_INT(p.rcpt_limit, 300);
-	CHECK_INT(p.extra_rcpt_limit, 0);
-	CHECK_INT(p.refill_limit, 7);
-	CHECK_INT(p.refill_delay, 60);
-	CHECK_INT(schedconf_resolve(&c, "b", "h", &p), 2);
-	CHECK_INT(p.rcpt_limit, 20000);
-	CHECK_INT(p.refill_limit, 100);
-	CHECK_INT(p.refill_delay, 5);
 	schedconf_free(&c);
 	CHECK_INT(parse(&c, "a command=x\n", &r), 0);
 	CHECK_INT(c.rcpt_limit, 20000);
 	CHECK_INT(c.rcpt_minimum, 10);
-	schedconf_free(&c);
-	CHECK_INT(parse(&c, "a recipient_limit=0 recipient_refill_limit=0 extra_recipient_limit=x command=x\n", &r), 3);
-	CHECK(strstr(r.first, "recipient_limit: must be at least 1") != NULL);
-	schedconf_free(&c);
-	CHECK_INT(parse(&c, "PARAMmessage_recipient_limit = 0\na command=x\n", &r), 1);
-	CHECK(strstr(r.first, "PARAMmessage_recipient_limit: '0' is not a number from 1 to 10000000") != NULL);
-	schedconf_free(&c);
-	CHECK_INT(parse(&c, "PARAMmessage_recipient_limit = 5\nPARAMmessage_recipient_minimum = 6\na command=x\n", &r), 1);
-	CHECK(strstr(r.first, "PARAMmessage_recipient_minimum (6) is above PARAMmessage_recipient_limit (5)") != NULL);
 	schedconf_free(&c);
 }
 
@@ -321,6 +302,18 @@ TEST(schedconf_errors_name_the_line)
 		{"PARAMhostclass = \"a.example x\"\n", 1, "not a session limit"},
 		{"PARAMhostclass = a.example\n", 1, "expected \"PATTERN SESSIONS\""},
 		{"PARAMhostclass = \"a.example 1 2\"\n", 1, "expected \"PATTERN SESSIONS\""},
+		/* preemption and in-core recipients (issue 14 points 4, 5) */
+		{"a delivery_slot_discount=101 command=x\n", 1, "delivery_slot_discount: '101' is not a number from 0 to 100"},
+		{"a delivery_slot_cost=-1 command=x\n", 1, "delivery_slot_cost"},
+		{"a delivery_slot_loan=x command=x\n", 1, "delivery_slot_loan"},
+		{"a recipient_limit=0 command=x\n", 1, "recipient_limit: must be at least 1"},
+		{"a recipient_refill_limit=0 command=x\n", 1, "recipient_refill_limit"},
+		{"a extra_recipient_limit=x command=x\n", 1, "extra_recipient_limit"},
+		{"PARAMmessage_recipient_limit = 0\na command=x\n", 1,
+		 "PARAMmessage_recipient_limit: '0' is not a number from 1 to 10000000"},
+		/* a check of the whole file: line 0 */
+		{"PARAMmessage_recipient_limit = 5\nPARAMmessage_recipient_minimum = 6\na command=x\n", 0,
+		 "PARAMmessage_recipient_minimum (6) is above PARAMmessage_recipient_limit (5)"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		struct schedconf c;
