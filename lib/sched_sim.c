@@ -240,7 +240,7 @@ int sim_parse(const char *text, size_t len, struct sim_work *w, char *err, size_
 				return sim_bad(err, errsize, lineno, "more than 200000 messages in all", NULL);
 			if (!m->rcpts)
 				m->rcpts = m->domains ? m->domains : 1;
-			if (w->rcpts + m->count * m->rcpts > SIM_RCPTS_ALL)
+			if ((long long)w->rcpts + (long long)m->count * m->rcpts > SIM_RCPTS_ALL)
 				return sim_bad(err, errsize, lineno, "more than 1000000 recipients in all", NULL);
 			w->total += m->count;
 			w->rcpts += m->count * m->rcpts;
@@ -793,13 +793,13 @@ static struct thread *thread_of(struct sched *s, const char *host)
 
 static void sample(struct sim *x)
 {
-	fprintf(x->out, "conc t=%lld rcpts_in_memory=%ld", x->now / 1000, x->s->rp.incore);
+	fprintf(x->out, "conc t=%lld", x->now / 1000);
 	for (int d = 0; d < x->w->ndest; d++) {
 		struct thread *t = thread_of(x->s, x->w->dest[d].name);
 		int run = t ? t->running : 0;
 		fprintf(x->out, " %s=%d/%d", x->w->dest[d].name, run, t ? t->fb.window : 0);
 	}
-	fputc('\n', x->out);
+	fprintf(x->out, " rcpts_in_memory=%ld\n", x->s->rp.incore);
 }
 
 static int cmp_ll(const void *a, const void *b)
