@@ -952,7 +952,7 @@ int sim_run(const struct sim_work *w, const char *tmpdir, FILE *out, char *err, 
 	s->clock.manual_ms = BASE_S * 1000;
 	s->now = BASE_S;
 	fprintf(out, "# spoolbox scheduler simulation: seed %llu, %d destinations, %ld messages\n"
-	             "# conc t=SECONDS then per destination: agents on it / its concurrency window\n",
+	             "# conc t=SECONDS then per destination: agents on it / its concurrency window; then the recipients in memory\n",
 	        w->seed, w->ndest, w->total);
 	for (int i = 0; i < w->nmail; i++)
 		ev_push(x, w->mail[i].at_ms, EV_MAIL, i, 0);
