@@ -31,6 +31,7 @@ struct srp_global {
 	long limit, minimum;          /* PARAMmessage_recipient_limit, PARAMmessage_recipient_minimum */
 	long active;                  /* most messages in memory (QUEUEHI): the seed's active limit */
 	long sum_re;                  /* recipient_limit + extra_recipient_limit of every ring made */
+	long refills;                 /* control files read again for a window (the simulator shows it) */
 };
 
 struct sched_opts {

@@ -1274,6 +1274,7 @@ static int take(struct sched *s, struct qmsg *m, const struct spool_msg *sm)
 	if (!nr)
 		return -1;
 	m->r = nr;
+	s->rp.refills += !sm; /* a read of the control file again (counted for the simulator) */
 	if (!sm && scan(&b) < 0)
 		return 0; /* logged; the timer looks again */
 	for (size_t i = 0; sm && i < sm->nrcpt && !b.full; i++) {

@@ -116,6 +116,8 @@ static int mail_key(struct sim_work *w, struct sim_mail *m, const char *k, const
 		m->count = (long)x;
 	else if (!strcmp(k, "domains") && x >= 1 && x <= SIM_DOMAINS_MAX)
 		m->domains = (int)x;
+	else if (!strcmp(k, "rcpts") && x >= 1 && x <= SIM_RCPTS_MAX)
+		m->rcpts = (long)x;
 	else
 		return -1;
 	return 0;
@@ -176,7 +178,7 @@ int sim_parse(const char *text, size_t len, struct sim_work *w, char *err, size_
 				p++;
 		}
 		long long x;
-		if (!strcmp(word, "seed") || !strcmp(word, "sample") || !strcmp(word, "until")) {
+		if (!strcmp(word, "seed") || !strcmp(word, "sample") || !strcmp(word, "until") || !strcmp(word, "queuehi")) {
 			if (na != 1 || parse_count(args[0], !strcmp(word, "seed") ? 999999999999LL : 100LL * 86400, &x) < 0 ||
 			    (x == 0 && strcmp(word, "seed")))
 				return sim_bad(err, errsize, lineno, "expected one number", word);
@@ -184,6 +186,8 @@ int sim_parse(const char *text, size_t len, struct sim_work *w, char *err, size_
 				w->seed = (unsigned long long)x;
 			else if (!strcmp(word, "sample"))
 				w->sample_s = x;
+			else if (!strcmp(word, "queuehi"))
+				w->queuehi = x;
 			else
 				w->until_s = x;
 		} else if (!strcmp(word, "dest")) {
@@ -234,13 +238,21 @@ int sim_parse(const char *text, size_t len, struct sim_work *w, char *err, size_
 			}
 			if (w->total + m->count > SIM_MSGS_MAX)
 				return sim_bad(err, errsize, lineno, "more than 200000 messages in all", NULL);
+			if (!m->rcpts)
+				m->rcpts = m->domains ? m->domains : 1;
+			if ((long long)w->rcpts + (long long)m->count * m->rcpts > SIM_RCPTS_ALL)
+				return sim_bad(err, errsize, lineno, "more than 1000000 recipients in all", NULL);
 			w->total += m->count;
+			w->rcpts += m->count * m->rcpts;
+			w->files += m->count * ((m->rcpts + SIM_FILE_RCPTS - 1) / SIM_FILE_RCPTS);
 			w->nmail++;
 		} else
-			return sim_bad(err, errsize, lineno, "unknown word (seed, sample, until, conf, dest, mail)", word);
+			return sim_bad(err, errsize, lineno, "unknown word (seed, sample, until, queuehi, conf, dest, mail)", word);
 	}
 	if (!w->total)
 		return sim_bad(err, errsize, lineno, "no mail line", NULL);
+	if (!w->queuehi)
+		w->queuehi = w->files + 1; /* room for every message: memory bounds nothing */
 	return 0;
 }
 
@@ -271,12 +283,16 @@ struct agent {
 	int outcome, dest;
 };
 
+/* One control file. A message of more than SIM_FILE_RCPTS recipients is several, the first
+ * of which (head) counts for the message. */
 struct smsg {
 	char id[SPOOL_ID_MAX];
 	long long arrival_ms;
 	int dest, cls;
 	unsigned tries;
-	unsigned left;                /* recipients not yet delivered */
+	long head;                    /* the message's first control file */
+	long rbase;                   /* its first recipient's number among all (x->rcnt) */
+	long left;                    /* of the head: the message's recipients not yet delivered */
 	unsigned char done;
 };
 
@@ -310,6 +326,8 @@ struct sim {
 	long long *lat[SIM_MAIL_MAX];
 	long nlat[SIM_MAIL_MAX];
 	long delivered, failed;
+	unsigned char *rcnt;          /* per recipient: how many times it was delivered (at most 255) */
+	long rnext;                   /* the next recipient number */
 	int oom;
 };
 
@@ -431,10 +449,31 @@ static void flush_io(struct sim *x)
 static void say(struct sim *x, struct agent *a, const char *text)
 {
 	size_t len = strlen(text);
-	if (a->fd < 0)
-		return;
-	if (write(a->fd, text, len) != (ssize_t)len)
-		x->oom = 1; /* a socket buffer of 200 KiB is never full with these */
+	while (a->fd >= 0 && len) {
+		ssize_t n = write(a->fd, text, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno != EAGAIN) {
+			x->oom = 1;
+			return;
+		}
+		if (n > 0) {
+			text += n;
+			len -= (size_t)n;
+		}
+		if (!len)
+			break;
+		/* the socket is full (the report of a large job): the scheduler reads it now, with
+		 * sta_io as when its poll says so */
+		struct sta *t = x->s->tas;
+		while (t && t->pid != a->pid)
+			t = t->next;
+		if (!t) {
+			x->oom = 1;
+			return;
+		}
+		sta_io(x->s, t);
+	}
 	want_io(x, a->pid);
 }
 
@@ -580,12 +619,22 @@ static void agent_done(struct sim *x, struct agent *a)
 	a->busy = 0;
 	struct qmsg *m = sq_find(x->s, a->job);
 	long mi = msg_find(x, a->job);
-	char out[4096];
-	size_t n = 0;
-	for (unsigned i = 0; m && i < m->nrcpt && n < sizeof out - 600; i++) {
+	size_t cap = 4096, n = 0;
+	char *out = malloc(cap);
+	for (unsigned i = 0; out && m && i < m->nrcpt; i++) {
 		const struct qrcpt *r = &m->r[i];
 		if (r->tag != RT_TRANSIT || r->pid != (long)a->pid)
 			continue;
+		if (cap - n < 600) {
+			char *o = realloc(out, cap * 2);
+			if (!o) {
+				free(out);
+				out = NULL;
+				break;
+			}
+			out = o;
+			cap *= 2;
+		}
 		const char *status = "ok", *action = "relayed", *enh = "2.0.0", *text = "250 2.0.0 queued";
 		const char *host = a->dest >= 0 ? x->w->dest[a->dest].name : "local";
 		if (a->outcome == OUT_CONNFAIL) {
@@ -601,7 +650,7 @@ static void agent_done(struct sim *x, struct agent *a)
 			status = "deferred", action = "delayed", enh = "4.3.0";
 			text = "451 4.3.0 simulated temporary failure";
 		}
-		n += (size_t)snprintf(out + n, sizeof out - n, "%s/%u\trfc822;rcpt@%s\001%s\001%s\001%s\001\t%s %s\n", m->id,
+		n += (size_t)snprintf(out + n, cap - n, "%s/%u\trfc822;rcpt@%s\001%s\001%s\001%s\001\t%s %s\n", m->id,
 		                      (unsigned)r->off, host, action, enh, text, status, text);
 		if (mi < 0 || a->dest < 0)
 			continue;
@@ -614,15 +663,23 @@ static void agent_done(struct sim *x, struct agent *a)
 			ds->first++;
 			ds->first_deferred += deferred;
 		}
-		if (!deferred && !sm->done && --sm->left == 0) {
-			sm->done = 1;
+		if (deferred || r->idx >= SIM_FILE_RCPTS)
+			continue;
+		unsigned char *c = &x->rcnt[sm->rbase + (long)r->idx];
+		struct smsg *g = &x->msg[sm->head];
+		if (*c < 255 && ++*c == 1 && !g->done && --g->left == 0) {
+			g->done = 1;
 			x->delivered++;
-			x->lat[sm->cls][x->nlat[sm->cls]++] = x->now - sm->arrival_ms;
+			x->lat[g->cls][x->nlat[g->cls]++] = x->now - g->arrival_ms;
 		}
 	}
-	if (n < sizeof out - 16)
-		memcpy(out + n, "#hungry\n", 9);
+	if (!out) {
+		x->oom = 1;
+		return;
+	}
+	memcpy(out + n, "#hungry\n", 9);
 	say(x, a, out);
+	free(out);
 	agent_next(x, a);
 }
 
@@ -668,9 +725,9 @@ static void sweep(struct sim *x)
 	}
 }
 
-static void inject(struct sim *x, int mail)
+/* One control file of message `head` (of mail line ml): its recipients from..to-1 of the message's. */
+static void inject_file(struct sim *x, const struct sim_mail *ml, long head, long from, long to)
 {
-	const struct sim_mail *ml = &x->w->mail[mail];
 	long i = x->nmsg++;
 	struct smsg *sm = &x->msg[i];
 	long long sec = BASE_S + x->now / 1000;
@@ -678,35 +735,51 @@ static void inject(struct sim *x, int mail)
 	sm->arrival_ms = x->now;
 	sm->dest = ml->dest;
 	sm->cls = ml->cls;
-	sm->left = ml->domains ? (unsigned)ml->domains : 1;
+	sm->head = head < 0 ? i : head;
+	sm->rbase = x->rnext;
+	x->rnext += to - from;
+	if (head < 0)
+		sm->left = ml->rcpts;
 	size_t h = hash_id(sm->id) & x->idxmask;
 	while (x->idx[h])
 		h = (h + 1) & x->idxmask;
 	x->idx[h] = i + 1;
-	char path[700], to[700];
+	char path[700], to_path[700];
 	snprintf(path, sizeof path, "%s/incoming/.sim", x->spool);
-	snprintf(to, sizeof to, "%s/incoming/%s", x->spool, sm->id);
+	snprintf(to_path, sizeof to_path, "%s/incoming/%s", x->spool, sm->id);
 	const char *dn = x->w->dest[sm->dest].name;
-	size_t size = 256 + (size_t)(ml->domains ? ml->domains : 1) * (2 * SIM_NAME_MAX + 80);
+	size_t size = 256 + (size_t)(to - from) * (2 * SIM_NAME_MAX + 100);
 	char *text = malloc(size);
 	int env = 0;
 	for (int pass = 0; text && pass < 2; pass++) {
 		/* the body offset is the envelope's own length: the second pass writes it */
 		env = snprintf(text, size, "@ spoolbox 1\ni %s\nt %lld\no %016d\nz %016d\nb 7\nu 0 root\ns sim@sim.example\n",
 		               sm->id, sec, env - 6, 6);
-		for (int k = 0; k < (ml->domains ? ml->domains : 1); k++)
+		for (long k = from; k < to; k++)
 			env += ml->domains ? snprintf(text + env, size - (size_t)env,
-			                              "r N 0000000000 0000 0000000000 smtp h%d.%s m%ld@h%d.%s 0\n", k, dn, i, k, dn)
+			                              "r N 0000000000 0000 0000000000 smtp h%ld.%s m%ldr%ld@h%ld.%s 0\n",
+			                              k % ml->domains, dn, sm->head, k, k % ml->domains, dn)
 			                   : snprintf(text + env, size - (size_t)env,
-			                              "r N 0000000000 0000 0000000000 smtp %s m%ld@%s 0\n", dn, i, dn);
+			                              "r N 0000000000 0000 0000000000 smtp %s m%ldr%ld@%s 0\n", dn, sm->head, k, dn);
 		env += snprintf(text + env, size - (size_t)env, ".\nhello\n");
 	}
 	int fd = text ? open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640) : -1;
-	if (fd < 0 || write(fd, text, (size_t)env) != env || close(fd) < 0 || rename(path, to) < 0)
+	if (fd < 0 || write(fd, text, (size_t)env) != env || close(fd) < 0 || rename(path, to_path) < 0)
 		x->oom = 1;
 	free(text);
-	/* one pick-up per message: the order of incoming/ on disk never matters */
+	/* one pick-up per file: the order of incoming/ on disk never matters */
 	sq_pickup(x->s);
+}
+
+/* A message of mail line `mail`: one control file, or, above SIM_FILE_RCPTS recipients, one per
+ * SIM_FILE_RCPTS of them (as Courier's batchsize splits a message; docs/scheduler.md). */
+static void inject(struct sim *x, int mail)
+{
+	const struct sim_mail *ml = &x->w->mail[mail];
+	long head = x->nmsg;
+	for (long from = 0; from < ml->rcpts; from += SIM_FILE_RCPTS)
+		inject_file(x, ml, from ? head : -1, from,
+		            from + SIM_FILE_RCPTS < ml->rcpts ? from + SIM_FILE_RCPTS : ml->rcpts);
 }
 
 static struct thread *thread_of(struct sched *s, const char *host)
@@ -726,7 +799,7 @@ static void sample(struct sim *x)
 		int run = t ? t->running : 0;
 		fprintf(x->out, " %s=%d/%d", x->w->dest[d].name, run, t ? t->fb.window : 0);
 	}
-	fputc('\n', x->out);
+	fprintf(x->out, " rcpts_in_memory=%ld\n", x->s->rp.incore);
 }
 
 static int cmp_ll(const void *a, const void *b)
@@ -761,6 +834,16 @@ static void summary(struct sim *x)
 			        v[(n - 1) * 99 / 100], v[n - 1]);
 		fputc('\n', x->out);
 	}
+	/* every recipient delivered once; the most in memory and the seed's bound, as the
+	 * scheduler's pools (lib/sched_pool.c) counted and compute them */
+	long once = 0, more = 0;
+	for (long r = 0; r < x->w->rcpts; r++) {
+		once += x->rcnt[r] == 1;
+		more += x->rcnt[r] > 1;
+	}
+	fprintf(x->out, "rcpts total=%ld once=%ld more=%ld never=%ld in_memory_max=%ld bound=%ld limit=%ld refills=%ld\n",
+	        x->w->rcpts, once, more, x->w->rcpts - once - more, x->s->rp.peak, srp_bound(&x->s->rp, NULL),
+	        x->s->rp.limit, x->s->rp.refills);
 	fprintf(x->out, "total messages=%ld delivered=%ld undelivered=%ld end=%llds\n", x->w->total, x->delivered,
 	        x->w->total - x->delivered, x->now / 1000);
 }
@@ -799,6 +882,7 @@ static void sim_free(struct sim *x)
 	free(x->heap);
 	free(x->io);
 	free(x->msg);
+	free(x->rcnt);
 	free(x->idx);
 	for (int c = 0; c < SIM_MAIL_MAX; c++)
 		free(x->lat[c]);
@@ -831,23 +915,24 @@ int sim_run(const struct sim_work *w, const char *tmpdir, FILE *out, char *err, 
 	snprintf(x->spool, sizeof x->spool, "%s/spool", dir);
 	snprintf(conf, sizeof conf, "%s/scheduler.conf", dir);
 	size_t hs = 1024;
-	while (hs < (size_t)w->total * 2)
+	while (hs < (size_t)w->files * 2)
 		hs <<= 1;
 	x->idxmask = hs - 1;
 	x->idx = calloc(hs, sizeof *x->idx);
-	x->msg = calloc((size_t)w->total, sizeof *x->msg);
+	x->msg = calloc((size_t)w->files, sizeof *x->msg);
+	x->rcnt = calloc((size_t)w->rcpts, 1);
 	for (int c = 0; c < w->ncls; c++) {
 		long n = 0;
 		for (int i = 0; i < w->nmail; i++)
 			n += w->mail[i].cls == c ? w->mail[i].count : 0;
 		x->lat[c] = malloc((size_t)(n ? n : 1) * sizeof **x->lat);
 	}
-	int oom = !x->idx || !x->msg;
+	int oom = !x->idx || !x->msg || !x->rcnt;
 	for (int c = 0; c < w->ncls; c++)
 		oom |= !x->lat[c];
 	struct sched_opts o = {0};
 	o.conf_path = conf;
-	o.queuelo = o.queuehi = SIM_MSGS_MAX + 1;
+	o.queuelo = o.queuehi = w->queuehi;
 	o.logdir = dir;
 	o.readyfd = -1;
 	if (oom) {
@@ -867,7 +952,7 @@ int sim_run(const struct sim_work *w, const char *tmpdir, FILE *out, char *err, 
 	s->clock.manual_ms = BASE_S * 1000;
 	s->now = BASE_S;
 	fprintf(out, "# spoolbox scheduler simulation: seed %llu, %d destinations, %ld messages\n"
-	             "# conc t=SECONDS then per destination: agents on it / its concurrency window\n",
+	             "# conc t=SECONDS then per destination: agents on it / its concurrency window; then the recipients in memory\n",
 	        w->seed, w->ndest, w->total);
 	for (int i = 0; i < w->nmail; i++)
 		ev_push(x, w->mail[i].at_ms, EV_MAIL, i, 0);

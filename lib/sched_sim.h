@@ -24,7 +24,10 @@ struct sim_dest {
 	long long down[SIM_DOWN_MAX][2]; /* [from, to) in seconds of virtual time */
 };
 
-#define SIM_DOMAINS_MAX 2000     /* most recipients (domains) of one message */
+#define SIM_DOMAINS_MAX 2000     /* most hosts (domains) of one message */
+#define SIM_RCPTS_MAX 100000     /* most recipients of one message (several control files) */
+#define SIM_RCPTS_ALL 1000000    /* most recipients in all */
+#define SIM_FILE_RCPTS 10000     /* most recipients of one control file (SPOOL_RCPT_MAX) */
 
 struct sim_mail {
 	long long at_ms;
@@ -32,8 +35,10 @@ struct sim_mail {
 	long every_ms;
 	int dest;
 	int cls;
-	int domains;                  /* 0: one recipient to dest; N: N recipients, one per host
-	                               * hK.DEST (K = 0..N-1), each a thread behaving as dest */
+	int domains;                  /* 0: its recipients to dest; N: to hosts hK.DEST (K = 0..N-1,
+	                               * recipient j to K = j mod N), each a thread behaving as dest */
+	long rcpts;                   /* recipients of each message (0: domains, or 1); above
+	                               * SIM_FILE_RCPTS it is submitted as several control files */
 };
 
 struct sim_work {
@@ -42,6 +47,8 @@ struct sim_work {
 	long long until_s;            /* stop then (default 30 days) */
 	int ndest, nmail, nconf, ncls;
 	long total;                   /* messages in all */
+	long files, rcpts;            /* control files and recipients in all */
+	long queuehi;                 /* QUEUEHI: most messages (control files) in memory */
 	struct sim_dest dest[SIM_DEST_MAX];
 	struct sim_mail mail[SIM_MAIL_MAX];
 	char cls[SIM_MAIL_MAX][SIM_NAME_MAX];

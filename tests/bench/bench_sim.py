@@ -1,7 +1,8 @@
 """The scheduling simulator (docs/simulate.md, issue 14 point 1): the real scheduler on virtual
 time against simulated servers, for the workloads in tests/sim/. Prints each run's figures with
 the expected ones beside them (seed 004's theoretical and measured defer rates for a server that
-answers 421 above 5 connections), and the wall time the simulation took. Never asserted here:
+answers 421 above 5 connections; seed 004's bound on the recipients in memory), and the wall time
+the simulation took. Never asserted here:
 tests/unit/test_sched_sim.c checks the rates and the byte-identical output."""
 import glob
 import os
@@ -84,6 +85,21 @@ def run(binary):
         bound = f"bound {of * 300 + 1070} ms" if of < 1000 else "no useful bound"
         print(f"  overfeed {of:4}: others p99/max {ms['p99']}/{ms['max']} ms ({bound}); "
               f"stream p50 {stream} ms  ({dt:.2f} s wall)")
+    # recipients in memory (issue 14 point 5): a 50 000-recipient mailing through small pools
+    print("recipients in memory, a 50 000-recipient mailing in 5 control files on 100 domains, an alert every 5 s "
+          "(L 1000, M 10, R 1000, E 200, QUEUEHI 8; seed 004: B = max(M x QUEUEHI + R + E, L) = 1280):")
+    path = os.path.join(SIM, "recipients.sim")
+    for tag, extra in (("windows", ""), ("limits raised to 100 000 (no windows)",
+                                         "conf PARAMmessage_recipient_limit = 100000\nconf smtp/* recipient_limit=100000\n")):
+        out, dt = simulate(sim, path, extra)
+        r = dict(kv.split("=") for kv in lines(out, "rcpts")[0].split()[1:])
+        cls = {c.split()[1]: c for c in lines(out, "class")}
+        mail = int(re.search(r"max=(\d+)ms", cls["mailing"]).group(1))
+        alert = [re.search(k + r"=(\d+)ms", cls["alert"]).group(1) for k in ("p50", "max")]
+        print(f"  {tag}: at most {r['in_memory_max']} recipients in memory of {r['total']} (bound {r['bound']}, "
+              f"message_recipient_limit {r['limit']}), {r['refills']} refills, delivered once {r['once']}, "
+              f"twice or more {r['more']}, never {r['never']}; mailing {mail / 1000:.1f} s, alerts p50/max "
+              f"{alert[0]}/{alert[1]} ms  ({dt:.2f} s wall)")
     out, dt = simulate(sim, os.path.join(SIM, "mixed.sim"))
     print(f"mixed (600-message mailing to a limited server, alerts to another), {dt:.2f} s wall:")
     for ln in lines(out, "dest") + lines(out, "class") + lines(out, "total"):

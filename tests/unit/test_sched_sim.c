@@ -3,7 +3,9 @@
  * answers 421 above 5 connections, for 1/N, 1/sqrt(N) and 1 feedback (issue 14 point 2); a dead
  * destination that is suspended and probed (point 3); preemption's alert latency and the
  * mailing's k/(k-1) bound on tests/sim/preempt*.sim (point 4); a host with a non-stop stream does
- * not starve the others (point 6); the workload parser's errors. */
+ * not starve the others (point 6); a 50 000-recipient mailing through small recipient pools,
+ * every recipient delivered once with the recipients in memory within the seed's bound (point 5);
+ * the workload parser's errors. */
 #include "log.h"
 #include "sched_sim.h"
 #include "unit.h"
@@ -232,6 +234,56 @@ TEST(sim_a_busy_host_does_not_starve_the_others)
 	free(out);
 }
 
+/* The rcpts line's figures. */
+struct rcpts {
+	long total, once, more, never, max, bound, limit, refills;
+};
+
+static int rcpts_of(const char *out, struct rcpts *r)
+{
+	const char *p = strstr(out ? out : "", "\nrcpts total=");
+	return p && sscanf(p, "\nrcpts total=%ld once=%ld more=%ld never=%ld in_memory_max=%ld bound=%ld limit=%ld refills=%ld",
+	                   &r->total, &r->once, &r->more, &r->never, &r->max, &r->bound, &r->limit, &r->refills) == 8;
+}
+
+/* Issue 14 point 5: 50 000 recipients in five control files and 40 alerts through pools of
+ * L = 1 000, R = 1 000, E = 200, M = 10 with QUEUEHI 8: every recipient is delivered exactly
+ * once, the scheduler never held more than the seed's bound B = max(10 x 8 + 1 200, 1 000) =
+ * 1 280 recipients (its own count and its own computation of B, which the test checks against
+ * the formula), far below the 50 040 queued, by refilling windows; the same bytes twice. With
+ * the limits raised above the mailing the whole of it is in memory at once and nothing is
+ * refilled: the figures above come from the windows, not from the workload. */
+TEST(sim_recipients_in_memory_stay_within_the_bound)
+{
+	char *a = simulate_file("recipients.sim", ""), *b = simulate_file("recipients.sim", "");
+	char *raised = simulate_file("recipients.sim", "conf PARAMmessage_recipient_limit = 100000\n"
+	                                               "conf smtp/* recipient_limit=100000\n");
+	struct rcpts r = {0}, u = {0};
+	CHECK(rcpts_of(a, &r));
+	CHECK(rcpts_of(raised, &u));
+	CHECK(a && b && !strcmp(a, b));
+	CHECK_INT(r.total, 50040);
+	CHECK_INT(r.once, 50040);
+	CHECK_INT(r.more, 0);
+	CHECK_INT(r.never, 0);
+	CHECK_INT(r.limit, 1000);
+	CHECK_INT(r.bound, 10 * 8 + 1000 + 200);
+	CHECK(r.max >= r.limit && r.max <= r.bound);
+	CHECK(r.max * 20 < r.total);
+	CHECK(r.refills >= 40); /* 50 000 recipients through windows of at most 1 280 */
+	CHECK(a && strstr(a, "total messages=41 delivered=41 undelivered=0"));
+	CHECK(a && strstr(a, "class alert delivered=40 p50="));
+	/* without windows in effect: the mailing's five files whole in memory */
+	CHECK_INT(u.once, 50040);
+	CHECK_INT(u.max, 50000);
+	CHECK_INT(u.refills, 0);
+	if (r.max > r.bound || r.once != r.total || u.max != 50000)
+		fprintf(stderr, "%s%s", a ? a : "", raised ? raised : "");
+	free(a);
+	free(b);
+	free(raised);
+}
+
 TEST(sim_workload_errors)
 {
 	static struct sim_work w;
@@ -250,6 +302,10 @@ TEST(sim_workload_errors)
 		{"dest a\x01\n", "line 1: control character"},
 		{"dest a\nmail dest=a domains=2001\n", "line 2: mail: bad key or value (dest= names a dest line above): domains=2001"},
 		{"dest a\nmail dest=a domains=0\n", "line 2: mail: bad key or value (dest= names a dest line above): domains=0"},
+		{"dest a\nmail dest=a rcpts=0\n", "line 2: mail: bad key or value (dest= names a dest line above): rcpts=0"},
+		{"dest a\nmail dest=a rcpts=100001\n", "line 2: mail: bad key or value (dest= names a dest line above): rcpts=100001"},
+		{"dest a\nmail dest=a rcpts=100000 count=10\nmail dest=a\n", "line 3: more than 1000000 recipients in all"},
+		{"queuehi 0\n", "line 1: expected one number: queuehi"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		CHECK_INT(sim_parse(bad[i].text, strlen(bad[i].text), &w, err, sizeof err), -1);
@@ -265,4 +321,11 @@ TEST(sim_workload_errors)
 	CHECK_INT(w.mail[0].every_ms, 3);
 	CHECK_INT(w.total, 2);
 	CHECK_STR(w.conf[0], "smtp/* maxthr=3");
+	CHECK_INT(w.queuehi, 3); /* room for every message */
+	const char big[] = "queuehi 4\ndest a\nmail dest=a rcpts=25000 count=2\nmail dest=a domains=3\n";
+	CHECK_INT(sim_parse(big, strlen(big), &w, err, sizeof err), 0);
+	CHECK_INT(w.total, 3);
+	CHECK_INT(w.rcpts, 50003);
+	CHECK_INT(w.files, 7); /* 3 + 3 control files of at most 10 000, and 1 */
+	CHECK_INT(w.queuehi, 4);
 }
