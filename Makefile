@@ -82,7 +82,10 @@ OPTIMIZE ?= $(shell $(CC) -Oz -E -x c /dev/null >/dev/null 2>&1 && echo -Oz || e
 CFLAGS := -std=c11 $(OPTIMIZE) -fno-pie -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables \
 	-fno-unwind-tables $(WARN) $(EXTRA_CFLAGS)
 LDFLAGS := -static -no-pie -Wl,--gc-sections -Wl,-z,noseparate-code,--build-id=none,-z,norelro \
-	-Wl,-z,common-page-size=64 -Wl,-T,scripts/no-eh-frame.ld -Wl,-Map=$(B)/spoolbox.map
+	-Wl,-z,common-page-size=64 -Wl,-T,scripts/no-eh-frame.ld
+# the link map of the product binary alone: make size reads it (the simulator's or a test's
+# link must not overwrite it)
+MAPFLAGS := -Wl,-Map=$(B)/spoolbox.map
 # Our own vfprintf and snprintf (lib/fmt.c under musl's whole printf family), getopt, strtol,
 # qsort, strstr, mbstowcs, stdio, malloc, the passwd/group lookups, res_query and the set*id
 # calls in place of musl's (lib/libc/: 40 KiB less, docs/size.md), linked as objects so that
@@ -141,7 +144,7 @@ $(B)/libspool.a: $(LIB_OBJ)
 	rm -f $@ && $(CROSS_COMPILE)ar rcs $@ $^
 
 $(B)/spoolbox: $(APPLET_OBJ) $(LIBC_OBJ) $(B)/libspool.a $(LIBS) scripts/no-eh-frame.ld
-	$(CC) $(LDFLAGS) -o $@.unstripped $(APPLET_OBJ) $(LIBC_OBJ) -Wl,--start-group $(B)/libspool.a $(LIBS) -Wl,--end-group
+	$(CC) $(LDFLAGS) $(MAPFLAGS) -o $@.unstripped $(APPLET_OBJ) $(LIBC_OBJ) -Wl,--start-group $(B)/libspool.a $(LIBS) -Wl,--end-group
 ifneq ($(SANITIZE),1)
 	$(OBJCOPY) --strip-all -R .comment $@.unstripped $@
 else
