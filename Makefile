@@ -12,6 +12,9 @@
 #
 # Sources are found by wildcard: a new lib/*.c or applets/*.c needs no Makefile edit.
 
+# `make` alone builds the binary: the BearSSL rule below comes first in the file
+.DEFAULT_GOAL := all
+
 ifeq ($(origin CC),default)
 CC := musl-gcc
 endif

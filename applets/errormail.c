@@ -455,7 +455,7 @@ int errormail_main(int argc, char **argv)
 	if (!rc) {
 		em->ec.sp = sp;
 		em->by_hand = debug_id != NULL;
-		struct ta_ops ops = {em_job, NULL, NULL, NULL};
+		struct ta_ops ops = {em_job, NULL, NULL, NULL, 0};
 		rc = debug_id ? by_hand(em, sp, debug_id) : ta_main_loop(sp, NULL, &ops, em, NULL);
 	}
 	free(em);

@@ -66,6 +66,6 @@ int hold_main(int argc, char **argv)
 		return EX_TEMPFAIL;
 	}
 	conf_free(&c);
-	struct ta_ops ops = {hold_job, NULL, NULL, NULL};
+	struct ta_ops ops = {hold_job, NULL, NULL, NULL, 0};
 	return ta_main_loop(&sp, NULL, &ops, &h, debug_id);
 }

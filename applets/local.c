@@ -672,7 +672,7 @@ int local_main(int argc, char **argv)
 			fprintf(stderr, "local: cannot open the spool %s\n", conf_str(&L->conf, CK_SPOOL));
 			rc = EX_TEMPFAIL;
 		} else {
-			struct ta_ops ops = {local_job, NULL, NULL, NULL};
+			struct ta_ops ops = {local_job, NULL, NULL, NULL, 0};
 			rc = ta_main_loop(&L->sp, "local", &ops, L, debug_id);
 		}
 	}

@@ -232,7 +232,7 @@ static int smtp_job(void *ctx, struct ta_job *job)
 		return 0;
 	}
 	ta->dead[0] = 0;
-	int fd = spool_msg_open(job->sp, job->id, -1); /* positioned below */
+	int fd = ta_msg_fd(job); /* positioned below; the job closes it */
 	if (fd < 0) {
 		struct smtp_fail f;
 		memset(&f, 0, sizeof f);
@@ -247,7 +247,7 @@ static int smtp_job(void *ctx, struct ta_job *job)
 	 * transaction sends it from there (smtp_txn.pre) */
 	size_t pre = 0;
 	if (ta->body_buf) {
-		ssize_t got = pread(fd, ta->body_buf, m->size < SMTP_TXN_IN ? (size_t)m->size : SMTP_TXN_IN, m->body_off);
+		ssize_t got = ta_msg_pread(job, ta->body_buf, m->size < SMTP_TXN_IN ? (size_t)m->size : SMTP_TXN_IN, m->body_off);
 		pre = got > 0 ? (size_t)got : 0;
 		/* the rest, if any, is read from where the chunk ends (a message that fits needs no seek) */
 		if ((long long)pre < m->size && lseek(fd, m->body_off + (off_t)pre, SEEK_SET) != m->body_off + (off_t)pre)
@@ -266,7 +266,6 @@ static int smtp_job(void *ctx, struct ta_job *job)
 		str_fmt(f.text, sizeof f.text, "mail forwarding loop: %ld Received: header fields (limit %ld)", hops,
 		        ta->hop_limit);
 		report_fail(ta, job, 0, &f);
-		close(fd);
 		return 0;
 	}
 	size_t max = ta->maxrcpt > 0 ? (size_t)ta->maxrcpt : 1;
@@ -349,7 +348,6 @@ done:
 		str_lcpy(f.text, "out of memory", sizeof f.text);
 		report_fail(ta, job, 0, &f);
 	}
-	close(fd);
 	if (cfd >= 0)
 		close(cfd);
 	ta->sess.conn.logid = NULL;
@@ -558,7 +556,7 @@ int smtp_main(int argc, char **argv)
 		code = EX_TEMPFAIL;
 	} else {
 		signal(SIGPIPE, SIG_IGN);
-		struct ta_ops ops = {smtp_job, smtp_idle, idle_wait_ms, idle_expired};
+		struct ta_ops ops = {smtp_job, smtp_idle, idle_wait_ms, idle_expired, 1};
 		code = ta_main_loop(&sp, "smtp", &ops, ta, debug_id);
 		smtp_session_end(&ta->sess);
 	}

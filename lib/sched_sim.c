@@ -574,6 +574,7 @@ static void agent_next(struct sim *x, struct agent *a)
 		if (!tab)
 			continue;
 		*tab = 0;
+		tab[strcspn(tab + 1, "\t") + 1] = 0; /* the recipients' offsets after the host */
 		int d = dest_of(x->w, tab + 1);
 		str_lcpy(a->job, line, sizeof a->job);
 		a->dest = d;

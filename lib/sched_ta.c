@@ -417,6 +417,33 @@ static int ack_room(struct sta *t)
 	return 0;
 }
 
+/* The job line's third field, the offsets of the recipients just claimed for it ("id\thost\t117,
+ * 301"): an agent that only needs the envelope then reads it from the message file it opens
+ * anyway, instead of opening and reading the control file for its T records (docs/spool.md 11).
+ * Left out when it would not fit in the line: the agent reads the control file then, as it
+ * always may. Returns the line's new length (len: the "id\thost\n" line in buf). */
+static int job_rcpts(char *buf, size_t len, size_t size, const struct qmsg *m, long pid, uint16_t seq)
+{
+	size_t o = len - 1; /* over the newline */
+	char sep = '\t';
+	for (unsigned i = 0; i < m->nrcpt; i++) {
+		const struct qrcpt *r = &m->r[i];
+		if (r->tag != RT_TRANSIT || !(r->flags & RF_OURS) || r->pid != pid || r->jobseq != seq)
+			continue;
+		int n = snprintf(buf + o, size - o, "%c%lu", sep, (unsigned long)r->off);
+		if (n < 0 || (size_t)n + 1 >= size - o) {
+			buf[len - 1] = '\n';
+			buf[len] = 0;
+			return (int)len;
+		}
+		o += (size_t)n;
+		sep = ',';
+	}
+	buf[o++] = '\n';
+	buf[o] = 0;
+	return (int)o;
+}
+
 int sta_handout(struct sched *s, struct sta *t, struct job *j)
 {
 	struct qmsg *m = j->m;
@@ -431,9 +458,11 @@ int sta_handout(struct sched *s, struct sta *t, struct job *j)
 	t->seq = seq;
 	/* the ack is queued even when the write fails: closing the TA then loses these properly */
 	ack_push(s, t, (struct sta_ack){m, seq, thr->p.timelimit});
-	char line[SPOOL_ID_MAX + 300];
+	char line[SPOOL_JOB_LINE_MAX];
 	log_flush(); /* the held lines about this message go before the agent's (log summarisers) */
 	int len = snprintf(line, sizeof line, "%s\t%s\n", m->id, thr->host);
+	if (len > 0 && (size_t)len < sizeof line)
+		len = job_rcpts(line, (size_t)len, sizeof line, m, (long)t->pid, seq);
 	if (len < 0 || (size_t)len >= sizeof line || send(t->fd, line, (size_t)len, MSG_DONTWAIT | MSG_NOSIGNAL) != len) {
 		log_msg(LOG_ERR, m->id, "writing the job to %s[%ld]: %s", t->argv0, (long)t->pid, strerror(errno));
 		return -2;

@@ -142,6 +142,9 @@ typedef void spool_perm_fn(void *ctx, const char *path, const char *problem, con
  * left. Returns their number, or -1 when fix could not create a missing entry (logged). */
 int spool_perm(const char *dir, long gid, int fix, spool_perm_fn *report, void *ctx);
 
+/* The longest line of the agent protocol, newline included (docs/spool.md 11). */
+#define SPOOL_JOB_LINE_MAX 1024
+
 /* ---- the text formats ---- */
 
 /* Parses an envelope block or a whole control file. On error returns -1 with the reason and the

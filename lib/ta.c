@@ -12,7 +12,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#define TA_LINE_MAX 1024
+#define TA_LINE_MAX SPOOL_JOB_LINE_MAX
+/* The first read of a job's message file (ops->envelope_only): the envelope block and, for most
+ * messages an agent relays, the whole message. */
+#define TA_HEAD 16384
 
 /* The protocol's two streams (lib/io.h): job lines on fd 0, read a buffer at a time (a byte at a
  * time cost a system call per byte: about 30 per job), and reports on fd 1, buffered until the
@@ -23,6 +26,7 @@ struct ta_chan {
 	struct io in, out;
 	long pid;
 	size_t reported; /* reports of the current job written so far */
+	char head[TA_HEAD];
 };
 
 /* 1 when the scheduler has closed its end: it is stopping, or it died. A job line it wrote
@@ -106,8 +110,95 @@ static int job_load(struct ta_job *job, const char *channel, int debug, long me)
 	return 0;
 }
 
+long ta_pick(const struct spool_msg *m, const char *list, const char *channel, const char *host, size_t *idx)
+{
+	size_t n = 0;
+	for (const char *p = list;; p++) {
+		char *e;
+		unsigned long off = strtoul(p, &e, 10);
+		size_t i = 0;
+		while (i < m->nrcpt && (unsigned long long)m->rcpt[i].off != off)
+			i++;
+		if (e == p || *p < '0' || *p > '9' || (*e != ',' && *e) || n >= m->nrcpt || i >= m->nrcpt ||
+		    (channel && strcmp(m->rcpt[i].channel, channel)) ||
+		    (strcmp(host, SPOOL_ANY_HOST) && strcmp(m->rcpt[i].host, host)))
+			return -1;
+		idx[n++] = i;
+		if (!*e)
+			return (long)n;
+		p = e;
+	}
+}
+
+/* The job line named its recipients by their offsets (list): the envelope is parsed from the
+ * message file's first bytes, the same envelope block the control file starts with (docs/spool.md
+ * 3: the control file is a copy of it; what differs later are the status fields and the records
+ * after the block, which an envelope_only agent does not read). The descriptor stays open for
+ * the agent. 1: not usable this way (no end of block in the first read, a mismatch): the
+ * caller reads the control file, which always works. */
+static int job_load_msg(struct ta_job *job, const char *channel, const char *list)
+{
+	char err[160], *h = job->chan->head;
+	int fd = spool_msg_open(job->sp, job->id, -1);
+	if (fd < 0)
+		return 1;
+	ssize_t got;
+	do
+		got = read(fd, h, TA_HEAD);
+	while (got < 0 && errno == EINTR);
+	/* the block ends at the first "." line (no record is one) */
+	const char *end = NULL;
+	for (const char *p = h; got > 0 && !end && (p = memchr(p, '\n', (size_t)(h + got - p))) && p + 2 < h + got; p++)
+		if (p[1] == '.' && p[2] == '\n')
+			end = p + 3;
+	if (!end || spool_msg_parse(h, (size_t)(end - h), 1, &job->msg, err, sizeof err) < 0) {
+		close(fd);
+		return 1;
+	}
+	job->idx = calloc(job->msg.nrcpt ? job->msg.nrcpt : 1, sizeof *job->idx);
+	long n = job->idx && !strcmp(job->msg.id, job->id) ? ta_pick(&job->msg, list, channel, job->host, job->idx) : -1;
+	job->n = n > 0 ? (size_t)n : 0;
+	if (n <= 0) {
+		free(job->idx);
+		job->idx = NULL;
+		job->n = 0;
+		spool_msg_free(&job->msg);
+		close(fd);
+		return 1;
+	}
+	job->msg_fd = fd;
+	job->head = h;
+	job->headlen = (size_t)got;
+	return 0;
+}
+
+int ta_msg_fd(struct ta_job *job)
+{
+	if (job->msg_fd <= 0)
+		job->msg_fd = spool_msg_open(job->sp, job->id, -1);
+	return job->msg_fd;
+}
+
+ssize_t ta_msg_pread(struct ta_job *job, void *buf, size_t n, off_t off)
+{
+	size_t have = 0;
+	if (job->head && off >= 0 && (size_t)off < job->headlen) {
+		have = job->headlen - (size_t)off < n ? job->headlen - (size_t)off : n;
+		memcpy(buf, job->head + off, have);
+		/* a first read that came back short had the whole file */
+		if (have == n || job->headlen < TA_HEAD)
+			return (ssize_t)have;
+	}
+	ssize_t r = pread(ta_msg_fd(job), (char *)buf + have, n - have, off + (off_t)have);
+	return r < 0 ? (have ? (ssize_t)have : -1) : (ssize_t)have + r;
+}
+
 static void job_free(struct ta_job *job)
 {
+	if (job->msg_fd > 0)
+		close(job->msg_fd);
+	job->msg_fd = -1;
+	job->head = NULL;
 	free(job->idx);
 	job->idx = NULL;
 	spool_msg_free(&job->msg);
@@ -190,7 +281,9 @@ int ta_main_loop(const struct spool *sp, const char *channel, const struct ta_op
 				ops->idle(ctx);
 			continue;
 		}
-		char *tab = strchr(line, '\t');
+		char *tab = strchr(line, '\t'), *list = tab ? strchr(tab + 1, '\t') : NULL;
+		if (list)
+			*list++ = 0;
 		struct ta_job job;
 		memset(&job, 0, sizeof job);
 		job.sp = sp;
@@ -210,7 +303,8 @@ int ta_main_loop(const struct spool *sp, const char *channel, const struct ta_op
 			log_msg(LOG_NOTICE, job.id, "the scheduler has gone: this job and any after it are not started");
 			break;
 		}
-		if (job_load(&job, channel, 0, ch->pid) < 0)
+		int lr = list && *list && ops->envelope_only ? job_load_msg(&job, channel, list) : 1;
+		if (lr > 0 && job_load(&job, channel, 0, ch->pid) < 0)
 			continue;
 		ch->reported = 0;
 		if (job.n)

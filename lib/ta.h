@@ -17,6 +17,9 @@ struct ta_job {
 	size_t *idx;               /* indexes into msg.rcpt of this job's recipients */
 	size_t n;
 	struct ta_chan *chan;      /* the streams to the scheduler (lib/ta.c); NULL: reports go to fd 1 */
+	int msg_fd;                /* the message file, once open (ta_msg_fd); 0 or -1: not open */
+	const char *head;          /* its first headlen bytes, when msg came from them (else NULL) */
+	size_t headlen;
 };
 
 /* Called once per job; it must call ta_report() once for every recipient in job->idx. A TA that
@@ -30,16 +33,37 @@ struct ta_ops {
 	void (*idle)(void *ctx);
 	int (*wait_ms)(void *ctx);
 	void (*waited)(void *ctx);
+	/* 1: the agent needs only the envelope (sender, recipients, DSN parameters), not the
+	 * control file's delivery history: when the job line names the recipients, the envelope is
+	 * read from the message file, in the read that also brings the message's first bytes
+	 * (ta_msg_fd, ta_msg_pread), and the control file is not opened (docs/spool.md 11) */
+	int envelope_only;
 };
 
-/* Runs the protocol on stdin/stdout until EOF: "#hungry", read "id\thost" or "#idle", load the
- * control file read-only, select the recipients with tag T, pid == getpid() and this host (and
- * channel, when channel is not NULL), call ops->job. A control file that cannot be read is
+/* Runs the protocol on stdin/stdout until EOF: "#hungry", read "id\thost" (optionally
+ * "\toff,off,...": the offsets of the job's recipients) or "#idle", load the control file
+ * read-only, select the recipients with tag T, pid == getpid() and this host (and channel, when
+ * channel is not NULL), call ops->job. With ops->envelope_only and the offsets, the envelope
+ * comes from the message file and the offsets select the recipients. A control file that cannot be read is
  * logged and nothing is reported: the scheduler defers every recipient of a job that was not
  * reported when the TA says "#hungry" again (docs/spool.md 11). Returns an exit code.
  * debug_id != NULL: the by-hand mode (-m ID): every recipient of `channel` that is not done,
  * reports printed, nothing else. */
 int ta_main_loop(const struct spool *sp, const char *channel, const struct ta_ops *ops, void *ctx, const char *debug_id);
+
+/* The recipients of m that a job line's list of offsets ("117,301") names, as indexes into
+ * m->rcpt (idx has room for m->nrcpt): each must be there, of channel (NULL: any) and host (the
+ * host "*": any), and appear at most m->nrcpt times in all. Returns how many, or -1 when the list
+ * is malformed or names one that does not qualify. */
+long ta_pick(const struct spool_msg *m, const char *list, const char *channel, const char *host, size_t *idx);
+
+/* The job's message file, opened on the first call (positioned nowhere in particular: read it
+ * with pread() or seek first); the job owns it and closes it after ops->job. -1 when it cannot be
+ * opened (logged). */
+int ta_msg_fd(struct ta_job *job);
+/* pread() of the message file, from the bytes already read with the envelope where they
+ * cover it (no system call for a message that came whole in that read). */
+ssize_t ta_msg_pread(struct ta_job *job, void *buf, size_t n, off_t off);
 
 /* Status words of the protocol. */
 #define TA_OK "ok"

@@ -71,7 +71,7 @@ def main():
         line = line.rstrip("\n")
         if line == "#idle":
             continue
-        mid, host = line.split("\t")
+        mid, host = line.split("\t")[:2]
         t0 = time.time()
         for off, addr in mine(mid, host):
             local = addr.split("@")[0]

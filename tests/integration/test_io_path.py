@@ -416,3 +416,48 @@ def test_smtp_agent_maps_no_memory_per_job(box, tmp_path, smtp_sink):
     assert len(reports) == 6 and len({agent[i][0] for i in reports}) == 1, agent
     between = [(c, rest) for pid, c, rest in agent[reports[1]:reports[-1]] if c in ("mmap", "munmap")]
     assert not between, between
+
+
+def test_smtp_agent_takes_the_envelope_from_the_message_file(box, tmp_path, smtp_sink):
+    """Issue 13 point 3: the job line names the recipients it carries (their offsets), so the
+    smtp agent, which needs only the envelope, reads it from the message file in the read that
+    also brings the message (one read per message, the same envelope block the control file
+    starts with) and never opens a control file: three calls a message less than open, read
+    and close of the .c. The scheduler still writes T before the hand-out (crash recovery)."""
+    agent = smtp_agent_traced(box, tmp_path, smtp_sink, "openat,open,read,pread64", n=4)
+    opened = [rest for pid, c, rest in agent if c in ("open", "openat") and "/queue/" in rest]
+    assert opened and not [r for r in opened if ".c\"" in r], opened
+    assert len([r for r in opened if ".d\"" in r]) == 4, opened
+    reads = [(c, rest) for pid, c, rest in agent if c in ("read", "pread64") and re.match(r"\d+<[^>]*\.d>", rest)]
+    assert len(reads) == 4, reads
+    got = sorted(m.data.split(b"Subject: ")[1][:2] for m in smtp_sink.messages)
+    assert got == [b"m0", b"m1", b"m2", b"m3"], got
+
+
+def test_smtp_agent_envelope_paths_relay_every_byte_once(box, tmp_path, smtp_sink):
+    """The envelope-from-the-message-file path and its fall-backs deliver the same: a message
+    bigger than the agent's first read (the rest read from where that read ended), and a message
+    whose envelope block is longer than that read or whose recipients do not fit in a job line
+    (the agent reads the control file, as before). Every recipient gets the message once, byte
+    for byte; the agent opens the control file only for the long one."""
+    env = {"SMARTHOST": f"[127.0.0.1]:{smtp_sink.port} tls=none", "SMTP_IDLE": "60s"}
+    big = b"Subject: big\n\n" + b"".join(b"line %06d of a long message\n" % i for i in range(4000))
+    p = box.run("submit", "-i", "big@example.com", input=big, env=env)
+    assert p.returncode == 0, p.stderr
+    many = ["r%03d-%s@example.com" % (i, "x" * 60) for i in range(300)]
+    p = box.run("submit", "-i", *many, input=b"Subject: many\n\nto many\n", env=env)
+    assert p.returncode == 0, p.stderr
+    trace = str(tmp_path / "trace")
+    p = subprocess.run(["strace", "-f", "-qq", "-y", "-e", "trace=openat,open", "-o", trace, BINARY, "scheduler",
+                        "-i", "-1"], env=box.environ(dict(env, ASAN_OPTIONS="detect_leaks=0")), capture_output=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")
+    bigs = [m for m in smtp_sink.messages if m.rcpt_tos == ["big@example.com"]]
+    assert len(bigs) == 1 and bigs[0].data.endswith(big.split(b"\n\n", 1)[1].replace(b"\n", b"\r\n")), len(bigs)
+    rcpts = sorted(r for m in smtp_sink.messages if m.rcpt_tos != ["big@example.com"] for r in m.rcpt_tos)
+    assert rcpts == sorted(many)
+    calls, sched = parse(trace)
+    ctl = [rest for pid, c, rest in calls if pid != sched and ".c\"" in rest and "/queue/" in rest]
+    assert ctl, "the long envelope was not read from the control file"
+    assert not [r for r in ctl if "big" in r]
+    assert not cp.queue_files(box)

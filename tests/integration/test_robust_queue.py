@@ -281,7 +281,7 @@ for line in sys.stdin:
     if line == "#idle":
         out(b"#hungry\n")
         continue
-    mid, host = line.split("\t")
+    mid, host = line.split("\t")[:2]
     data = open(os.path.join(SPOOL, "queue", mid[-1], mid + ".c"), "rb").read()
     pos, mine = 0, []
     for raw in data.split(b"\n"):

@@ -97,7 +97,8 @@ TEST(sched_core_defer_retry_expire_with_manual_clock)
 	ssize_t n = read(sv[1], line, sizeof line - 1);
 	line[n > 0 ? n : 0] = 0;
 	char want[128];
-	snprintf(want, sizeof want, "%s\texample.com\n", id);
+	/* the job line names the recipient it carries by its offset (docs/spool.md 11) */
+	snprintf(want, sizeof want, "%s\texample.com\t%lu\n", id, (unsigned long)r->off);
 	CHECK_STR(line, want);
 	CHECK_INT(r->tag, RT_TRANSIT);
 	CHECK_INT(r->pid, getpid());
