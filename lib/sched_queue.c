@@ -20,7 +20,7 @@
 
 #define TURN_FDS_MAX 64      /* control files kept open in one turn before an early sync */
 #define KEPT_FDS_MAX 256     /* control files kept open between turns for the jobs out */
-#define PICKUP_BATCH 128     /* messages picked up between two directory syncs */
+#define PICKUP_BATCH SPOOL_PENDING_MAX /* messages picked up between two directory syncs */
 #define FOREIGN_RECHECK 2    /* seconds between looks at a TA of an earlier scheduler */
 #define BADLOAD_RETRY 3600   /* a control file that cannot be read is looked at again after this */
 #define NOMEM_RETRY 5        /* seconds: a message that did not fit in memory is loaded again */

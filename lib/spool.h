@@ -86,6 +86,13 @@ struct spool_msg {
 	off_t env_end;        /* offset just past the "." line */
 };
 
+/* New control files left unsynced by one pick-up (defer_sync): as many as the scheduler picks up
+ * between two syncs (PICKUP_BATCH in lib/sched_queue.c), so that a whole batch is synced in one
+ * round of directory fsyncs and every new file is still open when its message is loaded and
+ * handed out (a smaller list synced and closed the first part of each batch, which the hand-out
+ * then opened again: two calls a message, and a second round of directory fsyncs). */
+#define SPOOL_PENDING_MAX 128
+
 /* An open spool: the root directory and what pick-up touched (for batched directory fsyncs). */
 struct spool {
 	char dir[SPOOL_PATH_MAX - 64];
@@ -99,13 +106,12 @@ struct spool {
 	 * (docs/spool.md 6); npending is at most SPOOL_PENDING_MAX (a full list is synced first). */
 	int defer_sync;
 	unsigned npending;
-	int pending_fd[64];
-	char pending_id[64][SPOOL_ID_MAX];
-	unsigned long long pending_lent; /* bit i: pending_fd[i] is lent (spool_pending_lend) */
+	int pending_fd[SPOOL_PENDING_MAX];
+	char pending_id[SPOOL_PENDING_MAX][SPOOL_ID_MAX];
+	unsigned char pending_lent[SPOOL_PENDING_MAX]; /* 1: pending_fd[i] is lent (spool_pending_lend) */
 	unsigned long have_qgid;     /* bit h: qgid[h] is the group files made in queue/<h>/ get */
 	gid_t qgid[36];
 };
-#define SPOOL_PENDING_MAX 64
 
 /* ---- ids and paths ---- */
 

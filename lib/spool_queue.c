@@ -387,11 +387,11 @@ int spool_sync_dirty(struct spool *sp)
 		if (spool_path_ctl(sp, sp->pending_id[i], dir, sizeof dir) < 0)
 			str_lcpy(dir, sp->pending_id[i], sizeof dir);
 		r |= fio_fsync(sp->pending_fd[i], dir);
-		if (!(sp->pending_lent & (1ULL << i)))
+		if (!sp->pending_lent[i])
 			close(sp->pending_fd[i]); /* a lent one is the borrower's to close now */
 	}
 	sp->npending = 0;
-	sp->pending_lent = 0;
+	memset(sp->pending_lent, 0, sizeof sp->pending_lent);
 	for (int h = 0; h < 36; h++) {
 		if (!(sp->dirty_queue & (1UL << h)))
 			continue;
@@ -417,8 +417,8 @@ int spool_sync_dirty(struct spool *sp)
 int spool_pending_lend(struct spool *sp, const char *id)
 {
 	for (unsigned i = 0; i < sp->npending; i++)
-		if (!(sp->pending_lent & (1ULL << i)) && !strcmp(sp->pending_id[i], id)) {
-			sp->pending_lent |= 1ULL << i;
+		if (!sp->pending_lent[i] && !strcmp(sp->pending_id[i], id)) {
+			sp->pending_lent[i] = 1;
 			return sp->pending_fd[i];
 		}
 	return -1;
@@ -427,8 +427,8 @@ int spool_pending_lend(struct spool *sp, const char *id)
 int spool_pending_return(struct spool *sp, int fd)
 {
 	for (unsigned i = 0; i < sp->npending; i++)
-		if ((sp->pending_lent & (1ULL << i)) && sp->pending_fd[i] == fd) {
-			sp->pending_lent &= ~(1ULL << i);
+		if (sp->pending_lent[i] && sp->pending_fd[i] == fd) {
+			sp->pending_lent[i] = 0;
 			return 0;
 		}
 	return -1;

@@ -461,3 +461,24 @@ def test_smtp_agent_envelope_paths_relay_every_byte_once(box, tmp_path, smtp_sin
     assert ctl, "the long envelope was not read from the control file"
     assert not [r for r in ctl if "big" in r]
     assert not cp.queue_files(box)
+
+
+def test_a_picked_up_batch_is_synced_in_one_round_and_never_opened_again(box, tmp_path):
+    """Issue 13 point 3: a backlog of 100 new messages is one pick-up batch: every control file
+    it creates stays open, unsynced, until the batch's jobs are out, then the batch is synced in
+    one round (each control file once, each queue/<h>/ directory once), and the hand-out writes
+    through the descriptor pick-up made. With room for 64 pending files, the first 64 were
+    synced and closed when the 65th was made, and opened again at their hand-out (two calls a
+    message), and the directories were synced twice."""
+    for i in range(100):
+        p = box.run("submit", "-i", "-f", "alice@example.org", "root", input=b"Subject: b%d\n\nbody\n" % i)
+        assert p.returncode == 0, p.stderr
+    calls, sched = traced(box, tmp_path, "open,openat,fsync")
+    mine = [(c, rest) for pid, c, rest in calls if pid == sched]
+    ctl = [rest for c, rest in mine if c in ("open", "openat") and re.search(r'/queue/\w/\w+\.c"', rest)]
+    assert len(ctl) == 100 and all("O_CREAT" in r for r in ctl), [r for r in ctl if "O_CREAT" not in r][:3]
+    synced = [rest for c, rest in mine if c == "fsync"]
+    dirs = [r for r in synced if re.match(r"\d+</[^>]*/queue/\w>", r)]
+    assert len(dirs) == len(set(dirs)), sorted(dirs)
+    assert len([r for r in synced if re.match(r"\d+<[^>]*\.c>", r)]) == 100, len(synced)
+    assert all(cp.mbox_count(box, "b%d" % i) == 1 for i in range(100))
