@@ -3,6 +3,7 @@ written straight into a spool (docs/spool.md 4), the real check_mailq from Debia
 monitoring-plugins (fetched by scripts/check_mailq.sh into build/, never installed), and
 parsing of the Postfix listing."""
 import os
+import re
 import shutil
 import subprocess
 
@@ -34,6 +35,16 @@ def queue_msg(spool, rcpts, attempts=(), sender="root@box.example", body=b"Subje
         elif line.startswith("s "):
             lines[i] = "s " + (xtext(sender) if sender else "<>")
     out = "\n".join(lines)
+    # the message file starts with the same envelope block as the control file (docs/spool.md 3;
+    # the smtp agent reads it from there, docs/spool.md 11): rewritten alike, its body offset too
+    env = out[:out.index("\n.\n") + 3].encode("utf-8", errors="surrogateescape")
+    env = re.sub(rb"\no \d{16}\n", b"\no %016d\n" % len(env), env, count=1)
+    dpath = path[:-2] + ".d"
+    with open(dpath, "rb") as f:
+        raw = f.read()
+    with open(dpath, "wb") as f:
+        f.write(env + raw[raw.index(b"\n.\n") + 3:])
+    out = env.decode("utf-8", errors="surrogateescape") + out[out.index("\n.\n") + 3:]
     for n, t, code, action, enh, remote, text in attempts:
         out += "A %d %d %s %s %s %s %s\n" % (n, t, code, action, enh, xtext(remote) if remote else "-", text)
     with open(path, "wb") as f:  # same inode: the due link stays
