@@ -80,20 +80,15 @@ static int add_xtext(char *line, size_t size, const char *key, const char *prefi
 static int mail_line(const struct smtp_conn *c, const struct smtp_txn *t, char *line, size_t size)
 {
 	unsigned ext = c->caps.ext;
-	if (str_fmt(line, size, "MAIL FROM:<%s>", t->sender) < 0)
+	int sz = (ext & SMTP_EXT_SIZE) != 0, dsn = ENABLE_DSN && (ext & SMTP_EXT_DSN);
+	/* one format for every parameter: one not sent is "", and SIZE's number then has precision
+	 * 0 and the value 0, which prints no digit */
+	if (str_fmt(line, size, "MAIL FROM:<%s>%s%.*lld%s%s%s", t->sender, sz ? " SIZE=" : "", sz, sz ? t->size : 0,
+	            t->body8 && (ext & SMTP_EXT_8BITMIME) ? " BODY=8BITMIME" : "", t->smtputf8 ? " SMTPUTF8" : "",
+	            !dsn || !t->ret ? "" : t->ret == 'H' ? " RET=HDRS" : " RET=FULL") < 0)
 		return -1;
-	if (ext & SMTP_EXT_SIZE)
-		str_fmt(line + strlen(line), size - strlen(line), " SIZE=%lld", t->size);
-	if (t->body8 && (ext & SMTP_EXT_8BITMIME))
-		str_fmt(line + strlen(line), size - strlen(line), " BODY=8BITMIME");
-	if (t->smtputf8)
-		str_fmt(line + strlen(line), size - strlen(line), " SMTPUTF8");
-	if (ENABLE_DSN && (ext & SMTP_EXT_DSN)) {
-		if (t->ret)
-			str_fmt(line + strlen(line), size - strlen(line), " RET=%s", t->ret == 'H' ? "HDRS" : "FULL");
-		if (t->envid && *t->envid && add_xtext(line, size, "ENVID", "", t->envid) < 0)
-			return -1;
-	}
+	if (dsn && t->envid && *t->envid && add_xtext(line, size, "ENVID", "", t->envid) < 0)
+		return -1;
 	return strlen(line) + 1 < size ? 0 : -1;
 }
 
