@@ -218,22 +218,23 @@ static int precheck(struct smtp_conn *c, struct smtp_txn *t)
 {
 	unsigned ext = c->caps.ext;
 	int code = 0, utf8 = t->smtputf8;
-	char enh[16], text[SMTP_TEXT_MAX + 1];
+	const char *enh = NULL;
+	char text[SMTP_TEXT_MAX + 1];
 	if ((ext & SMTP_EXT_SIZE) && c->caps.size > 0 && t->size > c->caps.size) {
 		code = 552;
-		str_lcpy(enh, "5.3.4", sizeof enh);
+		enh = "5.3.4";
 		snprintf(text, sizeof text, "message size %lld exceeds the size limit %lld of %s", t->size, c->caps.size, c->name);
 	} else if (utf8 && !(ext & SMTP_EXT_SMTPUTF8)) {
 		code = 553;
-		str_lcpy(enh, "5.6.7", sizeof enh);
+		enh = "5.6.7";
 		snprintf(text, sizeof text, "%s does not support SMTPUTF8, needed for the non-ASCII addresses of this message", c->name);
 	} else if (t->body8 && !(ext & SMTP_EXT_8BITMIME) && !t->send_8bit_anyway) {
 		code = 554;
-		str_lcpy(enh, "5.6.3", sizeof enh);
+		enh = "5.6.3";
 		snprintf(text, sizeof text, "%s does not support 8BITMIME and the message has 8-bit data (RFC 6152: not converted, not sent)", c->name);
 	} else if (!addr_ok(t->sender, utf8) && t->sender[0]) {
 		code = 553;
-		str_lcpy(enh, "5.1.7", sizeof enh);
+		enh = "5.1.7";
 		snprintf(text, sizeof text, "the sender address cannot be written on an SMTP command line");
 	}
 	if (!code)
