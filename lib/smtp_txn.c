@@ -41,12 +41,12 @@ static void set_reply(struct smtp_result *res, const struct smtp_reply *r)
 }
 
 /* The connection failed: every recipient without a final outcome gets code 0 and the reason. */
-static void set_lost(struct smtp_conn *c, struct smtp_result *r, const char *during)
+static void set_lost(struct smtp_conn *c, struct smtp_result *r)
 {
 	r->code = 0;
 	r->local = 1;
 	r->enh[0] = 0;
-	snprintf(r->text, sizeof r->text, "%s%s%s", c->err, during ? " " : "", during ? during : "");
+	str_lcpy(r->text, c->err, sizeof r->text);
 }
 
 /* 1 when an address can go into "<...>" on a command line: no control characters, no angle
@@ -269,7 +269,7 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 	if (!bad) {
 		str_lcpy(c->err, "out of memory", sizeof c->err);
 		for (i = 0; i < t->n; i++)
-			set_lost(c, &t->rcpt[i].res, NULL);
+			set_lost(c, &t->rcpt[i].res);
 		return 0;
 	}
 	size_t sendable = 0;
@@ -398,7 +398,7 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 		str_fmt(c->err, sizeof c->err, "message not sent: %s", why);
 		for (i = 0; i < t->n; i++)
 			if (!bad[i] && t->rcpt[i].res.code / 100 == 2) {
-				set_lost(c, &t->rcpt[i].res, NULL);
+				set_lost(c, &t->rcpt[i].res);
 				str_lcpy(t->rcpt[i].res.enh, "4.3.0", sizeof t->rcpt[i].res.enh);
 			}
 		smtp_close(c);
@@ -432,7 +432,7 @@ lost_data:
 	/* Accepted recipients are not delivered: the server never confirmed the end of data. */
 	for (i = 0; i < t->n; i++)
 		if (!bad[i] && t->rcpt[i].res.code / 100 == 2)
-			set_lost(c, &t->rcpt[i].res, NULL);
+			set_lost(c, &t->rcpt[i].res);
 	ret = -1;
 	goto out;
 lost:
@@ -444,7 +444,7 @@ lost:
 	}
 	for (i = 0; i < t->n; i++)
 		if (!bad[i] && (t->rcpt[i].res.code == 0 || t->rcpt[i].res.code / 100 == 2))
-			set_lost(c, &t->rcpt[i].res, NULL);
+			set_lost(c, &t->rcpt[i].res);
 	ret = -1;
 out:
 	free(bad);
