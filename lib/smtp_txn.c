@@ -40,13 +40,25 @@ static void set_reply(struct smtp_result *res, const struct smtp_reply *r)
 	smtp_reply_oneline(r, res->text, sizeof res->text);
 }
 
-/* The connection failed: every recipient without a final outcome gets code 0 and the reason. */
-static void set_lost(struct smtp_conn *c, struct smtp_result *r)
+/* The outcome of the recipients still open: those not marked in bad (NULL: none is) with a 2xx
+ * reply, and with lost0 also those without any yet. With a reply r they get it; without, the
+ * connection failed: code 0, enhanced code enh, and the reason (c->err). */
+static void settle(struct smtp_conn *c, struct smtp_txn *t, const char *bad, int lost0, const struct smtp_reply *r,
+                   const char *enh)
 {
-	r->code = 0;
-	r->local = 1;
-	r->enh[0] = 0;
-	str_lcpy(r->text, c->err, sizeof r->text);
+	for (size_t i = 0; i < t->n; i++) {
+		struct smtp_result *res = &t->rcpt[i].res;
+		if ((bad && bad[i]) || (res->code / 100 != 2 && (res->code || !lost0)))
+			continue;
+		if (r) {
+			set_reply(res, r);
+		} else {
+			res->code = 0;
+			res->local = 1;
+			str_lcpy(res->enh, enh, sizeof res->enh);
+			str_lcpy(res->text, c->err, sizeof res->text);
+		}
+	}
 }
 
 /* 1 when an address can go into "<...>" on a command line: no control characters, no angle
@@ -268,8 +280,7 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 	char *bad = calloc(t->n ? t->n : 1, 1);
 	if (!bad) {
 		str_lcpy(c->err, "out of memory", sizeof c->err);
-		for (i = 0; i < t->n; i++)
-			set_lost(c, &t->rcpt[i].res);
+		settle(c, t, NULL, 1, NULL, "");
 		return 0;
 	}
 	size_t sendable = 0;
@@ -377,9 +388,7 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 		goto out;
 	}
 	if (r.code != 354) {
-		for (i = 0; i < t->n; i++)
-			if (!bad[i] && t->rcpt[i].res.code / 100 == 2)
-				set_reply(&t->rcpt[i].res, &r);
+		settle(c, t, bad, 0, &r, NULL);
 		goto out;
 	}
 	if (!t->accepted) {
@@ -396,11 +405,7 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 	if (b == -2) {
 		/* Never let a partial message look complete: drop the connection without ".". */
 		str_fmt(c->err, sizeof c->err, "message not sent: %s", why);
-		for (i = 0; i < t->n; i++)
-			if (!bad[i] && t->rcpt[i].res.code / 100 == 2) {
-				set_lost(c, &t->rcpt[i].res);
-				str_lcpy(t->rcpt[i].res.enh, "4.3.0", sizeof t->rcpt[i].res.enh);
-			}
+		settle(c, t, bad, 0, NULL, "4.3.0");
 		smtp_close(c);
 		ret = -1;
 		goto out;
@@ -418,9 +423,7 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 		goto lost_data;
 	}
 	set_reply(&t->data, &r);
-	for (i = 0; i < t->n; i++)
-		if (!bad[i] && t->rcpt[i].res.code / 100 == 2)
-			set_reply(&t->rcpt[i].res, &r);
+	settle(c, t, bad, 0, &r, NULL);
 	goto out;
 
 mail_failed:
@@ -430,9 +433,7 @@ mail_failed:
 	goto out;
 lost_data:
 	/* Accepted recipients are not delivered: the server never confirmed the end of data. */
-	for (i = 0; i < t->n; i++)
-		if (!bad[i] && t->rcpt[i].res.code / 100 == 2)
-			set_lost(c, &t->rcpt[i].res);
+	settle(c, t, bad, 0, NULL, "");
 	ret = -1;
 	goto out;
 lost:
@@ -442,9 +443,7 @@ lost:
 		ret = SMTP_TXN_STALE;
 		goto out;
 	}
-	for (i = 0; i < t->n; i++)
-		if (!bad[i] && (t->rcpt[i].res.code == 0 || t->rcpt[i].res.code / 100 == 2))
-			set_lost(c, &t->rcpt[i].res);
+	settle(c, t, bad, 1, NULL, "");
 	ret = -1;
 out:
 	free(bad);
