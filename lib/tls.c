@@ -573,6 +573,10 @@ static const char *alert_name(int a)
 }
 
 /* Turns the engine's last error into a status and reason (unless the x509 class set one). */
+_Static_assert(BR_ERR_UNSUPPORTED_VERSION == 3 && BR_ERR_BAD_VERSION == 4 && BR_ERR_NO_RANDOM == 8 &&
+                   BR_ERR_BAD_CIPHER_SUITE == 16 && BR_ERR_BAD_SIGNATURE == 27 && BR_ERR_WRONG_KEY_USAGE == 28,
+               "BearSSL's engine error codes");
+
 static void engine_reason(struct tls_conn *t)
 {
 	int err = br_ssl_engine_last_error(&t->cc.eng);
@@ -593,16 +597,19 @@ static void engine_reason(struct tls_conn *t)
 		fail(t, TLS_E_PROTOCOL, "TLS handshake aborted: alert %d (%s) sent", a, alert_name(a));
 	} else if (err >= BR_ERR_X509_OK && err < BR_ERR_X509_OK + 32) {
 		fail(t, TLS_E_CERT, "certificate verification failed: %s", x509_error_name((unsigned)err));
-	} else if (err == BR_ERR_UNSUPPORTED_VERSION || err == BR_ERR_BAD_VERSION) {
-		fail(t, TLS_E_PROTOCOL, "TLS handshake failed: the server does not speak TLS 1.2 (or not TLS at all)");
-	} else if (err == BR_ERR_BAD_CIPHER_SUITE) {
-		fail(t, TLS_E_PROTOCOL, "TLS handshake failed: no common cipher suite (ECDHE with AES-GCM or ChaCha20-Poly1305 needed)");
-	} else if (err == BR_ERR_NO_RANDOM) {
-		fail(t, TLS_E_CONFIG, "TLS handshake failed: no source of randomness");
-	} else if (err == BR_ERR_BAD_SIGNATURE || err == BR_ERR_WRONG_KEY_USAGE) {
-		fail(t, TLS_E_PROTOCOL, "TLS handshake failed: the server's key exchange signature is invalid or not allowed by its certificate");
 	} else {
-		fail(t, TLS_E_PROTOCOL, "TLS handshake failed (BearSSL error %d)", err);
+		/* the errors with a reason of their own, as str_bykey() keys (each pair as its first) */
+		const char *why = str_bykey(
+		    "\003the server does not speak TLS 1.2 (or not TLS at all)\0" /* BR_ERR_UNSUPPORTED_VERSION */
+		    "\020no common cipher suite (ECDHE with AES-GCM or ChaCha20-Poly1305 needed)\0" /* BR_ERR_BAD_CIPHER_SUITE */
+		    "\010no source of randomness\0" /* BR_ERR_NO_RANDOM */
+		    "\033the server's key exchange signature is invalid or not allowed by its certificate\0" /* BR_ERR_BAD_SIGNATURE */
+		    "\0",
+		    err == BR_ERR_BAD_VERSION ? BR_ERR_UNSUPPORTED_VERSION : err == BR_ERR_WRONG_KEY_USAGE ? BR_ERR_BAD_SIGNATURE : (unsigned)err);
+		if (*why)
+			fail(t, err == BR_ERR_NO_RANDOM ? TLS_E_CONFIG : TLS_E_PROTOCOL, "TLS handshake failed: %s", why);
+		else
+			fail(t, TLS_E_PROTOCOL, "TLS handshake failed (BearSSL error %d)", err);
 	}
 }
 
