@@ -34,6 +34,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -420,18 +421,23 @@ static int load(struct smtp_ta *ta, const struct conf *c, conf_report_fn *rep, v
 	cfg->cafile = conf_str(c, CK_CAFILE);
 	cfg->credentials = conf_str(c, CK_CREDENTIALS);
 	cfg->cleartext_auth = conf_num(c, CK_SMTP_CLEARTEXT_AUTH) != 0;
-	struct {
-		int *ms;
-		enum conf_key k;
-	} tos[] = {
-	    {&cfg->to.connect, CK_SMTP_CONNECT_TIMEOUT}, {&cfg->to.greeting, CK_SMTP_HELO_TIMEOUT},
-	    {&cfg->to.helo, CK_SMTP_HELO_TIMEOUT},       {&cfg->to.cmd, CK_SMTP_CMD_TIMEOUT},
-	    {&cfg->to.data_init, CK_SMTP_DATA_INIT_TIMEOUT}, {&cfg->to.data_block, CK_SMTP_DATA_BLOCK_TIMEOUT},
-	    {&cfg->to.data_done, CK_SMTP_DATA_DONE_TIMEOUT},
+	/* each timeout's offset in struct smtp_timeouts and its key */
+	static const unsigned char tos[][2] = {
+	    {offsetof(struct smtp_timeouts, connect), CK_SMTP_CONNECT_TIMEOUT},
+	    {offsetof(struct smtp_timeouts, greeting), CK_SMTP_HELO_TIMEOUT},
+	    {offsetof(struct smtp_timeouts, helo), CK_SMTP_HELO_TIMEOUT},
+	    {offsetof(struct smtp_timeouts, cmd), CK_SMTP_CMD_TIMEOUT},
+	    {offsetof(struct smtp_timeouts, data_init), CK_SMTP_DATA_INIT_TIMEOUT},
+	    {offsetof(struct smtp_timeouts, data_block), CK_SMTP_DATA_BLOCK_TIMEOUT},
+	    {offsetof(struct smtp_timeouts, data_done), CK_SMTP_DATA_DONE_TIMEOUT},
 	};
+	_Static_assert(CK_SMTP_CONNECT_TIMEOUT < 256 && CK_SMTP_HELO_TIMEOUT < 256 && CK_SMTP_CMD_TIMEOUT < 256 &&
+	                   CK_SMTP_DATA_INIT_TIMEOUT < 256 && CK_SMTP_DATA_BLOCK_TIMEOUT < 256 &&
+	                   CK_SMTP_DATA_DONE_TIMEOUT < 256,
+	               "the timeout keys fit a byte");
 	for (size_t i = 0; i < ARRAY_LEN(tos); i++) {
-		long long s = conf_num(c, tos[i].k);
-		*tos[i].ms = s > 86400 ? 86400000 : (int)s * 1000;
+		long long s = conf_num(c, (enum conf_key)tos[i][1]);
+		*(int *)(void *)((char *)&cfg->to + tos[i][0]) = s > 86400 ? 86400000 : (int)s * 1000;
 	}
 	return errors;
 }
