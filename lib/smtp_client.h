@@ -54,15 +54,17 @@ struct smtp_timeouts {
 };
 
 struct smtp_conn {
-	struct io io;
-	struct smtp_caps caps;
+	/* the small fields first: they are read often, and near the start a field's offset fits a
+	 * byte in the instructions that read it */
 	struct smtp_timeouts to;
-	char name[256];            /* "mx.example[192.0.2.1]:25", for messages and the log */
-	const char *logid;         /* message id for transcript lines, or NULL */
 	int verbose;
 	int open;
 	int rset_pending;          /* a reused connection: RSET goes first, pipelined */
 	int timed_out;             /* the last failure was a time limit, not a refusal or a reset */
+	const char *logid;         /* message id for transcript lines, or NULL */
+	struct smtp_caps caps;
+	struct io io;
+	char name[256];            /* "mx.example[192.0.2.1]:25", for messages and the log */
 	char err[512];
 };
 
