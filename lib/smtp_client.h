@@ -44,8 +44,8 @@ struct smtp_reply {
 struct smtp_caps {
 	unsigned ext;              /* SMTP_EXT_* */
 	long long size;            /* SIZE limit, 0 = none announced */
-	char auth[256];            /* parameters of the AUTH keyword ("PLAIN LOGIN") */
 	int esmtp;                 /* EHLO was accepted (0: HELO) */
+	char auth[256];            /* parameters of the AUTH keyword ("PLAIN LOGIN") */
 };
 
 /* RFC 5321 4.5.3.2 timeouts, milliseconds. */
