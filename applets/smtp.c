@@ -63,12 +63,13 @@ struct smtp_ta {
 	/* kept from job to job: allocating them per message cost an mmap/munmap pair each */
 	struct smtp_txn_rcpt *rc;   /* maxrcpt entries */
 	char *body_buf;             /* SMTP_TXN_BUF bytes */
-	struct smtp_config cfg;
-	struct smtp_session sess;
+	/* the small fields before the large ones: their offsets then fit a byte */
 	long maxrcpt;
 	long hop_limit;             /* HOPCOUNT_LIMIT, 0 = none */
 	long idle;                  /* seconds a connection is kept between jobs */
 	int send_8bit;
+	int dead_timeout;           /* dead[] below timed out (1) or refused/dropped (0) */
+	struct smtp_session sess;
 	char helo[256];
 	/* A destination that timed out: the jobs for it already handed to us (overfeed) are
 	 * deferred with it, without a connection each (issue 11 point 5). Forgotten at "#idle" or
@@ -79,8 +80,9 @@ struct smtp_ta {
 	/* The same for a destination that refused or dropped the connection (4.4.1, 4.4.2): the
 	 * scheduler counts that as a failed delivery and may suspend the destination (issue 14
 	 * point 3), so the jobs in the pipe do not knock again each. Reported as "deferred" (not
-	 * "deferall": the scheduler's concurrency feedback decides, not a hold of the thread). */
-	int dead_timeout;
+	 * "deferall": the scheduler's concurrency feedback decides, not a hold of the thread);
+	 * dead_timeout tells the two apart. */
+	struct smtp_config cfg;
 };
 
 /* The idle timer: a connection kept after a job (SMTP_IDLE=0: none) is closed when no job
