@@ -80,8 +80,7 @@ struct xwrap {
 };
 
 struct tls_conn {
-	br_ssl_client_context cc;
-	struct xwrap xw;
+	/* the small fields first: their offsets fit a byte in the instructions that use them */
 	/* the plain stream underneath */
 	ssize_t (*low_read)(void *ctx, void *p, size_t n, int timeout_ms);
 	ssize_t (*low_write)(void *ctx, const void *p, size_t n, int timeout_ms);
@@ -91,18 +90,20 @@ struct tls_conn {
 	int io_errno, io_eof;
 	/* the policy of this connection */
 	enum tls_policy policy;
-	char name[256];
-	unsigned char pins[TLS_MAX_PINS][32];
 	int npins;
 	time_t now;
 	/* the outcome */
 	enum tls_status st;
-	char reason[TLS_REASON_MAX];
 	int verified, pinned;
 	/* client certificate */
-	br_x509_certificate chain[8];
 	size_t chain_len;
 	br_skey_decoder_context *skey;
+	br_ssl_client_context cc;
+	struct xwrap xw;
+	char name[256];
+	unsigned char pins[TLS_MAX_PINS][32];
+	char reason[TLS_REASON_MAX];
+	br_x509_certificate chain[8];
 	unsigned char iobuf[BR_SSL_BUFSIZE_MONO];
 };
 
