@@ -65,8 +65,6 @@ struct tls_conn;
  * name check and SPKI pins, and the server key taken from the certificate itself otherwise. */
 struct xwrap {
 	const br_x509_class *vtable; /* MUST be first: BearSSL passes &vtable as the context */
-	br_x509_minimal_context minimal;
-	br_x509_decoder_context dec;
 	struct tls_conn *t;
 	int ncerts;
 	unsigned char *ee; /* the end-entity certificate, for names and pins */
@@ -77,6 +75,9 @@ struct xwrap {
 	unsigned char *ca;
 	size_t ca_len, ca_cap;
 	int ca_bad, constrained;
+	/* the large ones last, so the fields above have short offsets */
+	br_x509_minimal_context minimal;
+	br_x509_decoder_context dec;
 };
 
 struct tls_conn {
