@@ -35,10 +35,10 @@ struct smtp_config {
 struct smtp_fail {
 	int permanent;               /* 1 only for a null MX */
 	int rank;                    /* how telling the failure is (see above) */
+	int timeouts;                /* addresses that timed out (connect, greeting, EHLO, STARTTLS) */
 	char enh[16];
 	char text[SMTP_TEXT_MAX + 1];
 	char remote[300];            /* host[addr] of the failing server, or "" */
-	int timeouts;                /* addresses that timed out (connect, greeting, EHLO, STARTTLS) */
 };
 
 struct smtp_session {
