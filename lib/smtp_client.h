@@ -144,9 +144,9 @@ struct smtp_txn {
 	 * positioned after them: the message is read once, not once for the caller and again here */
 	size_t pre;
 	/* filled in */
-	struct smtp_result mail, data;
 	size_t accepted;           /* recipients with a 2xx RCPT reply */
 	unsigned long long folded; /* lines folded on the way out */
+	struct smtp_result mail, data;
 };
 
 #define SMTP_TXN_STALE (-2)
