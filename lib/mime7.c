@@ -6,10 +6,10 @@
 #include <strings.h>
 
 struct part_head {
-	char type[64];       /* "text/plain" (lower case), "" when absent */
-	char boundary[72];   /* multipart only, RFC 2046: 1..70 characters */
-	char cte[32];        /* "8bit", "quoted-printable", ... (lower case), "" when absent */
 	size_t cte_off, cte_len; /* the Content-Transfer-Encoding field within the header, if any */
+	char type[64];       /* "text/plain" (lower case), "" when absent */
+	char cte[32];        /* "8bit", "quoted-printable", ... (lower case), "" when absent */
+	char boundary[72];   /* multipart only, RFC 2046: 1..70 characters */
 };
 
 static int has8(const char *p, size_t n)
