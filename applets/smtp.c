@@ -111,9 +111,8 @@ static void idle_expired(void *ctx)
 static void report_rcpt(struct smtp_ta *ta, const struct ta_job *job, size_t idx, const struct smtp_result *res,
                    const char *relay, const char *remote, int all)
 {
-	const char *status, *action;
+	const char *status, *action, *def; /* def: the enhanced code when the reply had none */
 	char enh[16];
-	str_lcpy(enh, res->enh, sizeof enh);
 	int cls = res->code / 100;
 	if (cls == 2) {
 		/* A next hop that speaks DSN got NOTIFY/ORCPT and takes over success notices: ok2
@@ -121,20 +120,19 @@ static void report_rcpt(struct smtp_ta *ta, const struct ta_job *job, size_t idx
 		int dsn = (ta->sess.conn.caps.ext & SMTP_EXT_DSN) != 0;
 		status = dsn ? "ok2" : TA_OK;
 		action = dsn ? "delivered" : "relayed";
-		if (!enh[0])
-			str_lcpy(enh, "2.0.0", sizeof enh);
+		def = "2.0.0";
 	} else if (cls == 5) {
 		status = TA_ERROR;
 		action = "failed";
-		if (!enh[0])
-			str_lcpy(enh, "5.0.0", sizeof enh);
+		def = "5.0.0";
 	} else {
 		status = all ? TA_DEFERALL : TA_DEFERRED;
 		action = "delayed";
-		if (!enh[0])
-			str_lcpy(enh, cls == 4 ? "4.0.0" : "4.4.2", sizeof enh);
-		enh[0] = '4';
+		def = cls == 4 ? "4.0.0" : "4.4.2";
 	}
+	str_lcpy(enh, res->enh[0] ? res->enh : def, sizeof enh);
+	if (cls != 2 && cls != 5)
+		enh[0] = '4';
 	ta_report(job, idx, status, action, enh, res->text, remote && *remote ? remote : NULL);
 	/* Postfix's conn_use=N: the Nth transaction on a cached connection. */
 	char use[32] = "";
