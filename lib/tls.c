@@ -63,18 +63,21 @@ struct tls_conn;
 
 /* The certificate policy: x509_minimal for chain and validity (under verify), our own RFC 6125
  * name check and SPKI pins, and the server key taken from the certificate itself otherwise. */
+/* A certificate's bytes as they come: len of cap bytes so far; bad when it did not fit */
+struct cert_copy {
+	unsigned char *p;
+	size_t len, cap;
+	int bad;
+};
+
 struct xwrap {
 	const br_x509_class *vtable; /* MUST be first: BearSSL passes &vtable as the context */
 	struct tls_conn *t;
 	int ncerts;
-	unsigned char *ee; /* the end-entity certificate, for names and pins */
-	size_t ee_len, ee_cap;
-	int ee_bad;
 	int have_pkey;
-	/* each issuing certificate in turn, looked at for name constraints */
-	unsigned char *ca;
-	size_t ca_len, ca_cap;
-	int ca_bad, constrained;
+	int constrained;
+	struct cert_copy ee; /* the end-entity certificate, for names and pins */
+	struct cert_copy ca; /* each issuing certificate in turn, looked at for name constraints */
 	/* the large ones last, so the fields above have short offsets */
 	br_x509_minimal_context minimal;
 	br_x509_decoder_context dec;
@@ -185,8 +188,8 @@ static void xw_start_chain(const br_x509_class **ctx, const char *server_name)
 {
 	struct xwrap *x = (struct xwrap *)(void *)ctx;
 	x->ncerts = 0;
-	x->ee_len = 0;
-	x->ee_bad = 0;
+	x->ee.len = 0;
+	x->ee.bad = 0;
 	x->have_pkey = 0;
 	x->constrained = 0;
 	/* names are not left to x509_minimal: it also matches the CN beside dNSNames */
@@ -197,22 +200,15 @@ static void xw_start_chain(const br_x509_class **ctx, const char *server_name)
 static void xw_start_cert(const br_x509_class **ctx, uint32_t length)
 {
 	struct xwrap *x = (struct xwrap *)(void *)ctx;
-	if (x->ncerts == 0) {
-		free(x->ee);
-		x->ee = NULL;
-		x->ee_cap = 0;
-		if (length > CERT_MAX || !(x->ee = malloc(length ? length : 1)))
-			x->ee_bad = 1;
-		else
-			x->ee_cap = length;
-	} else {
-		free(x->ca);
-		x->ca = NULL;
-		x->ca_len = x->ca_cap = 0;
-		x->ca_bad = length > CERT_MAX || !(x->ca = malloc(length ? length : 1));
-		if (!x->ca_bad)
-			x->ca_cap = length;
-	}
+	/* the end-entity certificate, or the next issuer (the chain starts with ee.len and
+	 * ee.bad at 0, so the first certificate may start alike) */
+	struct cert_copy *c = x->ncerts ? &x->ca : &x->ee;
+	free(c->p);
+	c->p = NULL;
+	c->len = c->cap = 0;
+	c->bad = length > CERT_MAX || !(c->p = malloc(length ? length : 1));
+	if (!c->bad)
+		c->cap = length;
 	if (x->t->policy == TLS_VERIFY)
 		x->minimal.vtable->start_cert(&x->minimal.vtable, length);
 }
@@ -220,19 +216,13 @@ static void xw_start_cert(const br_x509_class **ctx, uint32_t length)
 static void xw_append(const br_x509_class **ctx, const unsigned char *buf, size_t len)
 {
 	struct xwrap *x = (struct xwrap *)(void *)ctx;
-	if (x->ncerts == 0 && !x->ee_bad) {
-		if (len > x->ee_cap - x->ee_len) {
-			x->ee_bad = 1;
+	struct cert_copy *c = x->ncerts ? &x->ca : &x->ee;
+	if (!c->bad) {
+		if (len > c->cap - c->len) {
+			c->bad = 1;
 		} else {
-			memcpy(x->ee + x->ee_len, buf, len);
-			x->ee_len += len;
-		}
-	} else if (x->ncerts > 0 && !x->ca_bad) {
-		if (len > x->ca_cap - x->ca_len) {
-			x->ca_bad = 1;
-		} else {
-			memcpy(x->ca + x->ca_len, buf, len);
-			x->ca_len += len;
+			memcpy(c->p + c->len, buf, len);
+			c->len += len;
 		}
 	}
 	if (x->t->policy == TLS_VERIFY)
@@ -245,10 +235,10 @@ static void xw_end_cert(const br_x509_class **ctx)
 	if (x->t->policy == TLS_VERIFY)
 		x->minimal.vtable->end_cert(&x->minimal.vtable);
 	/* an issuer we cannot read counts as constrained: refused rather than trusted blindly */
-	if (x->ncerts > 0 && (x->ca_bad || x->ca_len != x->ca_cap || cert_has_name_constraints(x->ca, x->ca_len) != 0))
+	if (x->ncerts > 0 && (x->ca.bad || x->ca.len != x->ca.cap || cert_has_name_constraints(x->ca.p, x->ca.len) != 0))
 		x->constrained = 1;
-	free(x->ca);
-	x->ca = NULL;
+	free(x->ca.p);
+	x->ca.p = NULL;
 	x->ncerts++;
 }
 
@@ -309,7 +299,7 @@ static int check_pins(struct tls_conn *t, struct xwrap *x)
 	size_t n;
 	unsigned char h[32];
 	char shown[BASE64_ENCLEN(32)];
-	if (cert_spki(x->ee, x->ee_len, &spki, &n) < 0) {
+	if (cert_spki(x->ee.p, x->ee.len, &spki, &n) < 0) {
 		fail(t, TLS_E_CERT, "cannot find the public key in the server certificate");
 		return -1;
 	}
@@ -338,12 +328,12 @@ static unsigned xw_end_chain(const br_x509_class **ctx)
 		fail(t, TLS_E_CERT, "the server sent no certificate");
 		return BR_ERR_X509_EMPTY_CHAIN;
 	}
-	if (x->ee_bad || x->ee_len != x->ee_cap) {
+	if (x->ee.bad || x->ee.len != x->ee.cap) {
 		fail(t, TLS_E_CERT, "server certificate larger than %d bytes or truncated", CERT_MAX);
 		return BR_ERR_X509_LIMIT_EXCEEDED;
 	}
 	br_x509_decoder_init(&x->dec, NULL, NULL);
-	br_x509_decoder_push(&x->dec, x->ee, x->ee_len);
+	br_x509_decoder_push(&x->dec, x->ee.p, x->ee.len);
 	int ee_ok = br_x509_decoder_get_pkey(&x->dec) != NULL;
 	if (err == BR_ERR_X509_EXPIRED) {
 		validity_reason(t, &x->dec, ee_ok);
@@ -359,17 +349,17 @@ static unsigned xw_end_chain(const br_x509_class **ctx)
 	}
 	x->have_pkey = 1;
 	if (t->policy == TLS_VERIFY) {
-		if (x->constrained || cert_has_name_constraints(x->ee, x->ee_len) != 0) {
+		if (x->constrained || cert_has_name_constraints(x->ee.p, x->ee.len) != 0) {
 			fail(t, TLS_E_CERT, "a certificate in the chain carries name constraints, which spoolbox does not "
 			                    "process: refused");
 			return BR_ERR_X509_NOT_TRUSTED;
 		}
-		if (cert_server_auth_ok(x->ee, x->ee_len) != 1) {
+		if (cert_server_auth_ok(x->ee.p, x->ee.len) != 1) {
 			fail(t, TLS_E_CERT, "the server certificate is not for TLS servers (extendedKeyUsage without serverAuth)");
 			return BR_ERR_X509_FORBIDDEN_KEY_USAGE;
 		}
 		char names[160];
-		int r = cert_check_name(x->ee, x->ee_len, t->name, names, sizeof names);
+		int r = cert_check_name(x->ee.p, x->ee.len, t->name, names, sizeof names);
 		if (r < 0) {
 			fail(t, TLS_E_CERT, "cannot parse the names in the server certificate");
 			return BR_ERR_X509_BAD_SERVER_NAME;
@@ -519,8 +509,8 @@ static ssize_t tls_write(void *ctx, const void *p, size_t n, int timeout_ms)
 
 static void conn_free(struct tls_conn *t)
 {
-	free(t->xw.ee);
-	free(t->xw.ca);
+	free(t->xw.ee.p);
+	free(t->xw.ca.p);
 	for (size_t i = 0; i < t->chain_len; i++)
 		free(t->chain[i].data);
 	if (t->skey) {
@@ -821,8 +811,8 @@ enum tls_status tls_start(struct io *io, const struct tls_params *p, char *reaso
 		conn_free(t);
 		return st;
 	}
-	free(t->xw.ee);
-	t->xw.ee = NULL;
+	free(t->xw.ee.p);
+	t->xw.ee.p = NULL;
 	io->low_read = tls_read;
 	io->low_write = tls_write;
 	io->low_close = tls_close;
