@@ -484,18 +484,15 @@ int smtp_check(const struct conf *c, conf_report_fn *report, void *ctx)
 		return 1;
 	int e = load(ta, c, report, ctx);
 	/* warnings, not errors: the admin chose these, and should know what they cost */
-	char w[400];
 	for (int i = 0; i < ta->cfg.nsmarthost; i++) {
 		const struct smarthost *sh = &ta->cfg.smarthost[i];
 		if (sh->cleartext_auth)
-			str_fmt(w, sizeof w, CONF_WARNING "SMARTHOST %s: cleartext_auth sends the password without TLS", sh->host);
+			conf_report_key(c, CK_SMARTHOST, report, ctx,
+			                CONF_WARNING "SMARTHOST %s: cleartext_auth sends the password without TLS", sh->host);
 		else if (sh->unverified_auth && sh->policy < TLS_VERIFY && !sh->pins[0])
-			str_fmt(w, sizeof w,
-			        CONF_WARNING "SMARTHOST %s: unverified_auth sends the password to whoever answers (tls=%s, no pin); "
-			        "prefer tls=verify or pin=", sh->host, tls_policy_name(sh->policy));
-		else
-			continue;
-		conf_report_key(c, CK_SMARTHOST, report, ctx, "%s", w);
+			conf_report_key(c, CK_SMARTHOST, report, ctx,
+			                CONF_WARNING "SMARTHOST %s: unverified_auth sends the password to whoever answers (tls=%s, "
+			                "no pin); prefer tls=verify or pin=", sh->host, tls_policy_name(sh->policy));
 	}
 	if (ta->cfg.cleartext_auth)
 		conf_report_key(c, CK_SMTP_CLEARTEXT_AUTH, report, ctx,
