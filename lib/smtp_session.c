@@ -17,9 +17,9 @@
 enum { RANK_DNS = 1, RANK_CONNECT = 1, RANK_REPLY = 2, RANK_TLS = 3, RANK_AUTH = 4, RANK_PERM = 9 };
 
 struct target {
-	char name[256];               /* host name, or address for a literal */
 	unsigned port;
 	const struct smarthost *sh;   /* NULL for MX delivery */
+	char name[256];               /* host name, or address for a literal */
 };
 
 long long smtp_now(void)
