@@ -123,20 +123,15 @@ static void fail(struct tls_conn *t, enum tls_status st, const char *fmt, ...)
 	t->st = st;
 }
 
-/* BearSSL counts days from 0000-01-01 (day 719528 is 1970-01-01). Shown as YYYY-MM-DD by
- * hand (H. Hinnant's civil_from_days): strftime would pull musl's time-zone code in. */
+/* BearSSL counts days from 0000-01-01 (day 719528 is 1970-01-01). Shown as YYYY-MM-DD through
+ * gmtime_r (musl's date arithmetic, linked anyway): strftime would pull musl's time-zone code in. */
 static void show_day(uint32_t days, char *out, size_t size)
 {
-	long z = (long)days - 719528 + 719468;
-	long era = z / 146097;
-	long doe = z - era * 146097;
-	long yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-	long doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-	long mp = (5 * doy + 2) / 153;
-	long d = doy - (153 * mp + 2) / 5 + 1;
-	long m = mp < 10 ? mp + 3 : mp - 9;
-	long y = yoe + era * 400 + (m <= 2);
-	str_fmt(out, size, "%04ld-%02ld-%02ld", y, m, d);
+	time_t t = ((time_t)days - 719528) * 86400;
+	struct tm tm;
+	if (!gmtime_r(&t, &tm))
+		memset(&tm, 0, sizeof tm);
+	str_fmt(out, size, "%04d-%02d-%02d", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
 }
 
 /* The elliptic curves: x25519 and NIST P-256/P-384, with BearSSL's generic, smaller code
