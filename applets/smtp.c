@@ -34,6 +34,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,12 +63,13 @@ struct smtp_ta {
 	/* kept from job to job: allocating them per message cost an mmap/munmap pair each */
 	struct smtp_txn_rcpt *rc;   /* maxrcpt entries */
 	char *body_buf;             /* SMTP_TXN_BUF bytes */
-	struct smtp_config cfg;
-	struct smtp_session sess;
+	/* the small fields before the large ones: their offsets then fit a byte */
 	long maxrcpt;
 	long hop_limit;             /* HOPCOUNT_LIMIT, 0 = none */
 	long idle;                  /* seconds a connection is kept between jobs */
 	int send_8bit;
+	int dead_timeout;           /* dead[] below timed out (1) or refused/dropped (0) */
+	struct smtp_session sess;
 	char helo[256];
 	/* A destination that timed out: the jobs for it already handed to us (overfeed) are
 	 * deferred with it, without a connection each (issue 11 point 5). Forgotten at "#idle" or
@@ -78,8 +80,9 @@ struct smtp_ta {
 	/* The same for a destination that refused or dropped the connection (4.4.1, 4.4.2): the
 	 * scheduler counts that as a failed delivery and may suspend the destination (issue 14
 	 * point 3), so the jobs in the pipe do not knock again each. Reported as "deferred" (not
-	 * "deferall": the scheduler's concurrency feedback decides, not a hold of the thread). */
-	int dead_timeout;
+	 * "deferall": the scheduler's concurrency feedback decides, not a hold of the thread);
+	 * dead_timeout tells the two apart. */
+	struct smtp_config cfg;
 };
 
 /* The idle timer: a connection kept after a job (SMTP_IDLE=0: none) is closed when no job
@@ -108,9 +111,8 @@ static void idle_expired(void *ctx)
 static void report_rcpt(struct smtp_ta *ta, const struct ta_job *job, size_t idx, const struct smtp_result *res,
                    const char *relay, const char *remote, int all)
 {
-	const char *status, *action;
+	const char *status, *action, *def; /* def: the enhanced code when the reply had none */
 	char enh[16];
-	str_lcpy(enh, res->enh, sizeof enh);
 	int cls = res->code / 100;
 	if (cls == 2) {
 		/* A next hop that speaks DSN got NOTIFY/ORCPT and takes over success notices: ok2
@@ -118,20 +120,19 @@ static void report_rcpt(struct smtp_ta *ta, const struct ta_job *job, size_t idx
 		int dsn = (ta->sess.conn.caps.ext & SMTP_EXT_DSN) != 0;
 		status = dsn ? "ok2" : TA_OK;
 		action = dsn ? "delivered" : "relayed";
-		if (!enh[0])
-			str_lcpy(enh, "2.0.0", sizeof enh);
+		def = "2.0.0";
 	} else if (cls == 5) {
 		status = TA_ERROR;
 		action = "failed";
-		if (!enh[0])
-			str_lcpy(enh, "5.0.0", sizeof enh);
+		def = "5.0.0";
 	} else {
 		status = all ? TA_DEFERALL : TA_DEFERRED;
 		action = "delayed";
-		if (!enh[0])
-			str_lcpy(enh, cls == 4 ? "4.0.0" : "4.4.2", sizeof enh);
-		enh[0] = '4';
+		def = cls == 4 ? "4.0.0" : "4.4.2";
 	}
+	str_lcpy(enh, res->enh[0] ? res->enh : def, sizeof enh);
+	if (cls != 2 && cls != 5)
+		enh[0] = '4';
 	ta_report(job, idx, status, action, enh, res->text, remote && *remote ? remote : NULL);
 	/* Postfix's conn_use=N: the Nth transaction on a cached connection. */
 	char use[32] = "";
@@ -418,18 +419,23 @@ static int load(struct smtp_ta *ta, const struct conf *c, conf_report_fn *rep, v
 	cfg->cafile = conf_str(c, CK_CAFILE);
 	cfg->credentials = conf_str(c, CK_CREDENTIALS);
 	cfg->cleartext_auth = conf_num(c, CK_SMTP_CLEARTEXT_AUTH) != 0;
-	struct {
-		int *ms;
-		enum conf_key k;
-	} tos[] = {
-	    {&cfg->to.connect, CK_SMTP_CONNECT_TIMEOUT}, {&cfg->to.greeting, CK_SMTP_HELO_TIMEOUT},
-	    {&cfg->to.helo, CK_SMTP_HELO_TIMEOUT},       {&cfg->to.cmd, CK_SMTP_CMD_TIMEOUT},
-	    {&cfg->to.data_init, CK_SMTP_DATA_INIT_TIMEOUT}, {&cfg->to.data_block, CK_SMTP_DATA_BLOCK_TIMEOUT},
-	    {&cfg->to.data_done, CK_SMTP_DATA_DONE_TIMEOUT},
+	/* each timeout's offset in struct smtp_timeouts and its key */
+	static const unsigned char tos[][2] = {
+	    {offsetof(struct smtp_timeouts, connect), CK_SMTP_CONNECT_TIMEOUT},
+	    {offsetof(struct smtp_timeouts, greeting), CK_SMTP_HELO_TIMEOUT},
+	    {offsetof(struct smtp_timeouts, helo), CK_SMTP_HELO_TIMEOUT},
+	    {offsetof(struct smtp_timeouts, cmd), CK_SMTP_CMD_TIMEOUT},
+	    {offsetof(struct smtp_timeouts, data_init), CK_SMTP_DATA_INIT_TIMEOUT},
+	    {offsetof(struct smtp_timeouts, data_block), CK_SMTP_DATA_BLOCK_TIMEOUT},
+	    {offsetof(struct smtp_timeouts, data_done), CK_SMTP_DATA_DONE_TIMEOUT},
 	};
+	_Static_assert(CK_SMTP_CONNECT_TIMEOUT < 256 && CK_SMTP_HELO_TIMEOUT < 256 && CK_SMTP_CMD_TIMEOUT < 256 &&
+	                   CK_SMTP_DATA_INIT_TIMEOUT < 256 && CK_SMTP_DATA_BLOCK_TIMEOUT < 256 &&
+	                   CK_SMTP_DATA_DONE_TIMEOUT < 256,
+	               "the timeout keys fit a byte");
 	for (size_t i = 0; i < ARRAY_LEN(tos); i++) {
-		long long s = conf_num(c, tos[i].k);
-		*tos[i].ms = s > 86400 ? 86400000 : (int)s * 1000;
+		long long s = conf_num(c, (enum conf_key)tos[i][1]);
+		*(int *)(void *)((char *)&cfg->to + tos[i][0]) = s > 86400 ? 86400000 : (int)s * 1000;
 	}
 	return errors;
 }
@@ -476,18 +482,15 @@ int smtp_check(const struct conf *c, conf_report_fn *report, void *ctx)
 		return 1;
 	int e = load(ta, c, report, ctx);
 	/* warnings, not errors: the admin chose these, and should know what they cost */
-	char w[400];
 	for (int i = 0; i < ta->cfg.nsmarthost; i++) {
 		const struct smarthost *sh = &ta->cfg.smarthost[i];
 		if (sh->cleartext_auth)
-			str_fmt(w, sizeof w, CONF_WARNING "SMARTHOST %s: cleartext_auth sends the password without TLS", sh->host);
+			conf_report_key(c, CK_SMARTHOST, report, ctx,
+			                CONF_WARNING "SMARTHOST %s: cleartext_auth sends the password without TLS", sh->host);
 		else if (sh->unverified_auth && sh->policy < TLS_VERIFY && !sh->pins[0])
-			str_fmt(w, sizeof w,
-			        CONF_WARNING "SMARTHOST %s: unverified_auth sends the password to whoever answers (tls=%s, no pin); "
-			        "prefer tls=verify or pin=", sh->host, tls_policy_name(sh->policy));
-		else
-			continue;
-		conf_report_key(c, CK_SMARTHOST, report, ctx, "%s", w);
+			conf_report_key(c, CK_SMARTHOST, report, ctx,
+			                CONF_WARNING "SMARTHOST %s: unverified_auth sends the password to whoever answers (tls=%s, "
+			                "no pin); prefer tls=verify or pin=", sh->host, tls_policy_name(sh->policy));
 	}
 	if (ta->cfg.cleartext_auth)
 		conf_report_key(c, CK_SMTP_CLEARTEXT_AUTH, report, ctx,

@@ -17,11 +17,9 @@
 #include <string.h>
 #include <time.h>
 
-static int step(const char *what, int ok, const char *fmt, const char *detail)
+static int step(const char *what, int ok, const char *detail)
 {
-	printf("%-10s %-4s ", what, ok ? "ok" : "FAIL");
-	printf(fmt, detail);
-	printf("\n");
+	printf("%-10s %-4s %s\n", what, ok ? "ok" : "FAIL", detail);
 	fflush(stdout);
 	return ok;
 }
@@ -32,19 +30,19 @@ static int command(struct smtp_conn *c, const char *what, const char *line, int 
 	struct smtp_reply r;
 	char one[300];
 	if (smtp_cmd(c, line, &r, timeout) < 0) {
-		step(what, 0, "%s", c->err);
+		step(what, 0, c->err);
 		return 0;
 	}
 	smtp_reply_oneline(&r, one, sizeof one);
 	char text[400];
 	str_fmt(text, sizeof text, "%d %s", r.code, one);
-	step(what, r.code == want, "%s", text);
+	step(what, r.code == want, text);
 	return r.code;
 }
 
 static int verdict(int code, const char *text)
 {
-	step("verdict", code == 0, "%s", text);
+	step("verdict", code == 0, text);
 	return code;
 }
 
@@ -68,15 +66,15 @@ int smtp_test(struct smtp_session *s, const struct smtp_config *cfg, const struc
 		str_fmt(route, sizeof route, "the MX hosts of %s (no SMARTHOST; SMTP_TLS=%s)", domain,
 		        tls_policy_name(cfg->mx_policy));
 	}
-	step("route", 1, "%s", route);
+	step("route", 1, route);
 	struct smtp_fail why;
 	if (smtp_session_get(s, cfg, domain, &why) < 0) {
-		step("session", 0, "%s", why.text);
+		step("session", 0, why.text);
 		return verdict(EX_TEMPFAIL, "mail would be deferred (connect, EHLO, TLS or AUTH failed: see above)");
 	}
-	step("connect", 1, "%s", s->relay);
-	step("EHLO", 1, "%s", s->conn.caps.esmtp ? "ESMTP" : "HELO only");
-	step("TLS", !cfg->nsmarthost || cfg->smarthost[0].policy < TLS_ENCRYPT || s->tlsdesc[0], "%s",
+	step("connect", 1, s->relay);
+	step("EHLO", 1, s->conn.caps.esmtp ? "ESMTP" : "HELO only");
+	step("TLS", !cfg->nsmarthost || cfg->smarthost[0].policy < TLS_ENCRYPT || s->tlsdesc[0],
 	     s->tlsdesc[0] ? s->tlsdesc : "none (clear text)");
 	/* the session refuses a smarthost that has a credentials line but no AUTH, so a line here
 	 * means AUTH succeeded; the name is the one the session looked up */
@@ -96,9 +94,9 @@ int smtp_test(struct smtp_session *s, const struct smtp_config *cfg, const struc
 	if (have) {
 		char who[600];
 		str_fmt(who, sizeof who, "as %s (%s line %d)", cr.user, cfg->credentials, cr.line);
-		step("AUTH", 1, "%s", who);
+		step("AUTH", 1, who);
 	} else {
-		step("AUTH", 1, "%s", "none (no credentials line for this host)");
+		step("AUTH", 1, "none (no credentials line for this host)");
 	}
 	creds_wipe(&cr);
 	int to = cfg->to.cmd;
@@ -122,10 +120,10 @@ int smtp_test(struct smtp_session *s, const struct smtp_config *cfg, const struc
 			}
 		}
 	} else if (code == 250) {
-		step("RCPT", 1, "%s", "skipped (give a recipient address to test RCPT TO)");
+		step("RCPT", 1, "skipped (give a recipient address to test RCPT TO)");
 	}
 	if (code >= 200 && code < 300 && !send)
-		step("DATA", 1, "%s", "not sent (-s sends a test message)");
+		step("DATA", 1, "not sent (-s sends a test message)");
 	if (code >= 200 && code < 300)
 		smtp_rset(&s->conn);
 	smtp_session_end(s);

@@ -15,9 +15,9 @@
 #define MAXFIELDS 5 /* one more than any valid line, to say "too many fields" */
 
 struct fields {
-	char v[MAXFIELDS][CREDS_FIELD_MAX];
-	int quoted[MAXFIELDS];
 	int n;
+	int quoted[MAXFIELDS];
+	char v[MAXFIELDS][CREDS_FIELD_MAX];
 };
 
 /* Splits one line (no LF) into fields. Returns 0, or -1 with the reason in why (no secret). */

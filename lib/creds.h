@@ -36,11 +36,11 @@
 #define CREDS_TOKEN_MAX 8192     /* largest bearer token file */
 
 struct creds {
+	int is_token_file;
+	int line;                     /* line of the entry in the file */
 	char host[CREDS_FIELD_MAX];   /* the HOST field of the entry used */
 	char user[CREDS_FIELD_MAX];
 	char secret[CREDS_FIELD_MAX]; /* the password, or the token file's path when is_token_file */
-	int is_token_file;
-	int line;                     /* line of the entry in the file */
 };
 
 /* Looks up the entry for host (and port, 0 = any) in the file at path (NULL: "" or absent means

@@ -6,10 +6,10 @@
 #include <strings.h>
 
 struct part_head {
-	char type[64];       /* "text/plain" (lower case), "" when absent */
-	char boundary[72];   /* multipart only, RFC 2046: 1..70 characters */
-	char cte[32];        /* "8bit", "quoted-printable", ... (lower case), "" when absent */
 	size_t cte_off, cte_len; /* the Content-Transfer-Encoding field within the header, if any */
+	char type[64];       /* "text/plain" (lower case), "" when absent */
+	char cte[32];        /* "8bit", "quoted-printable", ... (lower case), "" when absent */
+	char boundary[72];   /* multipart only, RFC 2046: 1..70 characters */
 };
 
 static int has8(const char *p, size_t n)
@@ -264,22 +264,20 @@ static int entity(const char *p, size_t n, const char *deftype, int depth, struc
 		snprintf(why, whylen, "MIME parts nested deeper than %d", MIME7_DEPTH_MAX);
 		return MIME7_CANNOT;
 	}
-	if (!strcmp(ph.cte, "binary")) {
-		snprintf(why, whylen, "a %s part is declared binary", type);
-		return MIME7_CANNOT;
-	}
-	if (!strcmp(ph.cte, "quoted-printable") || !strcmp(ph.cte, "base64")) {
-		snprintf(why, whylen, "a %s part declared %s holds 8-bit bytes", type, ph.cte);
-		return MIME7_CANNOT;
-	}
+	/* why it cannot be converted: a format of the type (and the encoding) */
+	const char *cannot = "a %s part is declared binary";
+	if (!strcmp(ph.cte, "binary"))
+		goto cannot;
+	cannot = "a %s part declared %s holds 8-bit bytes";
+	if (!strcmp(ph.cte, "quoted-printable") || !strcmp(ph.cte, "base64"))
+		goto cannot;
 	/* what changes from 8bit: the label of a container, the encoding of a text leaf */
 	const char *relabel = ph.cte[0] ? "7bit" : NULL;
 	int r;
 	if (!strncmp(type, "multipart/", 10)) {
-		if (!ph.boundary[0]) {
-			snprintf(why, whylen, "a %s part without a boundary holds 8-bit bytes", type);
-			return MIME7_CANNOT;
-		}
+		cannot = "a %s part without a boundary holds 8-bit bytes";
+		if (!ph.boundary[0])
+			goto cannot;
 		if (put_head(out, p, hlen, &ph, relabel))
 			return MIME7_NOMEM;
 		return multipart(body, blen, &ph, depth, out, why, whylen);
@@ -293,14 +291,16 @@ static int entity(const char *p, size_t n, const char *deftype, int depth, struc
 			return MIME7_NOMEM;
 		return entity(body + sep, blen - sep, "text/plain", depth + 1, out, why, whylen);
 	}
-	if (strncmp(type, "text/", 5) != 0) {
-		snprintf(why, whylen, "a %s part holds 8-bit data that is not text", type);
-		return MIME7_CANNOT;
-	}
+	cannot = "a %s part holds 8-bit data that is not text";
+	if (strncmp(type, "text/", 5) != 0)
+		goto cannot;
 	if (put_head(out, p, hlen, &ph, "quoted-printable"))
 		return MIME7_NOMEM;
 	r = put_qp(out, body, blen);
 	return r ? MIME7_NOMEM : 0;
+cannot:
+	snprintf(why, whylen, cannot, type, ph.cte); /* a format without the second %s ignores ph.cte */
+	return MIME7_CANNOT;
 }
 
 int mime7_convert(const char *msg, size_t n, struct buf *out, char *why, size_t whylen)

@@ -1,7 +1,9 @@
 /* Parser of the SMARTHOST list (syntax in smarthost.h and docs/smtp.md). */
 #include "smarthost.h"
+#include "auth.h"
 #include "util.h"
 #include <ctype.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,27 +103,30 @@ static int is_word(const char *t, size_t n, const char *w)
 	return strlen(w) == n && str_ncaseeq(t, w, n);
 }
 
+/* The options without a value: each sets one int field of struct smarthost */
+static const struct {
+	char word[16];
+	unsigned char off, val;
+} flags[] = {
+	{"smtps", offsetof(struct smarthost, smtps), 1},
+	{"starttls", offsetof(struct smarthost, smtps), 0},
+	{"mx", offsetof(struct smarthost, mx), 1},
+	{"noauth", offsetof(struct smarthost, noauth), 1},
+	{"cleartext_auth", offsetof(struct smarthost, cleartext_auth), 1},
+	{"unverified_auth", offsetof(struct smarthost, unverified_auth), 1},
+};
+
 static int parse_option(const char *t, size_t n, struct smarthost *h, const char **why)
 {
 	const char *eq = memchr(t, '=', n);
 	if (!eq) {
-		if (is_word(t, n, "smtps"))
-			h->smtps = 1;
-		else if (is_word(t, n, "starttls"))
-			h->smtps = 0;
-		else if (is_word(t, n, "mx"))
-			h->mx = 1;
-		else if (is_word(t, n, "noauth"))
-			h->noauth = 1;
-		else if (is_word(t, n, "cleartext_auth"))
-			h->cleartext_auth = 1;
-		else if (is_word(t, n, "unverified_auth"))
-			h->unverified_auth = 1;
-		else {
-			*why = "unknown option";
-			return -1;
-		}
-		return 0;
+		for (size_t i = 0; i < ARRAY_LEN(flags); i++)
+			if (is_word(t, n, flags[i].word)) {
+				*(int *)(void *)((char *)h + flags[i].off) = flags[i].val;
+				return 0;
+			}
+		*why = "unknown option";
+		return -1;
 	}
 	size_t kn = (size_t)(eq - t), vn = n - kn - 1;
 	const char *v = eq + 1;
@@ -146,10 +151,8 @@ static int parse_option(const char *t, size_t n, struct smarthost *h, const char
 			return -1;
 		for (char *p = h->mech; *p; p++)
 			*p = (char)toupper((unsigned char)*p);
-		static const char *const mechs[] = {"PLAIN", "LOGIN", "CRAM-MD5", "XOAUTH2"};
-		for (size_t i = 0; i < ARRAY_LEN(mechs); i++)
-			if (strcmp(h->mech, mechs[i]) == 0)
-				return 0;
+		if (auth_mech_parse(h->mech) != AUTH_NONE)
+			return 0;
 		*why = "auth= wants PLAIN, LOGIN, CRAM-MD5 or XOAUTH2";
 		return -1;
 	}

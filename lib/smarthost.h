@@ -33,7 +33,6 @@
 #define SMARTHOST_PATH_MAX 256
 
 struct smarthost {
-	char host[256];             /* name or address, without brackets */
 	unsigned port;              /* 0: the default (465 for smtps, else 25) */
 	int bracket;                /* written as [host] */
 	int mx;                     /* `mx`: resolve as a mail domain */
@@ -42,6 +41,7 @@ struct smarthost {
 	int noauth, cleartext_auth;
 	int unverified_auth;        /* PLAIN/LOGIN/XOAUTH2 also to a TLS peer that is not verified */
 	char mech[16];              /* "" = chosen from the server's EHLO */
+	char host[256];             /* name or address, without brackets */
 	char pins[TLS_MAX_PINS * 72]; /* "" = no pin; comma-separated, as tls_pins_parse() reads */
 	char cert[SMARTHOST_PATH_MAX], key[SMARTHOST_PATH_MAX];
 	char tls_name[256];         /* name=: "" = the host */

@@ -162,14 +162,11 @@ static const char *next_line(const char *p, const char **end)
 
 void smtp_parse_ehlo(const struct smtp_reply *r, struct smtp_caps *caps)
 {
-	static const struct {
-		const char *kw;
-		unsigned bit;
-	} kws[] = {
-	    {"PIPELINING", SMTP_EXT_PIPELINING}, {"SIZE", SMTP_EXT_SIZE}, {"8BITMIME", SMTP_EXT_8BITMIME},
-	    {"SMTPUTF8", SMTP_EXT_SMTPUTF8}, {"DSN", SMTP_EXT_DSN}, {"ENHANCEDSTATUSCODES", SMTP_EXT_ENHANCED},
-	    {"STARTTLS", SMTP_EXT_STARTTLS}, {"AUTH", SMTP_EXT_AUTH},
-	};
+	/* the keywords in the order of their bits: SMTP_EXT_PIPELINING is 1 << 0, and so on */
+	_Static_assert(SMTP_EXT_PIPELINING == 1 && SMTP_EXT_SIZE == 2 && SMTP_EXT_8BITMIME == 4 && SMTP_EXT_SMTPUTF8 == 8 &&
+	                   SMTP_EXT_DSN == 16 && SMTP_EXT_ENHANCED == 32 && SMTP_EXT_STARTTLS == 64 && SMTP_EXT_AUTH == 128,
+	               "SMTP_EXT_* bits");
+	static const char kws[] = "PIPELINING\0SIZE\08BITMIME\0SMTPUTF8\0DSN\0ENHANCEDSTATUSCODES\0STARTTLS\0AUTH\0";
 	caps->ext = 0;
 	caps->size = 0;
 	caps->auth[0] = 0;
@@ -181,20 +178,21 @@ void smtp_parse_ehlo(const struct smtp_reply *r, struct smtp_caps *caps)
 		size_t kl = 0;
 		while (line + kl < end && line[kl] != ' ' && line[kl] != '=')
 			kl++;
-		for (size_t i = 0; i < ARRAY_LEN(kws); i++) {
-			if (strlen(kws[i].kw) != kl || !str_ncaseeq(line, kws[i].kw, kl))
+		unsigned bit = 1;
+		for (const char *kw = kws; *kw; kw += strlen(kw) + 1, bit <<= 1) {
+			if (strlen(kw) != kl || !str_ncaseeq(line, kw, kl))
 				continue;
-			caps->ext |= kws[i].bit;
+			caps->ext |= bit;
 			const char *arg = line + kl;
 			while (arg < end && (*arg == ' ' || *arg == '='))
 				arg++;
 			size_t al = (size_t)(end - arg);
-			if (kws[i].bit == SMTP_EXT_SIZE) {
+			if (bit == SMTP_EXT_SIZE) {
 				long long v = 0;
 				for (const char *q = arg; q < end && *q >= '0' && *q <= '9' && v < (1LL << 50); q++)
 					v = v * 10 + (*q - '0');
 				caps->size = v;
-			} else if (kws[i].bit == SMTP_EXT_AUTH) {
+			} else if (bit == SMTP_EXT_AUTH) {
 				/* "AUTH PLAIN" and the old "AUTH=LOGIN" may both appear: keep both lists. */
 				size_t have = strlen(caps->auth);
 				if (have + al + 2 < sizeof caps->auth) {

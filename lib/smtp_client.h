@@ -44,8 +44,8 @@ struct smtp_reply {
 struct smtp_caps {
 	unsigned ext;              /* SMTP_EXT_* */
 	long long size;            /* SIZE limit, 0 = none announced */
-	char auth[256];            /* parameters of the AUTH keyword ("PLAIN LOGIN") */
 	int esmtp;                 /* EHLO was accepted (0: HELO) */
+	char auth[256];            /* parameters of the AUTH keyword ("PLAIN LOGIN") */
 };
 
 /* RFC 5321 4.5.3.2 timeouts, milliseconds. */
@@ -54,15 +54,17 @@ struct smtp_timeouts {
 };
 
 struct smtp_conn {
-	struct io io;
-	struct smtp_caps caps;
+	/* the small fields first: they are read often, and near the start a field's offset fits a
+	 * byte in the instructions that read it */
 	struct smtp_timeouts to;
-	char name[256];            /* "mx.example[192.0.2.1]:25", for messages and the log */
-	const char *logid;         /* message id for transcript lines, or NULL */
 	int verbose;
 	int open;
 	int rset_pending;          /* a reused connection: RSET goes first, pipelined */
 	int timed_out;             /* the last failure was a time limit, not a refusal or a reset */
+	const char *logid;         /* message id for transcript lines, or NULL */
+	struct smtp_caps caps;
+	struct io io;
+	char name[256];            /* "mx.example[192.0.2.1]:25", for messages and the log */
 	char err[512];
 };
 
@@ -142,9 +144,9 @@ struct smtp_txn {
 	 * positioned after them: the message is read once, not once for the caller and again here */
 	size_t pre;
 	/* filled in */
-	struct smtp_result mail, data;
 	size_t accepted;           /* recipients with a 2xx RCPT reply */
 	unsigned long long folded; /* lines folded on the way out */
+	struct smtp_result mail, data;
 };
 
 #define SMTP_TXN_STALE (-2)

@@ -17,9 +17,9 @@
 enum { RANK_DNS = 1, RANK_CONNECT = 1, RANK_REPLY = 2, RANK_TLS = 3, RANK_AUTH = 4, RANK_PERM = 9 };
 
 struct target {
-	char name[256];               /* host name, or address for a literal */
 	unsigned port;
 	const struct smarthost *sh;   /* NULL for MX delivery */
+	char name[256];               /* host name, or address for a literal */
 };
 
 long long smtp_now(void)
@@ -320,16 +320,14 @@ again:
 	s->connections++;
 	if (smtps && start_tls(s, cfg, t, pol, remote, why) < 0)
 		goto bad;
+	/* a refusal is reported with what was refused, at its rank; then QUIT */
+	const char *refused = "refused to talk to me";
+	int rank = RANK_REPLY;
 	int g = smtp_greet(c, cfg->helo_name, &r);
-	if (g < 0) {
-		fail(why, RANK_CONNECT, "4.4.2", remote, "%s", c->err);
-		goto bad;
-	}
-	if (g > 0) {
-		fail_reply(why, RANK_REPLY, remote, "refused to talk to me", &r);
-		smtp_quit(c);
-		return -1;
-	}
+	if (g < 0)
+		goto lost;
+	if (g > 0)
+		goto refusal;
 	int want_tls = !smtps && !cleartext_retry && pol != TLS_NONE && tls_available();
 	if (want_tls && !(c->caps.ext & SMTP_EXT_STARTTLS)) {
 		if (pol >= TLS_ENCRYPT) {
@@ -342,16 +340,13 @@ again:
 	}
 	if (want_tls) {
 		int st = smtp_starttls_cmd(c, &r);
-		if (st < 0) {
-			fail(why, RANK_CONNECT, "4.4.2", remote, "%s", c->err);
-			goto bad;
-		}
+		if (st < 0)
+			goto lost;
 		if (st > 0) {
-			if (pol >= TLS_ENCRYPT) {
-				fail_reply(why, RANK_TLS, remote, "refused STARTTLS", &r);
-				smtp_quit(c);
-				return -1;
-			}
+			refused = "refused STARTTLS";
+			rank = RANK_TLS;
+			if (pol >= TLS_ENCRYPT)
+				goto refusal;
 			/* may: carry on in clear text on this connection */
 		} else {
 			if (start_tls(s, cfg, t, pol, remote, why) < 0) {
@@ -367,15 +362,11 @@ again:
 			/* the greeting's two failures again (error: drop, refusal: QUIT), inline because
 			 * each leaves through this function's own labels */
 			int e = smtp_ehlo(c, cfg->helo_name, &r);
-			if (e < 0) {
-				fail(why, RANK_CONNECT, "4.4.2", remote, "%s", c->err);
-				goto bad;
-			}
-			if (e > 0) {
-				fail_reply(why, RANK_REPLY, remote, "refused EHLO after STARTTLS", &r);
-				smtp_quit(c);
-				return -1;
-			}
+			refused = "refused EHLO after STARTTLS";
+			if (e < 0)
+				goto lost;
+			if (e > 0)
+				goto refusal;
 		}
 	}
 	if (do_auth(s, cfg, t, remote, why) < 0) {
@@ -387,6 +378,12 @@ again:
 	if (s->tlsdesc[0])
 		log_msg(LOG_INFO, c->logid, "TLS connection to %s: %s", s->relay, s->tlsdesc);
 	return 0;
+refusal:
+	fail_reply(why, rank, remote, refused, &r);
+	smtp_quit(c);
+	return -1;
+lost:
+	fail(why, RANK_CONNECT, "4.4.2", remote, "%s", c->err);
 bad:
 	why->timeouts += c->timed_out;
 	smtp_close(c);

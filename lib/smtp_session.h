@@ -19,7 +19,6 @@
 
 /* What the transport's configuration says (filled by the applet from spoolbox.conf). */
 struct smtp_config {
-	struct smarthost smarthost[SMARTHOST_MAX];
 	int nsmarthost;              /* 0: deliver by MX */
 	enum tls_policy mx_policy;   /* SMTP_TLS */
 	unsigned mx_port;            /* SMTP_PORT */
@@ -29,16 +28,17 @@ struct smtp_config {
 	int cleartext_auth;          /* SMTP_CLEARTEXT_AUTH */
 	struct smtp_timeouts to;
 	int verbose;
+	struct smarthost smarthost[SMARTHOST_MAX]; /* last: the fields above get short offsets */
 };
 
 /* Why a session could not be had. */
 struct smtp_fail {
 	int permanent;               /* 1 only for a null MX */
 	int rank;                    /* how telling the failure is (see above) */
+	int timeouts;                /* addresses that timed out (connect, greeting, EHLO, STARTTLS) */
 	char enh[16];
 	char text[SMTP_TEXT_MAX + 1];
 	char remote[300];            /* host[addr] of the failing server, or "" */
-	int timeouts;                /* addresses that timed out (connect, greeting, EHLO, STARTTLS) */
 };
 
 struct smtp_session {

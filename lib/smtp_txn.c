@@ -40,13 +40,25 @@ static void set_reply(struct smtp_result *res, const struct smtp_reply *r)
 	smtp_reply_oneline(r, res->text, sizeof res->text);
 }
 
-/* The connection failed: every recipient without a final outcome gets code 0 and the reason. */
-static void set_lost(struct smtp_conn *c, struct smtp_result *r, const char *during)
+/* The outcome of the recipients still open: those not marked in bad (NULL: none is) with a 2xx
+ * reply, and with lost0 also those without any yet. With a reply r they get it; without, the
+ * connection failed: code 0, enhanced code enh, and the reason (c->err). */
+static void settle(struct smtp_conn *c, struct smtp_txn *t, const char *bad, int lost0, const struct smtp_reply *r,
+                   const char *enh)
 {
-	r->code = 0;
-	r->local = 1;
-	r->enh[0] = 0;
-	snprintf(r->text, sizeof r->text, "%s%s%s", c->err, during ? " " : "", during ? during : "");
+	for (size_t i = 0; i < t->n; i++) {
+		struct smtp_result *res = &t->rcpt[i].res;
+		if ((bad && bad[i]) || (res->code / 100 != 2 && (res->code || !lost0)))
+			continue;
+		if (r) {
+			set_reply(res, r);
+		} else {
+			res->code = 0;
+			res->local = 1;
+			str_lcpy(res->enh, enh, sizeof res->enh);
+			str_lcpy(res->text, c->err, sizeof res->text);
+		}
+	}
 }
 
 /* 1 when an address can go into "<...>" on a command line: no control characters, no angle
@@ -80,20 +92,15 @@ static int add_xtext(char *line, size_t size, const char *key, const char *prefi
 static int mail_line(const struct smtp_conn *c, const struct smtp_txn *t, char *line, size_t size)
 {
 	unsigned ext = c->caps.ext;
-	if (str_fmt(line, size, "MAIL FROM:<%s>", t->sender) < 0)
+	int sz = (ext & SMTP_EXT_SIZE) != 0, dsn = ENABLE_DSN && (ext & SMTP_EXT_DSN);
+	/* one format for every parameter: one not sent is "", and SIZE's number then has precision
+	 * 0 and the value 0, which prints no digit */
+	if (str_fmt(line, size, "MAIL FROM:<%s>%s%.*lld%s%s%s", t->sender, sz ? " SIZE=" : "", sz, sz ? t->size : 0,
+	            t->body8 && (ext & SMTP_EXT_8BITMIME) ? " BODY=8BITMIME" : "", t->smtputf8 ? " SMTPUTF8" : "",
+	            !dsn || !t->ret ? "" : t->ret == 'H' ? " RET=HDRS" : " RET=FULL") < 0)
 		return -1;
-	if (ext & SMTP_EXT_SIZE)
-		str_fmt(line + strlen(line), size - strlen(line), " SIZE=%lld", t->size);
-	if (t->body8 && (ext & SMTP_EXT_8BITMIME))
-		str_fmt(line + strlen(line), size - strlen(line), " BODY=8BITMIME");
-	if (t->smtputf8)
-		str_fmt(line + strlen(line), size - strlen(line), " SMTPUTF8");
-	if (ENABLE_DSN && (ext & SMTP_EXT_DSN)) {
-		if (t->ret)
-			str_fmt(line + strlen(line), size - strlen(line), " RET=%s", t->ret == 'H' ? "HDRS" : "FULL");
-		if (t->envid && *t->envid && add_xtext(line, size, "ENVID", "", t->envid) < 0)
-			return -1;
-	}
+	if (dsn && t->envid && *t->envid && add_xtext(line, size, "ENVID", "", t->envid) < 0)
+		return -1;
 	return strlen(line) + 1 < size ? 0 : -1;
 }
 
@@ -223,22 +230,23 @@ static int precheck(struct smtp_conn *c, struct smtp_txn *t)
 {
 	unsigned ext = c->caps.ext;
 	int code = 0, utf8 = t->smtputf8;
-	char enh[16], text[SMTP_TEXT_MAX + 1];
+	const char *enh = NULL;
+	char text[SMTP_TEXT_MAX + 1];
 	if ((ext & SMTP_EXT_SIZE) && c->caps.size > 0 && t->size > c->caps.size) {
 		code = 552;
-		str_lcpy(enh, "5.3.4", sizeof enh);
+		enh = "5.3.4";
 		snprintf(text, sizeof text, "message size %lld exceeds the size limit %lld of %s", t->size, c->caps.size, c->name);
 	} else if (utf8 && !(ext & SMTP_EXT_SMTPUTF8)) {
 		code = 553;
-		str_lcpy(enh, "5.6.7", sizeof enh);
+		enh = "5.6.7";
 		snprintf(text, sizeof text, "%s does not support SMTPUTF8, needed for the non-ASCII addresses of this message", c->name);
 	} else if (t->body8 && !(ext & SMTP_EXT_8BITMIME) && !t->send_8bit_anyway) {
 		code = 554;
-		str_lcpy(enh, "5.6.3", sizeof enh);
+		enh = "5.6.3";
 		snprintf(text, sizeof text, "%s does not support 8BITMIME and the message has 8-bit data (RFC 6152: not converted, not sent)", c->name);
 	} else if (!addr_ok(t->sender, utf8) && t->sender[0]) {
 		code = 553;
-		str_lcpy(enh, "5.1.7", sizeof enh);
+		enh = "5.1.7";
 		snprintf(text, sizeof text, "the sender address cannot be written on an SMTP command line");
 	}
 	if (!code)
@@ -272,8 +280,7 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 	char *bad = calloc(t->n ? t->n : 1, 1);
 	if (!bad) {
 		str_lcpy(c->err, "out of memory", sizeof c->err);
-		for (i = 0; i < t->n; i++)
-			set_lost(c, &t->rcpt[i].res, NULL);
+		settle(c, t, NULL, 1, NULL, "");
 		return 0;
 	}
 	size_t sendable = 0;
@@ -381,9 +388,7 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 		goto out;
 	}
 	if (r.code != 354) {
-		for (i = 0; i < t->n; i++)
-			if (!bad[i] && t->rcpt[i].res.code / 100 == 2)
-				set_reply(&t->rcpt[i].res, &r);
+		settle(c, t, bad, 0, &r, NULL);
 		goto out;
 	}
 	if (!t->accepted) {
@@ -400,11 +405,7 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 	if (b == -2) {
 		/* Never let a partial message look complete: drop the connection without ".". */
 		str_fmt(c->err, sizeof c->err, "message not sent: %s", why);
-		for (i = 0; i < t->n; i++)
-			if (!bad[i] && t->rcpt[i].res.code / 100 == 2) {
-				set_lost(c, &t->rcpt[i].res, NULL);
-				str_lcpy(t->rcpt[i].res.enh, "4.3.0", sizeof t->rcpt[i].res.enh);
-			}
+		settle(c, t, bad, 0, NULL, "4.3.0");
 		smtp_close(c);
 		ret = -1;
 		goto out;
@@ -422,9 +423,7 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 		goto lost_data;
 	}
 	set_reply(&t->data, &r);
-	for (i = 0; i < t->n; i++)
-		if (!bad[i] && t->rcpt[i].res.code / 100 == 2)
-			set_reply(&t->rcpt[i].res, &r);
+	settle(c, t, bad, 0, &r, NULL);
 	goto out;
 
 mail_failed:
@@ -434,9 +433,7 @@ mail_failed:
 	goto out;
 lost_data:
 	/* Accepted recipients are not delivered: the server never confirmed the end of data. */
-	for (i = 0; i < t->n; i++)
-		if (!bad[i] && t->rcpt[i].res.code / 100 == 2)
-			set_lost(c, &t->rcpt[i].res, NULL);
+	settle(c, t, bad, 0, NULL, "");
 	ret = -1;
 	goto out;
 lost:
@@ -446,9 +443,7 @@ lost:
 		ret = SMTP_TXN_STALE;
 		goto out;
 	}
-	for (i = 0; i < t->n; i++)
-		if (!bad[i] && (t->rcpt[i].res.code == 0 || t->rcpt[i].res.code / 100 == 2))
-			set_lost(c, &t->rcpt[i].res, NULL);
+	settle(c, t, bad, 1, NULL, "");
 	ret = -1;
 out:
 	free(bad);

@@ -63,25 +63,28 @@ struct tls_conn;
 
 /* The certificate policy: x509_minimal for chain and validity (under verify), our own RFC 6125
  * name check and SPKI pins, and the server key taken from the certificate itself otherwise. */
+/* A certificate's bytes as they come: len of cap bytes so far; bad when it did not fit */
+struct cert_copy {
+	unsigned char *p;
+	size_t len, cap;
+	int bad;
+};
+
 struct xwrap {
 	const br_x509_class *vtable; /* MUST be first: BearSSL passes &vtable as the context */
-	br_x509_minimal_context minimal;
-	br_x509_decoder_context dec;
 	struct tls_conn *t;
 	int ncerts;
-	unsigned char *ee; /* the end-entity certificate, for names and pins */
-	size_t ee_len, ee_cap;
-	int ee_bad;
 	int have_pkey;
-	/* each issuing certificate in turn, looked at for name constraints */
-	unsigned char *ca;
-	size_t ca_len, ca_cap;
-	int ca_bad, constrained;
+	int constrained;
+	struct cert_copy ee; /* the end-entity certificate, for names and pins */
+	struct cert_copy ca; /* each issuing certificate in turn, looked at for name constraints */
+	/* the large ones last, so the fields above have short offsets */
+	br_x509_minimal_context minimal;
+	br_x509_decoder_context dec;
 };
 
 struct tls_conn {
-	br_ssl_client_context cc;
-	struct xwrap xw;
+	/* the small fields first: their offsets fit a byte in the instructions that use them */
 	/* the plain stream underneath */
 	ssize_t (*low_read)(void *ctx, void *p, size_t n, int timeout_ms);
 	ssize_t (*low_write)(void *ctx, const void *p, size_t n, int timeout_ms);
@@ -91,18 +94,20 @@ struct tls_conn {
 	int io_errno, io_eof;
 	/* the policy of this connection */
 	enum tls_policy policy;
-	char name[256];
-	unsigned char pins[TLS_MAX_PINS][32];
 	int npins;
 	time_t now;
 	/* the outcome */
 	enum tls_status st;
-	char reason[TLS_REASON_MAX];
 	int verified, pinned;
 	/* client certificate */
-	br_x509_certificate chain[8];
 	size_t chain_len;
 	br_skey_decoder_context *skey;
+	br_ssl_client_context cc;
+	struct xwrap xw;
+	char name[256];
+	unsigned char pins[TLS_MAX_PINS][32];
+	char reason[TLS_REASON_MAX];
+	br_x509_certificate chain[8];
 	unsigned char iobuf[BR_SSL_BUFSIZE_MONO];
 };
 
@@ -118,20 +123,15 @@ static void fail(struct tls_conn *t, enum tls_status st, const char *fmt, ...)
 	t->st = st;
 }
 
-/* BearSSL counts days from 0000-01-01 (day 719528 is 1970-01-01). Shown as YYYY-MM-DD by
- * hand (H. Hinnant's civil_from_days): strftime would pull musl's time-zone code in. */
+/* BearSSL counts days from 0000-01-01 (day 719528 is 1970-01-01). Shown as YYYY-MM-DD through
+ * gmtime_r (musl's date arithmetic, linked anyway): strftime would pull musl's time-zone code in. */
 static void show_day(uint32_t days, char *out, size_t size)
 {
-	long z = (long)days - 719528 + 719468;
-	long era = z / 146097;
-	long doe = z - era * 146097;
-	long yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-	long doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-	long mp = (5 * doy + 2) / 153;
-	long d = doy - (153 * mp + 2) / 5 + 1;
-	long m = mp < 10 ? mp + 3 : mp - 9;
-	long y = yoe + era * 400 + (m <= 2);
-	str_fmt(out, size, "%04ld-%02ld-%02ld", y, m, d);
+	time_t t = ((time_t)days - 719528) * 86400;
+	struct tm tm;
+	if (!gmtime_r(&t, &tm))
+		memset(&tm, 0, sizeof tm);
+	str_fmt(out, size, "%04d-%02d-%02d", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
 }
 
 /* The elliptic curves: x25519 and NIST P-256/P-384, with BearSSL's generic, smaller code
@@ -183,8 +183,8 @@ static void xw_start_chain(const br_x509_class **ctx, const char *server_name)
 {
 	struct xwrap *x = (struct xwrap *)(void *)ctx;
 	x->ncerts = 0;
-	x->ee_len = 0;
-	x->ee_bad = 0;
+	x->ee.len = 0;
+	x->ee.bad = 0;
 	x->have_pkey = 0;
 	x->constrained = 0;
 	/* names are not left to x509_minimal: it also matches the CN beside dNSNames */
@@ -195,22 +195,15 @@ static void xw_start_chain(const br_x509_class **ctx, const char *server_name)
 static void xw_start_cert(const br_x509_class **ctx, uint32_t length)
 {
 	struct xwrap *x = (struct xwrap *)(void *)ctx;
-	if (x->ncerts == 0) {
-		free(x->ee);
-		x->ee = NULL;
-		x->ee_cap = 0;
-		if (length > CERT_MAX || !(x->ee = malloc(length ? length : 1)))
-			x->ee_bad = 1;
-		else
-			x->ee_cap = length;
-	} else {
-		free(x->ca);
-		x->ca = NULL;
-		x->ca_len = x->ca_cap = 0;
-		x->ca_bad = length > CERT_MAX || !(x->ca = malloc(length ? length : 1));
-		if (!x->ca_bad)
-			x->ca_cap = length;
-	}
+	/* the end-entity certificate, or the next issuer (the chain starts with ee.len and
+	 * ee.bad at 0, so the first certificate may start alike) */
+	struct cert_copy *c = x->ncerts ? &x->ca : &x->ee;
+	free(c->p);
+	c->p = NULL;
+	c->len = c->cap = 0;
+	c->bad = length > CERT_MAX || !(c->p = malloc(length ? length : 1));
+	if (!c->bad)
+		c->cap = length;
 	if (x->t->policy == TLS_VERIFY)
 		x->minimal.vtable->start_cert(&x->minimal.vtable, length);
 }
@@ -218,19 +211,13 @@ static void xw_start_cert(const br_x509_class **ctx, uint32_t length)
 static void xw_append(const br_x509_class **ctx, const unsigned char *buf, size_t len)
 {
 	struct xwrap *x = (struct xwrap *)(void *)ctx;
-	if (x->ncerts == 0 && !x->ee_bad) {
-		if (len > x->ee_cap - x->ee_len) {
-			x->ee_bad = 1;
+	struct cert_copy *c = x->ncerts ? &x->ca : &x->ee;
+	if (!c->bad) {
+		if (len > c->cap - c->len) {
+			c->bad = 1;
 		} else {
-			memcpy(x->ee + x->ee_len, buf, len);
-			x->ee_len += len;
-		}
-	} else if (x->ncerts > 0 && !x->ca_bad) {
-		if (len > x->ca_cap - x->ca_len) {
-			x->ca_bad = 1;
-		} else {
-			memcpy(x->ca + x->ca_len, buf, len);
-			x->ca_len += len;
+			memcpy(c->p + c->len, buf, len);
+			c->len += len;
 		}
 	}
 	if (x->t->policy == TLS_VERIFY)
@@ -243,10 +230,10 @@ static void xw_end_cert(const br_x509_class **ctx)
 	if (x->t->policy == TLS_VERIFY)
 		x->minimal.vtable->end_cert(&x->minimal.vtable);
 	/* an issuer we cannot read counts as constrained: refused rather than trusted blindly */
-	if (x->ncerts > 0 && (x->ca_bad || x->ca_len != x->ca_cap || cert_has_name_constraints(x->ca, x->ca_len) != 0))
+	if (x->ncerts > 0 && (x->ca.bad || x->ca.len != x->ca.cap || cert_has_name_constraints(x->ca.p, x->ca.len) != 0))
 		x->constrained = 1;
-	free(x->ca);
-	x->ca = NULL;
+	free(x->ca.p);
+	x->ca.p = NULL;
 	x->ncerts++;
 }
 
@@ -307,7 +294,7 @@ static int check_pins(struct tls_conn *t, struct xwrap *x)
 	size_t n;
 	unsigned char h[32];
 	char shown[BASE64_ENCLEN(32)];
-	if (cert_spki(x->ee, x->ee_len, &spki, &n) < 0) {
+	if (cert_spki(x->ee.p, x->ee.len, &spki, &n) < 0) {
 		fail(t, TLS_E_CERT, "cannot find the public key in the server certificate");
 		return -1;
 	}
@@ -336,12 +323,12 @@ static unsigned xw_end_chain(const br_x509_class **ctx)
 		fail(t, TLS_E_CERT, "the server sent no certificate");
 		return BR_ERR_X509_EMPTY_CHAIN;
 	}
-	if (x->ee_bad || x->ee_len != x->ee_cap) {
+	if (x->ee.bad || x->ee.len != x->ee.cap) {
 		fail(t, TLS_E_CERT, "server certificate larger than %d bytes or truncated", CERT_MAX);
 		return BR_ERR_X509_LIMIT_EXCEEDED;
 	}
 	br_x509_decoder_init(&x->dec, NULL, NULL);
-	br_x509_decoder_push(&x->dec, x->ee, x->ee_len);
+	br_x509_decoder_push(&x->dec, x->ee.p, x->ee.len);
 	int ee_ok = br_x509_decoder_get_pkey(&x->dec) != NULL;
 	if (err == BR_ERR_X509_EXPIRED) {
 		validity_reason(t, &x->dec, ee_ok);
@@ -357,17 +344,17 @@ static unsigned xw_end_chain(const br_x509_class **ctx)
 	}
 	x->have_pkey = 1;
 	if (t->policy == TLS_VERIFY) {
-		if (x->constrained || cert_has_name_constraints(x->ee, x->ee_len) != 0) {
+		if (x->constrained || cert_has_name_constraints(x->ee.p, x->ee.len) != 0) {
 			fail(t, TLS_E_CERT, "a certificate in the chain carries name constraints, which spoolbox does not "
 			                    "process: refused");
 			return BR_ERR_X509_NOT_TRUSTED;
 		}
-		if (cert_server_auth_ok(x->ee, x->ee_len) != 1) {
+		if (cert_server_auth_ok(x->ee.p, x->ee.len) != 1) {
 			fail(t, TLS_E_CERT, "the server certificate is not for TLS servers (extendedKeyUsage without serverAuth)");
 			return BR_ERR_X509_FORBIDDEN_KEY_USAGE;
 		}
 		char names[160];
-		int r = cert_check_name(x->ee, x->ee_len, t->name, names, sizeof names);
+		int r = cert_check_name(x->ee.p, x->ee.len, t->name, names, sizeof names);
 		if (r < 0) {
 			fail(t, TLS_E_CERT, "cannot parse the names in the server certificate");
 			return BR_ERR_X509_BAD_SERVER_NAME;
@@ -517,8 +504,8 @@ static ssize_t tls_write(void *ctx, const void *p, size_t n, int timeout_ms)
 
 static void conn_free(struct tls_conn *t)
 {
-	free(t->xw.ee);
-	free(t->xw.ca);
+	free(t->xw.ee.p);
+	free(t->xw.ca.p);
 	for (size_t i = 0; i < t->chain_len; i++)
 		free(t->chain[i].data);
 	if (t->skey) {
@@ -573,6 +560,10 @@ static const char *alert_name(int a)
 }
 
 /* Turns the engine's last error into a status and reason (unless the x509 class set one). */
+_Static_assert(BR_ERR_UNSUPPORTED_VERSION == 3 && BR_ERR_BAD_VERSION == 4 && BR_ERR_NO_RANDOM == 8 &&
+                   BR_ERR_BAD_CIPHER_SUITE == 16 && BR_ERR_BAD_SIGNATURE == 27 && BR_ERR_WRONG_KEY_USAGE == 28,
+               "BearSSL's engine error codes");
+
 static void engine_reason(struct tls_conn *t)
 {
 	int err = br_ssl_engine_last_error(&t->cc.eng);
@@ -593,16 +584,19 @@ static void engine_reason(struct tls_conn *t)
 		fail(t, TLS_E_PROTOCOL, "TLS handshake aborted: alert %d (%s) sent", a, alert_name(a));
 	} else if (err >= BR_ERR_X509_OK && err < BR_ERR_X509_OK + 32) {
 		fail(t, TLS_E_CERT, "certificate verification failed: %s", x509_error_name((unsigned)err));
-	} else if (err == BR_ERR_UNSUPPORTED_VERSION || err == BR_ERR_BAD_VERSION) {
-		fail(t, TLS_E_PROTOCOL, "TLS handshake failed: the server does not speak TLS 1.2 (or not TLS at all)");
-	} else if (err == BR_ERR_BAD_CIPHER_SUITE) {
-		fail(t, TLS_E_PROTOCOL, "TLS handshake failed: no common cipher suite (ECDHE with AES-GCM or ChaCha20-Poly1305 needed)");
-	} else if (err == BR_ERR_NO_RANDOM) {
-		fail(t, TLS_E_CONFIG, "TLS handshake failed: no source of randomness");
-	} else if (err == BR_ERR_BAD_SIGNATURE || err == BR_ERR_WRONG_KEY_USAGE) {
-		fail(t, TLS_E_PROTOCOL, "TLS handshake failed: the server's key exchange signature is invalid or not allowed by its certificate");
 	} else {
-		fail(t, TLS_E_PROTOCOL, "TLS handshake failed (BearSSL error %d)", err);
+		/* the errors with a reason of their own, as str_bykey() keys (each pair as its first) */
+		const char *why = str_bykey(
+		    "\003the server does not speak TLS 1.2 (or not TLS at all)\0" /* BR_ERR_UNSUPPORTED_VERSION */
+		    "\020no common cipher suite (ECDHE with AES-GCM or ChaCha20-Poly1305 needed)\0" /* BR_ERR_BAD_CIPHER_SUITE */
+		    "\010no source of randomness\0" /* BR_ERR_NO_RANDOM */
+		    "\033the server's key exchange signature is invalid or not allowed by its certificate\0" /* BR_ERR_BAD_SIGNATURE */
+		    "\0",
+		    err == BR_ERR_BAD_VERSION ? BR_ERR_UNSUPPORTED_VERSION : err == BR_ERR_WRONG_KEY_USAGE ? BR_ERR_BAD_SIGNATURE : (unsigned)err);
+		if (*why)
+			fail(t, err == BR_ERR_NO_RANDOM ? TLS_E_CONFIG : TLS_E_PROTOCOL, "TLS handshake failed: %s", why);
+		else
+			fail(t, TLS_E_PROTOCOL, "TLS handshake failed (BearSSL error %d)", err);
 	}
 }
 
@@ -812,8 +806,8 @@ enum tls_status tls_start(struct io *io, const struct tls_params *p, char *reaso
 		conn_free(t);
 		return st;
 	}
-	free(t->xw.ee);
-	t->xw.ee = NULL;
+	free(t->xw.ee.p);
+	t->xw.ee.p = NULL;
 	io->low_read = tls_read;
 	io->low_write = tls_write;
 	io->low_close = tls_close;

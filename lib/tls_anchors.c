@@ -47,11 +47,9 @@ static int add_cert(struct load *l, const unsigned char *der, size_t len)
 	br_x509_decoder_init(&dc, dn_append, &dn);
 	br_x509_decoder_push(&dc, der, len);
 	const br_x509_pkey *pk = br_x509_decoder_get_pkey(&dc);
-	if (!pk || !dn.len || dn.len >= DN_MAX) {
-		buf_free(&dn);
-		a->skipped++;
-		return 1;
-	}
+	size_t *why = &a->skipped; /* the count a skipped certificate adds to */
+	if (!pk || !dn.len || dn.len >= DN_MAX)
+		goto skip;
 	/* our rules for anchors: no RSA key under 2048 bits, not expired, no name constraints (we
 	 * do not process them: a chain under a constrained anchor is refused, not trusted past them) */
 	size_t nlen = 0;
@@ -65,7 +63,7 @@ static int add_cert(struct load *l, const unsigned char *der, size_t len)
 	}
 	time_t now = time(NULL);
 	uint32_t today = (uint32_t)(now / 86400 + 719528), secs = (uint32_t)(now % 86400);
-	size_t *why = NULL;
+	why = NULL;
 	if (pk->key_type == BR_KEYTYPE_RSA && nlen < TLS_RSA_MIN_BYTES)
 		why = &a->weak;
 	else if (today > dc.notafter_days || (today == dc.notafter_days && secs > dc.notafter_seconds))
@@ -73,6 +71,7 @@ static int add_cert(struct load *l, const unsigned char *der, size_t len)
 	else if (cert_has_name_constraints(der, len) != 0)
 		why = &a->constrained;
 	if (why) {
+	skip:
 		buf_free(&dn);
 		++*why;
 		return 1;
@@ -106,20 +105,17 @@ static int add_cert(struct load *l, const unsigned char *der, size_t len)
 	ta->dn.data = blob;
 	ta->dn.len = dn.len;
 	ta->flags = br_x509_decoder_isCA(&dc) ? BR_X509_TA_CA : 0;
-	ta->pkey.key_type = pk->key_type;
+	/* the key as the decoder has it (type, lengths, curve), its bytes then moved to blob */
+	ta->pkey = *pk;
 	unsigned char *k = blob + dn.len;
 	if (pk->key_type == BR_KEYTYPE_RSA) {
 		memcpy(k, pk->key.rsa.n, pk->key.rsa.nlen);
 		memcpy(k + pk->key.rsa.nlen, pk->key.rsa.e, pk->key.rsa.elen);
 		ta->pkey.key.rsa.n = k;
-		ta->pkey.key.rsa.nlen = pk->key.rsa.nlen;
 		ta->pkey.key.rsa.e = k + pk->key.rsa.nlen;
-		ta->pkey.key.rsa.elen = pk->key.rsa.elen;
 	} else {
 		memcpy(k, pk->key.ec.q, pk->key.ec.qlen);
-		ta->pkey.key.ec.curve = pk->key.ec.curve;
 		ta->pkey.key.ec.q = k;
-		ta->pkey.key.ec.qlen = pk->key.ec.qlen;
 	}
 	buf_free(&dn);
 	return 0;

@@ -45,15 +45,22 @@ static int der_next(struct der *in, unsigned *tag, struct der *content, struct d
 	return 0;
 }
 
+/* der_next() of an element that must have the tag want (its content only): 0, or -1 */
+static int der_want(struct der *in, unsigned want, struct der *content)
+{
+	unsigned tag;
+	return der_next(in, &tag, content, NULL) < 0 || tag != want ? -1 : 0;
+}
+
 /* Steps into a certificate's TBSCertificate and past its version, serial, signature,
  * issuer and validity, leaving *tbs at the subject. 0 or -1. */
 static int to_subject(const unsigned char *der, size_t len, struct der *tbs)
 {
 	struct der in = {der, len}, cert, skip;
 	unsigned tag;
-	if (der_next(&in, &tag, &cert, NULL) < 0 || tag != 0x30)
+	if (der_want(&in, 0x30, &cert) < 0)
 		return -1;
-	if (der_next(&cert, &tag, tbs, NULL) < 0 || tag != 0x30)
+	if (der_want(&cert, 0x30, tbs) < 0)
 		return -1;
 	struct der peek = *tbs;
 	if (der_next(&peek, &tag, &skip, NULL) < 0)
@@ -73,7 +80,7 @@ int cert_spki(const unsigned char *der, size_t len, const unsigned char **spki, 
 	unsigned tag;
 	if (to_subject(der, len, &tbs) < 0)
 		return -1;
-	if (der_next(&tbs, &tag, &c, NULL) < 0 || tag != 0x30) /* subject */
+	if (der_want(&tbs, 0x30, &c) < 0) /* subject */
 		return -1;
 	if (der_next(&tbs, &tag, &c, &whole) < 0 || tag != 0x30)
 		return -1;
@@ -167,7 +174,7 @@ static int check_san(struct der val, const char *host, const unsigned char *ip, 
 	struct der seq, gn;
 	unsigned tag;
 	int match = 0;
-	if (der_next(&val, &tag, &seq, NULL) < 0 || tag != 0x30)
+	if (der_want(&val, 0x30, &seq) < 0)
 		return -1;
 	while (seq.len) {
 		if (der_next(&seq, &tag, &gn, NULL) < 0)
@@ -196,13 +203,13 @@ static int subject_cn(struct der name, struct der *cn)
 	struct der seq, set, atv, oid, v;
 	unsigned tag;
 	int found = 1;
-	if (der_next(&name, &tag, &seq, NULL) < 0 || tag != 0x30)
+	if (der_want(&name, 0x30, &seq) < 0)
 		return -1;
 	while (seq.len) {
-		if (der_next(&seq, &tag, &set, NULL) < 0 || tag != 0x31)
+		if (der_want(&seq, 0x31, &set) < 0)
 			return -1;
 		while (set.len) {
-			if (der_next(&set, &tag, &atv, NULL) < 0 || tag != 0x30)
+			if (der_want(&set, 0x30, &atv) < 0)
 				return -1;
 			if (der_next(&atv, &tag, &oid, NULL) < 0 || tag != 0x06 || der_next(&atv, &tag, &v, NULL) < 0)
 				return -1;
@@ -231,21 +238,21 @@ static int ext_each(const unsigned char *der, size_t len, struct der *subject, e
 		return -1;
 	if (subject)
 		*subject = subj;
-	if (der_next(&tbs, &tag, &c, NULL) < 0 || tag != 0x30) /* subjectPublicKeyInfo */
+	if (der_want(&tbs, 0x30, &c) < 0) /* subjectPublicKeyInfo */
 		return -1;
 	while (tbs.len) {
 		if (der_next(&tbs, &tag, &c, NULL) < 0)
 			return -1;
 		if (tag != 0xa3)
 			continue; /* issuer/subject unique IDs */
-		if (der_next(&c, &tag, &exts, NULL) < 0 || tag != 0x30)
+		if (der_want(&c, 0x30, &exts) < 0)
 			return -1;
 		while (exts.len) {
 			struct der oid, v;
 			int critical = 0;
-			if (der_next(&exts, &tag, &ext, NULL) < 0 || tag != 0x30)
+			if (der_want(&exts, 0x30, &ext) < 0)
 				return -1;
-			if (der_next(&ext, &tag, &oid, NULL) < 0 || tag != 0x06)
+			if (der_want(&ext, 0x06, &oid) < 0)
 				return -1;
 			if (der_next(&ext, &tag, &v, NULL) < 0)
 				return -1;
@@ -334,15 +341,14 @@ static const unsigned char oid_any_eku[] = {0x55, 0x1d, 0x25, 0x00};
 static int on_eku(void *ctx, struct der oid, int critical, struct der v)
 {
 	struct der seq, purpose;
-	unsigned tag;
 	(void)ctx;
 	(void)critical;
 	if (!oid_is(oid, oid_eku, sizeof oid_eku))
 		return 0;
-	if (der_next(&v, &tag, &seq, NULL) < 0 || tag != 0x30)
+	if (der_want(&v, 0x30, &seq) < 0)
 		return -1;
 	while (seq.len) {
-		if (der_next(&seq, &tag, &purpose, NULL) < 0 || tag != 0x06)
+		if (der_want(&seq, 0x06, &purpose) < 0)
 			return -1;
 		if (oid_is(purpose, oid_server_auth, sizeof oid_server_auth) || oid_is(purpose, oid_any_eku, sizeof oid_any_eku))
 			return 0;

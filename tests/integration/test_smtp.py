@@ -241,7 +241,7 @@ def test_all_hosts_greet_421_deferred_with_their_reply(box, q):
         with TA(box, env=smarthost_env(busy)) as ta:
             reps = ta.job(q, mid, "example.com")
     assert reps[0].status == "deferred" and reps[0].enh == "4.3.2"
-    assert "421 4.3.2 too busy" in reps[0].diag
+    assert "refused to talk to me: 421 4.3.2 too busy" in reps[0].diag
 
 
 def test_connection_reuse_one_connection_for_many_messages(box, q, sink):
