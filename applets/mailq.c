@@ -199,10 +199,9 @@ static int act_one(struct each_ctx *c, const char *id)
 	struct mq *q = c->q;
 	int r = qctl_apply(&q->sp, q->action, id, c->now);
 	if (r == 0) {
-		log_msg(LOG_NOTICE, id, "%s by %s", q->action == QA_HOLD ? "held" : q->action == QA_RELEASE ? "released" :
-		        q->action == QA_DELETE ? "deleted" : "retry now", q->user);
-		printf("%s: %s\n", id, q->action == QA_HOLD ? "held" : q->action == QA_RELEASE ? "released" :
-		       q->action == QA_DELETE ? "deleted" : "will be tried now");
+		static const char *const done[] = {"held", "released", "deleted", "retry now"};
+		log_msg(LOG_NOTICE, id, "%s by %s", done[q->action], q->user);
+		printf("%s: %s\n", id, q->action == QA_RETRY ? "will be tried now" : done[q->action]);
 		c->done++;
 	} else if (r < 0) {
 		say("%s: %s failed: %s\n", id, qctl_name(q->action), strerror(errno));
@@ -511,9 +510,8 @@ int mailq_main(int argc, char **argv)
 			q.nids = 0;
 	}
 	if ((q.mode == M_ACTION || q.mode == M_RUN) && geteuid() != 0) {
-		say("only root may %s (users may run sendmail -q, once a minute)\n",
-		    q.mode == M_RUN ? "run the queue with mailq" : q.action == QA_HOLD ? "hold messages" :
-		    q.action == QA_RELEASE ? "release messages" : q.action == QA_DELETE ? "delete messages" : "retry messages");
+		say("only root may %s%s (users may run sendmail -q, once a minute)\n",
+		    q.mode == M_RUN ? "run the queue with mailq" : qctl_name(q.action), q.mode == M_RUN ? "" : " messages");
 		return EX_NOPERM;
 	}
 	if ((q.conf_path || applet_env_overrides() || q.mode > M_LIVE) && group_drop(&q) < 0) {
