@@ -169,6 +169,14 @@ char *xstrdup(const char *s)
 	return memcpy(xmalloc(n), s, n);
 }
 
+int str_asctime(char *out, size_t size, const struct tm *tm)
+{
+	static const char days[] = "SunMonTueWedThuFriSat";
+	static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+	return str_fmt(out, size, "%.3s %.3s %2d %02d:%02d:%02d", days + 3 * tm->tm_wday, months + 3 * tm->tm_mon,
+	               tm->tm_mday, tm->tm_hour, tm->tm_min, tm->tm_sec);
+}
+
 const char *str_bykey(const char *tab, unsigned key)
 {
 	while (*tab && (unsigned char)*tab != key)
