@@ -96,12 +96,7 @@ static void report(const struct ta_job *job, size_t idx, const char *status, con
 static int user_by_uid(uid_t uid, struct dl_user *u)
 {
 	struct passwd *pw = getpwuid(uid);
-	if (!pw || str_lcpy(u->name, pw->pw_name, sizeof u->name) >= sizeof u->name)
-		return -1;
-	u->uid = pw->pw_uid;
-	u->gid = pw->pw_gid;
-	str_lcpy(u->home, pw->pw_dir ? pw->pw_dir : "/", sizeof u->home);
-	return 0;
+	return pw && dl_user_set(u, pw) >= 0 ? 0 : -1;
 }
 
 /* Re-reads the aliases file when it changed, and decides whose privileges its |command and

@@ -27,6 +27,10 @@ struct dl_user {
 
 /* Looks a user up; returns 0 and fills u, 1 when there is no such user, -1 on a lookup error. */
 typedef int dl_getpw_fn(void *ctx, const char *name, struct dl_user *u);
+struct passwd;
+/* Fills u from a passwd entry (no home: "/"). Returns 0; 1 when the home directory was cut to
+ * fit; -1 when the name does not fit (u is then unusable). */
+int dl_user_set(struct dl_user *u, const struct passwd *pw);
 dl_getpw_fn dl_getpw_system; /* getpwnam() */
 
 enum dl_kind { DK_MAILBOX, DK_FILE, DK_MAILDIR, DK_COMMAND, DK_REMOTE, DK_ERROR };

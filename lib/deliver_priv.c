@@ -21,12 +21,16 @@ int dl_getpw_system(void *ctx, const char *name, struct dl_user *u)
 	struct passwd *pw = getpwnam(name);
 	if (!pw)
 		return errno && errno != ENOENT && errno != ESRCH ? -1 : 1;
-	if (str_lcpy(u->name, pw->pw_name, sizeof u->name) >= sizeof u->name ||
-	    str_lcpy(u->home, pw->pw_dir ? pw->pw_dir : "/", sizeof u->home) >= sizeof u->home)
+	return dl_user_set(u, pw) ? -1 : 0;
+}
+
+int dl_user_set(struct dl_user *u, const struct passwd *pw)
+{
+	if (str_lcpy(u->name, pw->pw_name, sizeof u->name) >= sizeof u->name)
 		return -1;
 	u->uid = pw->pw_uid;
 	u->gid = pw->pw_gid;
-	return 0;
+	return str_lcpy(u->home, pw->pw_dir ? pw->pw_dir : "/", sizeof u->home) >= sizeof u->home;
 }
 
 #define DL_GROUPS_MAX 256
