@@ -527,16 +527,16 @@ static void deliver_rcpt(struct local *L, struct ta_job *job, size_t idx, int fd
 		size_t n = 0;
 		for (size_t k = i; k < x.n; k++) {
 			const char *sk = x.t[k].sender ? x.t[k].sender : m.sender;
-			if (x.t[k].kind == DK_REMOTE && !res[k].status && strcmp(sk, snd) == 0)
+			if (x.t[k].kind == DK_REMOTE && !res[k].status && strcmp(sk, snd) == 0) {
 				addrs[n++] = x.t[k].text;
+				res[k].status = '?'; /* in this submit: its result below */
+			}
 		}
 		struct dl_result r;
 		resubmit(L, snd, addrs, n, &m, &r);
-		for (size_t k = i; k < x.n; k++) {
-			const char *sk = x.t[k].sender ? x.t[k].sender : m.sender;
-			if (x.t[k].kind == DK_REMOTE && !res[k].status && strcmp(sk, snd) == 0)
+		for (size_t k = i; k < x.n; k++)
+			if (res[k].status == '?')
 				res[k] = r;
-		}
 	}
 	size_t nok = 0, ndef = 0, nfail = 0, fdef = 0, ffail = 0;
 	for (size_t i = 0; i < x.n; i++) {
