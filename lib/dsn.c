@@ -249,12 +249,9 @@ int dsn_write_head(const struct dsn *d, dsn_put_fn *put, void *ctx)
 	human_part(&o, d, full);
 	status_part(&o, d);
 	const char *desc = d->kind == DSN_FAILED ? "Undelivered Message" : d->kind == DSN_DELAYED ? "Delayed Message" : "Message";
-	if (full)
-		emit(&o, "--%s\nContent-Type: message/rfc822\nContent-Description: %s\n%s\n", d->boundary, desc,
-		     d->body8 ? "Content-Transfer-Encoding: 8bit\n" : "");
-	else
-		emit(&o, "--%s\nContent-Type: text/rfc822-headers\nContent-Description: %s Headers\n%s\n", d->boundary,
-		     desc, d->body8 ? "Content-Transfer-Encoding: 8bit\n" : "");
+	emit(&o, "--%s\nContent-Type: %s\nContent-Description: %s%s\n%s\n", d->boundary,
+	     full ? "message/rfc822" : "text/rfc822-headers", desc, full ? "" : " Headers",
+	     d->body8 ? "Content-Transfer-Encoding: 8bit\n" : "");
 	return o.rc;
 }
 
