@@ -430,37 +430,27 @@ static int live(struct mq *q)
 
 static int parse(int argc, char **argv, struct mq *q)
 {
-	static const char *const acts[] = {"--hold", "--release", "--delete", "--retry"};
+	/* the options that are a word alone: a mode, -Q's level, an action (in qctl_action's order) */
+	static const char words[] = "-v\0--json\0-s\0-q\0-Q\0-QQ\0-QQQ\0--hold\0--release\0--delete\0--retry\0";
+	static const unsigned char word_mode[] = {M_VERBOSE, M_JSON, M_SUMMARY, M_RUN, M_LIVE, M_LIVE, M_LIVE};
 	int i = 1;
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		const char *a = argv[i];
-		int found = 0;
-		for (int k = 0; k < 4; k++)
-			if (!strcmp(a, acts[k])) {
-				q->mode = M_ACTION;
-				q->action = (enum qctl_action)k;
-				found = 1;
-			}
-		if (found)
-			continue;
-		if (!strcmp(a, "--"))
+		int k = 0;
+		for (const char *w = words; *w && strcmp(a, w); w += strlen(w) + 1)
+			k++;
+		if (k >= 7 && k < 11) {
+			q->mode = M_ACTION;
+			q->action = (enum qctl_action)(k - 7);
+		} else if (k < 7) {
+			q->mode = (enum mode)word_mode[k];
+			q->live = k - 3; /* -Q 1, -QQ 2, -QQQ 3; only M_LIVE reads it */
+		} else if (!strcmp(a, "--"))
 			return i + 1;
-		if (!strcmp(a, "-C") && i + 1 < argc)
+		else if (!strcmp(a, "-C") && i + 1 < argc)
 			q->conf_path = argv[++i];
 		else if (!strncmp(a, "-C", 2) && a[2])
 			q->conf_path = a + 2;
-		else if (!strcmp(a, "-v"))
-			q->mode = M_VERBOSE;
-		else if (!strcmp(a, "--json"))
-			q->mode = M_JSON;
-		else if (!strcmp(a, "-s"))
-			q->mode = M_SUMMARY;
-		else if (!strcmp(a, "-Q") || !strcmp(a, "-QQ") || !strcmp(a, "-QQQ")) {
-			q->mode = M_LIVE;
-			q->live = (int)strlen(a) - 1;
-		}
-		else if (!strcmp(a, "-q"))
-			q->mode = M_RUN;
 		else if (!strncmp(a, "-qR", 3) && (a[3] || i + 1 < argc)) {
 			q->mode = M_RUN;
 			q->domain = a[3] ? a + 3 : argv[++i];
