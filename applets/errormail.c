@@ -43,15 +43,16 @@ const char errormail_usage[] =
     "           and the report lines; queue nothing, change nothing\n";
 
 struct em {
+	/* the scalars first: short offsets */
+	char ret_default;         /* DSN_RET_DEFAULT: 'H' or 0 (full) when the sender gave no RET */
+	long long return_max;
+	int by_hand;
+	unsigned seq;          /* makes boundaries of one process distinct */
+	struct enq_conf ec;
 	char hostname[256];
 	char qualify[256];
 	char postmaster[256];     /* POSTMASTER: "" = failures of null-sender mail are dropped */
 	char double_bounce[300];  /* double-bounce@MYHOSTNAME: the sender of postmaster notices */
-	char ret_default;         /* DSN_RET_DEFAULT: 'H' or 0 (full) when the sender gave no RET */
-	struct enq_conf ec;
-	long long return_max;
-	int by_hand;
-	unsigned seq;          /* makes boundaries of one process distinct */
 };
 
 /* The last attempt that failed recipient i (the failure being reported), else its last one. */
