@@ -53,27 +53,28 @@ const char local_usage[] =
 #define DT_MAX 64 /* Delivered-To: headers kept for the loop check; more is a loop in itself */
 
 struct local {
-	struct conf conf;
+	/* the scalars first: short offsets */
 	const char *conf_path;
-	struct spool sp;
-	char host[256];
-	char self[1024];          /* this binary, for re-entering the queue through submit */
 	int maildir;              /* MAILBOX_STYLE=maildir */
 	long lock_timeout, cmd_timeout;
 	long run_timeout;          /* a mailbox/file/Maildir process is killed after this */
 	int journal_dir;           /* SPOOL/mbox/: 0 not looked at yet, 1 usable, -1 not */
-	/* the aliases file, re-read when it changes */
-	struct aliases al;
-	struct stat al_st;
 	int al_loaded;
-	struct dl_user al_user;
-	struct expand_cfg xc;
-	/* the Delivered-To: values of the message being delivered */
-	char *dt[DT_MAX];
 	size_t ndt;
 	int dt_overflow;
 	long hops, hop_limit;     /* Received: fields of the message; HOPCOUNT_LIMIT */
 	char *copy_buf;           /* the delivery copy's buffers (dl_msg.buf), or NULL */
+	struct expand_cfg xc;
+	struct conf conf;
+	struct spool sp;
+	char host[256];
+	char self[1024];          /* this binary, for re-entering the queue through submit */
+	/* the aliases file, re-read when it changes */
+	struct aliases al;
+	struct stat al_st;
+	struct dl_user al_user;
+	/* the Delivered-To: values of the message being delivered (ndt above) */
+	char *dt[DT_MAX];
 };
 
 /* ---- configuration ---- */
