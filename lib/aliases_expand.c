@@ -22,10 +22,10 @@
 #define EXPAND_STEPS_MAX 10000
 
 struct xs {
+	/* the scalars first: short offsets */
 	const struct expand_cfg *cfg;
 	struct expansion *out;
-	char *stack[EXPAND_DEPTH_MAX + 1]; /* "a:name", "f:user", "i:path" being expanded */
-	int depth;
+	int depth;                  /* of stack below */
 	int oom, full;
 	unsigned steps;
 	int udepth;                 /* > 0 while walking a file a user controls */
@@ -35,6 +35,7 @@ struct xs {
 	long gl_uid;                /* -1: none yet */
 	int gl_n;
 	gid_t gl[64];
+	char *stack[EXPAND_DEPTH_MAX + 1]; /* "a:name", "f:user", "i:path" being expanded */
 };
 
 /* Where a target list came from: it decides the privileges of its |command and /file targets
