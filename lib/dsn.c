@@ -136,11 +136,10 @@ static const char *subject_of(const struct dsn *d)
 	return "Undelivered Mail Returned to Sender";
 }
 
-static void human_part(struct out *o, const struct dsn *d, int full)
+/* host: the cleaned hostname; arrived: the arrival date */
+static void human_part(struct out *o, const struct dsn *d, int full, const char *host, const char *arrived)
 {
-	char host[300], v[DSN_FIELD_MAX], a[DSN_FIELD_MAX], when[64];
-	CLEAN(host, d->hostname);
-	date(d->arrival, when, sizeof when);
+	char v[DSN_FIELD_MAX], a[DSN_FIELD_MAX];
 	emit(o, "--%s\nContent-Type: text/plain; charset=us-ascii\nContent-Description: Notification\n\n"
 	        "This is the mail delivery system at %s.\n\n", d->boundary, host);
 	const char *who = d->nrcpt == 1 ? "the recipient" : "the recipients";
@@ -172,7 +171,7 @@ static void human_part(struct out *o, const struct dsn *d, int full)
 			emit(o, "    (reported by %s)\n", v);
 		}
 	}
-	emit(o, "\nThe message arrived on %s and was queued as %s.\n", when, d->queue_id);
+	emit(o, "\nThe message arrived on %s and was queued as %s.\n", arrived, d->queue_id);
 	if (d->postmaster || d->kind != DSN_FAILED)
 		emit(o, "Its header section is attached.\n\n");
 	else if (d->ret == 'H')
@@ -185,10 +184,9 @@ static void human_part(struct out *o, const struct dsn *d, int full)
 		emit(o, "It is attached below.\n\n");
 }
 
-static void status_part(struct out *o, const struct dsn *d)
+static void status_part(struct out *o, const struct dsn *d, const char *host, const char *arrived)
 {
-	char host[300], v[DSN_FIELD_MAX], when[64];
-	CLEAN(host, d->hostname);
+	char v[DSN_FIELD_MAX], when[64];
 	CLEAN(v, d->queue_id);
 	emit(o, "--%s\nContent-Type: message/delivery-status\nContent-Description: Delivery report\n\n"
 	        "Reporting-MTA: dns; %s\nX-Spoolbox-Queue-ID: %s\n", d->boundary, host, v);
@@ -196,8 +194,7 @@ static void status_part(struct out *o, const struct dsn *d)
 		CLEAN(v, d->envid);
 		emit(o, "Original-Envelope-Id: %s\n", v);
 	}
-	date(d->arrival, when, sizeof when);
-	emit(o, "Arrival-Date: %s\n", when);
+	emit(o, "Arrival-Date: %s\n", arrived);
 	for (size_t i = 0; i < d->nrcpt; i++) {
 		const struct dsn_rcpt *r = &d->rcpt[i];
 		CLEAN(v, r->final);
@@ -239,15 +236,16 @@ static void status_part(struct out *o, const struct dsn *d)
 int dsn_write_head(const struct dsn *d, dsn_put_fn *put, void *ctx)
 {
 	struct out o = {put, ctx, 0};
-	char host[300], to[DSN_FIELD_MAX];
+	char host[300], to[DSN_FIELD_MAX], arrived[64];
 	CLEAN(host, d->hostname);
 	CLEAN(to, d->to);
+	date(d->arrival, arrived, sizeof arrived);
 	int full = dsn_returns_full(d);
 	emit(&o, "From: Mail Delivery System <MAILER-DAEMON@%s>\nTo: <%s>\nSubject: %s\nAuto-Submitted: auto-replied\n"
 	     "MIME-Version: 1.0\nContent-Type: multipart/report; report-type=delivery-status;\n\tboundary=\"%s\"\n"
 	     "\nThis is a MIME-encapsulated message.\n\n", host, to, subject_of(d), d->boundary);
-	human_part(&o, d, full);
-	status_part(&o, d);
+	human_part(&o, d, full, host, arrived);
+	status_part(&o, d, host, arrived);
 	const char *desc = d->kind == DSN_FAILED ? "Undelivered Message" : d->kind == DSN_DELAYED ? "Delayed Message" : "Message";
 	emit(&o, "--%s\nContent-Type: %s\nContent-Description: %s%s\n%s\n", d->boundary,
 	     full ? "message/rfc822" : "text/rfc822-headers", desc, full ? "" : " Headers",
