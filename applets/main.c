@@ -98,23 +98,23 @@ static int make_link(const char *target, const char *dir, const char *name)
 {
 	char path[4096];
 	/* a refusal: one of these texts with a and b */
-	const char *fmt = "spoolbox: --install: path too long: %s/%s\n", *a = dir, *b = name;
+	const char *fmt = "path too long: %s/%s\n", *a = dir, *b = name;
 	if (str_fmt(path, sizeof path, "%s/%s", dir, name) < 0)
 		goto bad;
 	if (fio_mkdirs(dir, 0755) < 0) {
-		fmt = "spoolbox: --install: cannot create %s: %s\n";
+		fmt = "cannot create %s: %s\n";
 		goto bad_errno;
 	}
 	a = path;
 	struct stat st;
 	if (lstat(path, &st) == 0) {
 		if (!S_ISLNK(st.st_mode)) {
-			fmt = "spoolbox: --install: %s exists and is not a symlink; left alone\n";
+			fmt = "%s exists and is not a symlink; left alone\n";
 			goto bad;
 		}
 		unlink(path);
 	}
-	fmt = "spoolbox: --install: symlink %s: %s\n";
+	fmt = "symlink %s: %s\n";
 	if (symlink(target, path) < 0)
 		goto bad_errno;
 	printf("%s -> %s\n", path, target);
@@ -122,6 +122,7 @@ static int make_link(const char *target, const char *dir, const char *name)
 bad_errno:
 	b = strerror(errno);
 bad:
+	fputs("spoolbox: --install: ", stderr);
 	fprintf(stderr, fmt, a, b);
 	return -1;
 }
