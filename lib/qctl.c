@@ -327,7 +327,7 @@ int qctl_apply_at(struct spool *sp, enum qctl_action a, const char *id, long lon
 
 const char *qctl_name(enum qctl_action a)
 {
-	static const char *const names[] = {"hold", "release", "delete", "retry"};
+	static const char names[][8] = {"hold", "release", "delete", "retry"};
 	return names[a];
 }
 
