@@ -55,6 +55,17 @@ struct em {
 	char double_bounce[300];  /* double-bounce@MYHOSTNAME: the sender of postmaster notices */
 };
 
+/* What an attempt's code says: "error" or "error2" a failure, "ok", "ok2" or "ok3" a delivery,
+ * anything else a wait. */
+static enum dsn_kind code_kind(const char *c)
+{
+	if (!strncmp(c, "error", 5) && (!c[5] || (c[5] == '2' && !c[6])))
+		return DSN_FAILED;
+	if (c[0] == 'o' && c[1] == 'k' && (!c[2] || (c[2] >= '2' && c[2] <= '3' && !c[3])))
+		return DSN_SUCCESS;
+	return DSN_DELAYED;
+}
+
 /* The last attempt that failed recipient i (the failure being reported), else its last one. */
 static const struct spool_attempt *last_attempt(const struct spool_msg *m, size_t i)
 {
@@ -63,7 +74,7 @@ static const struct spool_attempt *last_attempt(const struct spool_msg *m, size_
 		const struct spool_attempt *a = &m->att[k];
 		if (a->rcpt != (int)i)
 			continue;
-		if (!strcmp(a->code, "error") || !strcmp(a->code, "error2"))
+		if (code_kind(a->code) == DSN_FAILED)
 			return a;
 		if (!any)
 			any = a;
@@ -86,11 +97,7 @@ static const struct spool_attempt *last_any(const struct spool_msg *m, size_t i)
 static enum dsn_kind kind_of(const struct spool_msg *m, size_t i)
 {
 	const struct spool_attempt *a = last_any(m, i);
-	if (a && (!strcmp(a->code, "error") || !strcmp(a->code, "error2")))
-		return DSN_FAILED;
-	if (a && (!strcmp(a->code, "ok") || !strcmp(a->code, "ok2") || !strcmp(a->code, "ok3")))
-		return DSN_SUCCESS;
-	return DSN_DELAYED;
+	return a ? code_kind(a->code) : DSN_DELAYED;
 }
 
 static const char *const kind_name[] = {"failure", "delay", "success"};
