@@ -395,13 +395,14 @@ static int by_hand(struct em *em, const struct spool *sp, const char *id)
 static int setup(struct em *em, const struct conf *c)
 {
 	char why[128];
-	if (route_myhostname(conf_str(c, CK_MYHOSTNAME), em->hostname, sizeof em->hostname, why, sizeof why) < 0) {
-		log_msg(LOG_ERR, NULL, "MYHOSTNAME=%s is not a domain name: %s", conf_str(c, CK_MYHOSTNAME), why);
+	const char *myhost = conf_str(c, CK_MYHOSTNAME), *qd = conf_str(c, CK_QUALIFYDOMAIN);
+	if (route_myhostname(myhost, em->hostname, sizeof em->hostname, why, sizeof why) < 0) {
+		log_msg(LOG_ERR, NULL, "MYHOSTNAME=%s is not a domain name: %s", myhost, why);
 		return EX_CONFIG;
 	}
 	struct enq_conf *ec = &em->ec;
 	ec->hostname = em->hostname;
-	str_lcpy(em->qualify, *conf_str(c, CK_QUALIFYDOMAIN) ? conf_str(c, CK_QUALIFYDOMAIN) : em->hostname, sizeof em->qualify);
+	str_lcpy(em->qualify, *qd ? qd : em->hostname, sizeof em->qualify);
 	ec->qualify = em->qualify;
 	/* the report is ours: no From rewriting, no forced sender, no size limit (the returned
 	 * message is capped below instead), one recipient */

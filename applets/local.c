@@ -122,23 +122,24 @@ static void aliases_refresh(struct local *L)
 	L->xc.aliases = &L->al;
 	L->xc.aliases_unsafe = st.st_ino && (st.st_mode & 022);
 	L->xc.alias_user = NULL;
+	const char *du = conf_str(&L->conf, CK_DEFAULT_USER);
 	int ok;
 	if (st.st_ino && st.st_uid != 0)
 		ok = user_by_uid(st.st_uid, &L->al_user) == 0;
 	else
-		ok = dl_getpw_system(NULL, conf_str(&L->conf, CK_DEFAULT_USER), &L->al_user) == 0;
+		ok = dl_getpw_system(NULL, du, &L->al_user) == 0;
 	if (ok)
 		L->xc.alias_user = &L->al_user;
 	else
-		log_msg(LOG_WARNING, NULL, "no user for |command and /file aliases (DEFAULT_USER=%s)",
-		        conf_str(&L->conf, CK_DEFAULT_USER));
+		log_msg(LOG_WARNING, NULL, "no user for |command and /file aliases (DEFAULT_USER=%s)", du);
 }
 
 static int local_setup(struct local *L)
 {
 	char why[128];
-	if (route_myhostname(conf_str(&L->conf, CK_MYHOSTNAME), L->host, sizeof L->host, why, sizeof why) < 0) {
-		log_msg(LOG_ERR, NULL, "MYHOSTNAME=%s is not a domain name: %s", conf_str(&L->conf, CK_MYHOSTNAME), why);
+	const char *myhost = conf_str(&L->conf, CK_MYHOSTNAME);
+	if (route_myhostname(myhost, L->host, sizeof L->host, why, sizeof why) < 0) {
+		log_msg(LOG_ERR, NULL, "MYHOSTNAME=%s is not a domain name: %s", myhost, why);
 		return EX_CONFIG;
 	}
 	const char *style = conf_str(&L->conf, CK_MAILBOX_STYLE);
@@ -664,8 +665,9 @@ int local_main(int argc, char **argv)
 	if (!rc && xname) {
 		rc = show_expansion(L, xname);
 	} else if (!rc) {
-		if (spool_open(&L->sp, conf_str(&L->conf, CK_SPOOL), 0, -1) < 0) {
-			fprintf(stderr, "local: cannot open the spool %s\n", conf_str(&L->conf, CK_SPOOL));
+		const char *spool = conf_str(&L->conf, CK_SPOOL);
+		if (spool_open(&L->sp, spool, 0, -1) < 0) {
+			fprintf(stderr, "local: cannot open the spool %s\n", spool);
 			rc = EX_TEMPFAIL;
 		} else {
 			struct ta_ops ops = {local_job, NULL, NULL, NULL};

@@ -512,15 +512,15 @@ int mailq_main(int argc, char **argv)
 	int rc = applet_load_conf(&conf, q.conf_path);
 	if (rc)
 		return rc;
+	const char *group = conf_str(&conf, CK_SUBMIT_GROUP);
 	if (!may_list(&conf)) {
-		say("MAILQ_RESTRICT=yes: only root and the %s group may list the queue\n",
-		    conf_str(&conf, CK_SUBMIT_GROUP));
+		say("MAILQ_RESTRICT=yes: only root and the %s group may list the queue\n", group);
 		conf_free(&conf);
 		return EX_NOPERM;
 	}
 	if (q.gid_real != q.gid_set) {
 		/* the group must be the one the spool is made for, or it is dropped (as submit) */
-		struct group *g = getgrnam(conf_str(&conf, CK_SUBMIT_GROUP));
+		struct group *g = getgrnam(group);
 		if ((!g || g->gr_gid != q.gid_set) && group_drop(&q) < 0) {
 			conf_free(&conf);
 			return EX_OSERR;
