@@ -93,12 +93,12 @@ static int group_drop(struct mq *q)
 	return 0;
 }
 
-/* MAILQ_RESTRICT=yes: root and members of SUBMIT_GROUP only (sendmail's restrictmailq). */
-static int may_list(const struct conf *c)
+/* MAILQ_RESTRICT=yes: root and members of SUBMIT_GROUP (group) only (sendmail's restrictmailq). */
+static int may_list(const struct conf *c, const char *group)
 {
 	if (!conf_num(c, CK_MAILQ_RESTRICT) || getuid() == 0)
 		return 1;
-	struct group *g = getgrnam(conf_str(c, CK_SUBMIT_GROUP));
+	struct group *g = getgrnam(group);
 	if (!g)
 		return 0;
 	if (getgid() == g->gr_gid)
@@ -513,36 +513,40 @@ int mailq_main(int argc, char **argv)
 	if (rc)
 		return rc;
 	const char *group = conf_str(&conf, CK_SUBMIT_GROUP);
-	if (!may_list(&conf)) {
+	/* a refusal below: conf freed, rc returned */
+	rc = EX_NOPERM;
+	if (!may_list(&conf, group)) {
 		say("MAILQ_RESTRICT=yes: only root and the %s group may list the queue\n", group);
-		conf_free(&conf);
-		return EX_NOPERM;
+		goto refused;
 	}
+	rc = EX_OSERR;
 	if (q.gid_real != q.gid_set) {
 		/* the group must be the one the spool is made for, or it is dropped (as submit) */
 		struct group *g = getgrnam(group);
-		if ((!g || g->gr_gid != q.gid_set) && group_drop(&q) < 0) {
-			conf_free(&conf);
-			return EX_OSERR;
-		}
+		if ((!g || g->gr_gid != q.gid_set) && group_drop(&q) < 0)
+			goto refused;
 	}
 	applet_log_setup(&conf, NULL, 0, 0);
 	caller(q.user, sizeof q.user);
 	/* no check that the spool is set up: what is missing is simply empty (a queue nothing was
 	 * ever submitted to), and every path below is made from a checked id */
 	const char *dir = conf_str(&conf, CK_SPOOL);
+	rc = EX_CONFIG;
 	if (str_lcpy(q.sp.dir, dir, sizeof q.sp.dir) >= sizeof q.sp.dir || !*dir) {
 		say("spool directory name too long or empty: %s\n", dir);
-		conf_free(&conf);
-		return EX_CONFIG;
+		goto refused;
 	}
+	rc = EX_TEMPFAIL;
 	/* acting as the scheduler does (root): the spool's layout is made when missing */
 	if (q.mode > M_LIVE && spool_open(&q.sp, dir, 1, -1) < 0) {
 		say("cannot set up the spool %s\n", dir);
-		conf_free(&conf);
-		return EX_TEMPFAIL;
+		goto refused;
 	}
+	rc = 0;
+refused:
 	conf_free(&conf);
+	if (rc)
+		return rc;
 	switch (q.mode) {
 	case M_ACTION: return mode_action(&q);
 	case M_RUN: return mode_run(&q);
