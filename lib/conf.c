@@ -108,12 +108,12 @@ int parse_size(const char *s, long long *out)
 	if (digits(&s, LLONG_MAX, &n) < 0)
 		return -1;
 	long long mul = 1;
-	switch (*s) {
-	case 'k': case 'K': mul = 1024LL; s++; break;
-	case 'm': case 'M': mul = 1024LL * 1024; s++; break;
-	case 'g': case 'G': mul = 1024LL * 1024 * 1024; s++; break;
+	switch (*s | 0x20) { /* the letters of either case, and nothing else */
+	case 'k': mul = 1024LL; s++; break;
+	case 'm': mul = 1024LL * 1024; s++; break;
+	case 'g': mul = 1024LL * 1024 * 1024; s++; break;
 	}
-	if (*s == 'b' || *s == 'B')
+	if ((*s | 0x20) == 'b')
 		s++;
 	if (*s || n > LLONG_MAX / mul)
 		return -1;
