@@ -378,35 +378,28 @@ static void deliver_target(struct local *L, const struct dl_target *t, const str
 	char path[4200];
 	struct child_arg a = {t->text, L->host, m, {L->lock_timeout, 1, -1}};
 	memset(r, 0, sizeof *r);
-	switch (t->kind) {
-	case DK_ERROR:
+	/* ifs, not a switch: its jump table is bigger than the comparisons */
+	enum dl_kind k = t->kind;
+	if (k == DK_ERROR) {
 		if (t->public_text) /* the full text, which may quote a user's file, is for the log */
 			log_msg(LOG_NOTICE, NULL, "to=<%s> %s: %s", m->rcpt, t->enh, t->text);
 		dl_set(r, t->status == 'd' ? DL_DEFER : DL_FAIL, t->enh, "%s", t->public_text ? t->public_text : t->text);
-		return;
-	case DK_MAILBOX:
+	} else if (k == DK_MAILBOX) {
 		deliver_mailbox(L, t, m, r);
-		return;
-	case DK_FILE:
+	} else if (k == DK_FILE) {
 		run_mbox(L, &t->user, -1, &a, r);
 		if (r->status == DL_CREATE) {
 			r->status = DL_DEFER;
 			str_lcpy(path, r->text, sizeof path);
 			snprintf(r->text, sizeof r->text, "%.300s (as %s)", path, t->user.name);
 		}
-		return;
-	case DK_MAILDIR:
+	} else if (k == DK_MAILDIR) {
 		dl_run_as(&t->user, -1, L->run_timeout, child_maildir, &a, r);
-		return;
-	case DK_COMMAND:
-		if (!ENABLE_DELIVER_CMD)
-			break; /* never made: aliases_expand refuses |command */
+	} else if (k == DK_COMMAND && ENABLE_DELIVER_CMD) { /* else never made: aliases_expand refuses |command */
 		deliver_command(L, t, m, r);
-		return;
-	case DK_REMOTE:
-		break;
+	} else {
+		dl_set(r, DL_DEFER, "4.3.0", "internal error: unexpected target kind");
 	}
-	dl_set(r, DL_DEFER, "4.3.0", "internal error: unexpected target kind");
 }
 
 /* Re-enters the queue: `sendmail -f SENDER -i -- ADDR...` (this binary's submit applet) with
