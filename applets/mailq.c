@@ -114,8 +114,9 @@ static int may_list(const struct conf *c, const char *group)
 /* "name (uid N)" of the caller, for the log line of every action. */
 static void caller(char *out, size_t size)
 {
-	struct passwd *pw = getpwuid(getuid());
-	snprintf(out, size, "%s (uid %ld)", pw ? pw->pw_name : "?", (long)getuid());
+	uid_t uid = getuid();
+	struct passwd *pw = getpwuid(uid);
+	snprintf(out, size, "%s (uid %ld)", pw ? pw->pw_name : "?", (long)uid);
 }
 
 static int pending(const struct spool_msg *m)
