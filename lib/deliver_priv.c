@@ -37,8 +37,9 @@ int dl_user_set(struct dl_user *u, const struct passwd *pw)
 
 int dl_become(const struct dl_user *u, long extra_gid)
 {
-	if (geteuid() != 0) {
-		if (u->uid == geteuid())
+	uid_t me = geteuid();
+	if (me != 0) {
+		if (u->uid == me)
 			return 0;
 		errno = EPERM;
 		return -1;
@@ -100,8 +101,7 @@ void dl_run_as(const struct dl_user *u, long extra_gid, long timeout, dl_child_f
 		_exit(w == (ssize_t)sizeof res ? 0 : 1);
 	}
 	close(p[1]);
-	memset(r, 0, sizeof *r);
-	size_t got = 0;
+	size_t got = 0; /* r: zeroed above */
 	long long deadline = dl_now_ms() + (long long)timeout * 1000;
 	int timed_out = 0;
 	while (got < sizeof *r) {
