@@ -19,6 +19,10 @@ static int numeric(const char *s)
 	return *s && !*end;
 }
 
+/* One text for both: "user" or "group", the name, and what the fix adds */
+static const char no_such[] = "%s=%s: no such %s, so no transport agent of this clause can start; fix: create the "
+                              "%s, or write its number%s";
+
 int schedconf_users_check(const struct conf *c, conf_report_fn *report, void *ctx)
 {
 	struct schedconf sc;
@@ -37,15 +41,11 @@ int schedconf_users_check(const struct conf *c, conf_report_fn *report, void *ct
 					                "root; fix: spoolbox --install", u);
 				said = 1;
 			} else if (cl->user && !numeric(cl->user) && !getpwnam(cl->user)) {
-				conf_reportf(report, ctx, sc.file, cl->line,
-				             "user=%s: no such user, so no transport agent of this clause can start; fix: "
-				             "create the user, or write its number (user=0)", cl->user);
+				conf_reportf(report, ctx, sc.file, cl->line, no_such, "user", cl->user, "user", "user", " (user=0)");
 				errors++;
 			}
 			if (cl->group && !numeric(cl->group) && !getgrnam(cl->group)) {
-				conf_reportf(report, ctx, sc.file, cl->line,
-				             "group=%s: no such group, so no transport agent of this clause can start; fix: "
-				             "create the group, or write its number", cl->group);
+				conf_reportf(report, ctx, sc.file, cl->line, no_such, "group", cl->group, "group", "group", "");
 				errors++;
 			}
 		}

@@ -43,16 +43,28 @@ const char errormail_usage[] =
     "           and the report lines; queue nothing, change nothing\n";
 
 struct em {
+	/* the scalars first: short offsets */
+	char ret_default;         /* DSN_RET_DEFAULT: 'H' or 0 (full) when the sender gave no RET */
+	long long return_max;
+	int by_hand;
+	unsigned seq;          /* makes boundaries of one process distinct */
+	struct enq_conf ec;
 	char hostname[256];
 	char qualify[256];
 	char postmaster[256];     /* POSTMASTER: "" = failures of null-sender mail are dropped */
 	char double_bounce[300];  /* double-bounce@MYHOSTNAME: the sender of postmaster notices */
-	char ret_default;         /* DSN_RET_DEFAULT: 'H' or 0 (full) when the sender gave no RET */
-	struct enq_conf ec;
-	long long return_max;
-	int by_hand;
-	unsigned seq;          /* makes boundaries of one process distinct */
 };
+
+/* What an attempt's code says: "error" or "error2" a failure, "ok", "ok2" or "ok3" a delivery,
+ * anything else a wait. */
+static enum dsn_kind code_kind(const char *c)
+{
+	if (!strncmp(c, "error", 5) && (!c[5] || (c[5] == '2' && !c[6])))
+		return DSN_FAILED;
+	if (c[0] == 'o' && c[1] == 'k' && (!c[2] || (c[2] >= '2' && c[2] <= '3' && !c[3])))
+		return DSN_SUCCESS;
+	return DSN_DELAYED;
+}
 
 /* The last attempt that failed recipient i (the failure being reported), else its last one. */
 static const struct spool_attempt *last_attempt(const struct spool_msg *m, size_t i)
@@ -62,7 +74,7 @@ static const struct spool_attempt *last_attempt(const struct spool_msg *m, size_
 		const struct spool_attempt *a = &m->att[k];
 		if (a->rcpt != (int)i)
 			continue;
-		if (!strcmp(a->code, "error") || !strcmp(a->code, "error2"))
+		if (code_kind(a->code) == DSN_FAILED)
 			return a;
 		if (!any)
 			any = a;
@@ -85,11 +97,7 @@ static const struct spool_attempt *last_any(const struct spool_msg *m, size_t i)
 static enum dsn_kind kind_of(const struct spool_msg *m, size_t i)
 {
 	const struct spool_attempt *a = last_any(m, i);
-	if (a && (!strcmp(a->code, "error") || !strcmp(a->code, "error2")))
-		return DSN_FAILED;
-	if (a && (!strcmp(a->code, "ok") || !strcmp(a->code, "ok2") || !strcmp(a->code, "ok3")))
-		return DSN_SUCCESS;
-	return DSN_DELAYED;
+	return a ? code_kind(a->code) : DSN_DELAYED;
 }
 
 static const char *const kind_name[] = {"failure", "delay", "success"};
@@ -387,13 +395,14 @@ static int by_hand(struct em *em, const struct spool *sp, const char *id)
 static int setup(struct em *em, const struct conf *c)
 {
 	char why[128];
-	if (route_myhostname(conf_str(c, CK_MYHOSTNAME), em->hostname, sizeof em->hostname, why, sizeof why) < 0) {
-		log_msg(LOG_ERR, NULL, "MYHOSTNAME=%s is not a domain name: %s", conf_str(c, CK_MYHOSTNAME), why);
+	const char *myhost = conf_str(c, CK_MYHOSTNAME), *qd = conf_str(c, CK_QUALIFYDOMAIN);
+	if (route_myhostname(myhost, em->hostname, sizeof em->hostname, why, sizeof why) < 0) {
+		log_msg(LOG_ERR, NULL, "MYHOSTNAME=%s is not a domain name: %s", myhost, why);
 		return EX_CONFIG;
 	}
 	struct enq_conf *ec = &em->ec;
 	ec->hostname = em->hostname;
-	str_lcpy(em->qualify, *conf_str(c, CK_QUALIFYDOMAIN) ? conf_str(c, CK_QUALIFYDOMAIN) : em->hostname, sizeof em->qualify);
+	str_lcpy(em->qualify, *qd ? qd : em->hostname, sizeof em->qualify);
 	ec->qualify = em->qualify;
 	/* the report is ours: no From rewriting, no forced sender, no size limit (the returned
 	 * message is capped below instead), one recipient */

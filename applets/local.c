@@ -53,27 +53,28 @@ const char local_usage[] =
 #define DT_MAX 64 /* Delivered-To: headers kept for the loop check; more is a loop in itself */
 
 struct local {
-	struct conf conf;
+	/* the scalars first: short offsets */
 	const char *conf_path;
-	struct spool sp;
-	char host[256];
-	char self[1024];          /* this binary, for re-entering the queue through submit */
 	int maildir;              /* MAILBOX_STYLE=maildir */
 	long lock_timeout, cmd_timeout;
 	long run_timeout;          /* a mailbox/file/Maildir process is killed after this */
 	int journal_dir;           /* SPOOL/mbox/: 0 not looked at yet, 1 usable, -1 not */
-	/* the aliases file, re-read when it changes */
-	struct aliases al;
-	struct stat al_st;
 	int al_loaded;
-	struct dl_user al_user;
-	struct expand_cfg xc;
-	/* the Delivered-To: values of the message being delivered */
-	char *dt[DT_MAX];
 	size_t ndt;
 	int dt_overflow;
 	long hops, hop_limit;     /* Received: fields of the message; HOPCOUNT_LIMIT */
 	char *copy_buf;           /* the delivery copy's buffers (dl_msg.buf), or NULL */
+	struct expand_cfg xc;
+	struct conf conf;
+	struct spool sp;
+	char host[256];
+	char self[1024];          /* this binary, for re-entering the queue through submit */
+	/* the aliases file, re-read when it changes */
+	struct aliases al;
+	struct stat al_st;
+	struct dl_user al_user;
+	/* the Delivered-To: values of the message being delivered (ndt above) */
+	char *dt[DT_MAX];
 };
 
 /* ---- configuration ---- */
@@ -96,12 +97,7 @@ static void report(const struct ta_job *job, size_t idx, const char *status, con
 static int user_by_uid(uid_t uid, struct dl_user *u)
 {
 	struct passwd *pw = getpwuid(uid);
-	if (!pw || str_lcpy(u->name, pw->pw_name, sizeof u->name) >= sizeof u->name)
-		return -1;
-	u->uid = pw->pw_uid;
-	u->gid = pw->pw_gid;
-	str_lcpy(u->home, pw->pw_dir ? pw->pw_dir : "/", sizeof u->home);
-	return 0;
+	return pw && dl_user_set(u, pw) >= 0 ? 0 : -1;
 }
 
 /* Re-reads the aliases file when it changed, and decides whose privileges its |command and
@@ -126,23 +122,24 @@ static void aliases_refresh(struct local *L)
 	L->xc.aliases = &L->al;
 	L->xc.aliases_unsafe = st.st_ino && (st.st_mode & 022);
 	L->xc.alias_user = NULL;
+	const char *du = conf_str(&L->conf, CK_DEFAULT_USER);
 	int ok;
 	if (st.st_ino && st.st_uid != 0)
 		ok = user_by_uid(st.st_uid, &L->al_user) == 0;
 	else
-		ok = dl_getpw_system(NULL, conf_str(&L->conf, CK_DEFAULT_USER), &L->al_user) == 0;
+		ok = dl_getpw_system(NULL, du, &L->al_user) == 0;
 	if (ok)
 		L->xc.alias_user = &L->al_user;
 	else
-		log_msg(LOG_WARNING, NULL, "no user for |command and /file aliases (DEFAULT_USER=%s)",
-		        conf_str(&L->conf, CK_DEFAULT_USER));
+		log_msg(LOG_WARNING, NULL, "no user for |command and /file aliases (DEFAULT_USER=%s)", du);
 }
 
 static int local_setup(struct local *L)
 {
 	char why[128];
-	if (route_myhostname(conf_str(&L->conf, CK_MYHOSTNAME), L->host, sizeof L->host, why, sizeof why) < 0) {
-		log_msg(LOG_ERR, NULL, "MYHOSTNAME=%s is not a domain name: %s", conf_str(&L->conf, CK_MYHOSTNAME), why);
+	const char *myhost = conf_str(&L->conf, CK_MYHOSTNAME);
+	if (route_myhostname(myhost, L->host, sizeof L->host, why, sizeof why) < 0) {
+		log_msg(LOG_ERR, NULL, "MYHOSTNAME=%s is not a domain name: %s", myhost, why);
 		return EX_CONFIG;
 	}
 	const char *style = conf_str(&L->conf, CK_MAILBOX_STYLE);
@@ -381,35 +378,28 @@ static void deliver_target(struct local *L, const struct dl_target *t, const str
 	char path[4200];
 	struct child_arg a = {t->text, L->host, m, {L->lock_timeout, 1, -1}};
 	memset(r, 0, sizeof *r);
-	switch (t->kind) {
-	case DK_ERROR:
+	/* ifs, not a switch: its jump table is bigger than the comparisons */
+	enum dl_kind k = t->kind;
+	if (k == DK_ERROR) {
 		if (t->public_text) /* the full text, which may quote a user's file, is for the log */
 			log_msg(LOG_NOTICE, NULL, "to=<%s> %s: %s", m->rcpt, t->enh, t->text);
 		dl_set(r, t->status == 'd' ? DL_DEFER : DL_FAIL, t->enh, "%s", t->public_text ? t->public_text : t->text);
-		return;
-	case DK_MAILBOX:
+	} else if (k == DK_MAILBOX) {
 		deliver_mailbox(L, t, m, r);
-		return;
-	case DK_FILE:
+	} else if (k == DK_FILE) {
 		run_mbox(L, &t->user, -1, &a, r);
 		if (r->status == DL_CREATE) {
 			r->status = DL_DEFER;
 			str_lcpy(path, r->text, sizeof path);
 			snprintf(r->text, sizeof r->text, "%.300s (as %s)", path, t->user.name);
 		}
-		return;
-	case DK_MAILDIR:
+	} else if (k == DK_MAILDIR) {
 		dl_run_as(&t->user, -1, L->run_timeout, child_maildir, &a, r);
-		return;
-	case DK_COMMAND:
-		if (!ENABLE_DELIVER_CMD)
-			break; /* never made: aliases_expand refuses |command */
+	} else if (k == DK_COMMAND && ENABLE_DELIVER_CMD) { /* else never made: aliases_expand refuses |command */
 		deliver_command(L, t, m, r);
-		return;
-	case DK_REMOTE:
-		break;
+	} else {
+		dl_set(r, DL_DEFER, "4.3.0", "internal error: unexpected target kind");
 	}
-	dl_set(r, DL_DEFER, "4.3.0", "internal error: unexpected target kind");
 }
 
 /* Re-enters the queue: `sendmail -f SENDER -i -- ADDR...` (this binary's submit applet) with
@@ -532,16 +522,16 @@ static void deliver_rcpt(struct local *L, struct ta_job *job, size_t idx, int fd
 		size_t n = 0;
 		for (size_t k = i; k < x.n; k++) {
 			const char *sk = x.t[k].sender ? x.t[k].sender : m.sender;
-			if (x.t[k].kind == DK_REMOTE && !res[k].status && strcmp(sk, snd) == 0)
+			if (x.t[k].kind == DK_REMOTE && !res[k].status && strcmp(sk, snd) == 0) {
 				addrs[n++] = x.t[k].text;
+				res[k].status = '?'; /* in this submit: its result below */
+			}
 		}
 		struct dl_result r;
 		resubmit(L, snd, addrs, n, &m, &r);
-		for (size_t k = i; k < x.n; k++) {
-			const char *sk = x.t[k].sender ? x.t[k].sender : m.sender;
-			if (x.t[k].kind == DK_REMOTE && !res[k].status && strcmp(sk, snd) == 0)
+		for (size_t k = i; k < x.n; k++)
+			if (res[k].status == '?')
 				res[k] = r;
-		}
 	}
 	size_t nok = 0, ndef = 0, nfail = 0, fdef = 0, ffail = 0;
 	for (size_t i = 0; i < x.n; i++) {
@@ -668,8 +658,9 @@ int local_main(int argc, char **argv)
 	if (!rc && xname) {
 		rc = show_expansion(L, xname);
 	} else if (!rc) {
-		if (spool_open(&L->sp, conf_str(&L->conf, CK_SPOOL), 0, -1) < 0) {
-			fprintf(stderr, "local: cannot open the spool %s\n", conf_str(&L->conf, CK_SPOOL));
+		const char *spool = conf_str(&L->conf, CK_SPOOL);
+		if (spool_open(&L->sp, spool, 0, -1) < 0) {
+			fprintf(stderr, "local: cannot open the spool %s\n", spool);
 			rc = EX_TEMPFAIL;
 		} else {
 			struct ta_ops ops = {local_job, NULL, NULL, NULL, 0};

@@ -93,12 +93,12 @@ static int group_drop(struct mq *q)
 	return 0;
 }
 
-/* MAILQ_RESTRICT=yes: root and members of SUBMIT_GROUP only (sendmail's restrictmailq). */
-static int may_list(const struct conf *c)
+/* MAILQ_RESTRICT=yes: root and members of SUBMIT_GROUP (group) only (sendmail's restrictmailq). */
+static int may_list(const struct conf *c, const char *group)
 {
 	if (!conf_num(c, CK_MAILQ_RESTRICT) || getuid() == 0)
 		return 1;
-	struct group *g = getgrnam(conf_str(c, CK_SUBMIT_GROUP));
+	struct group *g = getgrnam(group);
 	if (!g)
 		return 0;
 	if (getgid() == g->gr_gid)
@@ -114,8 +114,9 @@ static int may_list(const struct conf *c)
 /* "name (uid N)" of the caller, for the log line of every action. */
 static void caller(char *out, size_t size)
 {
-	struct passwd *pw = getpwuid(getuid());
-	snprintf(out, size, "%s (uid %ld)", pw ? pw->pw_name : "?", (long)getuid());
+	uid_t uid = getuid();
+	struct passwd *pw = getpwuid(uid);
+	snprintf(out, size, "%s (uid %ld)", pw ? pw->pw_name : "?", (long)uid);
 }
 
 static int pending(const struct spool_msg *m)
@@ -199,10 +200,9 @@ static int act_one(struct each_ctx *c, const char *id)
 	struct mq *q = c->q;
 	int r = qctl_apply(&q->sp, q->action, id, c->now);
 	if (r == 0) {
-		log_msg(LOG_NOTICE, id, "%s by %s", q->action == QA_HOLD ? "held" : q->action == QA_RELEASE ? "released" :
-		        q->action == QA_DELETE ? "deleted" : "retry now", q->user);
-		printf("%s: %s\n", id, q->action == QA_HOLD ? "held" : q->action == QA_RELEASE ? "released" :
-		       q->action == QA_DELETE ? "deleted" : "will be tried now");
+		static const char *const done[] = {"held", "released", "deleted", "retry now"};
+		log_msg(LOG_NOTICE, id, "%s by %s", done[q->action], q->user);
+		printf("%s: %s\n", id, q->action == QA_RETRY ? "will be tried now" : done[q->action]);
 		c->done++;
 	} else if (r < 0) {
 		say("%s: %s failed: %s\n", id, qctl_name(q->action), strerror(errno));
@@ -431,37 +431,27 @@ static int live(struct mq *q)
 
 static int parse(int argc, char **argv, struct mq *q)
 {
-	static const char *const acts[] = {"--hold", "--release", "--delete", "--retry"};
+	/* the options that are a word alone: a mode, -Q's level, an action (in qctl_action's order) */
+	static const char words[] = "-v\0--json\0-s\0-q\0-Q\0-QQ\0-QQQ\0--hold\0--release\0--delete\0--retry\0";
+	static const unsigned char word_mode[] = {M_VERBOSE, M_JSON, M_SUMMARY, M_RUN, M_LIVE, M_LIVE, M_LIVE};
 	int i = 1;
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		const char *a = argv[i];
-		int found = 0;
-		for (int k = 0; k < 4; k++)
-			if (!strcmp(a, acts[k])) {
-				q->mode = M_ACTION;
-				q->action = (enum qctl_action)k;
-				found = 1;
-			}
-		if (found)
-			continue;
-		if (!strcmp(a, "--"))
+		int k = 0;
+		for (const char *w = words; *w && strcmp(a, w); w += strlen(w) + 1)
+			k++;
+		if (k >= 7 && k < 11) {
+			q->mode = M_ACTION;
+			q->action = (enum qctl_action)(k - 7);
+		} else if (k < 7) {
+			q->mode = (enum mode)word_mode[k];
+			q->live = k - 3; /* -Q 1, -QQ 2, -QQQ 3; only M_LIVE reads it */
+		} else if (!strcmp(a, "--"))
 			return i + 1;
-		if (!strcmp(a, "-C") && i + 1 < argc)
+		else if (!strcmp(a, "-C") && i + 1 < argc)
 			q->conf_path = argv[++i];
 		else if (!strncmp(a, "-C", 2) && a[2])
 			q->conf_path = a + 2;
-		else if (!strcmp(a, "-v"))
-			q->mode = M_VERBOSE;
-		else if (!strcmp(a, "--json"))
-			q->mode = M_JSON;
-		else if (!strcmp(a, "-s"))
-			q->mode = M_SUMMARY;
-		else if (!strcmp(a, "-Q") || !strcmp(a, "-QQ") || !strcmp(a, "-QQQ")) {
-			q->mode = M_LIVE;
-			q->live = (int)strlen(a) - 1;
-		}
-		else if (!strcmp(a, "-q"))
-			q->mode = M_RUN;
 		else if (!strncmp(a, "-qR", 3) && (a[3] || i + 1 < argc)) {
 			q->mode = M_RUN;
 			q->domain = a[3] ? a + 3 : argv[++i];
@@ -511,9 +501,8 @@ int mailq_main(int argc, char **argv)
 			q.nids = 0;
 	}
 	if ((q.mode == M_ACTION || q.mode == M_RUN) && geteuid() != 0) {
-		say("only root may %s (users may run sendmail -q, once a minute)\n",
-		    q.mode == M_RUN ? "run the queue with mailq" : q.action == QA_HOLD ? "hold messages" :
-		    q.action == QA_RELEASE ? "release messages" : q.action == QA_DELETE ? "delete messages" : "retry messages");
+		say("only root may %s%s (users may run sendmail -q, once a minute)\n",
+		    q.mode == M_RUN ? "run the queue with mailq" : qctl_name(q.action), q.mode == M_RUN ? "" : " messages");
 		return EX_NOPERM;
 	}
 	if ((q.conf_path || applet_env_overrides() || q.mode > M_LIVE) && group_drop(&q) < 0) {
@@ -524,37 +513,41 @@ int mailq_main(int argc, char **argv)
 	int rc = applet_load_conf(&conf, q.conf_path);
 	if (rc)
 		return rc;
-	if (!may_list(&conf)) {
-		say("MAILQ_RESTRICT=yes: only root and the %s group may list the queue\n",
-		    conf_str(&conf, CK_SUBMIT_GROUP));
-		conf_free(&conf);
-		return EX_NOPERM;
+	const char *group = conf_str(&conf, CK_SUBMIT_GROUP);
+	/* a refusal below: conf freed, rc returned */
+	rc = EX_NOPERM;
+	if (!may_list(&conf, group)) {
+		say("MAILQ_RESTRICT=yes: only root and the %s group may list the queue\n", group);
+		goto refused;
 	}
+	rc = EX_OSERR;
 	if (q.gid_real != q.gid_set) {
 		/* the group must be the one the spool is made for, or it is dropped (as submit) */
-		struct group *g = getgrnam(conf_str(&conf, CK_SUBMIT_GROUP));
-		if ((!g || g->gr_gid != q.gid_set) && group_drop(&q) < 0) {
-			conf_free(&conf);
-			return EX_OSERR;
-		}
+		struct group *g = getgrnam(group);
+		if ((!g || g->gr_gid != q.gid_set) && group_drop(&q) < 0)
+			goto refused;
 	}
 	applet_log_setup(&conf, NULL, 0, 0);
 	caller(q.user, sizeof q.user);
 	/* no check that the spool is set up: what is missing is simply empty (a queue nothing was
 	 * ever submitted to), and every path below is made from a checked id */
 	const char *dir = conf_str(&conf, CK_SPOOL);
+	rc = EX_CONFIG;
 	if (str_lcpy(q.sp.dir, dir, sizeof q.sp.dir) >= sizeof q.sp.dir || !*dir) {
 		say("spool directory name too long or empty: %s\n", dir);
-		conf_free(&conf);
-		return EX_CONFIG;
+		goto refused;
 	}
+	rc = EX_TEMPFAIL;
 	/* acting as the scheduler does (root): the spool's layout is made when missing */
 	if (q.mode > M_LIVE && spool_open(&q.sp, dir, 1, -1) < 0) {
 		say("cannot set up the spool %s\n", dir);
-		conf_free(&conf);
-		return EX_TEMPFAIL;
+		goto refused;
 	}
+	rc = 0;
+refused:
 	conf_free(&conf);
+	if (rc)
+		return rc;
 	switch (q.mode) {
 	case M_ACTION: return mode_action(&q);
 	case M_RUN: return mode_run(&q);

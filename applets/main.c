@@ -97,28 +97,34 @@ static int list(void)
 static int make_link(const char *target, const char *dir, const char *name)
 {
 	char path[4096];
-	if (str_fmt(path, sizeof path, "%s/%s", dir, name) < 0) {
-		fprintf(stderr, "spoolbox: --install: path too long: %s/%s\n", dir, name);
-		return -1;
-	}
+	/* a refusal: one of these texts with a and b */
+	const char *fmt = "path too long: %s/%s\n", *a = dir, *b = name;
+	if (str_fmt(path, sizeof path, "%s/%s", dir, name) < 0)
+		goto bad;
 	if (fio_mkdirs(dir, 0755) < 0) {
-		fprintf(stderr, "spoolbox: --install: cannot create %s: %s\n", dir, strerror(errno));
-		return -1;
+		fmt = "cannot create %s: %s\n";
+		goto bad_errno;
 	}
+	a = path;
 	struct stat st;
 	if (lstat(path, &st) == 0) {
 		if (!S_ISLNK(st.st_mode)) {
-			fprintf(stderr, "spoolbox: --install: %s exists and is not a symlink; left alone\n", path);
-			return -1;
+			fmt = "%s exists and is not a symlink; left alone\n";
+			goto bad;
 		}
 		unlink(path);
 	}
-	if (symlink(target, path) < 0) {
-		fprintf(stderr, "spoolbox: --install: symlink %s: %s\n", path, strerror(errno));
-		return -1;
-	}
+	fmt = "symlink %s: %s\n";
+	if (symlink(target, path) < 0)
+		goto bad_errno;
 	printf("%s -> %s\n", path, target);
 	return 0;
+bad_errno:
+	b = strerror(errno);
+bad:
+	fputs("spoolbox: --install: ", stderr);
+	fprintf(stderr, fmt, a, b);
+	return -1;
 }
 
 static int install(const char *dir)

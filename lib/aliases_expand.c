@@ -22,10 +22,10 @@
 #define EXPAND_STEPS_MAX 10000
 
 struct xs {
+	/* the scalars first: short offsets */
 	const struct expand_cfg *cfg;
 	struct expansion *out;
-	char *stack[EXPAND_DEPTH_MAX + 1]; /* "a:name", "f:user", "i:path" being expanded */
-	int depth;
+	int depth;                  /* of stack below */
 	int oom, full;
 	unsigned steps;
 	int udepth;                 /* > 0 while walking a file a user controls */
@@ -35,6 +35,7 @@ struct xs {
 	long gl_uid;                /* -1: none yet */
 	int gl_n;
 	gid_t gl[64];
+	char *stack[EXPAND_DEPTH_MAX + 1]; /* "a:name", "f:user", "i:path" being expanded */
 };
 
 /* Where a target list came from: it decides the privileges of its |command and /file targets
@@ -514,10 +515,7 @@ static int on_target(void *ctx, enum alias_tkind kind, const char *text, size_t 
 			if (!src->fwd && st.st_uid != 0) {
 				/* an include file owned by a user runs its commands as that user */
 				struct passwd *pw = s->cfg->getpw ? NULL : getpwuid(st.st_uid);
-				if (pw && str_lcpy(owner_user.name, pw->pw_name, sizeof owner_user.name) < sizeof owner_user.name) {
-					owner_user.uid = pw->pw_uid;
-					owner_user.gid = pw->pw_gid;
-					str_lcpy(owner_user.home, pw->pw_dir ? pw->pw_dir : "/", sizeof owner_user.home);
+				if (pw && dl_user_set(&owner_user, pw) >= 0) {
 					sub.priv = &owner_user;
 					/* what it includes in turn is read as for a .forward of its owner: root
 					 * must not read for this user what the user could not */

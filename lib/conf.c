@@ -108,12 +108,12 @@ int parse_size(const char *s, long long *out)
 	if (digits(&s, LLONG_MAX, &n) < 0)
 		return -1;
 	long long mul = 1;
-	switch (*s) {
-	case 'k': case 'K': mul = 1024LL; s++; break;
-	case 'm': case 'M': mul = 1024LL * 1024; s++; break;
-	case 'g': case 'G': mul = 1024LL * 1024 * 1024; s++; break;
+	switch (*s | 0x20) { /* the letters of either case, and nothing else */
+	case 'k': mul = 1024LL; s++; break;
+	case 'm': mul = 1024LL * 1024; s++; break;
+	case 'g': mul = 1024LL * 1024 * 1024; s++; break;
 	}
-	if (*s == 'b' || *s == 'B')
+	if ((*s | 0x20) == 'b')
 		s++;
 	if (*s || n > LLONG_MAX / mul)
 		return -1;
@@ -137,17 +137,19 @@ int parse_bool(const char *s, long long *out)
 static const char *typecheck(enum conf_key k, const char *v, long long *num)
 {
 	*num = 0;
-	switch ((enum conf_type)keys[k].type) {
-	case CT_BOOL: return parse_bool(v, num) ? "not a yes/no value" : NULL;
-	case CT_INT: return parse_count(v, LLONG_MAX, num) ? "not a non-negative whole number" : NULL;
-	case CT_SIZE: return parse_size(v, num) ? "not a size (like 10M, 512K or 2048)" : NULL;
-	case CT_INTERVAL: return parse_interval(v, num) ? "not an interval (like 1h5m20s, 10s or 3d)" : NULL;
-	case CT_PATH:
-		if (*v && *v != '/')
-			return "not an absolute path";
-		return NULL;
-	default: return NULL;
-	}
+	/* ifs, not a switch: its jump table is bigger than the comparisons */
+	enum conf_type t = (enum conf_type)keys[k].type;
+	if (t == CT_BOOL)
+		return parse_bool(v, num) ? "not a yes/no value" : NULL;
+	if (t == CT_INT)
+		return parse_count(v, LLONG_MAX, num) ? "not a non-negative whole number" : NULL;
+	if (t == CT_SIZE)
+		return parse_size(v, num) ? "not a size (like 10M, 512K or 2048)" : NULL;
+	if (t == CT_INTERVAL)
+		return parse_interval(v, num) ? "not an interval (like 1h5m20s, 10s or 3d)" : NULL;
+	if (t == CT_PATH && *v && *v != '/')
+		return "not an absolute path";
+	return NULL;
 }
 
 void conf_init(struct conf *c)

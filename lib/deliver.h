@@ -27,6 +27,10 @@ struct dl_user {
 
 /* Looks a user up; returns 0 and fills u, 1 when there is no such user, -1 on a lookup error. */
 typedef int dl_getpw_fn(void *ctx, const char *name, struct dl_user *u);
+struct passwd;
+/* Fills u from a passwd entry (no home: "/"). Returns 0; 1 when the home directory was cut to
+ * fit; -1 when the name does not fit (u is then unusable). */
+int dl_user_set(struct dl_user *u, const struct passwd *pw);
 dl_getpw_fn dl_getpw_system; /* getpwnam() */
 
 enum dl_kind { DK_MAILBOX, DK_FILE, DK_MAILDIR, DK_COMMAND, DK_REMOTE, DK_ERROR };
@@ -37,13 +41,13 @@ enum dl_kind { DK_MAILBOX, DK_FILE, DK_MAILDIR, DK_COMMAND, DK_REMOTE, DK_ERROR 
 struct dl_target {
 	enum dl_kind kind;
 	char *text;
-	struct dl_user user;
 	char *sender;   /* DK_REMOTE: envelope sender to use (owner-NAME), NULL: the original */
 	char status;    /* DK_ERROR: 'f' (permanent) or 'd' (temporary) */
 	char enh[8];    /* DK_ERROR: enhanced status code */
 	/* DK_ERROR raised inside a user's .forward or include files: text may quote what root read
 	 * there, so reports use this instead (it names the file only); NULL: text is fit for one */
 	char *public_text;
+	struct dl_user user; /* last: the fields above have short offsets */
 };
 
 struct dl_msg {
@@ -64,8 +68,8 @@ enum { DL_OK = 'o', DL_DEFER = 'd', DL_FAIL = 'f', DL_CREATE = 'c' };
 struct dl_result {
 	char status;          /* DL_OK, DL_DEFER, DL_FAIL */
 	char enh[8];          /* "2.0.0", "4.3.1", ... */
-	char text[400];
 	char died;            /* dl_run_as: the process died or was killed without a result */
+	char text[400];
 };
 
 void dl_set(struct dl_result *r, char status, const char *enh, const char *fmt, ...) __attribute__((format(printf, 4, 5)));

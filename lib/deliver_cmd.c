@@ -21,9 +21,9 @@ struct cmdio {
 	int in;              /* the command's stdin (non-blocking), -1 once it stopped reading */
 	int out;             /* its stdout+stderr (non-blocking), -1 at EOF */
 	long long deadline;  /* monotonic ms */
-	char keep[CMD_OUTPUT_KEEP + 1];
-	size_t klen;
+	size_t klen;         /* of keep */
 	int timed_out;
+	char keep[CMD_OUTPUT_KEEP + 1];
 };
 
 static void drain(struct cmdio *c)
@@ -163,7 +163,7 @@ void dl_command(const char *cmd, const struct dl_user *u, char *const env[], con
 	}
 	close(in[0]);
 	close(out[1]);
-	struct cmdio c = {in[1], out[0], dl_now_ms() + (timeout > 0 ? timeout : 600) * 1000LL, "", 0, 0};
+	struct cmdio c = {in[1], out[0], dl_now_ms() + (timeout > 0 ? timeout : 600) * 1000LL, 0, 0, ""};
 	fcntl(c.in, F_SETFL, O_NONBLOCK);
 	fcntl(c.out, F_SETFL, O_NONBLOCK);
 	int rd_fail = 0;

@@ -21,20 +21,25 @@ int dl_getpw_system(void *ctx, const char *name, struct dl_user *u)
 	struct passwd *pw = getpwnam(name);
 	if (!pw)
 		return errno && errno != ENOENT && errno != ESRCH ? -1 : 1;
-	if (str_lcpy(u->name, pw->pw_name, sizeof u->name) >= sizeof u->name ||
-	    str_lcpy(u->home, pw->pw_dir ? pw->pw_dir : "/", sizeof u->home) >= sizeof u->home)
+	return dl_user_set(u, pw) ? -1 : 0;
+}
+
+int dl_user_set(struct dl_user *u, const struct passwd *pw)
+{
+	if (str_lcpy(u->name, pw->pw_name, sizeof u->name) >= sizeof u->name)
 		return -1;
 	u->uid = pw->pw_uid;
 	u->gid = pw->pw_gid;
-	return 0;
+	return str_lcpy(u->home, pw->pw_dir ? pw->pw_dir : "/", sizeof u->home) >= sizeof u->home;
 }
 
 #define DL_GROUPS_MAX 256
 
 int dl_become(const struct dl_user *u, long extra_gid)
 {
-	if (geteuid() != 0) {
-		if (u->uid == geteuid())
+	uid_t me = geteuid();
+	if (me != 0) {
+		if (u->uid == me)
 			return 0;
 		errno = EPERM;
 		return -1;
@@ -96,8 +101,7 @@ void dl_run_as(const struct dl_user *u, long extra_gid, long timeout, dl_child_f
 		_exit(w == (ssize_t)sizeof res ? 0 : 1);
 	}
 	close(p[1]);
-	memset(r, 0, sizeof *r);
-	size_t got = 0;
+	size_t got = 0; /* r: zeroed above */
 	long long deadline = dl_now_ms() + (long long)timeout * 1000;
 	int timed_out = 0;
 	while (got < sizeof *r) {

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define LINE_MAX_OUT (DSN_FIELD_MAX + 256)
+#define LINE_MAX_OUT (DSN_FIELD_MAX + 1024) /* the head's first lines are one emit */
 
 struct out {
 	dsn_put_fn *put;
@@ -136,13 +136,12 @@ static const char *subject_of(const struct dsn *d)
 	return "Undelivered Mail Returned to Sender";
 }
 
-static void human_part(struct out *o, const struct dsn *d, int full)
+/* host: the cleaned hostname; arrived: the arrival date */
+static void human_part(struct out *o, const struct dsn *d, int full, const char *host, const char *arrived)
 {
-	char host[300], v[DSN_FIELD_MAX], a[DSN_FIELD_MAX], when[64];
-	CLEAN(host, d->hostname);
-	date(d->arrival, when, sizeof when);
-	emit(o, "--%s\nContent-Type: text/plain; charset=us-ascii\nContent-Description: Notification\n\n", d->boundary);
-	emit(o, "This is the mail delivery system at %s.\n\n", host);
+	char v[DSN_FIELD_MAX], a[DSN_FIELD_MAX];
+	emit(o, "--%s\nContent-Type: text/plain; charset=us-ascii\nContent-Description: Notification\n\n"
+	        "This is the mail delivery system at %s.\n\n", d->boundary, host);
 	const char *who = d->nrcpt == 1 ? "the recipient" : "the recipients";
 	if (d->postmaster)
 		emit(o, "A message from the null sender (a delivery report, or mail that asked for no\n"
@@ -172,39 +171,34 @@ static void human_part(struct out *o, const struct dsn *d, int full)
 			emit(o, "    (reported by %s)\n", v);
 		}
 	}
-	emit(o, "\nThe message arrived on %s and was queued as %s.\n", when, d->queue_id);
+	emit(o, "\nThe message arrived on %s and was queued as %s.\n", arrived, d->queue_id);
 	if (d->postmaster || d->kind != DSN_FAILED)
-		emit(o, "Its header section is attached.\n");
+		emit(o, "Its header section is attached.\n\n");
 	else if (d->ret == 'H')
-		emit(o, "Its header section is attached (you asked for headers only).\n");
+		emit(o, "Its header section is attached (you asked for headers only).\n\n");
 	else if (!full)
 		emit(o, "It was %lld bytes long, more than the %lld bytes this system returns,\n"
-		        "so only its header section is attached.\n",
+		        "so only its header section is attached.\n\n",
 		     d->size, d->return_max);
 	else
-		emit(o, "It is attached below.\n");
-	emit(o, "\n");
+		emit(o, "It is attached below.\n\n");
 }
 
-static void status_part(struct out *o, const struct dsn *d)
+static void status_part(struct out *o, const struct dsn *d, const char *host, const char *arrived)
 {
-	char host[300], v[DSN_FIELD_MAX], when[64];
-	CLEAN(host, d->hostname);
-	emit(o, "--%s\nContent-Type: message/delivery-status\nContent-Description: Delivery report\n\n", d->boundary);
-	emit(o, "Reporting-MTA: dns; %s\n", host);
+	char v[DSN_FIELD_MAX], when[64];
 	CLEAN(v, d->queue_id);
-	emit(o, "X-Spoolbox-Queue-ID: %s\n", v);
+	emit(o, "--%s\nContent-Type: message/delivery-status\nContent-Description: Delivery report\n\n"
+	        "Reporting-MTA: dns; %s\nX-Spoolbox-Queue-ID: %s\n", d->boundary, host, v);
 	if (d->envid && *d->envid) {
 		CLEAN(v, d->envid);
 		emit(o, "Original-Envelope-Id: %s\n", v);
 	}
-	date(d->arrival, when, sizeof when);
-	emit(o, "Arrival-Date: %s\n", when);
+	emit(o, "Arrival-Date: %s\n", arrived);
 	for (size_t i = 0; i < d->nrcpt; i++) {
 		const struct dsn_rcpt *r = &d->rcpt[i];
-		emit(o, "\n");
 		CLEAN(v, r->final);
-		emit(o, "Final-Recipient: rfc822; %s\n", v);
+		emit(o, "\nFinal-Recipient: rfc822; %s\n", v);
 		if (r->orcpt && *r->orcpt) {
 			/* "type;addr": the type is kept, the address cleaned */
 			const char *semi = strchr(r->orcpt, ';');
@@ -220,8 +214,7 @@ static void status_part(struct out *o, const struct dsn *d)
 			CLEAN(t2, type);
 			emit(o, "Original-Recipient: %s; %s\n", t2, v);
 		}
-		emit(o, "Action: %s\n", action_of(d, r));
-		emit(o, "Status: %s\n", status_of(d, r->enh));
+		emit(o, "Action: %s\nStatus: %s\n", action_of(d, r), status_of(d, r->enh));
 		if (r->remote && *r->remote) {
 			CLEAN(v, r->remote);
 			emit(o, "Remote-MTA: dns; %s\n", v);
@@ -243,26 +236,20 @@ static void status_part(struct out *o, const struct dsn *d)
 int dsn_write_head(const struct dsn *d, dsn_put_fn *put, void *ctx)
 {
 	struct out o = {put, ctx, 0};
-	char host[300], to[DSN_FIELD_MAX];
+	char host[300], to[DSN_FIELD_MAX], arrived[64];
 	CLEAN(host, d->hostname);
 	CLEAN(to, d->to);
+	date(d->arrival, arrived, sizeof arrived);
 	int full = dsn_returns_full(d);
-	emit(&o, "From: Mail Delivery System <MAILER-DAEMON@%s>\n", host);
-	emit(&o, "To: <%s>\n", to);
-	emit(&o, "Subject: %s\n", subject_of(d));
-	emit(&o, "Auto-Submitted: auto-replied\n");
-	emit(&o, "MIME-Version: 1.0\n");
-	emit(&o, "Content-Type: multipart/report; report-type=delivery-status;\n\tboundary=\"%s\"\n", d->boundary);
-	emit(&o, "\nThis is a MIME-encapsulated message.\n\n");
-	human_part(&o, d, full);
-	status_part(&o, d);
+	emit(&o, "From: Mail Delivery System <MAILER-DAEMON@%s>\nTo: <%s>\nSubject: %s\nAuto-Submitted: auto-replied\n"
+	     "MIME-Version: 1.0\nContent-Type: multipart/report; report-type=delivery-status;\n\tboundary=\"%s\"\n"
+	     "\nThis is a MIME-encapsulated message.\n\n", host, to, subject_of(d), d->boundary);
+	human_part(&o, d, full, host, arrived);
+	status_part(&o, d, host, arrived);
 	const char *desc = d->kind == DSN_FAILED ? "Undelivered Message" : d->kind == DSN_DELAYED ? "Delayed Message" : "Message";
-	if (full)
-		emit(&o, "--%s\nContent-Type: message/rfc822\nContent-Description: %s\n%s\n", d->boundary, desc,
-		     d->body8 ? "Content-Transfer-Encoding: 8bit\n" : "");
-	else
-		emit(&o, "--%s\nContent-Type: text/rfc822-headers\nContent-Description: %s Headers\n%s\n", d->boundary,
-		     desc, d->body8 ? "Content-Transfer-Encoding: 8bit\n" : "");
+	emit(&o, "--%s\nContent-Type: %s\nContent-Description: %s%s\n%s\n", d->boundary,
+	     full ? "message/rfc822" : "text/rfc822-headers", desc, full ? "" : " Headers",
+	     d->body8 ? "Content-Transfer-Encoding: 8bit\n" : "");
 	return o.rc;
 }
 

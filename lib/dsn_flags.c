@@ -4,8 +4,8 @@
 #include <string.h>
 
 static const struct {
-	unsigned bit;
-	const char *word;
+	unsigned char bit;
+	char word[8];
 } notify_words[] = {
 	{NOTIFY_SUCCESS, "SUCCESS"},
 	{NOTIFY_FAILURE, "FAILURE"},

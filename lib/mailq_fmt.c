@@ -29,15 +29,12 @@ static const char *safe(const char *s, char *out, size_t size)
 	return out;
 }
 
-/* Both layouts written by hand, as lib/mbox.c does: strftime would pull 4 KiB of libc in. */
+/* Both layouts written by hand: strftime would pull 4 KiB of libc in. */
 static void when(long long t, char out[32])
 {
-	static const char days[] = "SunMonTueWedThuFriSat";
-	static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
 	time_t tt = (time_t)t;
 	struct tm tm;
-	if (!civil_time(&tt, &tm) || str_fmt(out, 32, "%.3s %.3s %2d %02d:%02d:%02d", days + 3 * tm.tm_wday,
-	                                     months + 3 * tm.tm_mon, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec) < 0)
+	if (!civil_time(&tt, &tm) || str_asctime(out, 32, &tm) < 0)
 		str_lcpy(out, "-", 32);
 }
 

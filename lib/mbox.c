@@ -29,14 +29,13 @@ int mbox_from_line(char *out, size_t size, const char *sender, time_t t)
 	for (; *sender && n < sizeof who - 1; sender++)
 		who[n++] = (unsigned char)*sender <= ' ' || *sender == 0x7f ? '_' : *sender;
 	who[n] = 0;
-	/* asctime()'s layout, written by hand: strftime would pull in 3.5 KB of libc */
-	static const char days[] = "SunMonTueWedThuFriSat";
-	static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+	/* asctime()'s layout */
 	struct tm tm;
+	char date[32];
 	if (!civil_time(&t, &tm))
 		memset(&tm, 0, sizeof tm), tm.tm_mday = 1, tm.tm_year = 70, tm.tm_wday = 4;
-	return str_fmt(out, size, "From %s %.3s %.3s %2d %02d:%02d:%02d %d\n", who, days + 3 * tm.tm_wday,
-	               months + 3 * tm.tm_mon, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, tm.tm_year + 1900);
+	str_asctime(date, sizeof date, &tm);
+	return str_fmt(out, size, "From %s %s %d\n", who, date, tm.tm_year + 1900);
 }
 
 /* A .lock file is stale when it is old, or names a process that is gone. */

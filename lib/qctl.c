@@ -17,6 +17,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* SPOOL/sub into out (SPOOL_PATH_MAX bytes); str_fmt's result. */
+static int spool_sub(const struct spool *sp, const char *sub, char *out)
+{
+	return str_fmt(out, SPOOL_PATH_MAX, "%s/%s", sp->dir, sub);
+}
+
 int qctl_path_hold(const struct spool *sp, const char *id, char *out, size_t size)
 {
 	if (!spool_id_valid(id))
@@ -33,7 +39,7 @@ int qctl_held(const struct spool *sp, const char *id)
 static int pidfile(const struct spool *sp, int flags)
 {
 	char path[SPOOL_PATH_MAX];
-	if (str_fmt(path, sizeof path, "%s/scheduler.pid", sp->dir) < 0) {
+	if (spool_sub(sp, "scheduler.pid", path) < 0) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
@@ -101,7 +107,7 @@ void qctl_unlock(struct qctl_lock *lk)
 int qctl_hold_each(const struct spool *sp, spool_each_fn *fn, void *ctx)
 {
 	char dir[SPOOL_PATH_MAX];
-	if (str_fmt(dir, sizeof dir, "%s/hold", sp->dir) < 0)
+	if (spool_sub(sp, "hold", dir) < 0)
 		return -1;
 	DIR *d = opendir(dir);
 	if (!d)
@@ -121,7 +127,7 @@ long long qctl_due_time(const struct spool *sp, const char *id)
 	struct stat cst;
 	if (spool_path_ctl(sp, id, path, sizeof path) < 0 || stat(path, &cst) < 0 || cst.st_nlink < 2)
 		return 0;
-	if (str_fmt(path, sizeof path, "%s/due", sp->dir) < 0)
+	if (spool_sub(sp, "due", path) < 0)
 		return 0;
 	DIR *top = opendir(path);
 	if (!top)
@@ -216,7 +222,7 @@ static int make_hold_dir(const struct spool *sp, const char *dir)
 	struct stat st;
 	if (mkdir(dir, 0750) < 0)
 		return errno == EEXIST ? 0 : -1;
-	if (str_fmt(q, sizeof q, "%s/queue", sp->dir) == 0 && stat(q, &st) == 0 &&
+	if (spool_sub(sp, "queue", q) == 0 && stat(q, &st) == 0 &&
 	    (chown(dir, (uid_t)-1, st.st_gid) < 0 || chmod(dir, st.st_mode & 07777) < 0))
 		return -1;
 	return 0;
@@ -241,7 +247,7 @@ static int do_hold(struct spool *sp, const char *id, long long t)
 	if (t > 0 && (spool_path_due(sp, id, t, due, sizeof due) < 0 || unlink_logged(id, due) < 0))
 		return -1;
 	char dir[SPOOL_PATH_MAX];
-	if (str_fmt(dir, sizeof dir, "%s/hold", sp->dir) < 0 || make_hold_dir(sp, dir) < 0) {
+	if (spool_sub(sp, "hold", dir) < 0 || make_hold_dir(sp, dir) < 0) {
 		log_msg(LOG_ERR, id, "mkdir %s: %s", dir, strerror(errno));
 		return -1;
 	}
@@ -327,7 +333,7 @@ int qctl_apply_at(struct spool *sp, enum qctl_action a, const char *id, long lon
 
 const char *qctl_name(enum qctl_action a)
 {
-	static const char *const names[] = {"hold", "release", "delete", "retry"};
+	static const char names[][8] = {"hold", "release", "delete", "retry"};
 	return names[a];
 }
 
@@ -340,7 +346,7 @@ int qctl_qrun_allowed(const struct spool *sp, long long now, long *wait)
 {
 	char path[SPOOL_PATH_MAX];
 	*wait = 0;
-	if (str_fmt(path, sizeof path, "%s/tmp/.qrun", sp->dir) < 0)
+	if (spool_sub(sp, "tmp/.qrun", path) < 0)
 		return -1;
 	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0660);
 	if (fd < 0)

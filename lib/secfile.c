@@ -33,16 +33,16 @@ int secfile_read_owned(const char *path, size_t max, uid_t agent, char **out, si
 	}
 	struct stat st;
 	int e = 0;
+	uid_t me = geteuid();
 	if (fstat(fd, &st) < 0) {
 		e = errno;
 		str_fmt(why, whysize, "cannot stat: %s", strerror(e));
 	} else if (!S_ISREG(st.st_mode)) {
 		e = EINVAL;
 		str_fmt(why, whysize, "not a regular file");
-	} else if (st.st_uid != 0 && st.st_uid != geteuid() && (agent == (uid_t)-1 || st.st_uid != agent)) {
+	} else if (st.st_uid != 0 && st.st_uid != me && (agent == (uid_t)-1 || st.st_uid != agent)) {
 		e = EPERM;
-		str_fmt(why, whysize, "owned by uid %u, not by root or uid %u (refused)", (unsigned)st.st_uid,
-		        (unsigned)geteuid());
+		str_fmt(why, whysize, "owned by uid %u, not by root or uid %u (refused)", (unsigned)st.st_uid, (unsigned)me);
 	} else if (st.st_mode & 077) {
 		e = EPERM;
 		str_fmt(why, whysize, "mode %04o lets others read it (refused: chmod 600)", (unsigned)(st.st_mode & 07777));

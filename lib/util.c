@@ -72,7 +72,8 @@ void buf_reset(struct buf *b)
 		b->p[0] = 0;
 }
 
-int buf_add(struct buf *b, const void *data, size_t n)
+/* Room for n more bytes and the NUL; 0 or -1 (too much, or no memory). */
+static int buf_room(struct buf *b, size_t n)
 {
 	if (n > b->max || b->len > b->max - n)
 		return -1;
@@ -86,6 +87,13 @@ int buf_add(struct buf *b, const void *data, size_t n)
 		b->p = p;
 		b->cap = cap;
 	}
+	return 0;
+}
+
+int buf_add(struct buf *b, const void *data, size_t n)
+{
+	if (buf_room(b, n) < 0)
+		return -1;
 	if (n)
 		memcpy(b->p + b->len, data, n);
 	b->len += n;
@@ -105,24 +113,18 @@ int buf_addc(struct buf *b, char c)
 
 int buf_printf(struct buf *b, const char *fmt, ...)
 {
-	char small[256];
+	/* measured, then written in place: no copy */
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(small, sizeof small, fmt, ap);
+	int n = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		return -1;
-	if ((size_t)n < sizeof small)
-		return buf_add(b, small, (size_t)n);
-	char *big = malloc((size_t)n + 1);
-	if (!big)
+	if (n < 0 || buf_room(b, (size_t)n) < 0)
 		return -1;
 	va_start(ap, fmt);
-	vsnprintf(big, (size_t)n + 1, fmt, ap);
+	vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
 	va_end(ap);
-	int r = buf_add(b, big, (size_t)n);
-	free(big);
-	return r;
+	b->len += (size_t)n;
+	return 0;
 }
 
 static void default_exit(int code)
@@ -167,6 +169,14 @@ char *xstrdup(const char *s)
 {
 	size_t n = strlen(s) + 1;
 	return memcpy(xmalloc(n), s, n);
+}
+
+int str_asctime(char *out, size_t size, const struct tm *tm)
+{
+	static const char days[] = "SunMonTueWedThuFriSat";
+	static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+	return str_fmt(out, size, "%.3s %.3s %2d %02d:%02d:%02d", days + 3 * tm->tm_wday, months + 3 * tm->tm_mon,
+	               tm->tm_mday, tm->tm_hour, tm->tm_min, tm->tm_sec);
 }
 
 const char *str_bykey(const char *tab, unsigned key)

@@ -50,6 +50,10 @@ noreturn void util_exit(int code);
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 char *xstrdup(const char *s);
+struct tm;
+/* asctime()'s layout without the year, "Thu Jan  1 00:00:00", by hand (strftime would pull 4 KiB
+ * of libc in); str_fmt's result. */
+int str_asctime(char *out, size_t size, const struct tm *tm);
 /* t as civil time: local time, or UTC in a build without ENABLE_LOCALTIME (which keeps musl's
  * time-zone code out). NULL when t cannot be represented. */
 static inline struct tm *civil_time(const time_t *t, struct tm *tm)

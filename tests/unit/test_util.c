@@ -29,6 +29,22 @@ TEST(buf_respects_max)
 	buf_free(&b);
 }
 
+TEST(buf_printf_appends_long_output_and_respects_max)
+{
+	struct buf b;
+	buf_init(&b, 700);
+	CHECK_INT(buf_adds(&b, "x"), 0);
+	CHECK_INT(buf_printf(&b, "%0600d|", 5), 0); /* longer than any first guess */
+	CHECK_INT(b.len, 602);
+	CHECK(b.p[0] == 'x' && b.p[1] == '0' && b.p[600] == '5' && b.p[601] == '|' && b.p[602] == 0);
+	CHECK_INT(buf_printf(&b, "%0100d", 1), -1); /* over max: the buffer stays as it was */
+	CHECK_INT(b.len, 602);
+	CHECK(b.p[602] == 0);
+	CHECK_INT(buf_printf(&b, "%s", ""), 0);
+	CHECK_INT(b.len, 602);
+	buf_free(&b);
+}
+
 TEST(caseeq)
 {
 	CHECK(str_caseeq("HeLLo", "hello"));
