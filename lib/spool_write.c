@@ -80,8 +80,10 @@ int spool_writer_begin(const struct spool *sp, struct spool_writer *w, struct sp
 		return -1;
 	}
 	struct stat st;
-	/* 0640 exactly, whatever the caller's umask: the scheduler reads it through the group */
-	if (fchmod(w->fd, 0640) < 0 || fstat(w->fd, &st) < 0) {
+	/* 0640 exactly, whatever the caller's umask: the scheduler reads it through the group (the
+	 * create asked for 0640, so under the usual umask, 022 or 027, the mode is right already and
+	 * no fchmod is needed) */
+	if (fstat(w->fd, &st) < 0 || ((st.st_mode & 07777) != 0640 && fchmod(w->fd, 0640) < 0)) {
 		log_msg(LOG_ERR, NULL, "stat %s: %s", w->tmppath, strerror(errno));
 		spool_writer_abort(w);
 		return -1;
