@@ -2,6 +2,7 @@
 #include "header.h"
 #include "addr.h"
 #include "util.h"
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,10 +41,44 @@ static size_t emit(struct msgin *m, char c, char *out)
 	return k;
 }
 
+/* How many bytes of p[0..n) hold no CR and no NUL (and, with lf, no LF): eight at a time while
+ * no word holds one (a word w holds a zero byte where (w - 0x01..01) & ~w & 0x80..80 is not 0). */
+static size_t plain_len(const char *p, size_t n, int lf)
+{
+	const uint64_t ones = 0x0101010101010101u, highs = ones << 7;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w, x, y;
+		memcpy(&w, p + i, 8);
+		x = w ^ (ones * '\r');
+		y = lf ? w ^ (ones * '\n') : ~(uint64_t)0;
+		if ((((w - ones) & ~w) | ((x - ones) & ~x) | ((y - ones) & ~y)) & highs)
+			break;
+	}
+	while (i < n && p[i] != '\r' && p[i] && !(lf && p[i] == '\n'))
+		i++;
+	return i;
+}
+
 size_t msgin_feed(struct msgin *m, const char *in, size_t n, char *out)
 {
 	size_t o = 0;
 	for (size_t i = 0; i < n && !m->done; i++) {
+		/* a run of plain bytes (no CR, no NUL, no "." at the start of a line where a "." line
+		 * ends the input) is copied as it is: emit() would do nothing else with them, byte by
+		 * byte; the run ends after a line break where a "." line may follow */
+		if (!m->pending_cr && !m->pending_dot && !(m->bol && m->dot_end && in[i] == '.')) {
+			size_t j = i + plain_len(in + i, n - i, m->dot_end);
+			if (m->dot_end && j < n && in[j] == '\n')
+				j++;
+			if (j > i) {
+				memcpy(out + o, in + i, j - i);
+				o += j - i;
+				m->bol = in[j - 1] == '\n';
+				i = j - 1;
+				continue;
+			}
+		}
 		char c = in[i];
 		if (m->pending_cr) {
 			m->pending_cr = 0;

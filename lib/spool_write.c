@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -80,8 +81,10 @@ int spool_writer_begin(const struct spool *sp, struct spool_writer *w, struct sp
 		return -1;
 	}
 	struct stat st;
-	/* 0640 exactly, whatever the caller's umask: the scheduler reads it through the group */
-	if (fchmod(w->fd, 0640) < 0 || fstat(w->fd, &st) < 0) {
+	/* 0640 exactly, whatever the caller's umask: the scheduler reads it through the group (the
+	 * create asked for 0640, so under the usual umask, 022 or 027, the mode is right already and
+	 * no fchmod is needed) */
+	if (fstat(w->fd, &st) < 0 || ((st.st_mode & 07777) != 0640 && fchmod(w->fd, 0640) < 0)) {
 		log_msg(LOG_ERR, NULL, "stat %s: %s", w->tmppath, strerror(errno));
 		spool_writer_abort(w);
 		return -1;
@@ -129,12 +132,18 @@ static int flush(struct spool_writer *w)
 int spool_writer_write(struct spool_writer *w, const void *p, size_t n)
 {
 	const unsigned char *c = p;
-	if (!w->body8)
-		for (size_t i = 0; i < n; i++)
-			if (c[i] >= 0x80) {
-				w->body8 = 1;
-				break;
-			}
+	if (!w->body8) { /* a byte >= 0x80 anywhere: eight bytes at a time */
+		uint64_t acc = 0;
+		size_t i = 0;
+		for (; i + 8 <= n; i += 8) {
+			uint64_t v;
+			memcpy(&v, c + i, 8);
+			acc |= v;
+		}
+		for (; i < n; i++)
+			acc |= c[i];
+		w->body8 = (acc & 0x8080808080808080u) != 0;
+	}
 	w->size += (long long)n;
 	if (n >= sizeof w->buf) {
 		if (flush(w) < 0)

@@ -82,15 +82,18 @@ static void mal_release(void *p)
 
 /* Room for need more bytes at mal_cur: the heap's break moved up by whole pages as it is used
  * (so the address space grows with what is allocated, as with musl's, and an RLIMIT_AS cap is
- * met where it should be), or, where the break cannot move, a new MAL_ARENA mapping, what was
- * left of the old room going to the free lists, largest first. */
+ * met where it should be: a larger step would leave room under the cap that a test of it, the
+ * scheduler's reload out of memory, never reaches), or, where the break cannot move, a new
+ * MAL_ARENA mapping, what was left of the old room going to the free lists, largest first.
+ * The break is this allocator's alone (nothing else in the static binary calls brk or sbrk): it
+ * is asked for once and remembered, one system call a growth instead of two. */
 static int mal_grow(size_t need)
 {
 	static char *brk_top;
 	if (!brk_top)
 		brk_top = mal_cur = mal_end = (char *)(((uintptr_t)syscall(SYS_brk, 0) + 15) & ~(uintptr_t)15);
-	/* only where our room ends at the break, and nothing else moved it */
-	if (mal_end == brk_top && (char *)syscall(SYS_brk, 0) == brk_top) {
+	/* only where our room ends at the break */
+	if (mal_end == brk_top) {
 		char *want = (char *)(((uintptr_t)mal_cur + need + 4095) & ~(uintptr_t)4095);
 		if ((char *)syscall(SYS_brk, want) == want) {
 			brk_top = mal_end = want;

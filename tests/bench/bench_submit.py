@@ -5,13 +5,19 @@ alternate in rounds of 100, so that a disk whose speed drifts during the run (a 
 disk does) weighs on both alike. Prints both in messages per second and their ratio
 (goal: >= 0.8), and beside them what a process start alone costs (the same binary, --version):
 raw + start is the limit of any durable sendmail that is a separate process, and submit's ratio
-to it says how much of the rest is submit's own."""
+to it says how much of the rest is submit's own.
+
+The goal (issue 13 point 5, docs/bench.md "Submit at the limit"): submit >= 0.80 of raw + start.
+0.80 of raw alone needs raw >= 4 x (start + submit's own time), a disk whose two fsyncs take about
+1 ms or more; on a faster one no separate process can reach it, and the last line says at which
+raw time it would. Each round's three times give a ratio of their own: the median of the rounds
+is printed beside the whole run's, as a noisy disk moves the totals more than the median."""
 import os
 import shutil
 import tempfile
 import time
 
-N = 1000
+N = 2000
 ROUND = 100
 SIZE = 2048
 
@@ -106,22 +112,28 @@ def run(binary):
         raw = Raw(os.path.join(base, "raw"), data)
         sub = Submit(binary, base, data)
         start = Start(binary)
-        t_raw = t_sub = t_start = 0.0
+        rounds = []
         for _ in range(N // ROUND):
-            t_raw += timed(raw.one, ROUND)
-            t_sub += timed(sub.one, ROUND)
-            t_start += timed(start.one, ROUND)
+            rounds.append((timed(raw.one, ROUND), timed(sub.one, ROUND), timed(start.one, ROUND)))
         raw.close()
         start.close()
         sub.check(N + 1)
+        t_raw, t_sub, t_start = (sum(x[i] for x in rounds) for i in range(3))
         r, s = N / t_raw, N / t_sub
         ms = lambda t: t / N * 1000  # noqa: E731
         limit = N / (t_raw + t_start)
+        med = lambda v: sorted(v)[len(v) // 2]  # noqa: E731
+        m_raw = med([x[0] / x[1] for x in rounds])
+        m_lim = med([(x[0] + x[2]) / x[1] for x in rounds])
+        own = ms(t_sub) - ms(t_raw) - ms(t_start)
         print(f"submit: {N} sequential messages of {SIZE} bytes, in {os.path.realpath(base)}")
         print(f"  raw durable-enqueue loop: {r:8.0f} msgs/s  ({ms(t_raw):.2f} ms each)")
         print(f"  spoolbox sendmail -i:     {s:8.0f} msgs/s  ({ms(t_sub):.2f} ms each)")
         print(f"  a process start alone:    {ms(t_start):8.2f} ms  (spoolbox --version)")
-        print(f"  ratio submit/raw:         {s / r:8.2f}   (goal >= 0.80)")
-        print(f"  ratio submit/(raw + start): {s / limit:6.2f}   (what a separate process can reach: 1.00)")
+        print(f"  ratio submit/raw:         {s / r:8.2f}   (median of {len(rounds)} rounds {m_raw:.2f}; issue 13's 0.80,"
+              f" reachable where raw >= {4 * (ms(t_start) + max(own, 0)):.2f} ms)")
+        print(f"  ratio submit/(raw + start): {s / limit:6.2f}   (median of {len(rounds)} rounds {m_lim:.2f};"
+              f" goal >= 0.80; 1.00 is what a separate process can reach)")
+        print(f"  submit's own time:        {own:8.2f} ms  (submit - raw - start: what is left to cut)")
     finally:
         shutil.rmtree(base, ignore_errors=True)

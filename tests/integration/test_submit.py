@@ -2,6 +2,7 @@
 envelope and message in incoming/ (docs/submit.md)."""
 import os
 import select
+import stat
 
 import pytest
 
@@ -547,3 +548,16 @@ def test_submit_never_resolves_names(box, tmp_path):
             pytest.skip("cannot make a private mount namespace here")
         assert p.returncode == 0, p.stderr
     assert len(all_queued(box)) == 2
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027, 0o077, 0o002, 0o000])
+def test_queued_file_is_0640_whatever_the_umask(box, umask):
+    """The message file is 0640 (the scheduler reads it through the group) under any umask of
+    the caller: the create's mode where the umask leaves it, an fchmod where it does not."""
+    p = box.run(None, "root", input=b"Subject: m\n\nbody\n", argv0="/usr/sbin/sendmail",
+                preexec_fn=lambda: os.umask(umask))
+    assert p.returncode == 0, p.stderr
+    names = os.listdir(os.path.join(box.spool, "incoming"))
+    assert len(names) == 1
+    st = os.stat(os.path.join(box.spool, "incoming", names[0]))
+    assert stat.S_IMODE(st.st_mode) == 0o640, oct(st.st_mode)

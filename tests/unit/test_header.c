@@ -54,6 +54,95 @@ TEST(msgin_dot_terminator)
 	CHECK_STR(out, "a\n.\nb\n"); /* -i */
 }
 
+/* The byte-at-a-time normalisation msgin_feed's runs of plain bytes must match: CR LF and a
+ * lone CR become LF, a "." line ends the input where dot_end is set. */
+static size_t ref_norm(int dot_end, const char *in, size_t n, char *out, int *done, int *bare, long long *nuls)
+{
+	int cr = 0, dot = 0, bol = 1;
+	size_t o = 0;
+	*done = *bare = 0;
+	*nuls = 0;
+	for (size_t i = 0; i <= n && !*done; i++) {
+		int eof = i == n;
+		char c = eof ? '\n' : in[i];
+		if (eof && !cr) {
+			if (dot)
+				*done = 1;
+			break;
+		}
+		char seq[2];
+		int k = 0;
+		if (cr) {
+			cr = 0;
+			seq[k++] = '\n';
+			if (eof || c != '\n')
+				*bare = 1;
+			if (!eof && c != '\n' && c != '\r')
+				seq[k++] = c;
+			if (!eof && c == '\r')
+				cr = 1;
+		} else if (c == '\r') {
+			cr = 1;
+		} else {
+			seq[k++] = c;
+		}
+		for (int q = 0; q < k && !*done; q++) {
+			char d = seq[q];
+			if (dot) {
+				dot = 0;
+				if (d == '\n') {
+					*done = 1;
+					break;
+				}
+				out[o++] = '.';
+			} else if (bol && dot_end && d == '.') {
+				dot = 1;
+				bol = 0;
+				continue;
+			}
+			if (d == 0)
+				++*nuls;
+			out[o++] = d;
+			bol = d == '\n';
+		}
+		if (eof) {
+			if (dot)
+				*done = 1;
+			break;
+		}
+	}
+	return o;
+}
+
+TEST(msgin_runs_match_byte_at_a_time)
+{
+	static const char alpha[] = "ab.\n\r\n..\0";
+	unsigned seed = 12345;
+	for (int round = 0; round < 20000; round++) {
+		char in[64], out[256], want[256];
+		size_t n = (size_t)(round % 40);
+		for (size_t i = 0; i < n; i++) {
+			seed = seed * 1103515245u + 12345u;
+			in[i] = alpha[(seed >> 16) % (sizeof alpha - 1)];
+		}
+		int dot_end = round & 1, done, bare;
+		long long nuls;
+		size_t w = ref_norm(dot_end, in, n, want, &done, &bare, &nuls);
+		size_t chunk = 1 + (size_t)(round / 2 % 9);
+		struct msgin m;
+		msgin_init(&m, dot_end);
+		size_t o = 0;
+		for (size_t i = 0; i < n && !m.done; i += chunk)
+			o += msgin_feed(&m, in + i, n - i < chunk ? n - i : chunk, out + o);
+		o += msgin_eof(&m, out + o);
+		CHECK_INT(o, w);
+		CHECK(memcmp(out, want, w) == 0);
+		CHECK_INT(m.done, done);
+		CHECK_INT(m.saw_bare_cr, bare);
+		CHECK_INT(m.nul_bytes, nuls);
+	}
+}
+
 static void read_all(struct hdr_reader *r, const char *in, size_t chunk)
 {
 	size_t n = strlen(in), i = 0;
