@@ -362,11 +362,27 @@ int conf_parse(struct conf *c, const char *file, const char *text, size_t len, c
 	return errors;
 }
 
+extern char **environ;
+
+/* The environment's value of key k, as getenv() finds it (the first entry of that name). The
+ * keys' first letters are looked at before any comparison: every applet's start runs this for
+ * all keys, and getenv() for each was a scan of the whole environment per key (66 000 of a
+ * submit's 175 000 instructions in a login shell's 37 variables: docs/bench.md). */
+static const char *env_value(enum conf_key k)
+{
+	const char *n = conf_name(k);
+	size_t l = strlen(n);
+	for (char **e = environ; e && *e; e++)
+		if (**e == *n && !strncmp(*e, n, l) && (*e)[l] == '=')
+			return *e + l + 1;
+	return NULL;
+}
+
 int conf_apply_env(struct conf *c, conf_report_fn *report, void *ctx)
 {
 	int errors = 0;
 	for (int k = 0; k < CK__COUNT; k++) {
-		const char *v = getenv(conf_name((enum conf_key)k));
+		const char *v = env_value((enum conf_key)k);
 		if (!v)
 			continue;
 		if (strlen(v) >= CONF_LINE_MAX) {

@@ -166,6 +166,27 @@ TEST(conf_env_overrides_file)
 	conf_free(&c);
 }
 
+/* The environment is read as getenv() reads it: the name whole (SPOOLX and SPOO are not SPOOL),
+ * the first entry of a name that appears twice. */
+TEST(conf_env_reads_names_whole_and_the_first_of_two)
+{
+	extern char **environ;
+	char **saved = environ;
+	char e1[] = "SPOOLX=/not/this", e2[] = "SPOO=/nor/this", e3[] = "SPOOL=/first", e4[] = "SPOOL=/second",
+	     e5[] = "QUEUEHI", e6[] = "QUEUEHI=7";
+	char *fake[] = {e1, e2, e5, e3, e4, e6, NULL};
+	struct conf c;
+	struct unit_findings f;
+	CHECK_INT(parse(&c, "", &f), 0);
+	environ = fake;
+	int errors = conf_apply_env(&c, unit_collect, &f);
+	environ = saved;
+	CHECK_INT(errors, 0);
+	CHECK_STR(conf_str(&c, CK_SPOOL), "/first");
+	CHECK_INT(conf_num(&c, CK_QUEUEHI), 7);
+	conf_free(&c);
+}
+
 TEST(conf_long_line_rejected)
 {
 	struct conf c;
