@@ -253,8 +253,13 @@ cross-test:
 	@for c in $(CROSS_ARCHS); do $(MAKE) -s CROSS_COMPILE=$$c PROFILE=router variant || exit 1; done
 	CROSS_ARCHS="$(CROSS_DEB_ARCHS)" $(PYTHON) -m pytest -q -p no:cacheprovider tests/integration/test_cross.py $(PYTEST_ARGS)
 
-bench: deps spoolbox
-	@$(PYTHON) tests/bench/bench.py $(CURDIR)/spoolbox
+# bench_submit's one-process limit: the raw enqueue's steps in the smallest static program
+$(B)/enqueue_once: tests/bench/enqueue_once.c
+	@mkdir -p $(B)
+	$(CC) -static -O2 -Wall -Wextra -o $@ $<
+
+bench: deps spoolbox $(B)/enqueue_once
+	@ENQUEUE_ONCE=$(CURDIR)/$(B)/enqueue_once $(PYTHON) tests/bench/bench.py $(CURDIR)/spoolbox
 
 demo: deps spoolbox
 	@sh scripts/demo.sh
