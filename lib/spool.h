@@ -40,17 +40,18 @@ enum {
 };
 
 struct spool_rcpt {
+	/* small fields first, the arrays last: one-byte displacements (docs/size.md) */
 	char tag;             /* RT_* */
-	long pid;             /* TA pid while RT_TRANSIT */
 	unsigned tries;       /* finished attempts */
+	long pid;             /* TA pid while RT_TRANSIT */
 	long long next;       /* see docs/spool.md 4.2 */
-	char channel[32];     /* [a-z0-9_-]+ */
-	char host[256];       /* lower-case domain, [literal] or "-" */
 	char *addr;           /* the address handed to the channel (decoded), malloc'd */
 	long priv;            /* uid whose privileges apply, or -1 */
 	unsigned notify;      /* NOTIFY_* bits (dsn_flags.h), 0 = not given */
 	char *orcpt;          /* "rfc822;addr" (decoded) or NULL, malloc'd */
 	off_t off;            /* byte offset of the 'r' of this record (in both files) */
+	char channel[32];     /* [a-z0-9_-]+ */
+	char host[256];       /* lower-case domain, [literal] or "-" */
 };
 
 struct spool_attempt {
@@ -65,25 +66,26 @@ struct spool_attempt {
 
 /* Everything the envelope block and the control file say. */
 struct spool_msg {
-	char id[SPOOL_ID_MAX];
+	/* small fields first, the arrays last: one-byte displacements (docs/size.md) */
 	int version;
+	int body8;            /* 'b 8' */
+	int smtputf8;         /* 'U' */
+	char ret;             /* 'F', 'H' or 0 */
 	long long arrival;
 	off_t body_off;       /* 'o' */
 	long long size;       /* 'z' */
-	int body8;            /* 'b 8' */
-	int smtputf8;         /* 'U' */
 	long uid;             /* 'u' */
-	char user[64];
 	char *sender;         /* decoded; "" is the null sender */
-	char ret;             /* 'F', 'H' or 0 */
 	char *envid;          /* decoded or NULL */
 	struct spool_rcpt *rcpt;
 	size_t nrcpt;
 	struct spool_attempt *att;
 	size_t natt;
 	long long warned;     /* time of the last 'W', 0 if none */
-	char bounce_id[SPOOL_ID_MAX]; /* from 'B', "" if none */
 	off_t env_end;        /* offset just past the "." line */
+	char id[SPOOL_ID_MAX];
+	char bounce_id[SPOOL_ID_MAX]; /* from 'B', "" if none */
+	char user[64];
 };
 
 /* New control files left unsynced by one pick-up (defer_sync): as many as the scheduler picks up
