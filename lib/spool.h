@@ -173,7 +173,6 @@ void spool_status_format(const struct spool_rcpt *r, char out[SPOOL_STATUS_LEN])
 
 struct spool_writer {
 	int fd;
-	char tmppath[SPOOL_PATH_MAX];
 	char id[SPOOL_ID_MAX];
 	size_t off_o, off_z, off_b;    /* where the placeholders are */
 	long long size;                /* message bytes written */
@@ -187,6 +186,7 @@ struct spool_writer {
 	/* while size is below this, the last look found room to spare (half of what was free above
 	 * the reserve): no statvfs() per flush for a small message; begin sets 0 (always look) */
 	long long room_until;
+	char tmppath[SPOOL_PATH_MAX]; /* the arrays last: one-byte displacements (docs/size.md) */
 	char buf[16384];
 };
 
