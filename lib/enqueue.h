@@ -23,12 +23,13 @@ struct enq_conf {
 	long long sizelimit;       /* 0 = none */
 	long long minfree;         /* QUEUE_MINFREE for this submitter (root: half), 0 = none */
 	unsigned maxrcpt;
-	struct route_conf rc;
 	long uid;
-	char user[64];             /* the submitting user's login name */
-	char fullname[256];        /* -F, else the passwd gecos name, else "" */
 	/* raise/lower the submit group around the spool steps (docs/spool.md 8); may be NULL */
 	void (*priv)(int raise);
+	/* the arrays last: one-byte displacements (docs/size.md) */
+	char user[64];             /* the submitting user's login name */
+	char fullname[256];        /* -F, else the passwd gecos name, else "" */
+	struct route_conf rc;
 };
 
 struct enq {
