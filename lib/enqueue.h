@@ -34,18 +34,18 @@ struct enq_conf {
 
 struct enq {
 	const struct enq_conf *c;
-	struct spool_msg m;        /* envelope; m.rcpt grows as recipients are added */
 	size_t rcpt_cap;
 	int t_mode;                /* -t: recipients from the header */
 	int body8_declared;        /* -B 8BITMIME or BODY=8BITMIME */
 	unsigned notify;           /* -N for recipients added from the header */
-	char received[300];        /* the "from" part of our Received: line ("" for a local user) */
+	int writing;               /* w is open */
+	int err;                   /* the first error (sysexits code), 0 while all is well */
 	const char *with;          /* its "with" protocol (SMTP, ESMTP) or NULL */
+	long long size;            /* normalised message bytes so far */
+	struct spool_msg m;        /* envelope; m.rcpt grows as recipients are added */
 	struct msgin in;
 	struct hdr_reader hr;
-	int writing;               /* w is open */
-	long long size;            /* normalised message bytes so far */
-	int err;                   /* the first error (sysexits code), 0 while all is well */
+	char received[300];        /* the "from" part of our Received: line ("" for a local user) */
 	char why[600];
 	/* last, so that enq_init() need not touch its 16 KiB buffer (every page touched costs a
 	 * page fault, a noticeable part of a submission) */
