@@ -75,11 +75,12 @@ struct opts {
 	const char *qi;   /* -qI id */
 	int verbose;
 	const char *tag;
-	char tagbuf[64];
 	char **rcpt;
 	int nrcpt;
-	char ignored[16][48]; /* options of other sendmails, logged once the log is set up */
 	size_t nignored;
+	/* the arrays last: one-byte displacements (docs/size.md) */
+	char tagbuf[64];
+	char ignored[16][48]; /* options of other sendmails, logged once the log is set up */
 };
 
 /* The setgid privilege (docs/spool.md 8): held only around the spool steps. */
