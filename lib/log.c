@@ -21,8 +21,8 @@
  * instead of one per line. Syslog lines are not held: each is a datagram of its own, and
  * batching them (sendmmsg) was measured at 600 bytes of code (docs/logging.md). */
 struct log_hold {
-	char buf[16384];
 	size_t used;
+	char buf[16384];
 };
 /* A full queue at the log daemon: wait this long for room before the line is dropped, but not
  * again for SYSLOG_SLOW_MS after a line was dropped (a daemon that stopped reading must not cost
