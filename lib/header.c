@@ -313,9 +313,9 @@ int hdr_is_addr_field(const char *name, size_t len)
 }
 
 struct qualify_ctx {
-	size_t ins[256]; /* where to insert "@domain", relative to the value */
 	size_t n;
 	int overflow;
+	size_t ins[256]; /* where to insert "@domain", relative to the value */
 };
 
 static int note_bare(void *vctx, const struct addr *a)
@@ -338,7 +338,7 @@ int hdr_qualify_field(const char *field, size_t len, size_t name_len, const char
 	size_t vlen = len - voff;
 	if (vlen && field[len - 1] == '\n')
 		vlen--;
-	struct qualify_ctx q = {{0}, 0, 0};
+	struct qualify_ctx q = {0, 0, {0}};
 	char err[128];
 	if (!colon || !domain || !*domain || addr_parse_list(field + voff, vlen, note_bare, &q, err, sizeof err) < 0 || q.overflow)
 		return buf_add(out, field, len) < 0 ? -1 : (colon && domain && *domain ? 1 : 0);
