@@ -121,6 +121,8 @@ struct spool {
 int spool_id_valid(const char *s);
 /* Builds an id from a creation time and an inode number. */
 void spool_id_make(char out[SPOOL_ID_MAX], long long sec, long usec, unsigned long long ino);
+/* The 36 digits of ids and queue/<h>/ names, "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ" (one copy). */
+extern const char spool_b36[37];
 /* Creation time encoded in an id (seconds), or -1. */
 long long spool_id_time(const char *id);
 /* Paths of a message's files. Return 0, or -1 if the id is invalid or the path too long. */

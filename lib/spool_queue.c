@@ -382,7 +382,6 @@ int spool_sync_dirty(struct spool *sp)
 {
 	char dir[SPOOL_PATH_MAX];
 	int r = 0;
-	static const char hashes[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
 	for (unsigned i = 0; i < sp->npending; i++) {
 		if (spool_path_ctl(sp, sp->pending_id[i], dir, sizeof dir) < 0)
 			str_lcpy(dir, sp->pending_id[i], sizeof dir);
@@ -395,7 +394,7 @@ int spool_sync_dirty(struct spool *sp)
 	for (int h = 0; h < 36; h++) {
 		if (!(sp->dirty_queue & (1UL << h)))
 			continue;
-		str_fmt(dir, sizeof dir, "%s/queue/%c", sp->dir, hashes[h]);
+		str_fmt(dir, sizeof dir, "%s/queue/%c", sp->dir, spool_b36[h]);
 		r |= fio_fsync_dir(dir);
 	}
 	sp->dirty_queue = 0;
@@ -546,10 +545,9 @@ int spool_due_move(struct spool *sp, const char *id, long long old, long long ne
 
 int spool_queue_each(const struct spool *sp, spool_each_fn *fn, void *ctx)
 {
-	static const char hashes[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
 	char dir[SPOOL_PATH_MAX];
 	for (int h = 0; h < 36; h++) {
-		str_fmt(dir, sizeof dir, "%s/queue/%c", sp->dir, hashes[h]);
+		str_fmt(dir, sizeof dir, "%s/queue/%c", sp->dir, spool_b36[h]);
 		int r = each_entry(dir, "c", fn, ctx);
 		if (r)
 			return r;
