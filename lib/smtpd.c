@@ -254,12 +254,10 @@ static void cmd_helo(struct smtpd *s, const char *arg, int esmtp)
 		reply(s, 250, s->hostname);
 		return;
 	}
-	buf_printf(&s->out, "250-%s\r\n250-PIPELINING\r\n250-8BITMIME\r\n", s->hostname);
-	if (s->size_max > 0)
-		buf_printf(&s->out, "250-SIZE %lld\r\n", s->size_max);
-	else
-		buf_printf(&s->out, "250-SIZE\r\n");
-	buf_printf(&s->out, "%s250-SMTPUTF8\r\n250 ENHANCEDSTATUSCODES\r\n", ENABLE_DSN ? "250-DSN\r\n" : "");
+	/* one format: "250-SIZE 1000" with a limit, "250-SIZE" without (%.0lld of 0 prints nothing) */
+	int lim = s->size_max > 0;
+	buf_printf(&s->out, "250-%s\r\n250-PIPELINING\r\n250-8BITMIME\r\n250-SIZE%s%.0lld\r\n%s250-SMTPUTF8\r\n250 ENHANCEDSTATUSCODES\r\n",
+	           s->hostname, lim ? " " : "", lim ? s->size_max : 0LL, ENABLE_DSN ? "250-DSN\r\n" : "");
 }
 
 static int is_cmd(const char *line, const char *cmd)
