@@ -257,12 +257,15 @@ static int add_from(struct enq *e, struct buf *b, const char *addr)
 
 static int collect_t(struct enq *e, const struct hdr *h)
 {
-	int resent = hdr_find(h, "Resent-To", 0) >= 0 || hdr_find(h, "Resent-Cc", 0) >= 0 || hdr_find(h, "Resent-Bcc", 0) >= 0;
-	static const char *const plain[] = {"To", "Cc", "Bcc"};
+	/* with any Resent- field, only the Resent- ones count; the plain names are their tails */
 	static const char *const res[] = {"Resent-To", "Resent-Cc", "Resent-Bcc"};
+	size_t skip = 7; /* strlen("Resent-") */
+	for (size_t k = 0; k < 3; k++)
+		if (hdr_find(h, res[k], 0) >= 0)
+			skip = 0;
 	for (size_t i = 0; i < h->n; i++) {
 		for (size_t k = 0; k < 3; k++) {
-			const char *name = resent ? res[k] : plain[k];
+			const char *name = res[k] + skip;
 			if (!hdr_is(h, i, name))
 				continue;
 			size_t n;
