@@ -246,13 +246,10 @@ static int add_phrase(struct buf *b, const char *name)
 static int add_from(struct enq *e, struct buf *b, const char *addr)
 {
 	int r = buf_adds(b, "From: ");
-	if (e->c->fullname[0]) {
+	int named = e->c->fullname[0] != 0;
+	if (named)
 		r |= add_phrase(b, e->c->fullname);
-		r |= buf_printf(b, " <%s>\n", addr);
-	} else {
-		r |= buf_printf(b, "%s\n", addr);
-	}
-	return r;
+	return r | buf_printf(b, named ? " <%s>\n" : "%s\n", addr);
 }
 
 static int collect_t(struct enq *e, const struct hdr *h)
