@@ -257,6 +257,11 @@ void log_msg_as(const char *prog, int level, const char *id, const char *fmt, ..
 	va_end(ap);
 }
 
+void log_syserr(const char *id, const char *op, const char *path, const char *to)
+{
+	log_msg(LOG_ERR, id, "%s %s%s%s: %s", op, path, to ? " to " : "", to ? to : "", strerror(errno));
+}
+
 void log_msg(int level, const char *id, const char *fmt, ...)
 {
 	va_list ap;

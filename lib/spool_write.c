@@ -77,7 +77,7 @@ int spool_writer_begin(const struct spool *sp, struct spool_writer *w, struct sp
 			break;
 	}
 	if (w->fd < 0) {
-		log_msg(LOG_ERR, NULL, "create %s: %s", w->tmppath, strerror(errno));
+		log_syserr(NULL, "create", w->tmppath, NULL);
 		return -1;
 	}
 	struct stat st;
@@ -85,7 +85,7 @@ int spool_writer_begin(const struct spool *sp, struct spool_writer *w, struct sp
 	 * create asked for 0640, so under the usual umask, 022 or 027, the mode is right already and
 	 * no fchmod is needed) */
 	if (fstat(w->fd, &st) < 0 || ((st.st_mode & 07777) != 0640 && fchmod(w->fd, 0640) < 0)) {
-		log_msg(LOG_ERR, NULL, "stat %s: %s", w->tmppath, strerror(errno));
+		log_syserr(NULL, "stat", w->tmppath, NULL);
 		spool_writer_abort(w);
 		return -1;
 	}
@@ -176,7 +176,7 @@ int spool_writer_commit(struct spool_writer *w)
 		goto fail;
 	if (close(w->fd) < 0) {
 		w->fd = -1;
-		log_msg(LOG_ERR, w->id, "close %s: %s", w->tmppath, strerror(errno));
+		log_syserr(w->id, "close", w->tmppath, NULL);
 		goto fail;
 	}
 	w->fd = -1;
@@ -184,7 +184,7 @@ int spool_writer_commit(struct spool_writer *w)
 	    str_fmt(dir, sizeof dir, "%s/incoming", w->sp->dir) < 0)
 		goto fail;
 	if (rename(w->tmppath, dst) < 0) {
-		log_msg(LOG_ERR, w->id, "rename %s to %s: %s", w->tmppath, dst, strerror(errno));
+		log_syserr(w->id, "rename", w->tmppath, dst);
 		goto fail;
 	}
 	crash_point("rename", dst);
