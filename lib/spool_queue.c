@@ -77,11 +77,9 @@ static int each_entry(const char *dir, const char *suffix, spool_each_fn *fn, vo
 {
 	DIR *d = opendir(dir);
 	if (!d) {
-		int e = errno;
-		if (e == ENOENT)
+		if (errno == ENOENT)
 			return 0;
-		log_msg(LOG_ERR, NULL, "opendir %s: %s", dir, strerror(e));
-		errno = e; /* mailq tells EACCES from the rest */
+		log_syserr(NULL, "opendir", dir, NULL); /* keeps errno: mailq tells EACCES from the rest */
 		return -1;
 	}
 	struct dirent *e;
