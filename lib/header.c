@@ -301,13 +301,14 @@ int hdr_unfold(const char *v, size_t n, struct buf *out)
 
 int hdr_is_addr_field(const char *name, size_t len)
 {
-	static const char *const names[] = {"From", "To", "Cc", "Reply-To", "Sender"};
+	/* one string, each name NUL-ended, "" ends it */
+	static const char names[] = "From\0To\0Cc\0Reply-To\0Sender\0";
 	if (len > 7 && str_ncaseeq(name, "Resent-", 7)) {
 		name += 7;
 		len -= 7;
 	}
-	for (size_t i = 0; i < ARRAY_LEN(names); i++)
-		if (strlen(names[i]) == len && str_ncaseeq(name, names[i], len))
+	for (const char *k = names; *k; k += strlen(k) + 1)
+		if (strlen(k) == len && str_ncaseeq(name, k, len))
 			return 1;
 	return 0;
 }
