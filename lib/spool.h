@@ -66,7 +66,14 @@ struct spool_attempt {
 
 /* Everything the envelope block and the control file say. */
 struct spool_msg {
-	/* small fields first, the arrays last: one-byte displacements (docs/size.md) */
+	/* small fields first, the arrays last: one-byte displacements (docs/size.md); the
+	 * recipients first of all (struct enq holds this after a few fields of its own) */
+	struct spool_rcpt *rcpt;
+	size_t nrcpt;
+	char *sender;         /* decoded; "" is the null sender */
+	char *envid;          /* decoded or NULL */
+	struct spool_attempt *att;
+	size_t natt;
 	int version;
 	int body8;            /* 'b 8' */
 	int smtputf8;         /* 'U' */
@@ -75,12 +82,6 @@ struct spool_msg {
 	off_t body_off;       /* 'o' */
 	long long size;       /* 'z' */
 	long uid;             /* 'u' */
-	char *sender;         /* decoded; "" is the null sender */
-	char *envid;          /* decoded or NULL */
-	struct spool_rcpt *rcpt;
-	size_t nrcpt;
-	struct spool_attempt *att;
-	size_t natt;
 	long long warned;     /* time of the last 'W', 0 if none */
 	off_t env_end;        /* offset just past the "." line */
 	char id[SPOOL_ID_MAX];
