@@ -58,14 +58,10 @@ int spool_writer_begin(const struct spool *sp, struct spool_writer *w, struct sp
 {
 	struct timeval tv;
 	gettimeofday(&tv, NULL);
+	/* every field before the two buffers (the rest is set below before it is used) */
+	memset(w, 0, offsetof(struct spool_writer, tmppath));
 	w->fd = -1;
 	w->sp = sp;
-	w->size = 0;
-	w->body8 = 0;
-	w->blen = 0;
-	w->id[0] = 0;
-	w->minfree = 0;
-	w->room_until = 0;
 	for (int attempt = 0; attempt < 5; attempt++) {
 		if (str_fmt(w->tmppath, sizeof w->tmppath, "%s/tmp/%ld.%lld.%06ld%s", sp->dir, (long)getpid(),
 		            (long long)tv.tv_sec, (long)tv.tv_usec, attempt ? "x" : "") < 0) {
