@@ -3,6 +3,7 @@
  * syslog(): that one tries to reconnect on every line while there is no socket (containers,
  * initramfs: ten failed system calls per message in a drain), and pulls in strftime. */
 #include "log.h"
+#include "clock.h"
 #include "util.h"
 #include <errno.h>
 #include <poll.h>
@@ -57,13 +58,6 @@ void log_forked(void)
 		lg.hold->used = 0; /* the parent's held lines are the parent's to write */
 }
 
-static long long mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 unsigned log_where_of(const char *list)
 {
 	unsigned w = 0;
@@ -87,7 +81,7 @@ static int sl_connect(void)
 {
 	if (lg.sl_fd >= 0)
 		return 0;
-	if (lg.sl_retry_ms && mono_ms() < lg.sl_retry_ms)
+	if (lg.sl_retry_ms && clock_mono_ms() < lg.sl_retry_ms)
 		return -1;
 	const char *path = getenv("SPOOLBOX_SYSLOG_SOCKET");
 	struct sockaddr_un sa;
@@ -104,7 +98,7 @@ static int sl_connect(void)
 	}
 	if (fd >= 0)
 		close(fd);
-	lg.sl_retry_ms = mono_ms() + SYSLOG_RETRY_MS;
+	lg.sl_retry_ms = clock_mono_ms() + SYSLOG_RETRY_MS;
 	return -1;
 }
 
@@ -164,10 +158,10 @@ static int sl_send(const char *ident, int level, const char *id, const char *tex
 			return 0;
 		if (errno == EAGAIN || errno == EWOULDBLOCK) {
 			struct pollfd p = {lg.sl_fd, POLLOUT, 0};
-			if (mono_ms() >= lg.sl_slow_ms && poll(&p, 1, SYSLOG_WAIT_MS) > 0 &&
+			if (clock_mono_ms() >= lg.sl_slow_ms && poll(&p, 1, SYSLOG_WAIT_MS) > 0 &&
 			    send(lg.sl_fd, buf, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) >= 0)
 				return 0;
-			lg.sl_slow_ms = mono_ms() + SYSLOG_SLOW_MS;
+			lg.sl_slow_ms = clock_mono_ms() + SYSLOG_SLOW_MS;
 			return -1;
 		}
 		/* the log daemon restarted: one reconnect, then give up until the retry time */
@@ -175,7 +169,7 @@ static int sl_send(const char *ident, int level, const char *id, const char *tex
 		if (attempt || sl_connect() < 0)
 			break;
 	}
-	lg.sl_retry_ms = mono_ms() + SYSLOG_RETRY_MS;
+	lg.sl_retry_ms = clock_mono_ms() + SYSLOG_RETRY_MS;
 	return -1;
 }
 
