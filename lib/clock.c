@@ -77,3 +77,6 @@ long long clock_mono_ms(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
+
+const char clock_days[22] = "SunMonTueWedThuFriSat";
+const char clock_months[37] = "JanFebMarAprMayJunJulAugSepOctNovDec";

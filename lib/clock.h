@@ -31,4 +31,7 @@ int sclock_wait_ms(const struct sclock *c, long long deadline, int cap_ms);
 /* The monotonic clock in milliseconds (CLOCK_MONOTONIC; timeouts, not the sclock's time): one
  * copy for the log and the streams. */
 long long clock_mono_ms(void);
+/* English day and month abbreviations, three letters each ("SunMon...", "JanFeb..."): one copy for
+ * the Date: field and the syslog stamp (printed with %.3s from day * 3, month * 3). */
+extern const char clock_days[22], clock_months[37];
 #endif

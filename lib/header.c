@@ -1,5 +1,6 @@
 /* Header input and rewriting for submit (see header.h). */
 #include "header.h"
+#include "clock.h"
 #include "addr.h"
 #include "util.h"
 #include <stdint.h>
@@ -355,8 +356,6 @@ int hdr_qualify_field(const char *field, size_t len, size_t name_len, const char
 
 int hdr_date(time_t t, char *out, size_t size)
 {
-	static const char days[] = "SunMonTueWedThuFriSat";
-	static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
 	struct tm tm;
 	if (!civil_time(&t, &tm))
 		return -1;
@@ -364,8 +363,8 @@ int hdr_date(time_t t, char *out, size_t size)
 	char sign = off < 0 ? '-' : '+';
 	if (off < 0)
 		off = -off;
-	return str_fmt(out, size, "%.3s, %d %.3s %d %02d:%02d:%02d %c%02ld%02ld", days + 3 * tm.tm_wday, tm.tm_mday,
-	               months + 3 * tm.tm_mon, tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec, sign, off / 60,
+	return str_fmt(out, size, "%.3s, %d %.3s %d %02d:%02d:%02d %c%02ld%02ld", clock_days + 3 * tm.tm_wday, tm.tm_mday,
+	               clock_months + 3 * tm.tm_mon, tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec, sign, off / 60,
 	               off % 60);
 }
 

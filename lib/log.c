@@ -134,8 +134,6 @@ int log_hold(int on)
  * not go. */
 static int sl_send(const char *ident, int level, const char *id, const char *text)
 {
-	static const char mon[12][4] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
-	                                "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
 	if (sl_connect() < 0)
 		return -1;
 	time_t now = time(NULL);
@@ -143,7 +141,7 @@ static int sl_send(const char *ident, int level, const char *id, const char *tex
 	char stamp[20] = "";
 	/* without local time (ENABLE_LOCALTIME) no stamp: the log daemon adds its own, in local time */
 	if (ENABLE_LOCALTIME && civil_time(&now, &tm))
-		snprintf(stamp, sizeof stamp, "%s %2d %02d:%02d:%02d ", mon[tm.tm_mon % 12], tm.tm_mday, tm.tm_hour,
+		snprintf(stamp, sizeof stamp, "%.3s %2d %02d:%02d:%02d ", clock_months + 3 * (tm.tm_mon % 12), tm.tm_mday, tm.tm_hour,
 		         tm.tm_min, tm.tm_sec);
 	char buf[LOG_LINE_MAX];
 	int n = snprintf(buf, sizeof buf, "<%d>%s%s[%ld]: %s%s%s", LOG_MAIL | (level & 7), stamp, ident,
