@@ -13,6 +13,17 @@
 
 #define CHUNK 8192
 
+/* Removes the temporary file being written, if any (with the submit group raised). */
+static void stop_writing(struct enq *e)
+{
+	if (e->writing) {
+		e->c->priv ? e->c->priv(1) : (void)0;
+		spool_writer_abort(&e->w);
+		e->c->priv ? e->c->priv(0) : (void)0;
+		e->writing = 0;
+	}
+}
+
 static int fail(struct enq *e, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(struct enq *e, int code, const char *fmt, ...)
 {
@@ -23,12 +34,7 @@ static int fail(struct enq *e, int code, const char *fmt, ...)
 		va_end(ap);
 		e->err = code;
 	}
-	if (e->writing) {
-		e->c->priv ? e->c->priv(1) : (void)0;
-		spool_writer_abort(&e->w);
-		e->c->priv ? e->c->priv(0) : (void)0;
-		e->writing = 0;
-	}
+	stop_writing(e);
 	return e->err;
 }
 
@@ -47,12 +53,7 @@ void enq_init(struct enq *e, const struct enq_conf *c, int dot_end, int t_mode)
 
 void enq_free(struct enq *e)
 {
-	if (e->writing) {
-		e->c->priv ? e->c->priv(1) : (void)0;
-		spool_writer_abort(&e->w);
-		e->c->priv ? e->c->priv(0) : (void)0;
-		e->writing = 0;
-	}
+	stop_writing(e);
 	spool_msg_free(&e->m);
 	hdr_reader_free(&e->hr);
 }
