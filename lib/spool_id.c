@@ -55,18 +55,22 @@ static char hash_of(const char *id)
 	return id[strlen(id) - 1];
 }
 
-int spool_path_ctl(const struct spool *sp, const char *id, char *out, size_t size)
+/* queue/<h>/<id>.<suffix> */
+static int queue_path(const struct spool *sp, const char *id, char *out, size_t size, char suffix)
 {
 	if (!spool_id_valid(id))
 		return -1;
-	return str_fmt(out, size, "%s/queue/%c/%s.c", sp->dir, hash_of(id), id);
+	return str_fmt(out, size, "%s/queue/%c/%s.%c", sp->dir, hash_of(id), id, suffix);
+}
+
+int spool_path_ctl(const struct spool *sp, const char *id, char *out, size_t size)
+{
+	return queue_path(sp, id, out, size, 'c');
 }
 
 int spool_path_msg(const struct spool *sp, const char *id, char *out, size_t size)
 {
-	if (!spool_id_valid(id))
-		return -1;
-	return str_fmt(out, size, "%s/queue/%c/%s.d", sp->dir, hash_of(id), id);
+	return queue_path(sp, id, out, size, 'd');
 }
 
 int spool_path_incoming(const struct spool *sp, const char *id, char *out, size_t size)
