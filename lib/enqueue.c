@@ -103,8 +103,8 @@ int enq_sender(struct enq *e, const char *arg)
 	free(e->m.sender);
 	e->m.sender = NULL;
 	if (arg && (!*arg || strcmp(arg, "<>") == 0)) {
-		e->m.sender = dup_or_null("");
-		return e->m.sender ? 0 : fail(e, EX_OSERR, "out of memory");
+		out[0] = 0; /* the null sender */
+		goto set;
 	}
 	const char *src = c->allmailfrom && *c->allmailfrom ? c->allmailfrom : arg;
 	if (arg && no_controls(e, arg, "sender address"))
@@ -119,6 +119,7 @@ int enq_sender(struct enq *e, const char *arg)
 	} else if (str_fmt(out, sizeof out, "%s@%s", c->user, c->qualify) < 0) {
 		return fail(e, EX_DATAERR, "sender address of user %s: too long", c->user);
 	}
+set:
 	e->m.sender = dup_or_null(out);
 	return e->m.sender ? 0 : fail(e, EX_OSERR, "out of memory");
 }
