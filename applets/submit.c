@@ -75,11 +75,12 @@ struct opts {
 	const char *qi;   /* -qI id */
 	int verbose;
 	const char *tag;
-	char tagbuf[64];
 	char **rcpt;
 	int nrcpt;
-	char ignored[16][48]; /* options of other sendmails, logged once the log is set up */
 	size_t nignored;
+	/* the arrays last: one-byte displacements (docs/size.md) */
+	char tagbuf[64];
+	char ignored[16][48]; /* options of other sendmails, logged once the log is set up */
 };
 
 /* The setgid privilege (docs/spool.md 8): held only around the spool steps. */
@@ -180,12 +181,11 @@ static int usage_error(const char *fmt, const char *arg)
 #define FOREIGN_WITH_ARG "aSwH"
 /* msmtp's long options that take the next word when written without '=' (--account NAME);
  * --read-recipients is -t and --from is -f, every other long option is ignored. */
-static const char *const long_with_arg[] = {
-    "account", "host", "port", "timeout", "protocol", "domain", "user", "passwordeval", "tls-trust-file",
-    "tls-crl-file", "tls-fingerprint", "tls-key-file", "tls-cert-file", "tls-priorities", "tls-host-override",
-    "from", "maildomain", "dsn-notify", "dsn-return", "logfile", "logfile-time-format", "aliases",
-    "proxy-host", "proxy-port", "source-ip", "socket", "file",
-};
+static const char long_with_arg[] =
+    "account\0host\0port\0timeout\0protocol\0domain\0user\0passwordeval\0tls-trust-file\0"
+    "tls-crl-file\0tls-fingerprint\0tls-key-file\0tls-cert-file\0tls-priorities\0tls-host-override\0"
+    "from\0maildomain\0dsn-notify\0dsn-return\0logfile\0logfile-time-format\0aliases\0"
+    "proxy-host\0proxy-port\0source-ip\0socket\0file\0"; /* one string, each name NUL-ended, "" ends it */
 
 static int option(struct opts *o, char c, const char *arg);
 
@@ -204,8 +204,8 @@ static int long_option(struct opts *o, const char *a, int *i, int argc, char **a
 	size_t n = eq ? (size_t)(eq - name) : strlen(name);
 	const char *val = eq ? eq + 1 : NULL;
 	int takes = 0;
-	for (size_t k = 0; k < ARRAY_LEN(long_with_arg); k++)
-		if (strlen(long_with_arg[k]) == n && memcmp(long_with_arg[k], name, n) == 0)
+	for (const char *k = long_with_arg; *k; k += strlen(k) + 1)
+		if (strlen(k) == n && memcmp(k, name, n) == 0)
 			takes = 1;
 	if (takes && !val) {
 		if (*i + 1 >= argc)

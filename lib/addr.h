@@ -22,13 +22,14 @@
 #define ADDR_INPUT_MAX (1u << 20)
 
 struct addr {
-	char local[ADDR_LOCAL_MAX + 1];   /* the decoded local part (quotes and escapes removed) */
-	char domain[ADDR_DOMAIN_MAX + 1]; /* as written ("[1.2.3.4]" for a literal), "" if none */
 	int utf8;                         /* bytes >= 0x80 (valid UTF-8) in local part or domain */
 	int literal;                      /* the domain is an address literal */
 	/* where the addr-spec is in the text parsed: [start, end); local_end is just past the local
 	 * part, where "@domain" goes when qualifying it */
 	size_t start, local_end, end;
+	/* the arrays last: one-byte displacements (docs/size.md) */
+	char local[ADDR_LOCAL_MAX + 1];   /* the decoded local part (quotes and escapes removed) */
+	char domain[ADDR_DOMAIN_MAX + 1]; /* as written ("[1.2.3.4]" for a literal), "" if none */
 };
 
 /* Parses one address list (a To:/Cc:/Bcc: value or a command-line recipient argument) and calls

@@ -70,3 +70,13 @@ int sclock_wait_ms(const struct sclock *c, long long deadline, int cap_ms)
 	left = (left + c->speed - 1) / c->speed;
 	return left > cap_ms ? cap_ms : (int)left;
 }
+
+long long clock_mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+const char clock_days[22] = "SunMonTueWedThuFriSat";
+const char clock_months[37] = "JanFebMarAprMayJunJulAugSepOctNovDec";

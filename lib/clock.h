@@ -28,4 +28,10 @@ long long sclock_now(const struct sclock *c);
 /* Real milliseconds to wait until the clock reaches deadline (seconds); 0 when it has passed,
  * -1 for deadline 0 ("no timer"), at most cap_ms. */
 int sclock_wait_ms(const struct sclock *c, long long deadline, int cap_ms);
+/* The monotonic clock in milliseconds (CLOCK_MONOTONIC; timeouts, not the sclock's time): one
+ * copy for the log and the streams. */
+long long clock_mono_ms(void);
+/* English day and month abbreviations, three letters each ("SunMon...", "JanFeb..."): one copy for
+ * the Date: field and the syslog stamp (printed with %.3s from day * 3, month * 3). */
+extern const char clock_days[22], clock_months[37];
 #endif

@@ -13,6 +13,17 @@
 
 #define CHUNK 8192
 
+/* Removes the temporary file being written, if any (with the submit group raised). */
+static void stop_writing(struct enq *e)
+{
+	if (e->writing) {
+		e->c->priv ? e->c->priv(1) : (void)0;
+		spool_writer_abort(&e->w);
+		e->c->priv ? e->c->priv(0) : (void)0;
+		e->writing = 0;
+	}
+}
+
 static int fail(struct enq *e, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(struct enq *e, int code, const char *fmt, ...)
 {
@@ -23,12 +34,7 @@ static int fail(struct enq *e, int code, const char *fmt, ...)
 		va_end(ap);
 		e->err = code;
 	}
-	if (e->writing) {
-		e->c->priv ? e->c->priv(1) : (void)0;
-		spool_writer_abort(&e->w);
-		e->c->priv ? e->c->priv(0) : (void)0;
-		e->writing = 0;
-	}
+	stop_writing(e);
 	return e->err;
 }
 
@@ -47,12 +53,7 @@ void enq_init(struct enq *e, const struct enq_conf *c, int dot_end, int t_mode)
 
 void enq_free(struct enq *e)
 {
-	if (e->writing) {
-		e->c->priv ? e->c->priv(1) : (void)0;
-		spool_writer_abort(&e->w);
-		e->c->priv ? e->c->priv(0) : (void)0;
-		e->writing = 0;
-	}
+	stop_writing(e);
 	spool_msg_free(&e->m);
 	hdr_reader_free(&e->hr);
 }
@@ -102,8 +103,8 @@ int enq_sender(struct enq *e, const char *arg)
 	free(e->m.sender);
 	e->m.sender = NULL;
 	if (arg && (!*arg || strcmp(arg, "<>") == 0)) {
-		e->m.sender = dup_or_null("");
-		return e->m.sender ? 0 : fail(e, EX_OSERR, "out of memory");
+		out[0] = 0; /* the null sender */
+		goto set;
 	}
 	const char *src = c->allmailfrom && *c->allmailfrom ? c->allmailfrom : arg;
 	if (arg && no_controls(e, arg, "sender address"))
@@ -118,6 +119,7 @@ int enq_sender(struct enq *e, const char *arg)
 	} else if (str_fmt(out, sizeof out, "%s@%s", c->user, c->qualify) < 0) {
 		return fail(e, EX_DATAERR, "sender address of user %s: too long", c->user);
 	}
+set:
 	e->m.sender = dup_or_null(out);
 	return e->m.sender ? 0 : fail(e, EX_OSERR, "out of memory");
 }
@@ -246,23 +248,23 @@ static int add_phrase(struct buf *b, const char *name)
 static int add_from(struct enq *e, struct buf *b, const char *addr)
 {
 	int r = buf_adds(b, "From: ");
-	if (e->c->fullname[0]) {
+	int named = e->c->fullname[0] != 0;
+	if (named)
 		r |= add_phrase(b, e->c->fullname);
-		r |= buf_printf(b, " <%s>\n", addr);
-	} else {
-		r |= buf_printf(b, "%s\n", addr);
-	}
-	return r;
+	return r | buf_printf(b, named ? " <%s>\n" : "%s\n", addr);
 }
 
 static int collect_t(struct enq *e, const struct hdr *h)
 {
-	int resent = hdr_find(h, "Resent-To", 0) >= 0 || hdr_find(h, "Resent-Cc", 0) >= 0 || hdr_find(h, "Resent-Bcc", 0) >= 0;
-	static const char *const plain[] = {"To", "Cc", "Bcc"};
+	/* with any Resent- field, only the Resent- ones count; the plain names are their tails */
 	static const char *const res[] = {"Resent-To", "Resent-Cc", "Resent-Bcc"};
+	size_t skip = 7; /* strlen("Resent-") */
+	for (size_t k = 0; k < 3; k++)
+		if (hdr_find(h, res[k], 0) >= 0)
+			skip = 0;
 	for (size_t i = 0; i < h->n; i++) {
 		for (size_t k = 0; k < 3; k++) {
-			const char *name = resent ? res[k] : plain[k];
+			const char *name = res[k] + skip;
 			if (!hdr_is(h, i, name))
 				continue;
 			size_t n;

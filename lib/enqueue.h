@@ -23,28 +23,29 @@ struct enq_conf {
 	long long sizelimit;       /* 0 = none */
 	long long minfree;         /* QUEUE_MINFREE for this submitter (root: half), 0 = none */
 	unsigned maxrcpt;
-	struct route_conf rc;
 	long uid;
-	char user[64];             /* the submitting user's login name */
-	char fullname[256];        /* -F, else the passwd gecos name, else "" */
 	/* raise/lower the submit group around the spool steps (docs/spool.md 8); may be NULL */
 	void (*priv)(int raise);
+	/* the arrays last: one-byte displacements (docs/size.md) */
+	char user[64];             /* the submitting user's login name */
+	char fullname[256];        /* -F, else the passwd gecos name, else "" */
+	struct route_conf rc;
 };
 
 struct enq {
 	const struct enq_conf *c;
-	struct spool_msg m;        /* envelope; m.rcpt grows as recipients are added */
 	size_t rcpt_cap;
 	int t_mode;                /* -t: recipients from the header */
 	int body8_declared;        /* -B 8BITMIME or BODY=8BITMIME */
 	unsigned notify;           /* -N for recipients added from the header */
-	char received[300];        /* the "from" part of our Received: line ("" for a local user) */
+	int writing;               /* w is open */
+	int err;                   /* the first error (sysexits code), 0 while all is well */
 	const char *with;          /* its "with" protocol (SMTP, ESMTP) or NULL */
+	long long size;            /* normalised message bytes so far */
+	struct spool_msg m;        /* envelope; m.rcpt grows as recipients are added */
 	struct msgin in;
 	struct hdr_reader hr;
-	int writing;               /* w is open */
-	long long size;            /* normalised message bytes so far */
-	int err;                   /* the first error (sysexits code), 0 while all is well */
+	char received[300];        /* the "from" part of our Received: line ("" for a local user) */
 	char why[600];
 	/* last, so that enq_init() need not touch its 16 KiB buffer (every page touched costs a
 	 * page fault, a noticeable part of a submission) */

@@ -13,9 +13,7 @@
 
 static int fail(const char *op, const char *path)
 {
-	int e = errno;
-	log_msg(LOG_ERR, NULL, "%s %s: %s", op, path ? path : "(fd)", strerror(e));
-	errno = e;
+	log_syserr(NULL, op, path ? path : "(fd)", NULL); /* errno is kept */
 	return -1;
 }
 

@@ -1,5 +1,6 @@
 /* Header input and rewriting for submit (see header.h). */
 #include "header.h"
+#include "clock.h"
 #include "addr.h"
 #include "util.h"
 #include <stdint.h>
@@ -301,21 +302,22 @@ int hdr_unfold(const char *v, size_t n, struct buf *out)
 
 int hdr_is_addr_field(const char *name, size_t len)
 {
-	static const char *const names[] = {"From", "To", "Cc", "Reply-To", "Sender"};
+	/* one string, each name NUL-ended, "" ends it */
+	static const char names[] = "From\0To\0Cc\0Reply-To\0Sender\0";
 	if (len > 7 && str_ncaseeq(name, "Resent-", 7)) {
 		name += 7;
 		len -= 7;
 	}
-	for (size_t i = 0; i < ARRAY_LEN(names); i++)
-		if (strlen(names[i]) == len && str_ncaseeq(name, names[i], len))
+	for (const char *k = names; *k; k += strlen(k) + 1)
+		if (strlen(k) == len && str_ncaseeq(name, k, len))
 			return 1;
 	return 0;
 }
 
 struct qualify_ctx {
-	size_t ins[256]; /* where to insert "@domain", relative to the value */
 	size_t n;
 	int overflow;
+	size_t ins[256]; /* where to insert "@domain", relative to the value */
 };
 
 static int note_bare(void *vctx, const struct addr *a)
@@ -338,7 +340,7 @@ int hdr_qualify_field(const char *field, size_t len, size_t name_len, const char
 	size_t vlen = len - voff;
 	if (vlen && field[len - 1] == '\n')
 		vlen--;
-	struct qualify_ctx q = {{0}, 0, 0};
+	struct qualify_ctx q = {0, 0, {0}};
 	char err[128];
 	if (!colon || !domain || !*domain || addr_parse_list(field + voff, vlen, note_bare, &q, err, sizeof err) < 0 || q.overflow)
 		return buf_add(out, field, len) < 0 ? -1 : (colon && domain && *domain ? 1 : 0);
@@ -354,8 +356,6 @@ int hdr_qualify_field(const char *field, size_t len, size_t name_len, const char
 
 int hdr_date(time_t t, char *out, size_t size)
 {
-	static const char days[] = "SunMonTueWedThuFriSat";
-	static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
 	struct tm tm;
 	if (!civil_time(&t, &tm))
 		return -1;
@@ -363,8 +363,8 @@ int hdr_date(time_t t, char *out, size_t size)
 	char sign = off < 0 ? '-' : '+';
 	if (off < 0)
 		off = -off;
-	return str_fmt(out, size, "%.3s, %d %.3s %d %02d:%02d:%02d %c%02ld%02ld", days + 3 * tm.tm_wday, tm.tm_mday,
-	               months + 3 * tm.tm_mon, tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec, sign, off / 60,
+	return str_fmt(out, size, "%.3s, %d %.3s %d %02d:%02d:%02d %c%02ld%02ld", clock_days + 3 * tm.tm_wday, tm.tm_mday,
+	               clock_months + 3 * tm.tm_mon, tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec, sign, off / 60,
 	               off % 60);
 }
 

@@ -10,6 +10,7 @@
  *     caller that wants its last bytes sent (QUIT) flushes first. Closing twice is harmless.
  *   - writes to a socket use MSG_NOSIGNAL, so a peer that went away gives EPIPE, not SIGPIPE. */
 #include "io.h"
+#include "clock.h"
 #include <errno.h>
 #include <stddef.h>
 #include <poll.h>
@@ -19,22 +20,15 @@
 #include <time.h>
 #include <unistd.h>
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Waits until fd is ready for events, at most timeout_ms (0: no limit). 0, or -1 with errno
  * (ETIMEDOUT on timeout). POLLHUP/POLLERR count as ready: the read or write reports them. */
 static int wait_fd(int fd, short events, int timeout_ms)
 {
-	long long deadline = timeout_ms > 0 ? now_ms() + timeout_ms : 0;
+	long long deadline = timeout_ms > 0 ? clock_mono_ms() + timeout_ms : 0;
 	for (;;) {
 		int left = -1;
 		if (deadline) {
-			long long d = deadline - now_ms();
+			long long d = deadline - clock_mono_ms();
 			if (d <= 0) {
 				errno = ETIMEDOUT;
 				return -1;
@@ -68,7 +62,7 @@ static ssize_t fd_read(void *ctx, void *p, size_t n, int timeout_ms)
 {
 	int fd = *(int *)ctx;
 	struct io *io = io_of(ctx);
-	long long deadline = timeout_ms > 0 ? now_ms() + timeout_ms : 0;
+	long long deadline = timeout_ms > 0 ? clock_mono_ms() + timeout_ms : 0;
 	if (deadline && !io->notsock && (!io->rcvtimeo_ms || timeout_ms + 1000 < io->rcvtimeo_ms)) {
 		struct timeval tv = {timeout_ms / 1000, timeout_ms % 1000 * 1000};
 		/* not a socket (or one that refuses: never seen), polled as a pipe is */
@@ -84,7 +78,7 @@ static ssize_t fd_read(void *ctx, void *p, size_t n, int timeout_ms)
 			return r;
 		if (errno == EINTR)
 			continue;
-		long long left = deadline ? deadline - now_ms() : 0;
+		long long left = deadline ? deadline - clock_mono_ms() : 0;
 		if (deadline && left <= 0) {
 			errno = ETIMEDOUT;
 			return -1;
@@ -252,12 +246,12 @@ ssize_t io_getline(struct io *io, char *out, size_t size)
 	}
 	/* timeout_ms bounds the whole line, not each read: a peer that trickles bytes (or floods
 	 * a line that never ends) must not hold the reader past it */
-	long long deadline = io->timeout_ms > 0 ? now_ms() + io->timeout_ms : 0;
+	long long deadline = io->timeout_ms > 0 ? clock_mono_ms() + io->timeout_ms : 0;
 	for (;;) {
 		if (io->rpos == io->rlen) {
 			int left = 0;
 			if (deadline) {
-				long long d = deadline - now_ms();
+				long long d = deadline - clock_mono_ms();
 				if (d <= 0) {
 					out[len] = 0;
 					errno = ETIMEDOUT;

@@ -23,10 +23,11 @@ struct io {
 	int notsock;          /* fd is a pipe or a file: written with write(), not send() */
 	int rcvtimeo_ms;      /* the socket's SO_RCVTIMEO as last set, 0 while never set */
 	int timeout_ms;
-	unsigned char rbuf[IO_BUFSIZE];
 	size_t rpos, rlen;
-	unsigned char wbuf[IO_BUFSIZE];
 	size_t wlen;
+	/* the buffers last: one-byte displacements (docs/size.md) */
+	unsigned char rbuf[IO_BUFSIZE];
+	unsigned char wbuf[IO_BUFSIZE];
 };
 
 /* The one write-all: writes the n bytes to fd (a file, a pipe, a socket in blocking mode),

@@ -3,6 +3,7 @@
  * syslog(): that one tries to reconnect on every line while there is no socket (containers,
  * initramfs: ten failed system calls per message in a drain), and pulls in strftime. */
 #include "log.h"
+#include "clock.h"
 #include "util.h"
 #include <errno.h>
 #include <poll.h>
@@ -21,8 +22,8 @@
  * instead of one per line. Syslog lines are not held: each is a datagram of its own, and
  * batching them (sendmmsg) was measured at 600 bytes of code (docs/logging.md). */
 struct log_hold {
-	char buf[16384];
 	size_t used;
+	char buf[16384];
 };
 /* A full queue at the log daemon: wait this long for room before the line is dropped, but not
  * again for SYSLOG_SLOW_MS after a line was dropped (a daemon that stopped reading must not cost
@@ -57,13 +58,6 @@ void log_forked(void)
 		lg.hold->used = 0; /* the parent's held lines are the parent's to write */
 }
 
-static long long mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 unsigned log_where_of(const char *list)
 {
 	unsigned w = 0;
@@ -87,7 +81,7 @@ static int sl_connect(void)
 {
 	if (lg.sl_fd >= 0)
 		return 0;
-	if (lg.sl_retry_ms && mono_ms() < lg.sl_retry_ms)
+	if (lg.sl_retry_ms && clock_mono_ms() < lg.sl_retry_ms)
 		return -1;
 	const char *path = getenv("SPOOLBOX_SYSLOG_SOCKET");
 	struct sockaddr_un sa;
@@ -104,7 +98,7 @@ static int sl_connect(void)
 	}
 	if (fd >= 0)
 		close(fd);
-	lg.sl_retry_ms = mono_ms() + SYSLOG_RETRY_MS;
+	lg.sl_retry_ms = clock_mono_ms() + SYSLOG_RETRY_MS;
 	return -1;
 }
 
@@ -140,8 +134,6 @@ int log_hold(int on)
  * not go. */
 static int sl_send(const char *ident, int level, const char *id, const char *text)
 {
-	static const char mon[12][4] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
-	                                "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
 	if (sl_connect() < 0)
 		return -1;
 	time_t now = time(NULL);
@@ -149,7 +141,7 @@ static int sl_send(const char *ident, int level, const char *id, const char *tex
 	char stamp[20] = "";
 	/* without local time (ENABLE_LOCALTIME) no stamp: the log daemon adds its own, in local time */
 	if (ENABLE_LOCALTIME && civil_time(&now, &tm))
-		snprintf(stamp, sizeof stamp, "%s %2d %02d:%02d:%02d ", mon[tm.tm_mon % 12], tm.tm_mday, tm.tm_hour,
+		snprintf(stamp, sizeof stamp, "%.3s %2d %02d:%02d:%02d ", clock_months + 3 * (tm.tm_mon % 12), tm.tm_mday, tm.tm_hour,
 		         tm.tm_min, tm.tm_sec);
 	char buf[LOG_LINE_MAX];
 	int n = snprintf(buf, sizeof buf, "<%d>%s%s[%ld]: %s%s%s", LOG_MAIL | (level & 7), stamp, ident,
@@ -164,10 +156,10 @@ static int sl_send(const char *ident, int level, const char *id, const char *tex
 			return 0;
 		if (errno == EAGAIN || errno == EWOULDBLOCK) {
 			struct pollfd p = {lg.sl_fd, POLLOUT, 0};
-			if (mono_ms() >= lg.sl_slow_ms && poll(&p, 1, SYSLOG_WAIT_MS) > 0 &&
+			if (clock_mono_ms() >= lg.sl_slow_ms && poll(&p, 1, SYSLOG_WAIT_MS) > 0 &&
 			    send(lg.sl_fd, buf, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) >= 0)
 				return 0;
-			lg.sl_slow_ms = mono_ms() + SYSLOG_SLOW_MS;
+			lg.sl_slow_ms = clock_mono_ms() + SYSLOG_SLOW_MS;
 			return -1;
 		}
 		/* the log daemon restarted: one reconnect, then give up until the retry time */
@@ -175,7 +167,7 @@ static int sl_send(const char *ident, int level, const char *id, const char *tex
 		if (attempt || sl_connect() < 0)
 			break;
 	}
-	lg.sl_retry_ms = mono_ms() + SYSLOG_RETRY_MS;
+	lg.sl_retry_ms = clock_mono_ms() + SYSLOG_RETRY_MS;
 	return -1;
 }
 
@@ -255,6 +247,11 @@ void log_msg_as(const char *prog, int level, const char *id, const char *fmt, ..
 	va_start(ap, fmt);
 	emit(prog, level, id, fmt, ap);
 	va_end(ap);
+}
+
+void log_syserr(const char *id, const char *op, const char *path, const char *to)
+{
+	log_msg(LOG_ERR, id, "%s %s%s%s: %s", op, path, to ? " to " : "", to ? to : "", strerror(errno));
 }
 
 void log_msg(int level, const char *id, const char *fmt, ...)

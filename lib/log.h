@@ -42,4 +42,7 @@ void log_msg(int level, const char *id, const char *fmt, ...) __attribute__((for
 void log_msg_as(const char *prog, int level, const char *id, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 void log_vmsg(int level, const char *id, const char *fmt, va_list ap);
+/* The failure of a system call at LOG_ERR, with strerror(errno): "OP PATH: reason", or with
+ * to set "OP PATH to TO: reason" (rename, link). One call instead of a format at every site. */
+void log_syserr(const char *id, const char *op, const char *path, const char *to);
 #endif

@@ -254,12 +254,10 @@ static void cmd_helo(struct smtpd *s, const char *arg, int esmtp)
 		reply(s, 250, s->hostname);
 		return;
 	}
-	buf_printf(&s->out, "250-%s\r\n250-PIPELINING\r\n250-8BITMIME\r\n", s->hostname);
-	if (s->size_max > 0)
-		buf_printf(&s->out, "250-SIZE %lld\r\n", s->size_max);
-	else
-		buf_printf(&s->out, "250-SIZE\r\n");
-	buf_printf(&s->out, "%s250-SMTPUTF8\r\n250 ENHANCEDSTATUSCODES\r\n", ENABLE_DSN ? "250-DSN\r\n" : "");
+	/* one format: "250-SIZE 1000" with a limit, "250-SIZE" without (%.0lld of 0 prints nothing) */
+	int lim = s->size_max > 0;
+	buf_printf(&s->out, "250-%s\r\n250-PIPELINING\r\n250-8BITMIME\r\n250-SIZE%s%.0lld\r\n%s250-SMTPUTF8\r\n250 ENHANCEDSTATUSCODES\r\n",
+	           s->hostname, lim ? " " : "", lim ? s->size_max : 0LL, ENABLE_DSN ? "250-DSN\r\n" : "");
 }
 
 static int is_cmd(const char *line, const char *cmd)
@@ -302,9 +300,10 @@ static void command(struct smtpd *s, char *line)
 		return reply(s, 252, "2.5.2 Cannot VRFY user, but will accept the message and attempt delivery");
 	if (is_cmd(line, "HELP"))
 		return reply(s, 214, "2.0.0 Commands: HELO EHLO MAIL RCPT DATA RSET NOOP QUIT VRFY");
-	if (is_cmd(line, "EXPN") || is_cmd(line, "STARTTLS") || is_cmd(line, "AUTH") || is_cmd(line, "BDAT") ||
-	    is_cmd(line, "ETRN") || is_cmd(line, "TURN"))
-		return error(s, 502, "5.5.1 Command not implemented");
+	/* known, not implemented: one string, each name NUL-ended, "" ends it */
+	for (const char *k = "EXPN\0STARTTLS\0AUTH\0BDAT\0ETRN\0TURN\0"; *k; k += strlen(k) + 1)
+		if (is_cmd(line, k))
+			return error(s, 502, "5.5.1 Command not implemented");
 	if (str_ncaseeq(line, "MAIL", 4) || str_ncaseeq(line, "RCPT", 4))
 		return error(s, 501, "5.5.4 Syntax: MAIL FROM:<address> / RCPT TO:<address>");
 	error(s, 500, "5.5.2 Syntax error, command unrecognized");

@@ -28,18 +28,19 @@ enum smtpd_state { SMTPD_START, SMTPD_READY, SMTPD_MAIL, SMTPD_RCPT, SMTPD_DATA,
 /* MAIL FROM parameters. */
 struct smtpd_mail {
 	int null_sender;            /* MAIL FROM:<> */
-	struct addr from;
-	long long size;             /* SIZE=, -1 when absent */
 	int body8;                  /* BODY=8BITMIME */
-	char ret;                   /* 'F' (FULL), 'H' (HDRS), 0 */
-	char envid[SMTPD_ENVID_MAX + 1]; /* decoded ENVID, "" when absent */
 	int smtputf8;               /* SMTPUTF8 */
+	char ret;                   /* 'F' (FULL), 'H' (HDRS), 0 */
+	long long size;             /* SIZE=, -1 when absent */
+	/* the arrays last: one-byte displacements (docs/size.md) */
+	char envid[SMTPD_ENVID_MAX + 1]; /* decoded ENVID, "" when absent */
+	struct addr from;
 };
 
 /* RCPT TO parameters. */
 struct smtpd_rcpt {
-	struct addr to;
 	unsigned notify;            /* NOTIFY_* bits of dsn_flags.h, 0 = absent */
+	struct addr to;
 	char orcpt[SMTPD_ORCPT_MAX + 8]; /* "rfc822;addr" decoded, "" when absent */
 };
 
@@ -68,15 +69,16 @@ struct smtpd {
 	int smtputf8;               /* this transaction said SMTPUTF8 */
 	unsigned nrcpt;
 	unsigned errors;
-	char helo[256];
 	/* command line assembly */
-	char line[SMTPD_LINE_MAX + 1];
 	size_t linelen;
 	int overflow;
 	/* DATA decoding */
 	int dstate;
 	int data_failed;
 	struct buf out;             /* replies waiting to be sent */
+	/* the arrays last: one-byte displacements (docs/size.md) */
+	char helo[256];
+	char line[SMTPD_LINE_MAX + 1];
 };
 
 void smtpd_init(struct smtpd *s, const struct smtpd_ops *ops, void *ctx, const char *hostname, long long size_max, unsigned max_rcpt);

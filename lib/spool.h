@@ -40,17 +40,18 @@ enum {
 };
 
 struct spool_rcpt {
+	/* small fields first, the arrays last: one-byte displacements (docs/size.md) */
 	char tag;             /* RT_* */
-	long pid;             /* TA pid while RT_TRANSIT */
 	unsigned tries;       /* finished attempts */
+	long pid;             /* TA pid while RT_TRANSIT */
 	long long next;       /* see docs/spool.md 4.2 */
-	char channel[32];     /* [a-z0-9_-]+ */
-	char host[256];       /* lower-case domain, [literal] or "-" */
 	char *addr;           /* the address handed to the channel (decoded), malloc'd */
 	long priv;            /* uid whose privileges apply, or -1 */
 	unsigned notify;      /* NOTIFY_* bits (dsn_flags.h), 0 = not given */
 	char *orcpt;          /* "rfc822;addr" (decoded) or NULL, malloc'd */
 	off_t off;            /* byte offset of the 'r' of this record (in both files) */
+	char channel[32];     /* [a-z0-9_-]+ */
+	char host[256];       /* lower-case domain, [literal] or "-" */
 };
 
 struct spool_attempt {
@@ -65,25 +66,27 @@ struct spool_attempt {
 
 /* Everything the envelope block and the control file say. */
 struct spool_msg {
-	char id[SPOOL_ID_MAX];
+	/* small fields first, the arrays last: one-byte displacements (docs/size.md); the
+	 * recipients first of all (struct enq holds this after a few fields of its own) */
+	struct spool_rcpt *rcpt;
+	size_t nrcpt;
+	char *sender;         /* decoded; "" is the null sender */
+	char *envid;          /* decoded or NULL */
+	struct spool_attempt *att;
+	size_t natt;
 	int version;
+	int body8;            /* 'b 8' */
+	int smtputf8;         /* 'U' */
+	char ret;             /* 'F', 'H' or 0 */
 	long long arrival;
 	off_t body_off;       /* 'o' */
 	long long size;       /* 'z' */
-	int body8;            /* 'b 8' */
-	int smtputf8;         /* 'U' */
 	long uid;             /* 'u' */
-	char user[64];
-	char *sender;         /* decoded; "" is the null sender */
-	char ret;             /* 'F', 'H' or 0 */
-	char *envid;          /* decoded or NULL */
-	struct spool_rcpt *rcpt;
-	size_t nrcpt;
-	struct spool_attempt *att;
-	size_t natt;
 	long long warned;     /* time of the last 'W', 0 if none */
-	char bounce_id[SPOOL_ID_MAX]; /* from 'B', "" if none */
 	off_t env_end;        /* offset just past the "." line */
+	char id[SPOOL_ID_MAX];
+	char bounce_id[SPOOL_ID_MAX]; /* from 'B', "" if none */
+	char user[64];
 };
 
 /* New control files left unsynced by one pick-up (defer_sync): as many as the scheduler picks up
@@ -119,6 +122,8 @@ struct spool {
 int spool_id_valid(const char *s);
 /* Builds an id from a creation time and an inode number. */
 void spool_id_make(char out[SPOOL_ID_MAX], long long sec, long usec, unsigned long long ino);
+/* The 36 digits of ids and queue/<h>/ names, "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ" (one copy). */
+extern const char spool_b36[37];
 /* Creation time encoded in an id (seconds), or -1. */
 long long spool_id_time(const char *id);
 /* Paths of a message's files. Return 0, or -1 if the id is invalid or the path too long. */
@@ -171,7 +176,6 @@ void spool_status_format(const struct spool_rcpt *r, char out[SPOOL_STATUS_LEN])
 
 struct spool_writer {
 	int fd;
-	char tmppath[SPOOL_PATH_MAX];
 	char id[SPOOL_ID_MAX];
 	size_t off_o, off_z, off_b;    /* where the placeholders are */
 	long long size;                /* message bytes written */
@@ -185,6 +189,7 @@ struct spool_writer {
 	/* while size is below this, the last look found room to spare (half of what was free above
 	 * the reserve): no statvfs() per flush for a small message; begin sets 0 (always look) */
 	long long room_until;
+	char tmppath[SPOOL_PATH_MAX]; /* the arrays last: one-byte displacements (docs/size.md) */
 	char buf[16384];
 };
 

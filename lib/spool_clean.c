@@ -86,12 +86,11 @@ static void clean_due(const struct spool *sp, unsigned *count)
 int spool_clean(struct spool *sp, long long now, long long max_age, struct spool_clean_counts *counts)
 {
 	struct spool_clean_counts c = {0, 0, 0};
-	static const char hashes[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
 	char tmp[SPOOL_PATH_MAX];
 	if (str_fmt(tmp, sizeof tmp, "%s/tmp", sp->dir) == 0)
 		sweep(tmp, 0, now - max_age, "abandoned temporary file", &c.tmp);
 	for (int h = 0; h < 36; h++)
-		clean_queue_dir(sp, hashes[h], &c.orphan_msg);
+		clean_queue_dir(sp, spool_b36[h], &c.orphan_msg);
 	clean_due(sp, &c.stale_due);
 	if (counts)
 		*counts = c;

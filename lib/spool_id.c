@@ -4,14 +4,14 @@
 #include "util.h"
 #include <string.h>
 
-static const char b36[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+const char spool_b36[37] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
 
 static char *put_b36(char *p, unsigned long long v, int width)
 {
 	char tmp[16];
 	int n = 0;
 	do {
-		tmp[n++] = b36[v % 36];
+		tmp[n++] = spool_b36[v % 36];
 		v /= 36;
 	} while (v && n < (int)sizeof tmp);
 	while (n < width)
@@ -46,7 +46,7 @@ long long spool_id_time(const char *id)
 		return -1;
 	long long t = 0;
 	for (int i = 0; i < 7; i++)
-		t = t * 36 + (long long)(strchr(b36, id[i]) - b36);
+		t = t * 36 + (long long)(strchr(spool_b36, id[i]) - spool_b36);
 	return t;
 }
 
@@ -55,18 +55,22 @@ static char hash_of(const char *id)
 	return id[strlen(id) - 1];
 }
 
-int spool_path_ctl(const struct spool *sp, const char *id, char *out, size_t size)
+/* queue/<h>/<id>.<suffix> */
+static int queue_path(const struct spool *sp, const char *id, char *out, size_t size, char suffix)
 {
 	if (!spool_id_valid(id))
 		return -1;
-	return str_fmt(out, size, "%s/queue/%c/%s.c", sp->dir, hash_of(id), id);
+	return str_fmt(out, size, "%s/queue/%c/%s.%c", sp->dir, hash_of(id), id, suffix);
+}
+
+int spool_path_ctl(const struct spool *sp, const char *id, char *out, size_t size)
+{
+	return queue_path(sp, id, out, size, 'c');
 }
 
 int spool_path_msg(const struct spool *sp, const char *id, char *out, size_t size)
 {
-	if (!spool_id_valid(id))
-		return -1;
-	return str_fmt(out, size, "%s/queue/%c/%s.d", sp->dir, hash_of(id), id);
+	return queue_path(sp, id, out, size, 'd');
 }
 
 int spool_path_incoming(const struct spool *sp, const char *id, char *out, size_t size)

@@ -52,7 +52,7 @@ int spool_perm(const char *dir, long gid, int fix, spool_perm_fn *report, void *
 			made = 1;
 			if ((entries[i].fifo ? mkfifo(path, entries[i].mode) : mkdir(path, entries[i].mode)) < 0 &&
 			    errno != EEXIST) {
-				log_msg(LOG_ERR, NULL, "%s %s: %s", entries[i].fifo ? "mkfifo" : "mkdir", path, strerror(errno));
+				log_syserr(NULL, entries[i].fifo ? "mkfifo" : "mkdir", path, NULL);
 				return -1;
 			}
 		}

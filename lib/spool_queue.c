@@ -34,13 +34,13 @@ int spool_trigger_open(const struct spool *sp)
 			log_msg(LOG_WARNING, NULL, "set mode/group of %s: %s", path, strerror(errno));
 	}
 	if (mkfifo(path, 0620) < 0 && errno != EEXIST) {
-		log_msg(LOG_ERR, NULL, "mkfifo %s: %s", path, strerror(errno));
+		log_syserr(NULL, "mkfifo", path, NULL);
 		return -1;
 	}
 	/* O_RDWR keeps a writer open, so the FIFO never reports EOF between submits */
 	int fd = openat(AT_FDCWD, path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
-		log_msg(LOG_ERR, NULL, "open %s: %s", path, strerror(errno));
+		log_syserr(NULL, "open", path, NULL);
 		return -1;
 	}
 	if (fstat(fd, &st) < 0 || !S_ISFIFO(st.st_mode)) {
@@ -77,11 +77,9 @@ static int each_entry(const char *dir, const char *suffix, spool_each_fn *fn, vo
 {
 	DIR *d = opendir(dir);
 	if (!d) {
-		int e = errno;
-		if (e == ENOENT)
+		if (errno == ENOENT)
 			return 0;
-		log_msg(LOG_ERR, NULL, "opendir %s: %s", dir, strerror(e));
-		errno = e; /* mailq tells EACCES from the rest */
+		log_syserr(NULL, "opendir", dir, NULL); /* keeps errno: mailq tells EACCES from the rest */
 		return -1;
 	}
 	struct dirent *e;
@@ -147,7 +145,7 @@ static int ensure_dir_of(const char *path)
 	if (fio_dirname(path, dir, sizeof dir) < 0)
 		return -1;
 	if (mkdir(dir, 0750) < 0 && errno != EEXIST) {
-		log_msg(LOG_ERR, NULL, "mkdir %s: %s", dir, strerror(errno));
+		log_syserr(NULL, "mkdir", dir, NULL);
 		return -1;
 	}
 	return 0;
@@ -208,7 +206,7 @@ static int read_envelope_fd(const char *path, struct buf *b, int *keep)
 {
 	int fd = openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0) {
-		log_msg(LOG_ERR, NULL, "open %s: %s", path, strerror(errno));
+		log_syserr(NULL, "open", path, NULL);
 		return -1;
 	}
 	char chunk[8192];
@@ -219,7 +217,7 @@ static int read_envelope_fd(const char *path, struct buf *b, int *keep)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			log_msg(LOG_ERR, NULL, "read %s: %s", path, strerror(errno));
+			log_syserr(NULL, "read", path, NULL);
 			break;
 		}
 		size_t from = b->len > 2 ? b->len - 2 : 0;
@@ -315,7 +313,7 @@ int spool_pickup_prepare(struct spool *sp, const char *id, long long *arrival, s
 	/* read-write: the scheduler's hand-out may borrow it (spool_pending_lend) */
 	int fd = openat(AT_FDCWD, ctl, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
 	if (fd < 0) {
-		log_msg(LOG_ERR, id, "create %s: %s", ctl, strerror(errno));
+		log_syserr(id, "create", ctl, NULL);
 		goto out;
 	}
 	r = fio_write_all(fd, b.p, b.len, ctl);
@@ -346,7 +344,7 @@ int spool_pickup_prepare(struct spool *sp, const char *id, long long *arrival, s
 	if (spool_path_due(sp, id, *arrival, due, sizeof due) < 0 || ensure_due_dir(sp, *arrival, due) < 0)
 		goto out;
 	if (link_due(sp, ctl, due, *arrival) < 0) {
-		log_msg(LOG_ERR, id, "link %s to %s: %s", ctl, due, strerror(errno));
+		log_syserr(id, "link", ctl, due);
 		goto out;
 	}
 	sp->dirty_queue |= 1UL << hash_index(id);
@@ -369,7 +367,7 @@ int spool_pickup_finish(struct spool *sp, const char *id)
 	if (spool_path_incoming(sp, id, src, sizeof src) < 0 || spool_path_msg(sp, id, dst, sizeof dst) < 0)
 		return -1;
 	if (rename(src, dst) < 0) {
-		log_msg(LOG_ERR, id, "rename %s to %s: %s", src, dst, strerror(errno));
+		log_syserr(id, "rename", src, dst);
 		return -1;
 	}
 	crash_point("rename", dst);
@@ -382,7 +380,6 @@ int spool_sync_dirty(struct spool *sp)
 {
 	char dir[SPOOL_PATH_MAX];
 	int r = 0;
-	static const char hashes[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
 	for (unsigned i = 0; i < sp->npending; i++) {
 		if (spool_path_ctl(sp, sp->pending_id[i], dir, sizeof dir) < 0)
 			str_lcpy(dir, sp->pending_id[i], sizeof dir);
@@ -395,7 +392,7 @@ int spool_sync_dirty(struct spool *sp)
 	for (int h = 0; h < 36; h++) {
 		if (!(sp->dirty_queue & (1UL << h)))
 			continue;
-		str_fmt(dir, sizeof dir, "%s/queue/%c", sp->dir, hashes[h]);
+		str_fmt(dir, sizeof dir, "%s/queue/%c", sp->dir, spool_b36[h]);
 		r |= fio_fsync_dir(dir);
 	}
 	sp->dirty_queue = 0;
@@ -449,7 +446,7 @@ static long long *list_buckets(const struct spool *sp, size_t *n)
 	DIR *d = opendir(dir);
 	if (!d) {
 		if (errno != ENOENT)
-			log_msg(LOG_ERR, NULL, "opendir %s: %s", dir, strerror(errno));
+			log_syserr(NULL, "opendir", dir, NULL);
 		return NULL;
 	}
 	long long *v = NULL;
@@ -531,14 +528,14 @@ int spool_due_move(struct spool *sp, const char *id, long long old, long long ne
 				return 0;
 		}
 		if (errno != ENOENT) {
-			log_msg(LOG_ERR, id, "rename %s to %s: %s", from, to, strerror(errno));
+			log_syserr(id, "rename", from, to);
 			return -1;
 		}
 	}
 	if (spool_path_ctl(sp, id, from, sizeof from) < 0)
 		return -1;
 	if (link_due(sp, from, to, new_t) < 0) {
-		log_msg(LOG_ERR, id, "link %s to %s: %s", from, to, strerror(errno));
+		log_syserr(id, "link", from, to);
 		return -1;
 	}
 	return 0;
@@ -546,10 +543,9 @@ int spool_due_move(struct spool *sp, const char *id, long long old, long long ne
 
 int spool_queue_each(const struct spool *sp, spool_each_fn *fn, void *ctx)
 {
-	static const char hashes[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
 	char dir[SPOOL_PATH_MAX];
 	for (int h = 0; h < 36; h++) {
-		str_fmt(dir, sizeof dir, "%s/queue/%c", sp->dir, hashes[h]);
+		str_fmt(dir, sizeof dir, "%s/queue/%c", sp->dir, spool_b36[h]);
 		int r = each_entry(dir, "c", fn, ctx);
 		if (r)
 			return r;
@@ -835,7 +831,7 @@ int spool_msg_open(const struct spool *sp, const char *id, off_t body_off)
 		return -1;
 	int fd = openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0) {
-		log_msg(LOG_ERR, id, "open %s: %s", path, strerror(errno));
+		log_syserr(id, "open", path, NULL);
 		return -1;
 	}
 	if (body_off >= 0 && lseek(fd, body_off, SEEK_SET) != body_off) {

@@ -58,14 +58,10 @@ int spool_writer_begin(const struct spool *sp, struct spool_writer *w, struct sp
 {
 	struct timeval tv;
 	gettimeofday(&tv, NULL);
+	/* every field before the two buffers (the rest is set below before it is used) */
+	memset(w, 0, offsetof(struct spool_writer, tmppath));
 	w->fd = -1;
 	w->sp = sp;
-	w->size = 0;
-	w->body8 = 0;
-	w->blen = 0;
-	w->id[0] = 0;
-	w->minfree = 0;
-	w->room_until = 0;
 	for (int attempt = 0; attempt < 5; attempt++) {
 		if (str_fmt(w->tmppath, sizeof w->tmppath, "%s/tmp/%ld.%lld.%06ld%s", sp->dir, (long)getpid(),
 		            (long long)tv.tv_sec, (long)tv.tv_usec, attempt ? "x" : "") < 0) {
@@ -77,7 +73,7 @@ int spool_writer_begin(const struct spool *sp, struct spool_writer *w, struct sp
 			break;
 	}
 	if (w->fd < 0) {
-		log_msg(LOG_ERR, NULL, "create %s: %s", w->tmppath, strerror(errno));
+		log_syserr(NULL, "create", w->tmppath, NULL);
 		return -1;
 	}
 	struct stat st;
@@ -85,7 +81,7 @@ int spool_writer_begin(const struct spool *sp, struct spool_writer *w, struct sp
 	 * create asked for 0640, so under the usual umask, 022 or 027, the mode is right already and
 	 * no fchmod is needed) */
 	if (fstat(w->fd, &st) < 0 || ((st.st_mode & 07777) != 0640 && fchmod(w->fd, 0640) < 0)) {
-		log_msg(LOG_ERR, NULL, "stat %s: %s", w->tmppath, strerror(errno));
+		log_syserr(NULL, "stat", w->tmppath, NULL);
 		spool_writer_abort(w);
 		return -1;
 	}
@@ -176,7 +172,7 @@ int spool_writer_commit(struct spool_writer *w)
 		goto fail;
 	if (close(w->fd) < 0) {
 		w->fd = -1;
-		log_msg(LOG_ERR, w->id, "close %s: %s", w->tmppath, strerror(errno));
+		log_syserr(w->id, "close", w->tmppath, NULL);
 		goto fail;
 	}
 	w->fd = -1;
@@ -184,7 +180,7 @@ int spool_writer_commit(struct spool_writer *w)
 	    str_fmt(dir, sizeof dir, "%s/incoming", w->sp->dir) < 0)
 		goto fail;
 	if (rename(w->tmppath, dst) < 0) {
-		log_msg(LOG_ERR, w->id, "rename %s to %s: %s", w->tmppath, dst, strerror(errno));
+		log_syserr(w->id, "rename", w->tmppath, dst);
 		goto fail;
 	}
 	crash_point("rename", dst);
