@@ -155,18 +155,18 @@ struct thread {
 	struct thread *rnext;         /* in its ring's ready list */
 	struct ring *ring;            /* NULL: no clause with a command matches */
 	struct chan *chan;
-	struct sc_params p;
 	struct job *head, *tail;
+	char *host;                   /* into name */
 	unsigned nready;
 	int running;                  /* TAs attached */
 	int refs;                     /* recipients pointing here */
 	int on_ring;
 	int is_error;                 /* the error-reporting thread of a host */
+	int xc;                       /* host class of its sessions (sx_class), -1 = none */
 	long long blocked_until;      /* deferall, or a TA that would not start */
 	long long kicked_until;       /* queueonly: a Q/R trigger lets it run until then */
-	int xc;                       /* host class of its sessions (sx_class), -1 = none */
+	struct sc_params p;
 	struct sfb fb;                /* its concurrency (issue 14 point 2) */
-	char *host;                   /* into name */
 	char name[];                  /* "channel\0host" */
 };
 
