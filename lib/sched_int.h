@@ -67,22 +67,17 @@ struct qmsg {
 	struct qmsg *hnext;           /* hash chain */
 	struct qmsg *prev, *next;     /* every in-memory message */
 	struct qmsg *dnext;           /* this turn's written messages */
-	long long due;                /* the time in its due link's name */
-	long long arrival;
+	struct qrcpt *r;              /* sorted by off */
+	struct ring *pring;           /* the ring whose pools pay for its batches */
 	long long wake;               /* 0, or when to look at it again */
-	long long tried, seen;        /* age for expiry, and when it was last counted (sched_tried_add) */
+	long long evicted;            /* earliest next attempt of a waiting one let go, 0 = none */
 	int fd;                       /* control file while this turn's results are written, and
 	                               * while a job is out (kept: its report writes here next) */
-	off_t ctl_end;                /* the control file's size as this scheduler last wrote it,
-	                               * 0 when not known (an append then looks) */
-	unsigned jobs;                /* ready and outstanding jobs that point here */
 	unsigned nrcpt;               /* recipients in memory, r[]: a window of the control file's */
-	unsigned nfile;               /* recipients in the control file */
 	unsigned unread;              /* the next one a refill looks at (file order) */
+	unsigned nfile;               /* recipients in the control file */
+	unsigned jobs;                /* ready and outstanding jobs that point here */
 	uint32_t unread_off;          /* its r record's offset, 0 = not known (read from the start) */
-	long long evicted;            /* earliest next attempt of a waiting one let go, 0 = none */
-	long long refilled;           /* when a batch was last read */
-	struct ring *pring;           /* the ring whose pools pay for its batches */
 	struct srp_msg pool;
 	unsigned char dirty, attempted, held, in_turn, kept;
 	unsigned char kick;           /* a run of the queue reaches the ones still on disk: 1 all (trigger
@@ -91,8 +86,13 @@ struct qmsg {
 	unsigned char warned;         /* WARN_*: the delay notice (issue 15 point 2) */
 	unsigned char ctl;            /* mailq's hold or delete (QA_* + 1, sched_mailq.c): nothing more
 	                               * goes out, and it is done once nothing is out (settle) */
-	char id[SPOOL_ID_MAX];
-	struct qrcpt *r;              /* sorted by off */
+	char id[SPOOL_ID_MAX];        /* (its address is within the one-byte offsets) */
+	long long due;                /* the time in its due link's name */
+	long long arrival;
+	long long tried, seen;        /* age for expiry, and when it was last counted (sched_tried_add) */
+	off_t ctl_end;                /* the control file's size as this scheduler last wrote it,
+	                               * 0 when not known (an append then looks) */
+	long long refilled;           /* when a batch was last read */
 };
 
 /* A ready job: one message for one thread. */
