@@ -183,24 +183,24 @@ struct sta {
 	pid_t pid;
 	int fd;                       /* socket: the TA's stdin and stdout */
 	enum sta_state state;
+	int xc;                       /* host class its session counts in (sched_xla.c), -1 = none */
 	struct ring *ring;
 	struct thread *thr;           /* attached thread, or NULL */
-	char *key;                    /* expanded command + user + group: reuse only when equal */
 	char *argv0;                  /* for logs */
-	long long since;              /* started, or idle since */
-	long long idlemax;
 	struct sta_ack *acks;          /* FIFO of what each coming #hungry answers */
+	char *rbuf;
+	size_t rlen;
+	long long since;              /* started, or idle since */
 	long long deadline;           /* the job at the FIFO's head must be done by then, 0 = none */
 	unsigned nack, ackhead, ackcap;
 	uint16_t seq;
-	unsigned streak;              /* jobs from the attached thread in a row */
-	int xc;                       /* host class its session counts in (sched_xla.c), -1 = none */
-	unsigned gen;                 /* s->gen when it was started (its environment, its files) */
-	char *rbuf;
-	size_t rlen;
 	unsigned char skipping;       /* dropping the rest of an overlong line */
 	unsigned char fb_bad, fb_any; /* the current job: a connection failure / any report */
 	unsigned char proven;         /* its last job had reports and no connection failure */
+	unsigned streak;              /* jobs from the attached thread in a row */
+	unsigned gen;                 /* s->gen when it was started (its environment, its files) */
+	char *key;                    /* expanded command + user + group: reuse only when equal */
+	long long idlemax;
 };
 
 /* ---- policy: pure functions (sched_policy.c) ---- */
