@@ -44,17 +44,17 @@ struct mq_client {
 	int cut;                      /* this answer did not fit */
 	long long last;
 	size_t inlen, outlen, outoff;
+	char *out;
 	char challenge[64];
 	char in[MQ_LINE + 1];
-	char *out;
 };
 
 struct sched_mq {
 	int lfd;
 	int v1fd;                     /* PATH.v1: the seed's version 1 dump, then close */
 	unsigned long serial;         /* makes every challenge differ */
-	char path[sizeof ((struct sockaddr_un *)0)->sun_path];
 	struct mq_client c[MQ_CLIENTS];
+	char path[sizeof ((struct sockaddr_un *)0)->sun_path];
 };
 
 static void drop(struct mq_client *c)
