@@ -335,14 +335,14 @@ static inline void sched_touch(struct sched *s, struct qmsg *m)
 /* ---- the in-memory queue and its control files (sched_queue.c) ---- */
 /* A parsed report line of a transport agent (sta_report_parse). */
 struct sta_report {
+	long long offset;             /* (the short fields first: one-byte offsets) */
 	char id[SPOOL_ID_MAX];
-	long long offset;
-	char final[SPOOL_ADDR_MAX + 8];
+	char status[12];
 	char action[16];
 	char enh[16];
-	char diag[SPOOL_TEXT_MAX + 1];
+	char final[SPOOL_ADDR_MAX + 8];
 	char remote[256];
-	char status[12];
+	char diag[SPOOL_TEXT_MAX + 1];
 	char message[SPOOL_TEXT_MAX + 1];
 };
 
