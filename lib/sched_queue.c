@@ -793,32 +793,38 @@ void sq_flush(struct sched *s)
 }
 
 /* 1 when pid is alive and looks like a transport agent (argv names a command of ours). */
+/* Reads /proc/PID/WHAT into buf (512 bytes, NUL-terminated when n > 0): n, or -2 when it cannot
+ * be opened. */
+static ssize_t proc_read(long pid, const char *what, char *buf)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%ld/%s", pid, what);
+	int fd = openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -2;
+	ssize_t n = read(fd, buf, 511);
+	close(fd);
+	if (n > 0)
+		buf[n] = 0;
+	return n;
+}
+
 static int pid_is_ta(struct sched *s, long pid)
 {
 	if (pid <= 0 || (kill((pid_t)pid, 0) < 0 && errno != EPERM))
 		return 0;
-	char path[64], buf[512];
-	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-	int fd = openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	char buf[512];
+	ssize_t n = proc_read(pid, "stat", buf);
+	if (n == -2)
 		return 1; /* no /proc: assume it is one, and wait */
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
 	if (n > 0) {
-		buf[n] = 0;
 		const char *rp = strrchr(buf, ')');
 		if (rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X'))
 			return 0;
 	}
-	snprintf(path, sizeof path, "/proc/%ld/cmdline", pid);
-	fd = openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
+	n = proc_read(pid, "cmdline", buf);
 	if (n <= 0)
 		return 0;
-	buf[n] = 0;
 	/* argv[0] and argv[1] (an interpreter's script) against every command's program */
 	const char *a[2] = {buf, buf + strlen(buf) + 1};
 	for (int k = 0; k < 2; k++) {
