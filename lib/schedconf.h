@@ -90,9 +90,9 @@ struct sc_clause {
 	int line;
 	int body;                    /* index of the clause whose contents apply */
 	int nset;                    /* assignments written in this clause */
-	struct sc_params p;
 	unsigned *retries;           /* owned storage behind p.retries */
 	char *user, *group, *command;
+	struct sc_params p;          /* (last: the fields above keep one-byte offsets) */
 };
 
 /* A host class (Sendmail's XLA, seed 002): "PARAMhostclass = PATTERN SESSIONS". PATTERN is an
