@@ -321,16 +321,9 @@ static inline int st_has(const struct qrcpt *r, const struct thread *t)
 	return (r->flags & RF_DELAYQ) ? t->is_error : r->thr == t;
 }
 
-/* Marks m for this turn's write-and-settle pass (sq_flush). Only memory: the lower layers call
- * it without calling up into the queue. */
-static inline void sched_touch(struct sched *s, struct qmsg *m)
-{
-	if (!m->in_turn) {
-		m->in_turn = 1;
-		m->dnext = s->turn;
-		s->turn = m;
-	}
-}
+/* Marks m for this turn's write-and-settle pass (sq_flush). Only memory, and in sched_thread.c:
+ * the lower layers call it without calling up into the queue. */
+void sched_touch(struct sched *s, struct qmsg *m);
 
 /* ---- the in-memory queue and its control files (sched_queue.c) ---- */
 /* A parsed report line of a transport agent (sta_report_parse). */
