@@ -618,13 +618,19 @@ static void delay_notice(struct sched *s, struct qmsg *m)
 	st_put(s, et); /* the job keeps the thread (st_put frees none with ready jobs) */
 }
 
+/* *at (0 = none) becomes the earlier of itself and t (0 = none). */
+static void earliest(long long *at, long long t)
+{
+	if (t && (!*at || t < *at))
+		*at = t;
+}
+
 /* r's thread is blocked or r's own retry time is ahead: not now, and *wake (0 = none) becomes
  * the earlier of itself and when it is. */
 static int not_yet(const struct qrcpt *r, long long now, long long *wake)
 {
 	long long t = r->thr->blocked_until > now ? r->thr->blocked_until : r->next > now ? r->next : 0;
-	if (t && (!*wake || t < *wake))
-		*wake = t;
+	earliest(wake, t);
 	return t != 0;
 }
 
@@ -639,7 +645,7 @@ void sq_activate(struct sched *s, struct qmsg *m)
 		m->wake = 0;
 		return;
 	}
-#define WAKE(t) do { if (!wake || (t) < wake) wake = (t); } while (0)
+#define WAKE(t) earliest(&wake, t) /* t is never 0 */
 	for (unsigned i = 0; i < m->nrcpt; i++) {
 		struct qrcpt *r = &m->r[i];
 		if (r->tag == RT_TRANSIT) {
@@ -714,8 +720,7 @@ void sq_activate(struct sched *s, struct qmsg *m)
 		delay_notice(s, m);
 	m->held = (unsigned char)held;
 	m->wake = wake;
-	if (wake && (!s->mem_wake || wake < s->mem_wake))
-		s->mem_wake = wake;
+	earliest(&s->mem_wake, wake);
 }
 
 static void window(struct sched *s, struct qmsg *m);
@@ -739,10 +744,8 @@ static void settle(struct sched *s, struct qmsg *m)
 	sq_activate(s, m);
 	/* recipients on disk: read when room comes, or on a new pass at the earliest retry let go */
 	long long w = m->unread < m->nfile ? s->now + (m->pring ? m->pring->refill_delay : 5) : m->evicted;
-	if (w && (!m->wake || w < m->wake))
-		m->wake = w;
-	if (m->wake && (!s->mem_wake || m->wake < s->mem_wake))
-		s->mem_wake = m->wake;
+	earliest(&m->wake, w);
+	earliest(&s->mem_wake, m->wake);
 	if (!m->jobs && m->kept)
 		ctl_close(s, m); /* kept for a job (turn_sync), and none points here now */
 	if (m->jobs || transit)
@@ -770,8 +773,7 @@ static void settle(struct sched *s, struct qmsg *m)
 		m->due = due;
 	}
 	if (s->count > s->o.queuelo && m->fd < 0 && !m->in_turn) {
-		if (!s->disk_next || m->due < s->disk_next)
-			s->disk_next = m->due;
+		earliest(&s->disk_next, m->due); /* not 0 */
 		msg_free(s, m);
 	}
 }
@@ -893,8 +895,7 @@ void sq_timer_pass(struct sched *s)
 	for (struct qmsg *m = s->head, *nx; m; m = nx) {
 		nx = m->next;
 		if (!m->wake || m->wake > s->now) {
-			if (m->wake && (!s->mem_wake || m->wake < s->mem_wake))
-				s->mem_wake = m->wake;
+			earliest(&s->mem_wake, m->wake);
 			continue;
 		}
 		m->wake = 0;
@@ -949,9 +950,8 @@ static int load_msg(struct sched *s, const char *id, long long due, struct spool
 static void look_later(struct sched *s, const char *id, long long due, long long secs)
 {
 	s->stuck++;
-	if (due > 0 && spool_due_move(&s->sp, id, due, s->now + secs) == 0 &&
-	    (!s->disk_next || s->now + secs < s->disk_next))
-		s->disk_next = s->now + secs;
+	if (due > 0 && spool_due_move(&s->sp, id, due, s->now + secs) == 0)
+		earliest(&s->disk_next, s->now + secs);
 }
 
 /* Loads message id into memory. given != NULL: its envelope as pick-up just wrote it (taken
@@ -1629,8 +1629,7 @@ static int scan_one(void *ctx, const char *id, long long t)
 	if (c->parked && t <= s->now + c->parked)
 		return 0;
 	if (!c->all && !c->parked && t > s->now) {
-		if (!s->disk_next || t < s->disk_next)
-			s->disk_next = t;
+		earliest(&s->disk_next, t); /* t > now: not 0 */
 		return 0;
 	}
 	if (!spool_id_valid(id) || sq_find(s, id))
@@ -1711,8 +1710,8 @@ int sq_scan(struct sched *s, int all, const char *domain)
 	}
 	if (!all) {
 		long long nb = spool_due_next_bucket(&s->sp, s->now);
-		if (nb > 0 && (!s->disk_next || nb < s->disk_next))
-			s->disk_next = nb;
+		if (nb > 0)
+			earliest(&s->disk_next, nb);
 	}
 	if (all) {
 		sq_run_all(s, domain);
