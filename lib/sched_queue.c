@@ -794,7 +794,6 @@ void sq_flush(struct sched *s)
 	turn_sync(s);
 }
 
-/* 1 when pid is alive and looks like a transport agent (argv names a command of ours). */
 /* Reads /proc/PID/WHAT into buf (512 bytes, NUL-terminated when n > 0): n, or -2 when it cannot
  * be opened. */
 static ssize_t proc_read(long pid, const char *what, char *buf)
@@ -811,6 +810,7 @@ static ssize_t proc_read(long pid, const char *what, char *buf)
 	return n;
 }
 
+/* 1 when pid is alive and looks like a transport agent (argv names a command of ours). */
 static int pid_is_ta(struct sched *s, long pid)
 {
 	if (pid <= 0 || (kill((pid_t)pid, 0) < 0 && errno != EPERM))
