@@ -21,6 +21,7 @@
 #include "util.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +82,13 @@ static int need_arg(int argc, char **argv, int *i, const char *rest, const char 
 	return 0;
 }
 
+/* The options whose value is only kept: where (a table, not a chain of ifs). */
+static const char str_opts[] = "CfLlP";
+static const unsigned char str_off[] = {offsetof(struct opts, cfile), offsetof(struct opts, conf_file),
+                                        offsetof(struct opts, so.logfile), offsetof(struct opts, so.statslog),
+                                        offsetof(struct opts, spool)};
+_Static_assert(sizeof(struct opts) < 256, "str_off[] keeps offsets in a byte");
+
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	for (int i = 1; i < argc; i++) {
@@ -126,12 +134,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 					fprintf(stderr, "scheduler: -%c needs a value\n", c);
 					return -1;
 				}
-				if (c == 'q' || c == 'R' || c == 'M' || c == 'Z') note_unused(o, c);
-				else if (c == 'C') o->cfile = v;
-				else if (c == 'f') o->conf_file = v;
-				else if (c == 'L') o->so.logfile = v;
-				else if (c == 'l') o->so.statslog = v;
-				else if (c == 'P') o->spool = v;
+				const char *k = strchr(str_opts, c);
+				if (k) *(const char **)((char *)o + str_off[k - str_opts]) = v;
 				else if (c == 'p') o->so.only = strchr(v, '/') ? v : NULL;
 				else if (c == 'N') {
 					o->so.maxfno = strtol(v, NULL, 10);
@@ -139,7 +143,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 						fprintf(stderr, "scheduler: -N %s: not a count\n", v);
 						return -1;
 					}
-				}
+				} else
+					note_unused(o, c); /* -q, -R, -M, -Z */
 				if (c == 'p' && !o->so.only) {
 					fprintf(stderr, "scheduler: -p %s: expected channel/host\n", v);
 					return -1;
