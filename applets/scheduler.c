@@ -193,15 +193,6 @@ static void export_conf(const struct conf *c, const char *spool, struct reload_c
 	setenv("SPOOL", spool, 1);
 }
 
-static void log_finding(void *ctx, const char *file, int line, const char *reason)
-{
-	(void)ctx;
-	if (line > 0)
-		log_msg(LOG_ERR, NULL, "%s:%d: %s", file, line, reason);
-	else
-		log_msg(LOG_ERR, NULL, "%s: %s", file, reason);
-}
-
 /* HUP/USR1: spoolbox.conf again (the file this scheduler read: $SPOOLBOX_CONF, which -C set, or
  * the default), exported for the agents started from now on; they read the credentials file
  * themselves when they start. A file with errors changes nothing (sched_opts.reload_hook). The
@@ -226,7 +217,7 @@ static int reload_conf(void *vctx)
 		for (int k = 0; k < CK__COUNT; k++)
 			if (r->exported[k])
 				unsetenv(conf_name((enum conf_key)k));
-		int errors = conf_load(&c, NULL, log_finding, NULL);
+		int errors = conf_load(&c, NULL, sched_log_report, NULL);
 		if (errors) {
 			log_msg(LOG_ERR, NULL, "spoolbox.conf: %d error%s", errors, errors == 1 ? "" : "s");
 			rc = -1;

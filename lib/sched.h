@@ -132,4 +132,6 @@ void sched_turn(struct sched *s, int pick);
 long long sched_next_wake(struct sched *s);
 /* The state into the log (SIGUSR2). */
 void sched_dump(struct sched *s);
+/* A conf_report_fn that logs each finding as an error ("file:line: reason", or "file: reason"). */
+conf_report_fn sched_log_report;
 #endif
