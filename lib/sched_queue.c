@@ -389,29 +389,37 @@ static void apply_result(struct sched *s, struct qmsg *m, unsigned i, const char
 		write_status(s, m, i);
 	if (oc == SO_DEFERALL && thr && newtag == RT_DEFERRED)
 		st_block(s, thr, next);
-	const char *fin = final && *final ? final : "";
+	/* one log line of the outcome, then the statistics line */
+	const char *fin = final && *final ? final : "", *state = "ok";
+	if (!enh || !*enh)
+		enh = "-";
+	char tail[48] = "";
+	int level = LOG_INFO;
 	switch (newtag) {
-	case RT_DELIVERED:
 	case RT_SUCCESS:
+		str_lcpy(tail, "; a success notice is owed", sizeof tail);
+		/* fall through */
+	case RT_DELIVERED:
 		s->delivered++;
-		log_msg(LOG_INFO, m->id, "rcpt %u %s %s: %s %s %s%s", r->idx, fin, where, status, enh && *enh ? enh : "-", text,
-		        newtag == RT_SUCCESS ? "; a success notice is owed" : "");
-		stat_line(s, m, "ok", thr);
-		if (newtag == RT_DELIVERED)
-			rcpt_done(s, r);
 		break;
 	case RT_FAILED:
 		s->failed++;
-		log_msg(LOG_NOTICE, m->id, "rcpt %u %s %s: %s %s %s", r->idx, fin, where, expired ? "expired" : status,
-		        expired ? "4.4.7" : (enh && *enh ? enh : "-"), text);
-		stat_line(s, m, expired ? "expiry" : "error", thr);
+		level = LOG_NOTICE;
+		state = "error";
+		if (expired)
+			status = "expired", enh = "4.4.7", state = "expiry";
 		break;
 	default:
 		s->deferred++;
-		log_msg(LOG_INFO, m->id, "rcpt %u %s %s: %s %s %s; next attempt in %llds", r->idx, fin, where, status,
-		        enh && *enh ? enh : "-", text, next - s->now);
+		state = NULL;
+		snprintf(tail, sizeof tail, "; next attempt in %llds", next - s->now);
 		break;
 	}
+	log_msg(level, m->id, "rcpt %u %s %s: %s %s %s%s", r->idx, fin, where, status, enh, text, tail);
+	if (state)
+		stat_line(s, m, state, thr);
+	if (newtag == RT_DELIVERED)
+		rcpt_done(s, r);
 	sched_touch(s, m);
 }
 
