@@ -605,8 +605,9 @@ static void delay_notice(struct sched *s, struct qmsg *m)
 			return; /* after the last outstanding attempt, as Courier does */
 		if (wants_delay(r)) {
 			want++;
-			if (sched_retry_cap(&r->thr->p) > cap)
-				cap = sched_retry_cap(&r->thr->p);
+			long long c = sched_retry_cap(&r->thr->p);
+			if (c > cap)
+				cap = c;
 		}
 	}
 	if (!want || sched_tried_add(m->tried, m->seen, s->now, cap) < s->o.delay_warn)
@@ -1043,11 +1044,14 @@ static void rcpt_state(struct sched *s, struct qmsg *m, unsigned i, long long du
 	struct qrcpt *r = &m->r[i];
 	/* the due link says when the message is next looked at; a message loaded before that
 	 * (trigger Q/R) keeps its recipients waiting unless the trigger chose them */
-	if ((r->tag == RT_NEW || r->tag == RT_DEFERRED) && due > r->next)
-		r->next = due;
-	/* a clock stepped back leaves next times far ahead: never wait longer than planned */
-	if ((r->tag == RT_NEW || r->tag == RT_DEFERRED) && r->next > s->now + sched_retry_cap(&r->thr->p))
-		r->next = s->now + sched_retry_cap(&r->thr->p);
+	if (r->tag == RT_NEW || r->tag == RT_DEFERRED) {
+		if (due > r->next)
+			r->next = due;
+		/* a clock stepped back leaves next times far ahead: never wait longer than planned */
+		long long at = s->now + sched_retry_cap(&r->thr->p);
+		if (r->next > at)
+			r->next = at;
+	}
 	char last = r->tag == RT_TRANSIT ? (char)r->jobseq : 0; /* as take() found it on record */
 	if (r->tag == RT_TRANSIT && !pid_is_ta(s, r->pid)) {
 		if (!recover_outcome(s, m, i, last)) {
@@ -1309,9 +1313,11 @@ static int take(struct sched *s, struct qmsg *m, const struct spool_msg *sm)
 		/* the age for expiry from the history: arrival, then every attempt in the order written
 		 * (the real order, whatever the clock said), each gap capped by the longest planned wait */
 		long long cap = 1;
-		for (unsigned k = 0; k < b.n; k++)
-			if (sched_retry_cap(&m->r[k].thr->p) > cap)
-				cap = sched_retry_cap(&m->r[k].thr->p);
+		for (unsigned k = 0; k < b.n; k++) {
+			long long c = sched_retry_cap(&m->r[k].thr->p);
+			if (c > cap)
+				cap = c;
+		}
 		m->seen = sm->arrival;
 		for (size_t k = 0; k < sm->natt; k++) {
 			m->tried = sched_tried_add(m->tried, m->seen, sm->att[k].time, cap);
@@ -1660,9 +1666,11 @@ static long long park_limit(const struct sched *s)
 	struct sc_params def;
 	sc_params_default(&def);
 	long long max = sched_retry_cap(&def);
-	for (size_t i = 0; i < s->conf.n; i++)
-		if (sched_retry_cap(&s->conf.cl[i].p) > max)
-			max = sched_retry_cap(&s->conf.cl[i].p);
+	for (size_t i = 0; i < s->conf.n; i++) {
+		long long c = sched_retry_cap(&s->conf.cl[i].p);
+		if (c > max)
+			max = c;
+	}
 	return max;
 }
 
@@ -1682,9 +1690,12 @@ void sq_clock_back(struct sched *s)
 		int moved = 0;
 		for (unsigned i = 0; i < m->nrcpt; i++) {
 			struct qrcpt *r = &m->r[i];
-			if ((r->tag == RT_NEW || r->tag == RT_DEFERRED) && r->thr && r->next > s->now + sched_retry_cap(&r->thr->p)) {
-				r->next = s->now + sched_retry_cap(&r->thr->p);
-				moved = 1;
+			if ((r->tag == RT_NEW || r->tag == RT_DEFERRED) && r->thr) {
+				long long at = s->now + sched_retry_cap(&r->thr->p);
+				if (r->next > at) {
+					r->next = at;
+					moved = 1;
+				}
 			}
 		}
 		if (moved) {
