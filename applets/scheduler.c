@@ -204,9 +204,10 @@ static int reload_conf(void *vctx)
 	int rc = 0;
 	for (int k = 0; k < CK__COUNT; k++) {
 		saved[k] = NULL;
-		if (!r->exported[k] || !getenv(conf_name((enum conf_key)k)))
+		const char *v = r->exported[k] ? getenv(conf_name((enum conf_key)k)) : NULL;
+		if (!v)
 			continue;
-		if (!(saved[k] = strdup(getenv(conf_name((enum conf_key)k))))) {
+		if (!(saved[k] = strdup(v))) {
 			log_msg(LOG_ERR, NULL, "spoolbox.conf: out of memory");
 			rc = -1;
 		}
@@ -373,7 +374,9 @@ int scheduler_main(int argc, char **argv)
 	o.so.queuelo = (long)conf_num(&c, CK_QUEUELO);
 	o.so.queuehi = (long)conf_num(&c, CK_QUEUEHI);
 	o.so.delay_warn = conf_num(&c, CK_DELAY_WARN);
-	o.so.logdir = getenv("LOGDIR") ? getenv("LOGDIR") : "/var/log/spoolbox";
+	o.so.logdir = getenv("LOGDIR");
+	if (!o.so.logdir)
+		o.so.logdir = "/var/log/spoolbox";
 	/* configuration errors go to the terminal, before any detaching */
 	struct schedconf check;
 	struct conf_stderr_ctx ctx = {0, "error"};
