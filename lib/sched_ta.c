@@ -601,9 +601,10 @@ static void staff(struct sched *s, struct thread *thr)
 			feed(s, t);
 			continue;
 		}
-		if (!sched_may_start(&thr->p, s->maxta_fd, sta_live(s), count_ring_tas(thr->ring), thr->chan->running,
+		int live = sta_live(s);
+		if (!sched_may_start(&thr->p, s->maxta_fd, live, count_ring_tas(thr->ring), thr->chan->running,
 		                     thr->running)) {
-			if (sta_live(s) >= sched_maxta(&thr->p, s->maxta_fd))
+			if (live >= sched_maxta(&thr->p, s->maxta_fd))
 				close_oldest_idle(s);
 			return;
 		}
