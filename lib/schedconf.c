@@ -817,10 +817,7 @@ int schedconf_load(struct schedconf *c, const char *path, int missing_ok, conf_r
 		if (errno == ENOENT && missing_ok)
 			return schedconf_parse(c, "(built-in scheduler.conf)", schedconf_builtin,
 			                       sizeof schedconf_builtin - 1, report, ctx);
-		char msg[300];
-		snprintf(msg, sizeof msg, "cannot read: %s", errno == EFBIG ? "larger than 256 KiB" : strerror(errno));
-		if (report)
-			report(ctx, path, 0, msg);
+		conf_reportf(report, ctx, path, 0, "cannot read: %s", errno == EFBIG ? "larger than 256 KiB" : strerror(errno));
 		return 1;
 	}
 	int errors = schedconf_parse(c, path, text, len, report, ctx);
