@@ -88,10 +88,12 @@ struct sched {
 	long long disk_next;          /* earliest due time known on disk, 0 = none */
 	int disk_more;                /* due work was left on disk (watermark) */
 	int incoming_more;            /* incoming/ had more than one batch */
-	int turn_fds;                 /* control files open in this turn */
-	int kept_fds;                 /* control files kept open between turns for a job out */
 	int trigger_fd;
 	int stats_fd;
+	/* the spool starts below 128 too: &s->sp takes one byte (what follows it is far anyway) */
+	struct spool sp;
+	int turn_fds;                 /* control files open in this turn */
+	int kept_fds;                 /* control files kept open between turns for a job out */
 	struct sched_opts o;
 	const struct sched_agent_ops *agent_ops; /* NULL: real processes */
 	void *agent_ctx;
@@ -116,7 +118,6 @@ struct sched {
 	char runall_dom[256];         /* "" = every domain */
 	struct sclock clock;
 	struct schedconf conf;
-	struct spool sp;
 };
 
 /* Opens the spool, reads scheduler.conf (o->conf_path) and sets up the tables. Returns 0, or an
