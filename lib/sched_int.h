@@ -64,9 +64,10 @@ struct srp_msg {
 enum { WARN_NOT_YET, WARN_DONE, WARN_LATER };
 
 struct qmsg {
-	struct qmsg *hnext;           /* hash chain */
-	struct qmsg *prev, *next;     /* every in-memory message */
-	struct qmsg *dnext;           /* this turn's written messages */
+	struct qmsg *next;            /* every in-memory message */
+	long long due;                /* the time in its due link's name */
+	long long arrival;
+	long long tried;              /* age for expiry (sched_tried_add) */
 	struct qrcpt *r;              /* sorted by off */
 	struct ring *pring;           /* the ring whose pools pay for its batches */
 	long long wake;               /* 0, or when to look at it again */
@@ -87,9 +88,10 @@ struct qmsg {
 	unsigned char ctl;            /* mailq's hold or delete (QA_* + 1, sched_mailq.c): nothing more
 	                               * goes out, and it is done once nothing is out (settle) */
 	char id[SPOOL_ID_MAX];        /* (its address is within the one-byte offsets) */
-	long long due;                /* the time in its due link's name */
-	long long arrival;
-	long long tried, seen;        /* age for expiry, and when it was last counted (sched_tried_add) */
+	struct qmsg *hnext;           /* hash chain */
+	struct qmsg *prev;            /* every in-memory message (next above) */
+	struct qmsg *dnext;           /* this turn's written messages */
+	long long seen;               /* when tried was last counted (sched_tried_add) */
 	off_t ctl_end;                /* the control file's size as this scheduler last wrote it,
 	                               * 0 when not known (an append then looks) */
 	long long refilled;           /* when a batch was last read */
