@@ -272,8 +272,7 @@ static int lock_pidfile(const char *spool, int *unclean)
 	}
 	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
 	if (fcntl(fd, F_SETLK, &fl) < 0) {
-		struct flock q = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
-		long other = fcntl(fd, F_GETLK, &q) == 0 && q.l_type != F_UNLCK ? (long)q.l_pid : -1;
+		long other = fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK ? (long)fl.l_pid : -1;
 		log_msg(LOG_ERR, NULL, "another scheduler (pid %ld) is running on %s; not starting", other, spool);
 		close(fd);
 		return -1;
