@@ -944,12 +944,8 @@ int sta_report_parse(const char *line, size_t len, struct sta_report *r)
 	if (stend == st || (size_t)(stend - st) >= sizeof r->status)
 		return -1;
 	cut(r->status, sizeof r->status, st, stend);
-	static const char *const known[] = {"ok", "ok2", "ok3", "error", "error2", "deferred", "deferall", "retryat"};
-	int ok = 0;
-	for (size_t i = 0; i < ARRAY_LEN(known); i++)
-		ok |= strcmp(r->status, known[i]) == 0;
-	if (!ok)
-		return -1;
+	if (sched_outcome_of(r->status) == SO_UNKNOWN)
+		return -1; /* not one of the eight statuses */
 	if (sp)
 		cut(r->message, sizeof r->message, sp + 1, end);
 	return 0;
