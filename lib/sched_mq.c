@@ -310,18 +310,18 @@ static void command(struct sched *s, struct mq_client *c, char *line)
 		}
 		c->attrs = attrs;
 		reply(c, "+OK\n");
-	} else if (!strcmp(w[0], "SHOW") && n == 2 && !strcmp(w[1], "SNMP")) {
+	} else if (!strcmp(w[0], "SHOW") && ((n == 2 && !strcmp(w[1], "SNMP")) ||
+	                                     (n == 3 && !strcmp(w[1], "QUEUE") &&
+	                                      (!strcmp(w[2], "SHORT") || !strcmp(w[2], "THREADS"))) ||
+	                                     (n == 4 && !strcmp(w[1], "THREAD")))) {
+		/* one answer frame for the three (n tells them apart) */
 		reply(c, "+OK until LF.LF\n");
-		show_snmp(s, c);
-		end(c);
-	} else if (!strcmp(w[0], "SHOW") && n == 3 && !strcmp(w[1], "QUEUE") &&
-	           (!strcmp(w[2], "SHORT") || !strcmp(w[2], "THREADS"))) {
-		reply(c, "+OK until LF.LF\n");
-		show_threads(s, c, w[2][0] == 'T');
-		end(c);
-	} else if (!strcmp(w[0], "SHOW") && n == 4 && !strcmp(w[1], "THREAD")) {
-		reply(c, "+OK until LF.LF\n");
-		show_thread(s, c, w[2], w[3]);
+		if (n == 2)
+			show_snmp(s, c);
+		else if (n == 3)
+			show_threads(s, c, w[2][0] == 'T');
+		else
+			show_thread(s, c, w[2], w[3]);
 		end(c);
 	} else if (!strcmp(w[0], "ETRN") && n == 2 && strlen(w[1]) < 250) {
 		/* the same as sendmail -qR: a trigger line the loop reads next */
