@@ -21,6 +21,7 @@
 #include "util.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +82,13 @@ static int need_arg(int argc, char **argv, int *i, const char *rest, const char 
 	return 0;
 }
 
+/* The options whose value is only kept: where (a table, not a chain of ifs). */
+static const char str_opts[] = "CfLlP";
+static const unsigned char str_off[] = {offsetof(struct opts, cfile), offsetof(struct opts, conf_file),
+                                        offsetof(struct opts, so.logfile), offsetof(struct opts, so.statslog),
+                                        offsetof(struct opts, spool)};
+_Static_assert(sizeof(struct opts) < 256, "str_off[] keeps offsets in a byte");
+
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	for (int i = 1; i < argc; i++) {
@@ -126,12 +134,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 					fprintf(stderr, "scheduler: -%c needs a value\n", c);
 					return -1;
 				}
-				if (c == 'q' || c == 'R' || c == 'M' || c == 'Z') note_unused(o, c);
-				else if (c == 'C') o->cfile = v;
-				else if (c == 'f') o->conf_file = v;
-				else if (c == 'L') o->so.logfile = v;
-				else if (c == 'l') o->so.statslog = v;
-				else if (c == 'P') o->spool = v;
+				const char *k = strchr(str_opts, c);
+				if (k) *(const char **)((char *)o + str_off[k - str_opts]) = v;
 				else if (c == 'p') o->so.only = strchr(v, '/') ? v : NULL;
 				else if (c == 'N') {
 					o->so.maxfno = strtol(v, NULL, 10);
@@ -139,7 +143,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 						fprintf(stderr, "scheduler: -N %s: not a count\n", v);
 						return -1;
 					}
-				}
+				} else
+					note_unused(o, c); /* -q, -R, -M, -Z */
 				if (c == 'p' && !o->so.only) {
 					fprintf(stderr, "scheduler: -p %s: expected channel/host\n", v);
 					return -1;
@@ -188,15 +193,6 @@ static void export_conf(const struct conf *c, const char *spool, struct reload_c
 	setenv("SPOOL", spool, 1);
 }
 
-static void log_finding(void *ctx, const char *file, int line, const char *reason)
-{
-	(void)ctx;
-	if (line > 0)
-		log_msg(LOG_ERR, NULL, "%s:%d: %s", file, line, reason);
-	else
-		log_msg(LOG_ERR, NULL, "%s: %s", file, reason);
-}
-
 /* HUP/USR1: spoolbox.conf again (the file this scheduler read: $SPOOLBOX_CONF, which -C set, or
  * the default), exported for the agents started from now on; they read the credentials file
  * themselves when they start. A file with errors changes nothing (sched_opts.reload_hook). The
@@ -208,9 +204,10 @@ static int reload_conf(void *vctx)
 	int rc = 0;
 	for (int k = 0; k < CK__COUNT; k++) {
 		saved[k] = NULL;
-		if (!r->exported[k] || !getenv(conf_name((enum conf_key)k)))
+		const char *v = r->exported[k] ? getenv(conf_name((enum conf_key)k)) : NULL;
+		if (!v)
 			continue;
-		if (!(saved[k] = strdup(getenv(conf_name((enum conf_key)k))))) {
+		if (!(saved[k] = strdup(v))) {
 			log_msg(LOG_ERR, NULL, "spoolbox.conf: out of memory");
 			rc = -1;
 		}
@@ -221,7 +218,7 @@ static int reload_conf(void *vctx)
 		for (int k = 0; k < CK__COUNT; k++)
 			if (r->exported[k])
 				unsetenv(conf_name((enum conf_key)k));
-		int errors = conf_load(&c, NULL, log_finding, NULL);
+		int errors = conf_load(&c, NULL, sched_log_report, NULL);
 		if (errors) {
 			log_msg(LOG_ERR, NULL, "spoolbox.conf: %d error%s", errors, errors == 1 ? "" : "s");
 			rc = -1;
@@ -275,8 +272,7 @@ static int lock_pidfile(const char *spool, int *unclean)
 	}
 	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
 	if (fcntl(fd, F_SETLK, &fl) < 0) {
-		struct flock q = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
-		long other = fcntl(fd, F_GETLK, &q) == 0 && q.l_type != F_UNLCK ? (long)q.l_pid : -1;
+		long other = fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK ? (long)fl.l_pid : -1;
 		log_msg(LOG_ERR, NULL, "another scheduler (pid %ld) is running on %s; not starting", other, spool);
 		close(fd);
 		return -1;
@@ -377,7 +373,9 @@ int scheduler_main(int argc, char **argv)
 	o.so.queuelo = (long)conf_num(&c, CK_QUEUELO);
 	o.so.queuehi = (long)conf_num(&c, CK_QUEUEHI);
 	o.so.delay_warn = conf_num(&c, CK_DELAY_WARN);
-	o.so.logdir = getenv("LOGDIR") ? getenv("LOGDIR") : "/var/log/spoolbox";
+	o.so.logdir = getenv("LOGDIR");
+	if (!o.so.logdir)
+		o.so.logdir = "/var/log/spoolbox";
 	/* configuration errors go to the terminal, before any detaching */
 	struct schedconf check;
 	struct conf_stderr_ctx ctx = {0, "error"};

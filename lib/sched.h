@@ -70,54 +70,54 @@ struct sched_agent_ops {
 };
 
 struct sched {
-	struct sched_opts o;
-	const struct sched_agent_ops *agent_ops; /* NULL: real processes */
-	void *agent_ctx;
-	struct spool sp;
-	struct sclock clock;
-	struct schedconf conf;
+	/* the most used scalars first: offsets below 128 take one byte in x86-64 code (docs/size.md) */
 	long long now;
-	/* messages */
-	struct qmsg **hash;
+	struct qmsg **hash;           /* messages */
 	unsigned hmask;
+	int ntas;
 	struct qmsg *head;            /* all in memory */
 	long count;
 	struct qmsg *turn;            /* written in this turn */
-	struct srp_global rp;         /* recipients in memory */
-	int turn_fds;                 /* control files open in this turn */
-	int kept_fds;                 /* control files kept open between turns for a job out */
-	long long mem_wake;           /* earliest wake of an in-memory message, 0 = none */
-	int disk_more;                /* due work was left on disk (watermark) */
-	long long disk_next;          /* earliest due time known on disk, 0 = none */
-	long long last_scan;
-	int incoming_more;            /* incoming/ had more than one batch */
-	/* threads, rings, TAs */
-	struct thread **thash;
+	struct thread **thash;        /* threads, rings, TAs */
 	unsigned tmask;
-	long nthreads;
+	int quitting;
+	struct sta *tas;
 	struct ring *rings;
 	struct chan *chans;
-	struct sta *tas;
-	int ntas;
+	long long mem_wake;           /* earliest wake of an in-memory message, 0 = none */
+	long long disk_next;          /* earliest due time known on disk, 0 = none */
+	int disk_more;                /* due work was left on disk (watermark) */
+	int incoming_more;            /* incoming/ had more than one batch */
+	int trigger_fd;
+	int stats_fd;
+	/* the spool starts below 128 too: &s->sp takes one byte (what follows it is far anyway) */
+	struct spool sp;
+	int turn_fds;                 /* control files open in this turn */
+	int kept_fds;                 /* control files kept open between turns for a job out */
+	struct sched_opts o;
+	const struct sched_agent_ops *agent_ops; /* NULL: real processes */
+	void *agent_ctx;
+	struct srp_global rp;         /* recipients in memory */
+	long long last_scan;
+	long nthreads;
 	int maxta_fd;                 /* maxta when the configuration says 0 */
 	unsigned gen;                 /* configuration generation: TAs of an older one take no new job */
 	int said_nopasswd;            /* logged once: user=root without /etc/passwd */
-	/* signals and files */
-	int trigger_fd;
-	int stats_fd;
+	/* signals */
 	volatile sig_atomic_t sig_term, sig_quit, sig_hup, sig_usr1, sig_usr2, sig_alrm, sig_chld;
-	int quitting;
 	long long wall_mono;          /* real time minus monotonic time, to see the clock jump */
-	/* a run of the whole queue (trigger Q, or R for a domain) still being worked through: the
-	 * due index is walked again as memory frees up, until every message was looked at once */
-	long long runall_at;          /* when it was asked for, 0 = none */
-	char runall_dom[256];         /* "" = every domain */
 	struct sched_mq *mq;          /* the live query socket (sched_mq.c), NULL = none */
 	/* counters for the dump */
 	unsigned long delivered, failed, deferred, lost, started;
 	/* messages that could not be picked up or loaded, and directories that could not be read:
 	 * a one-shot run (-1) that leaves mail stuck so exits 75, not 0 (issue 11 point 10) */
 	unsigned long stuck;
+	/* a run of the whole queue (trigger Q, or R for a domain) still being worked through: the
+	 * due index is walked again as memory frees up, until every message was looked at once */
+	long long runall_at;          /* when it was asked for, 0 = none */
+	char runall_dom[256];         /* "" = every domain */
+	struct sclock clock;
+	struct schedconf conf;
 };
 
 /* Opens the spool, reads scheduler.conf (o->conf_path) and sets up the tables. Returns 0, or an
@@ -133,4 +133,6 @@ void sched_turn(struct sched *s, int pick);
 long long sched_next_wake(struct sched *s);
 /* The state into the log (SIGUSR2). */
 void sched_dump(struct sched *s);
+/* A conf_report_fn that logs each finding as an error ("file:line: reason", or "file: reason"). */
+conf_report_fn sched_log_report;
 #endif

@@ -64,25 +64,21 @@ struct srp_msg {
 enum { WARN_NOT_YET, WARN_DONE, WARN_LATER };
 
 struct qmsg {
-	struct qmsg *hnext;           /* hash chain */
-	struct qmsg *prev, *next;     /* every in-memory message */
-	struct qmsg *dnext;           /* this turn's written messages */
+	struct qmsg *next;            /* every in-memory message */
 	long long due;                /* the time in its due link's name */
 	long long arrival;
+	long long tried;              /* age for expiry (sched_tried_add) */
+	struct qrcpt *r;              /* sorted by off */
+	struct ring *pring;           /* the ring whose pools pay for its batches */
 	long long wake;               /* 0, or when to look at it again */
-	long long tried, seen;        /* age for expiry, and when it was last counted (sched_tried_add) */
+	long long evicted;            /* earliest next attempt of a waiting one let go, 0 = none */
 	int fd;                       /* control file while this turn's results are written, and
 	                               * while a job is out (kept: its report writes here next) */
-	off_t ctl_end;                /* the control file's size as this scheduler last wrote it,
-	                               * 0 when not known (an append then looks) */
-	unsigned jobs;                /* ready and outstanding jobs that point here */
 	unsigned nrcpt;               /* recipients in memory, r[]: a window of the control file's */
-	unsigned nfile;               /* recipients in the control file */
 	unsigned unread;              /* the next one a refill looks at (file order) */
+	unsigned nfile;               /* recipients in the control file */
+	unsigned jobs;                /* ready and outstanding jobs that point here */
 	uint32_t unread_off;          /* its r record's offset, 0 = not known (read from the start) */
-	long long evicted;            /* earliest next attempt of a waiting one let go, 0 = none */
-	long long refilled;           /* when a batch was last read */
-	struct ring *pring;           /* the ring whose pools pay for its batches */
 	struct srp_msg pool;
 	unsigned char dirty, attempted, held, in_turn, kept;
 	unsigned char kick;           /* a run of the queue reaches the ones still on disk: 1 all (trigger
@@ -91,8 +87,14 @@ struct qmsg {
 	unsigned char warned;         /* WARN_*: the delay notice (issue 15 point 2) */
 	unsigned char ctl;            /* mailq's hold or delete (QA_* + 1, sched_mailq.c): nothing more
 	                               * goes out, and it is done once nothing is out (settle) */
-	char id[SPOOL_ID_MAX];
-	struct qrcpt *r;              /* sorted by off */
+	char id[SPOOL_ID_MAX];        /* (its address is within the one-byte offsets) */
+	struct qmsg *hnext;           /* hash chain */
+	struct qmsg *prev;            /* every in-memory message (next above) */
+	struct qmsg *dnext;           /* this turn's written messages */
+	long long seen;               /* when tried was last counted (sched_tried_add) */
+	off_t ctl_end;                /* the control file's size as this scheduler last wrote it,
+	                               * 0 when not known (an append then looks) */
+	long long refilled;           /* when a batch was last read */
 };
 
 /* A ready job: one message for one thread. */
@@ -155,18 +157,18 @@ struct thread {
 	struct thread *rnext;         /* in its ring's ready list */
 	struct ring *ring;            /* NULL: no clause with a command matches */
 	struct chan *chan;
-	struct sc_params p;
 	struct job *head, *tail;
+	char *host;                   /* into name */
 	unsigned nready;
 	int running;                  /* TAs attached */
 	int refs;                     /* recipients pointing here */
 	int on_ring;
 	int is_error;                 /* the error-reporting thread of a host */
+	int xc;                       /* host class of its sessions (sx_class), -1 = none */
 	long long blocked_until;      /* deferall, or a TA that would not start */
 	long long kicked_until;       /* queueonly: a Q/R trigger lets it run until then */
-	int xc;                       /* host class of its sessions (sx_class), -1 = none */
+	struct sc_params p;
 	struct sfb fb;                /* its concurrency (issue 14 point 2) */
-	char *host;                   /* into name */
 	char name[];                  /* "channel\0host" */
 };
 
@@ -183,24 +185,24 @@ struct sta {
 	pid_t pid;
 	int fd;                       /* socket: the TA's stdin and stdout */
 	enum sta_state state;
+	int xc;                       /* host class its session counts in (sched_xla.c), -1 = none */
 	struct ring *ring;
 	struct thread *thr;           /* attached thread, or NULL */
-	char *key;                    /* expanded command + user + group: reuse only when equal */
 	char *argv0;                  /* for logs */
-	long long since;              /* started, or idle since */
-	long long idlemax;
 	struct sta_ack *acks;          /* FIFO of what each coming #hungry answers */
+	char *rbuf;
+	size_t rlen;
+	long long since;              /* started, or idle since */
 	long long deadline;           /* the job at the FIFO's head must be done by then, 0 = none */
 	unsigned nack, ackhead, ackcap;
 	uint16_t seq;
-	unsigned streak;              /* jobs from the attached thread in a row */
-	int xc;                       /* host class its session counts in (sched_xla.c), -1 = none */
-	unsigned gen;                 /* s->gen when it was started (its environment, its files) */
-	char *rbuf;
-	size_t rlen;
 	unsigned char skipping;       /* dropping the rest of an overlong line */
 	unsigned char fb_bad, fb_any; /* the current job: a connection failure / any report */
 	unsigned char proven;         /* its last job had reports and no connection failure */
+	unsigned streak;              /* jobs from the attached thread in a row */
+	unsigned gen;                 /* s->gen when it was started (its environment, its files) */
+	char *key;                    /* expanded command + user + group: reuse only when equal */
+	long long idlemax;
 };
 
 /* ---- policy: pure functions (sched_policy.c) ---- */
@@ -321,28 +323,21 @@ static inline int st_has(const struct qrcpt *r, const struct thread *t)
 	return (r->flags & RF_DELAYQ) ? t->is_error : r->thr == t;
 }
 
-/* Marks m for this turn's write-and-settle pass (sq_flush). Only memory: the lower layers call
- * it without calling up into the queue. */
-static inline void sched_touch(struct sched *s, struct qmsg *m)
-{
-	if (!m->in_turn) {
-		m->in_turn = 1;
-		m->dnext = s->turn;
-		s->turn = m;
-	}
-}
+/* Marks m for this turn's write-and-settle pass (sq_flush). Only memory, and in sched_thread.c:
+ * the lower layers call it without calling up into the queue. */
+void sched_touch(struct sched *s, struct qmsg *m);
 
 /* ---- the in-memory queue and its control files (sched_queue.c) ---- */
 /* A parsed report line of a transport agent (sta_report_parse). */
 struct sta_report {
+	long long offset;             /* (the short fields first: one-byte offsets) */
 	char id[SPOOL_ID_MAX];
-	long long offset;
-	char final[SPOOL_ADDR_MAX + 8];
+	char status[12];
 	char action[16];
 	char enh[16];
-	char diag[SPOOL_TEXT_MAX + 1];
+	char final[SPOOL_ADDR_MAX + 8];
 	char remote[256];
-	char status[12];
+	char diag[SPOOL_TEXT_MAX + 1];
 	char message[SPOOL_TEXT_MAX + 1];
 };
 

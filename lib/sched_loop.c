@@ -42,7 +42,7 @@ static void on_signal(int sig)
 
 static const int handled[] = {SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM, SIGCHLD};
 
-static void log_report(void *ctx, const char *file, int line, const char *reason)
+void sched_log_report(void *ctx, const char *file, int line, const char *reason)
 {
 	(void)ctx;
 	if (line > 0)
@@ -111,7 +111,7 @@ static void reload(struct sched *s)
 {
 	struct schedconf nc;
 	schedconf_init(&nc);
-	int errors = schedconf_load(&nc, s->o.conf_path, s->o.conf_missing_ok, log_report, NULL);
+	int errors = schedconf_load(&nc, s->o.conf_path, s->o.conf_missing_ok, sched_log_report, NULL);
 	if (errors) {
 		log_msg(LOG_ERR, NULL, "reload: %d error%s in %s; keeping the previous configuration", errors,
 		        errors == 1 ? "" : "s", s->o.conf_path);
@@ -248,7 +248,7 @@ int sched_init(struct sched *s, const struct sched_opts *o, const char *spooldir
 	if (spool_open(&s->sp, spooldir, 1, -1) < 0)
 		return EX_TEMPFAIL;
 	schedconf_init(&s->conf);
-	if (schedconf_load(&s->conf, s->o.conf_path, s->o.conf_missing_ok, log_report, NULL))
+	if (schedconf_load(&s->conf, s->o.conf_path, s->o.conf_missing_ok, sched_log_report, NULL))
 		return EX_CONFIG;
 	pool_limits(s);
 	unsigned hs = 64;

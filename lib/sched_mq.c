@@ -44,17 +44,17 @@ struct mq_client {
 	int cut;                      /* this answer did not fit */
 	long long last;
 	size_t inlen, outlen, outoff;
+	char *out;
 	char challenge[64];
 	char in[MQ_LINE + 1];
-	char *out;
 };
 
 struct sched_mq {
 	int lfd;
 	int v1fd;                     /* PATH.v1: the seed's version 1 dump, then close */
 	unsigned long serial;         /* makes every challenge differ */
-	char path[sizeof ((struct sockaddr_un *)0)->sun_path];
 	struct mq_client c[MQ_CLIENTS];
+	char path[sizeof ((struct sockaddr_un *)0)->sun_path];
 };
 
 static void drop(struct mq_client *c)
@@ -310,18 +310,18 @@ static void command(struct sched *s, struct mq_client *c, char *line)
 		}
 		c->attrs = attrs;
 		reply(c, "+OK\n");
-	} else if (!strcmp(w[0], "SHOW") && n == 2 && !strcmp(w[1], "SNMP")) {
+	} else if (!strcmp(w[0], "SHOW") && ((n == 2 && !strcmp(w[1], "SNMP")) ||
+	                                     (n == 3 && !strcmp(w[1], "QUEUE") &&
+	                                      (!strcmp(w[2], "SHORT") || !strcmp(w[2], "THREADS"))) ||
+	                                     (n == 4 && !strcmp(w[1], "THREAD")))) {
+		/* one answer frame for the three (n tells them apart) */
 		reply(c, "+OK until LF.LF\n");
-		show_snmp(s, c);
-		end(c);
-	} else if (!strcmp(w[0], "SHOW") && n == 3 && !strcmp(w[1], "QUEUE") &&
-	           (!strcmp(w[2], "SHORT") || !strcmp(w[2], "THREADS"))) {
-		reply(c, "+OK until LF.LF\n");
-		show_threads(s, c, w[2][0] == 'T');
-		end(c);
-	} else if (!strcmp(w[0], "SHOW") && n == 4 && !strcmp(w[1], "THREAD")) {
-		reply(c, "+OK until LF.LF\n");
-		show_thread(s, c, w[2], w[3]);
+		if (n == 2)
+			show_snmp(s, c);
+		else if (n == 3)
+			show_threads(s, c, w[2][0] == 'T');
+		else
+			show_thread(s, c, w[2], w[3]);
 		end(c);
 	} else if (!strcmp(w[0], "ETRN") && n == 2 && strlen(w[1]) < 250) {
 		/* the same as sendmail -qR: a trigger line the loop reads next */

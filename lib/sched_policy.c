@@ -8,16 +8,13 @@
 
 enum sched_outcome sched_outcome_of(const char *status)
 {
-	if (!strcmp(status, "ok") || !strcmp(status, "ok2") || !strcmp(status, "ok3"))
-		return SO_DELIVERED;
-	if (!strcmp(status, "error") || !strcmp(status, "error2"))
-		return SO_FAILED;
-	if (!strcmp(status, "deferred"))
-		return SO_DEFERRED;
-	if (!strcmp(status, "deferall"))
-		return SO_DEFERALL;
-	if (!strcmp(status, "retryat"))
-		return SO_RETRYAT;
+	/* a table, not a chain of strcmp calls: each name after its outcome + 1 */
+	static const char tab[] = "\1ok\0\1ok2\0\1ok3\0\2error\0\2error2\0\3deferred\0\4deferall\0\5retryat\0";
+	_Static_assert(SO_DELIVERED == 0 && SO_FAILED == 1 && SO_DEFERRED == 2 && SO_DEFERALL == 3 && SO_RETRYAT == 4,
+	               "tab[] has the outcomes + 1");
+	for (const char *p = tab; *p; p += strlen(p) + 1)
+		if (!strcmp(status, p + 1))
+			return (enum sched_outcome)(*p - 1);
 	return SO_UNKNOWN;
 }
 

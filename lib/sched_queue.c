@@ -389,29 +389,37 @@ static void apply_result(struct sched *s, struct qmsg *m, unsigned i, const char
 		write_status(s, m, i);
 	if (oc == SO_DEFERALL && thr && newtag == RT_DEFERRED)
 		st_block(s, thr, next);
-	const char *fin = final && *final ? final : "";
+	/* one log line of the outcome, then the statistics line */
+	const char *fin = final && *final ? final : "", *state = "ok";
+	if (!enh || !*enh)
+		enh = "-";
+	char tail[48] = "";
+	int level = LOG_INFO;
 	switch (newtag) {
-	case RT_DELIVERED:
 	case RT_SUCCESS:
+		str_lcpy(tail, "; a success notice is owed", sizeof tail);
+		/* fall through */
+	case RT_DELIVERED:
 		s->delivered++;
-		log_msg(LOG_INFO, m->id, "rcpt %u %s %s: %s %s %s%s", r->idx, fin, where, status, enh && *enh ? enh : "-", text,
-		        newtag == RT_SUCCESS ? "; a success notice is owed" : "");
-		stat_line(s, m, "ok", thr);
-		if (newtag == RT_DELIVERED)
-			rcpt_done(s, r);
 		break;
 	case RT_FAILED:
 		s->failed++;
-		log_msg(LOG_NOTICE, m->id, "rcpt %u %s %s: %s %s %s", r->idx, fin, where, expired ? "expired" : status,
-		        expired ? "4.4.7" : (enh && *enh ? enh : "-"), text);
-		stat_line(s, m, expired ? "expiry" : "error", thr);
+		level = LOG_NOTICE;
+		state = "error";
+		if (expired)
+			status = "expired", enh = "4.4.7", state = "expiry";
 		break;
 	default:
 		s->deferred++;
-		log_msg(LOG_INFO, m->id, "rcpt %u %s %s: %s %s %s; next attempt in %llds", r->idx, fin, where, status,
-		        enh && *enh ? enh : "-", text, next - s->now);
+		state = NULL;
+		snprintf(tail, sizeof tail, "; next attempt in %llds", next - s->now);
 		break;
 	}
+	log_msg(level, m->id, "rcpt %u %s %s: %s %s %s%s", r->idx, fin, where, status, enh, text, tail);
+	if (state)
+		stat_line(s, m, state, thr);
+	if (newtag == RT_DELIVERED)
+		rcpt_done(s, r);
 	sched_touch(s, m);
 }
 
@@ -597,8 +605,9 @@ static void delay_notice(struct sched *s, struct qmsg *m)
 			return; /* after the last outstanding attempt, as Courier does */
 		if (wants_delay(r)) {
 			want++;
-			if (sched_retry_cap(&r->thr->p) > cap)
-				cap = sched_retry_cap(&r->thr->p);
+			long long c = sched_retry_cap(&r->thr->p);
+			if (c > cap)
+				cap = c;
 		}
 	}
 	if (!want || sched_tried_add(m->tried, m->seen, s->now, cap) < s->o.delay_warn)
@@ -618,13 +627,19 @@ static void delay_notice(struct sched *s, struct qmsg *m)
 	st_put(s, et); /* the job keeps the thread (st_put frees none with ready jobs) */
 }
 
+/* *at (0 = none) becomes the earlier of itself and t (0 = none). */
+static void earliest(long long *at, long long t)
+{
+	if (t && (!*at || t < *at))
+		*at = t;
+}
+
 /* r's thread is blocked or r's own retry time is ahead: not now, and *wake (0 = none) becomes
  * the earlier of itself and when it is. */
 static int not_yet(const struct qrcpt *r, long long now, long long *wake)
 {
 	long long t = r->thr->blocked_until > now ? r->thr->blocked_until : r->next > now ? r->next : 0;
-	if (t && (!*wake || t < *wake))
-		*wake = t;
+	earliest(wake, t);
 	return t != 0;
 }
 
@@ -639,7 +654,7 @@ void sq_activate(struct sched *s, struct qmsg *m)
 		m->wake = 0;
 		return;
 	}
-#define WAKE(t) do { if (!wake || (t) < wake) wake = (t); } while (0)
+#define WAKE(t) earliest(&wake, t) /* t is never 0 */
 	for (unsigned i = 0; i < m->nrcpt; i++) {
 		struct qrcpt *r = &m->r[i];
 		if (r->tag == RT_TRANSIT) {
@@ -714,8 +729,7 @@ void sq_activate(struct sched *s, struct qmsg *m)
 		delay_notice(s, m);
 	m->held = (unsigned char)held;
 	m->wake = wake;
-	if (wake && (!s->mem_wake || wake < s->mem_wake))
-		s->mem_wake = wake;
+	earliest(&s->mem_wake, wake);
 }
 
 static void window(struct sched *s, struct qmsg *m);
@@ -739,10 +753,8 @@ static void settle(struct sched *s, struct qmsg *m)
 	sq_activate(s, m);
 	/* recipients on disk: read when room comes, or on a new pass at the earliest retry let go */
 	long long w = m->unread < m->nfile ? s->now + (m->pring ? m->pring->refill_delay : 5) : m->evicted;
-	if (w && (!m->wake || w < m->wake))
-		m->wake = w;
-	if (m->wake && (!s->mem_wake || m->wake < s->mem_wake))
-		s->mem_wake = m->wake;
+	earliest(&m->wake, w);
+	earliest(&s->mem_wake, m->wake);
 	if (!m->jobs && m->kept)
 		ctl_close(s, m); /* kept for a job (turn_sync), and none points here now */
 	if (m->jobs || transit)
@@ -770,8 +782,7 @@ static void settle(struct sched *s, struct qmsg *m)
 		m->due = due;
 	}
 	if (s->count > s->o.queuelo && m->fd < 0 && !m->in_turn) {
-		if (!s->disk_next || m->due < s->disk_next)
-			s->disk_next = m->due;
+		earliest(&s->disk_next, m->due); /* not 0 */
 		msg_free(s, m);
 	}
 }
@@ -792,33 +803,39 @@ void sq_flush(struct sched *s)
 	turn_sync(s);
 }
 
+/* Reads /proc/PID/WHAT into buf (512 bytes, NUL-terminated when n > 0): n, or -2 when it cannot
+ * be opened. */
+static ssize_t proc_read(long pid, const char *what, char *buf)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%ld/%s", pid, what);
+	int fd = openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -2;
+	ssize_t n = read(fd, buf, 511);
+	close(fd);
+	if (n > 0)
+		buf[n] = 0;
+	return n;
+}
+
 /* 1 when pid is alive and looks like a transport agent (argv names a command of ours). */
 static int pid_is_ta(struct sched *s, long pid)
 {
 	if (pid <= 0 || (kill((pid_t)pid, 0) < 0 && errno != EPERM))
 		return 0;
-	char path[64], buf[512];
-	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-	int fd = openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	char buf[512];
+	ssize_t n = proc_read(pid, "stat", buf);
+	if (n == -2)
 		return 1; /* no /proc: assume it is one, and wait */
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
 	if (n > 0) {
-		buf[n] = 0;
 		const char *rp = strrchr(buf, ')');
 		if (rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X'))
 			return 0;
 	}
-	snprintf(path, sizeof path, "/proc/%ld/cmdline", pid);
-	fd = openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
+	n = proc_read(pid, "cmdline", buf);
 	if (n <= 0)
 		return 0;
-	buf[n] = 0;
 	/* argv[0] and argv[1] (an interpreter's script) against every command's program */
 	const char *a[2] = {buf, buf + strlen(buf) + 1};
 	for (int k = 0; k < 2; k++) {
@@ -887,8 +904,7 @@ void sq_timer_pass(struct sched *s)
 	for (struct qmsg *m = s->head, *nx; m; m = nx) {
 		nx = m->next;
 		if (!m->wake || m->wake > s->now) {
-			if (m->wake && (!s->mem_wake || m->wake < s->mem_wake))
-				s->mem_wake = m->wake;
+			earliest(&s->mem_wake, m->wake);
 			continue;
 		}
 		m->wake = 0;
@@ -943,9 +959,8 @@ static int load_msg(struct sched *s, const char *id, long long due, struct spool
 static void look_later(struct sched *s, const char *id, long long due, long long secs)
 {
 	s->stuck++;
-	if (due > 0 && spool_due_move(&s->sp, id, due, s->now + secs) == 0 &&
-	    (!s->disk_next || s->now + secs < s->disk_next))
-		s->disk_next = s->now + secs;
+	if (due > 0 && spool_due_move(&s->sp, id, due, s->now + secs) == 0)
+		earliest(&s->disk_next, s->now + secs);
 }
 
 /* Loads message id into memory. given != NULL: its envelope as pick-up just wrote it (taken
@@ -1029,11 +1044,14 @@ static void rcpt_state(struct sched *s, struct qmsg *m, unsigned i, long long du
 	struct qrcpt *r = &m->r[i];
 	/* the due link says when the message is next looked at; a message loaded before that
 	 * (trigger Q/R) keeps its recipients waiting unless the trigger chose them */
-	if ((r->tag == RT_NEW || r->tag == RT_DEFERRED) && due > r->next)
-		r->next = due;
-	/* a clock stepped back leaves next times far ahead: never wait longer than planned */
-	if ((r->tag == RT_NEW || r->tag == RT_DEFERRED) && r->next > s->now + sched_retry_cap(&r->thr->p))
-		r->next = s->now + sched_retry_cap(&r->thr->p);
+	if (r->tag == RT_NEW || r->tag == RT_DEFERRED) {
+		if (due > r->next)
+			r->next = due;
+		/* a clock stepped back leaves next times far ahead: never wait longer than planned */
+		long long at = s->now + sched_retry_cap(&r->thr->p);
+		if (r->next > at)
+			r->next = at;
+	}
 	char last = r->tag == RT_TRANSIT ? (char)r->jobseq : 0; /* as take() found it on record */
 	if (r->tag == RT_TRANSIT && !pid_is_ta(s, r->pid)) {
 		if (!recover_outcome(s, m, i, last)) {
@@ -1295,9 +1313,11 @@ static int take(struct sched *s, struct qmsg *m, const struct spool_msg *sm)
 		/* the age for expiry from the history: arrival, then every attempt in the order written
 		 * (the real order, whatever the clock said), each gap capped by the longest planned wait */
 		long long cap = 1;
-		for (unsigned k = 0; k < b.n; k++)
-			if (sched_retry_cap(&m->r[k].thr->p) > cap)
-				cap = sched_retry_cap(&m->r[k].thr->p);
+		for (unsigned k = 0; k < b.n; k++) {
+			long long c = sched_retry_cap(&m->r[k].thr->p);
+			if (c > cap)
+				cap = c;
+		}
 		m->seen = sm->arrival;
 		for (size_t k = 0; k < sm->natt; k++) {
 			m->tried = sched_tried_add(m->tried, m->seen, sm->att[k].time, cap);
@@ -1623,8 +1643,7 @@ static int scan_one(void *ctx, const char *id, long long t)
 	if (c->parked && t <= s->now + c->parked)
 		return 0;
 	if (!c->all && !c->parked && t > s->now) {
-		if (!s->disk_next || t < s->disk_next)
-			s->disk_next = t;
+		earliest(&s->disk_next, t); /* t > now: not 0 */
 		return 0;
 	}
 	if (!spool_id_valid(id) || sq_find(s, id))
@@ -1647,9 +1666,11 @@ static long long park_limit(const struct sched *s)
 	struct sc_params def;
 	sc_params_default(&def);
 	long long max = sched_retry_cap(&def);
-	for (size_t i = 0; i < s->conf.n; i++)
-		if (sched_retry_cap(&s->conf.cl[i].p) > max)
-			max = sched_retry_cap(&s->conf.cl[i].p);
+	for (size_t i = 0; i < s->conf.n; i++) {
+		long long c = sched_retry_cap(&s->conf.cl[i].p);
+		if (c > max)
+			max = c;
+	}
 	return max;
 }
 
@@ -1669,9 +1690,12 @@ void sq_clock_back(struct sched *s)
 		int moved = 0;
 		for (unsigned i = 0; i < m->nrcpt; i++) {
 			struct qrcpt *r = &m->r[i];
-			if ((r->tag == RT_NEW || r->tag == RT_DEFERRED) && r->thr && r->next > s->now + sched_retry_cap(&r->thr->p)) {
-				r->next = s->now + sched_retry_cap(&r->thr->p);
-				moved = 1;
+			if ((r->tag == RT_NEW || r->tag == RT_DEFERRED) && r->thr) {
+				long long at = s->now + sched_retry_cap(&r->thr->p);
+				if (r->next > at) {
+					r->next = at;
+					moved = 1;
+				}
 			}
 		}
 		if (moved) {
@@ -1705,8 +1729,8 @@ int sq_scan(struct sched *s, int all, const char *domain)
 	}
 	if (!all) {
 		long long nb = spool_due_next_bucket(&s->sp, s->now);
-		if (nb > 0 && (!s->disk_next || nb < s->disk_next))
-			s->disk_next = nb;
+		if (nb > 0)
+			earliest(&s->disk_next, nb);
 	}
 	if (all) {
 		sq_run_all(s, domain);

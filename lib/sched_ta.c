@@ -343,6 +343,15 @@ static struct sta_ack ack_pop(struct sched *s, struct sta *t)
 	return a;
 }
 
+/* Holds thr for its interval (60 s when none): its agent is tried again then (one that would not
+ * start, or a command that does not expand). Returns the wait. */
+static long long block_later(struct sched *s, struct thread *thr)
+{
+	long long wait = thr->p.interval > 0 ? thr->p.interval : 60;
+	st_block(s, thr, s->now + wait);
+	return wait;
+}
+
 /* Ends a TA: its outstanding jobs lose their recipients (back to the queue), it leaves every
  * count, and its process is reaped by SIGCHLD. */
 static void sta_gone(struct sched *s, struct sta *t, const char *why, const char *job_why)
@@ -359,10 +368,9 @@ static void sta_gone(struct sched *s, struct sta *t, const char *why, const char
 			sq_job_done(s, a.m, a.seq, (long)t->pid, t->argv0, first ? job_why : NULL);
 	}
 	if (never_started && thr) {
-		long long retry = s->now + (thr->p.interval > 0 ? thr->p.interval : 60);
+		long long wait = block_later(s, thr);
 		log_msg(LOG_ERR, NULL, "%s/%s: its work stays queued; the transport agent is tried again in %llds",
-		        thr->name, thr->host, retry - s->now);
-		st_block(s, thr, retry);
+		        thr->name, thr->host, wait);
 	}
 	detach(s, t);
 	sx_move(s, &t->xc, -1);
@@ -567,7 +575,7 @@ static void staff(struct sched *s, struct thread *thr)
 	char *argv[SC_ARGV_MAX + 1], *env[SC_ARGV_MAX + 1];
 	if (thread_key(s, thr, key, sizeof key, abuf, sizeof abuf, argv, env) < 0) {
 		log_msg(LOG_ERR, NULL, "%s/%s: the command does not expand", thr->name, thr->host);
-		st_block(s, thr, s->now + (thr->p.interval > 0 ? thr->p.interval : 60));
+		block_later(s, thr);
 		return;
 	}
 	if (thr->fb.window == 0 && thr->blocked_until <= s->now) {
@@ -593,15 +601,16 @@ static void staff(struct sched *s, struct thread *thr)
 			feed(s, t);
 			continue;
 		}
-		if (!sched_may_start(&thr->p, s->maxta_fd, sta_live(s), count_ring_tas(thr->ring), thr->chan->running,
+		int live = sta_live(s);
+		if (!sched_may_start(&thr->p, s->maxta_fd, live, count_ring_tas(thr->ring), thr->chan->running,
 		                     thr->running)) {
-			if (sta_live(s) >= sched_maxta(&thr->p, s->maxta_fd))
+			if (live >= sched_maxta(&thr->p, s->maxta_fd))
 				close_oldest_idle(s);
 			return;
 		}
 		t = sta_spawn(s, thr);
 		if (!t) {
-			st_block(s, thr, s->now + (thr->p.interval > 0 ? thr->p.interval : 60));
+			block_later(s, thr);
 			return;
 		}
 		attach(s, t, thr);
@@ -935,12 +944,8 @@ int sta_report_parse(const char *line, size_t len, struct sta_report *r)
 	if (stend == st || (size_t)(stend - st) >= sizeof r->status)
 		return -1;
 	cut(r->status, sizeof r->status, st, stend);
-	static const char *const known[] = {"ok", "ok2", "ok3", "error", "error2", "deferred", "deferall", "retryat"};
-	int ok = 0;
-	for (size_t i = 0; i < ARRAY_LEN(known); i++)
-		ok |= strcmp(r->status, known[i]) == 0;
-	if (!ok)
-		return -1;
+	if (sched_outcome_of(r->status) == SO_UNKNOWN)
+		return -1; /* not one of the eight statuses */
 	if (sp)
 		cut(r->message, sizeof r->message, sp + 1, end);
 	return 0;

@@ -236,3 +236,12 @@ void st_free_all(struct sched *s)
 		free(c);
 	}
 }
+
+void sched_touch(struct sched *s, struct qmsg *m)
+{
+	if (!m->in_turn) {
+		m->in_turn = 1;
+		m->dnext = s->turn;
+		s->turn = m;
+	}
+}

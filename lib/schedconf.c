@@ -163,6 +163,8 @@ struct parser {
 	void *ctx;
 };
 
+/* A finding: an error, or (its format starting with CONF_WARNING, as warn() makes it) a warning,
+ * a key that is accepted and has no effect (issue 14 point 8), which counts as no error. */
 static void bad(struct parser *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void bad(struct parser *ps, const char *fmt, ...)
 {
@@ -171,24 +173,11 @@ static void bad(struct parser *ps, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	ps->errors++;
+	ps->errors += !str_starts(fmt, CONF_WARNING);
 	if (ps->report)
 		ps->report(ps->ctx, ps->file, ps->line, msg);
 }
-
-/* A finding that is not an error: a key that is accepted and has no effect (issue 14 point 8). */
-static void warn(struct parser *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void warn(struct parser *ps, const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = snprintf(msg, sizeof msg, "%s", CONF_WARNING);
-	vsnprintf(msg + n, sizeof msg - (size_t)n, fmt, ap);
-	va_end(ap);
-	if (ps->report)
-		ps->report(ps->ctx, ps->file, ps->line, msg);
-}
+#define warn(ps, ...) bad(ps, CONF_WARNING __VA_ARGS__)
 
 /* A copy of val, or NULL with "out of memory" reported: the scheduler's reload then keeps its
  * old configuration instead of exiting (issue 9 point 8). */
@@ -828,10 +817,7 @@ int schedconf_load(struct schedconf *c, const char *path, int missing_ok, conf_r
 		if (errno == ENOENT && missing_ok)
 			return schedconf_parse(c, "(built-in scheduler.conf)", schedconf_builtin,
 			                       sizeof schedconf_builtin - 1, report, ctx);
-		char msg[300];
-		snprintf(msg, sizeof msg, "cannot read: %s", errno == EFBIG ? "larger than 256 KiB" : strerror(errno));
-		if (report)
-			report(ctx, path, 0, msg);
+		conf_reportf(report, ctx, path, 0, "cannot read: %s", errno == EFBIG ? "larger than 256 KiB" : strerror(errno));
 		return 1;
 	}
 	int errors = schedconf_parse(c, path, text, len, report, ctx);

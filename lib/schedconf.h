@@ -55,24 +55,25 @@ enum { SFB_FIXED, SFB_PER_N, SFB_PER_SQRT_N };
 
 struct sc_params {
 	unsigned set;                /* which variables were given (merged: by any matched clause) */
+	/* (what struct thread reads most first: one-byte offsets) */
+	int maxthr;                  /* 0 = no cap beyond the destination concurrency */
+	int overfeed;                /* 2 */
+	int maxrcpt;                 /* most recipients in one job (Courier's MAXRCPT), 0 = no limit */
+	/* per-destination concurrency, Postfix's defaults (docs/man/scheduler.8) */
+	int init_conc;               /* initial_destination_concurrency: 5 */
+	int conc_limit;              /* destination_concurrency_limit: 20 */
 	long long interval;          /* 1m */
+	const char *command;         /* NULL = no command (matching goes on) */
+	const char *user, *group;    /* NULL = the scheduler's own */
 	long long idlemax;           /* 0 = 3 x interval */
 	long long expiry;            /* 3d */
 	long long expiry2;           /* 0 = never expire without an attempt in this run */
 	const unsigned *retries;     /* "1 1 2 3 5 8 13 21 34"; points into the schedconf */
 	unsigned nretries;
 	int maxta, maxchannel, maxring; /* 0 = from maxta, which 0 makes the fd limit - 20 */
-	int maxthr;                  /* 0 = no cap beyond the destination concurrency */
-	int overfeed;                /* 2 */
 	int skew;                    /* 5, accepted and unused (as the seed says) */
-	const char *user, *group;    /* NULL = the scheduler's own */
-	const char *command;         /* NULL = no command (matching goes on) */
 	int queueonly;
 	long long timelimit;         /* 5h: longest job before its TA is killed (0 = none) */
-	int maxrcpt;                 /* most recipients in one job (Courier's MAXRCPT), 0 = no limit */
-	/* per-destination concurrency, Postfix's defaults (docs/man/scheduler.8) */
-	int init_conc;               /* initial_destination_concurrency: 5 */
-	int conc_limit;              /* destination_concurrency_limit: 20 */
 	int pos_style, neg_style;    /* SFB_*: destination_concurrency_{positive,negative}_feedback */
 	double pos_x, neg_x;         /* their numerators: 1 and 1 */
 	int cohort_limit;            /* destination_concurrency_failed_cohort_limit: 1 (0 = never dead) */
@@ -89,9 +90,9 @@ struct sc_clause {
 	int line;
 	int body;                    /* index of the clause whose contents apply */
 	int nset;                    /* assignments written in this clause */
-	struct sc_params p;
 	unsigned *retries;           /* owned storage behind p.retries */
 	char *user, *group, *command;
+	struct sc_params p;          /* (last: the fields above keep one-byte offsets) */
 };
 
 /* A host class (Sendmail's XLA, seed 002): "PARAMhostclass = PATTERN SESSIONS". PATTERN is an
