@@ -165,7 +165,7 @@ static int unlink_logged(const char *id, const char *path)
 		crash_point("unlink", path);
 		return 0;
 	}
-	log_msg(LOG_ERR, id, "unlink %s: %s", path, strerror(errno));
+	log_syserr(id, "unlink", path, NULL);
 	return -1;
 }
 
@@ -248,11 +248,11 @@ static int do_hold(struct spool *sp, const char *id, long long t)
 		return -1;
 	char dir[SPOOL_PATH_MAX];
 	if (spool_sub(sp, "hold", dir) < 0 || make_hold_dir(sp, dir) < 0) {
-		log_msg(LOG_ERR, id, "mkdir %s: %s", dir, strerror(errno));
+		log_syserr(id, "mkdir", dir, NULL);
 		return -1;
 	}
 	if (link(ctl, hold) < 0 && errno != EEXIST) {
-		log_msg(LOG_ERR, id, "link %s to %s: %s", ctl, hold, strerror(errno));
+		log_syserr(id, "link", ctl, hold);
 		return -1;
 	}
 	crash_point("link", hold);
