@@ -1,5 +1,6 @@
 /* Bounded string helpers, the limited growable buffer and the single exit path (see util.h). */
 #include "util.h"
+#include "clock.h"
 #include "log.h"
 #include "sysexits.h"
 #include <stdio.h>
@@ -173,10 +174,8 @@ char *xstrdup(const char *s)
 
 int str_asctime(char *out, size_t size, const struct tm *tm)
 {
-	static const char days[] = "SunMonTueWedThuFriSat";
-	static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
-	return str_fmt(out, size, "%.3s %.3s %2d %02d:%02d:%02d", days + 3 * tm->tm_wday, months + 3 * tm->tm_mon,
-	               tm->tm_mday, tm->tm_hour, tm->tm_min, tm->tm_sec);
+	return str_fmt(out, size, "%.3s %.3s %2d %02d:%02d:%02d", clock_days + 3 * tm->tm_wday,
+	               clock_months + 3 * tm->tm_mon, tm->tm_mday, tm->tm_hour, tm->tm_min, tm->tm_sec);
 }
 
 const char *str_bykey(const char *tab, unsigned key)
