@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 #include <unistd.h>
 
 void dl_set(struct dl_result *r, char status, const char *enh, const char *fmt, ...)
@@ -190,13 +189,6 @@ void dl_env_clean(char *s)
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strchr("!#%+,-./:=@_^~", c)))
 			*s = '_';
 	}
-}
-
-long long dl_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 void dl_close_from(int from)

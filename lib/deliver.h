@@ -115,9 +115,6 @@ void dl_command(const char *cmd, const struct dl_user *u, char *const env[], con
  * become '_' (Postfix's command_expansion_filter). */
 void dl_env_clean(char *s);
 
-/* The monotonic clock in milliseconds, for the time limits of deliveries. */
-long long dl_now_ms(void);
-
 /* Closes every descriptor from `from` up (before exec). */
 void dl_close_from(int from);
 #endif

@@ -1,6 +1,7 @@
 /* |command deliveries: /bin/sh -c with the command written in an aliases or .forward file,
  * the user's privileges, a clean environment, the message on stdin, a time limit, and the
  * exit code mapped as sendmail maps sysexits (deliver.h). */
+#include "clock.h"
 #include "deliver.h"
 #include "log.h"
 #include "sysexits.h"
@@ -53,7 +54,7 @@ static void drain(struct cmdio *c)
  * a chatty command cannot block on a full pipe while we block on its stdin. */
 static int wait_io(struct cmdio *c, int want_in)
 {
-	long long left = c->deadline - dl_now_ms();
+	long long left = c->deadline - clock_mono_ms();
 	if (left <= 0) {
 		c->timed_out = 1;
 		errno = ETIMEDOUT;
@@ -163,7 +164,7 @@ void dl_command(const char *cmd, const struct dl_user *u, char *const env[], con
 	}
 	close(in[0]);
 	close(out[1]);
-	struct cmdio c = {in[1], out[0], dl_now_ms() + (timeout > 0 ? timeout : 600) * 1000LL, 0, 0, ""};
+	struct cmdio c = {in[1], out[0], clock_mono_ms() + (timeout > 0 ? timeout : 600) * 1000LL, 0, 0, ""};
 	fcntl(c.in, F_SETFL, O_NONBLOCK);
 	fcntl(c.out, F_SETFL, O_NONBLOCK);
 	int rd_fail = 0;
@@ -185,7 +186,7 @@ void dl_command(const char *cmd, const struct dl_user *u, char *const env[], con
 			if (wait_io(&c, 0) < 0 && !c.timed_out)
 				break;
 		} else {
-			if (dl_now_ms() >= c.deadline)
+			if (clock_mono_ms() >= c.deadline)
 				c.timed_out = 1;
 			else
 				usleep(5000);

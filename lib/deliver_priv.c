@@ -1,6 +1,7 @@
 /* Running a delivery with a user's privileges: a forked child drops to the user's groups, gid
  * and uid before it touches any mailbox, and passes its result back over a pipe (deliver.h);
  * and the passwd lookup that says who a user is. */
+#include "clock.h"
 #include "deliver.h"
 #include "log.h"
 #include "util.h"
@@ -102,10 +103,10 @@ void dl_run_as(const struct dl_user *u, long extra_gid, long timeout, dl_child_f
 	}
 	close(p[1]);
 	size_t got = 0; /* r: zeroed above */
-	long long deadline = dl_now_ms() + (long long)timeout * 1000;
+	long long deadline = clock_mono_ms() + (long long)timeout * 1000;
 	int timed_out = 0;
 	while (got < sizeof *r) {
-		long long left = deadline - dl_now_ms();
+		long long left = deadline - clock_mono_ms();
 		if (timeout > 0 && left <= 0) {
 			timed_out = 1;
 			break;

@@ -1,5 +1,6 @@
 /* mbox delivery: dotlock and fcntl lock, From_ line, mboxrd body, fsync, truncate back on any
  * error (see mbox.h; the choices are explained in docs/local.md). */
+#include "clock.h"
 #include "crashpoint.h"
 #include "mbox.h"
 #include "mbox_journal.h"
@@ -117,7 +118,7 @@ static int dotlock_take(const char *lock, long long deadline, struct dl_result *
 			}
 			continue;
 		}
-		if (dl_now_ms() >= deadline) {
+		if (clock_mono_ms() >= deadline) {
 			dl_set(r, DL_DEFER, "4.2.0", "mailbox locked: %s exists", lock);
 			return -1;
 		}
@@ -135,7 +136,7 @@ static int fcntl_take(int fd, const char *path, long long deadline, struct dl_re
 			dl_set_errno(r, errno, "lock", path);
 			return -1;
 		}
-		if (dl_now_ms() >= deadline) {
+		if (clock_mono_ms() >= deadline) {
 			dl_set(r, DL_DEFER, "4.2.0", "mailbox locked: %s (fcntl lock held by another process)", path);
 			return -1;
 		}
@@ -193,7 +194,7 @@ void mbox_deliver(const char *path, const struct dl_msg *m, const struct mbox_op
 		dl_set(r, DL_FAIL, "5.3.5", "mailbox path too long: %s", path);
 		return;
 	}
-	long long deadline = dl_now_ms() + (o->lock_timeout > 0 ? o->lock_timeout : 0) * 1000LL;
+	long long deadline = clock_mono_ms() + (o->lock_timeout > 0 ? o->lock_timeout : 0) * 1000LL;
 	int dot = dotlock_take(lock, deadline, r);
 	if (dot < 0)
 		return;
