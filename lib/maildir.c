@@ -101,10 +101,8 @@ void maildir_deliver(const char *dir_, const char *host, const struct dl_msg *m,
 		e = errno;
 	if (e) {
 		unlink(tmp);
-		if (rd_fail)
-			dl_set(r, DL_DEFER, "4.3.0", "read message file: %s", strerror(e));
-		else
-			dl_set_errno(r, e, "write", tmp);
+		/* "read message file: ..." (a read: never ENOSPC or EDQUOT, so 4.3.0) or "write ..." */
+		dl_set_errno(r, e, rd_fail ? "read message" : "write", rd_fail ? "file" : tmp);
 		return;
 	}
 	snprintf(new_, sizeof new_, "%s/new/%s", dir, name);

@@ -271,10 +271,8 @@ void mbox_deliver(const char *path, const struct dl_msg *m, const struct mbox_op
 			log_msg(LOG_ERR, NULL, "truncate %s back to %lld bytes: %s", path, (long long)old, strerror(errno));
 		else
 			mbox_journal_end(o->journal);
-		if (rd_fail)
-			dl_set(r, DL_DEFER, "4.3.0", "read message file: %s", strerror(e));
-		else
-			dl_set_errno(r, e, "write", path);
+		/* "read message file: ..." (a read: never ENOSPC or EDQUOT, so 4.3.0) or "write ..." */
+		dl_set_errno(r, e, rd_fail ? "read message" : "write", rd_fail ? "file" : path);
 		goto out;
 	}
 	mbox_journal_end(o->journal);
