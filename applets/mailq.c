@@ -370,6 +370,35 @@ static int mode_run(struct mq *q)
 	return scheduler_main(n, args);
 }
 
+/* The scheduler's answer, read as fgets would read it from a FILE (without one: fdopen, fgets
+ * and fclose were linked for this alone): a line of up to size - 1 bytes with its '\n', or the
+ * rest before the end or an error (SO_RCVTIMEO); 0 when nothing was left. */
+struct answer {
+	int fd;
+	size_t pos, len;
+	char buf[1024];
+};
+
+static int answer_line(struct answer *r, char *line, size_t size)
+{
+	size_t n = 0;
+	while (n + 1 < size) {
+		if (r->pos == r->len) {
+			ssize_t k;
+			while ((k = read(r->fd, r->buf, sizeof r->buf)) < 0 && errno == EINTR)
+				;
+			if (k <= 0)
+				break;
+			r->pos = 0;
+			r->len = (size_t)k;
+		}
+		if ((line[n++] = r->buf[r->pos++]) == '\n')
+			break;
+	}
+	line[n] = 0;
+	return n > 0;
+}
+
 /* -Q, -QQ, -QQQ: the scheduler's own view over its socket (seed 000's mailq -Q: SHOW QUEUE
  * THREADS, SHOW QUEUE SHORT, SHOW SNMP), printed as it comes (docs/spool.md 13). */
 static int live(struct mq *q)
@@ -385,8 +414,7 @@ static int live(struct mq *q)
 	int c = fd < 0 ? -1 : connect(fd, (struct sockaddr *)&a, sizeof a);
 	int e = errno;
 	group_set(q, 0);
-	FILE *in = c == 0 ? fdopen(fd, "r") : NULL;
-	if (!in) {
+	if (c != 0) {
 		say("no scheduler answers on %s: %s\n", a.sun_path, strerror(e));
 		if (fd >= 0)
 			close(fd);
@@ -395,9 +423,10 @@ static int live(struct mq *q)
 	/* a scheduler that stops answering must not hang a monitoring script */
 	struct timeval tv = {30, 0};
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	struct answer in = {fd, 0, 0, ""};
 	char line[1024];
 	int rc = EX_PROTOCOL, n = 0;
-	while (fgets(line, sizeof line, in)) {
+	while (answer_line(&in, line, sizeof line)) {
 		n++;
 		if (n == 2) {
 			/* after the greeting and the challenge: the request */
@@ -423,7 +452,7 @@ static int live(struct mq *q)
 	if (send(fd, "QUIT\n", 5, MSG_NOSIGNAL) < 0) {
 		/* it may have gone; nothing was left to ask */
 	}
-	fclose(in);
+	close(fd);
 	if (fflush(stdout) == EOF)
 		return EX_IOERR;
 	return rc;
