@@ -22,9 +22,11 @@ int applet_load_conf(struct conf *c, const char *path)
 	 * working directory, not resolved: realpath costs 1.4 KiB, docs/size.md) */
 	char abs[4096];
 	const char *name = path;
-	if (path && path[0] != '/' && getcwd(abs, sizeof abs) && strlen(abs) + 1 + strlen(path) < sizeof abs) {
-		strcat(abs, "/");
-		name = strcat(abs, path);
+	size_t l;
+	if (path && path[0] != '/' && getcwd(abs, sizeof abs) && (l = strlen(abs)) + 1 + strlen(path) < sizeof abs) {
+		abs[l] = '/';
+		strcpy(abs + l + 1, path);
+		name = abs;
 	}
 	if (path && c->path[0] && setenv(CONF_PATH_ENV, name, 1) < 0)
 		return EX_OSERR;
