@@ -172,6 +172,13 @@ static void as_user_end(struct as_user *a)
 static int read_as(struct xs *s, const struct dl_user *u, const char *path, const struct dl_user *owner,
                    int need_world_read, struct stat *st, char **text, size_t *len, char *err, size_t errlen);
 
+/* strncat(chain, s, size - strlen(chain) - 1), without linking strncat for this alone */
+static void chain_add(char *chain, size_t size, const char *s)
+{
+	size_t l = strlen(chain);
+	str_lcpy(chain + l, s, size - l);
+}
+
 static int push(struct xs *s, char kind, const char *name)
 {
 	size_t n = strlen(name);
@@ -186,10 +193,10 @@ static int push(struct xs *s, char kind, const char *name)
 		if (strcmp(s->stack[i], k) == 0) {
 			char chain[400] = "";
 			for (int j = i; j < s->depth; j++) {
-				strncat(chain, s->stack[j] + 2, sizeof chain - strlen(chain) - 1);
-				strncat(chain, " -> ", sizeof chain - strlen(chain) - 1);
+				chain_add(chain, sizeof chain, s->stack[j] + 2);
+				chain_add(chain, sizeof chain, " -> ");
 			}
-			strncat(chain, name, sizeof chain - strlen(chain) - 1);
+			chain_add(chain, sizeof chain, name);
 			add_error(s, 'f', "5.4.6", "alias loop: %s", chain);
 			free(k);
 			return -1;
