@@ -189,7 +189,7 @@ void dl_command(const char *cmd, const struct dl_user *u, char *const env[], con
 			if (clock_mono_ms() >= c.deadline)
 				c.timed_out = 1;
 			else
-				usleep(5000);
+				nanosleep(&(struct timespec){0, 5000000}, NULL); /* 5 ms (usleep is not linked) */
 		}
 	}
 	if (!done) {

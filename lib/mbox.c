@@ -18,7 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define LOCK_POLL_US 50000
+/* the lock polls' pause, 50 ms: nanosleep, as usleep calls it (which is not linked otherwise) */
+static const struct timespec lock_poll = {0, 50000000};
 
 int mbox_from_line(char *out, size_t size, const char *sender, time_t t)
 {
@@ -122,7 +123,7 @@ static int dotlock_take(const char *lock, long long deadline, struct dl_result *
 			dl_set(r, DL_DEFER, "4.2.0", "mailbox locked: %s exists", lock);
 			return -1;
 		}
-		usleep(LOCK_POLL_US);
+		nanosleep(&lock_poll, NULL);
 	}
 }
 
@@ -140,7 +141,7 @@ static int fcntl_take(int fd, const char *path, long long deadline, struct dl_re
 			dl_set(r, DL_DEFER, "4.2.0", "mailbox locked: %s (fcntl lock held by another process)", path);
 			return -1;
 		}
-		usleep(LOCK_POLL_US);
+		nanosleep(&lock_poll, NULL);
 	}
 }
 
