@@ -88,3 +88,11 @@ int applet_env_overrides(void)
 			return 1;
 	return 0;
 }
+
+long applet_exe(char *buf, size_t size)
+{
+	long n = syscall(SYS_readlink, "/proc/self/exe", buf, size - 1);
+	if (n >= 0)
+		buf[n] = 0;
+	return n;
+}

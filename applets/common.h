@@ -57,4 +57,7 @@ int applet_usage_text(const char *usage, int misuse);
 int applet_env_overrides(void);
 /* 1 when argv[1] is --help. */
 int applet_wants_help(int argc, char **argv);
+/* This binary's path (/proc/self/exe) in buf, NUL-terminated: its length, or -1 with errno.
+ * The readlink system call: musl's readlink wrapper is not linked for it. */
+long applet_exe(char *buf, size_t size);
 #endif

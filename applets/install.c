@@ -294,9 +294,8 @@ int install_check(const struct conf *c, conf_report_fn *report, void *ctx)
 	long gid = spool_submit_gid(group);
 	char self[4096];
 	int errors = 0;
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
 	struct stat st;
-	if (n > 0 && (self[n] = 0, stat(self, &st) == 0)) {
+	if (applet_exe(self, sizeof self) > 0 && stat(self, &st) == 0) {
 		int sg = (st.st_mode & S_ISGID) != 0;
 		if (sg && gid >= 0 && st.st_gid == (gid_t)gid)
 			;

@@ -156,10 +156,7 @@ static int local_setup(struct local *L)
 	if (L->run_timeout <= 0)
 		L->run_timeout = 1;
 	L->hop_limit = (long)conf_num(&L->conf, CK_HOPCOUNT_LIMIT);
-	ssize_t n = readlink("/proc/self/exe", L->self, sizeof L->self - 1);
-	if (n > 0)
-		L->self[n] = 0;
-	else
+	if (applet_exe(L->self, sizeof L->self) <= 0)
 		str_lcpy(L->self, "/usr/sbin/sendmail", sizeof L->self);
 	L->xc.aliases_path = conf_str(&L->conf, CK_ALIASES);
 	L->xc.root = conf_str(&L->conf, CK_ROOT);

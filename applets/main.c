@@ -133,12 +133,10 @@ static int install(const char *dir)
 	char target[4096];
 	/* the binary itself, not argv[0] (it may have come through PATH or a link); the agents are
 	 * started through /proc/self/exe anyway */
-	ssize_t n = readlink("/proc/self/exe", target, sizeof target - 1);
-	if (n < 0) {
+	if (applet_exe(target, sizeof target) < 0) {
 		fprintf(stderr, "spoolbox: --install: cannot find this binary: %s\n", strerror(errno));
 		return EX_OSFILE;
 	}
-	target[n] = 0;
 	int bad = 0;
 	for (size_t i = 0; i < ARRAY_LEN(applets); i++)
 		bad |= make_link(target, dir ? dir : applets[i].dir, applets[i].name);
