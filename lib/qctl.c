@@ -33,7 +33,8 @@ int qctl_path_hold(const struct spool *sp, const char *id, char *out, size_t siz
 int qctl_held(const struct spool *sp, const char *id)
 {
 	char path[SPOOL_PATH_MAX];
-	return qctl_path_hold(sp, id, path, sizeof path) == 0 && faccessat(AT_FDCWD, path, F_OK, AT_EACCESS) == 0;
+	struct stat st; /* stat: the effective ids, as faccessat(F_OK, AT_EACCESS) */
+	return qctl_path_hold(sp, id, path, sizeof path) == 0 && stat(path, &st) == 0;
 }
 
 static int pidfile(const struct spool *sp, int flags)
