@@ -406,7 +406,7 @@ static void resubmit(struct local *L, const char *sender, const char **addr, siz
 {
 	const char **argv = calloc(n + 10, sizeof *argv);
 	int p[2];
-	if (!argv || pipe2(p, O_CLOEXEC) < 0) {
+	if (!argv || dl_pipe(p) < 0) {
 		free(argv);
 		dl_set(r, DL_DEFER, "4.3.0", "cannot run submit: %s", strerror(errno ? errno : ENOMEM));
 		return;

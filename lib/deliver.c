@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 void dl_set(struct dl_result *r, char status, const char *enh, const char *fmt, ...)
@@ -189,6 +191,11 @@ void dl_env_clean(char *s)
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strchr("!#%+,-./:=@_^~", c)))
 			*s = '_';
 	}
+}
+
+int dl_pipe(int p[2])
+{
+	return (int)syscall(SYS_pipe2, p, (long)O_CLOEXEC);
 }
 
 void dl_close_from(int from)

@@ -115,6 +115,10 @@ void dl_command(const char *cmd, const struct dl_user *u, char *const env[], con
  * become '_' (Postfix's command_expansion_filter). */
 void dl_env_clean(char *s);
 
+/* pipe2(p, O_CLOEXEC) by the system call (Linux 2.6.27 and later): musl's pipe2 (0.2 KiB) is
+ * not linked for its fallback to pipe and fcntl on older kernels. */
+int dl_pipe(int p[2]);
+
 /* Closes every descriptor from `from` up (before exec). */
 void dl_close_from(int from);
 #endif

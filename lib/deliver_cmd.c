@@ -126,11 +126,11 @@ void dl_command(const char *cmd, const struct dl_user *u, char *const env[], con
                 long timeout, struct dl_result *r)
 {
 	int in[2], out[2];
-	if (pipe2(in, O_CLOEXEC) < 0) {
+	if (dl_pipe(in) < 0) {
 		dl_set_errno(r, errno, "pipe", "for |command");
 		return;
 	}
-	if (pipe2(out, O_CLOEXEC) < 0) {
+	if (dl_pipe(out) < 0) {
 		dl_set_errno(r, errno, "pipe", "for |command");
 		close(in[0]);
 		close(in[1]);
