@@ -286,8 +286,9 @@ static int mode_action(struct mq *q)
 		int rc = 0;
 		for (int i = 0; i < (q->all ? 1 : q->nids); i++) {
 			char line[SPOOL_ID_MAX + 8], what[SPOOL_ID_MAX + 16];
-			if (!q->all && mq_find(&q->sp, q->ids[i], NULL, NULL) != 0) {
-				say("%s: no such message in the queue\n", q->ids[i]);
+			const char *id = q->all ? "ALL" : q->ids[i], *name = qctl_name(q->action);
+			if (!q->all && mq_find(&q->sp, id, NULL, NULL) != 0) {
+				say("%s: no such message in the queue\n", id);
 				rc = EX_NOINPUT;
 				continue;
 			}
@@ -295,13 +296,12 @@ static int mode_action(struct mq *q)
 			if (q->all && q->action == QA_RETRY)
 				str_lcpy(line, "Q", sizeof line);
 			else
-				qctl_line(q->action, q->all ? "ALL" : q->ids[i], line, sizeof line);
-			snprintf(what, sizeof what, "%s %s", qctl_name(q->action), q->all ? "ALL" : q->ids[i]);
+				qctl_line(q->action, id, line, sizeof line);
+			snprintf(what, sizeof what, "%s %s", name, id);
 			int r = ask_scheduler(q, line, what);
 			if (r)
 				return r;
-			printf("%s: asked the scheduler (pid %ld) to %s it\n", q->all ? "ALL" : q->ids[i], pid,
-			       qctl_name(q->action));
+			printf("%s: asked the scheduler (pid %ld) to %s it\n", id, pid, name);
 		}
 		return rc;
 	}
