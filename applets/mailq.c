@@ -423,7 +423,9 @@ static int live(struct mq *q)
 	/* a scheduler that stops answering must not hang a monitoring script */
 	struct timeval tv = {30, 0};
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-	struct answer in = {fd, 0, 0, ""};
+	struct answer in; /* the buffer needs no zeroing */
+	in.fd = fd;
+	in.pos = in.len = 0;
 	char line[1024];
 	int rc = EX_PROTOCOL, n = 0;
 	while (answer_line(&in, line, sizeof line)) {
