@@ -50,6 +50,7 @@ const char local_usage[] =
     "  -v       log on stderr, with debugging detail\n";
 
 #define LOCAL_REPAIR_LOCK_WAIT 5 /* seconds the repair after a killed delivery waits for the locks */
+#define TARGET_PATH_MAX 4200 /* a mailbox, Maildir or /file path, and the texts made of one */
 #define DT_MAX 64 /* Delivered-To: headers kept for the loop check; more is a loop in itself */
 
 struct local {
@@ -314,20 +315,20 @@ static long mbox_dir_group(const struct local *L)
 	return -1;
 }
 
-static void deliver_mailbox(struct local *L, const struct dl_target *t, const struct dl_msg *m, struct dl_result *r)
+/* a: deliver_target's, its path the buffer path (TARGET_PATH_MAX bytes) */
+static void deliver_mailbox(struct local *L, const struct dl_target *t, struct child_arg *a, char *path,
+                            struct dl_result *r)
 {
-	char path[4200];
-	struct child_arg a = {path, L->host, m, {L->lock_timeout, 1, -1}};
 	if (L->maildir) {
-		if (maildir_path(L, &t->user, path, sizeof path) < 0) {
+		if (maildir_path(L, &t->user, path, TARGET_PATH_MAX) < 0) {
 			dl_set(r, DL_FAIL, "5.3.5", "Maildir path of %s too long", t->user.name);
 			return;
 		}
-		dl_run_as(&t->user, -1, L->run_timeout, child_maildir, &a, r);
+		dl_run_as(&t->user, -1, L->run_timeout, child_maildir, a, r);
 		return;
 	}
 	const char *dir = conf_str(&L->conf, CK_MBOX_DIR);
-	if (str_fmt(path, sizeof path, "%s/%s", dir, t->user.name) < 0) {
+	if (str_fmt(path, TARGET_PATH_MAX, "%s/%s", dir, t->user.name) < 0) {
 		dl_set(r, DL_FAIL, "5.3.5", "mailbox path of %s too long", t->user.name);
 		return;
 	}
@@ -339,13 +340,13 @@ static void deliver_mailbox(struct local *L, const struct dl_target *t, const st
 	/* a world-writable MBOX_DIR: what another user planted under this name goes aside */
 	mbox_unplant(dir, t->user.name, t->user.uid);
 	long g = mbox_dir_group(L);
-	run_mbox(L, &t->user, g, &a, r);
+	run_mbox(L, &t->user, g, a, r);
 	if (r->status == DL_CREATE) {
 		/* the user may not create files in MBOX_DIR: root makes the empty mailbox (owned
 		 * by the user, mode 0600), the user's process does the rest */
 		mbox_create(path, t->user.uid, g >= 0 ? (gid_t)g : t->user.gid, r);
 		if (r->status == DL_OK)
-			run_mbox(L, &t->user, g, &a, r);
+			run_mbox(L, &t->user, g, a, r);
 		if (r->status == DL_CREATE)
 			r->status = DL_DEFER;
 	}
@@ -372,7 +373,7 @@ static void deliver_command(struct local *L, const struct dl_target *t, const st
 
 static void deliver_target(struct local *L, const struct dl_target *t, const struct dl_msg *m, struct dl_result *r)
 {
-	char path[4200];
+	char path[TARGET_PATH_MAX];
 	struct child_arg a = {t->text, L->host, m, {L->lock_timeout, 1, -1}};
 	memset(r, 0, sizeof *r);
 	/* ifs, not a switch: its jump table is bigger than the comparisons */
@@ -382,7 +383,8 @@ static void deliver_target(struct local *L, const struct dl_target *t, const str
 			log_msg(LOG_NOTICE, NULL, "to=<%s> %s: %s", m->rcpt, t->enh, t->text);
 		dl_set(r, t->status == 'd' ? DL_DEFER : DL_FAIL, t->enh, "%s", t->public_text ? t->public_text : t->text);
 	} else if (k == DK_MAILBOX) {
-		deliver_mailbox(L, t, m, r);
+		a.path = path;
+		deliver_mailbox(L, t, &a, path, r);
 	} else if (k == DK_FILE) {
 		run_mbox(L, &t->user, -1, &a, r);
 		if (r->status == DL_CREATE) {
