@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Every key's name and default, one after the other in one block, found by 16-bit offsets: a
- * table of two pointers and a type was 24 bytes a key, this is 6 (issue 9 point 1). */
+/* Every key's name and default, one after the other in one block, found by the name's 16-bit
+ * offset (the default follows it): a table of two pointers and a type was 24 bytes a key, this
+ * is 3 (issue 9 point 1). */
 static const struct strs {
 #define CONF(name, type, def, help) char n_##name[sizeof #name], d_##name[sizeof def];
 #include "conf_keys.h"
@@ -21,28 +22,38 @@ static const struct strs {
 #undef CONF
 };
 
-static const struct {
-	unsigned short name, def;
-	unsigned char type;
-} keys[CK__COUNT] = {
-#define CONF(name, type, def, help) {offsetof(struct strs, n_##name), offsetof(struct strs, d_##name), type},
+/* each default right after its name, as conf_default() finds it */
+#define CONF(name, type, def, help) \
+	_Static_assert(offsetof(struct strs, d_##name) == offsetof(struct strs, n_##name) + sizeof #name, #name);
+#include "conf_keys.h"
+#undef CONF
+
+static const unsigned short key_name[CK__COUNT] = {
+#define CONF(name, type, def, help) offsetof(struct strs, n_##name),
+#include "conf_keys.h"
+#undef CONF
+};
+
+static const unsigned char key_type[CK__COUNT] = {
+#define CONF(name, type, def, help) type,
 #include "conf_keys.h"
 #undef CONF
 };
 
 const char *conf_name(enum conf_key k)
 {
-	return (const char *)&strs + keys[k].name;
+	return (const char *)&strs + key_name[k];
 }
 
 const char *conf_default(enum conf_key k)
 {
-	return (const char *)&strs + keys[k].def;
+	const char *n = conf_name(k);
+	return n + strlen(n) + 1;
 }
 
 enum conf_type conf_type_of(enum conf_key k)
 {
-	return (enum conf_type)keys[k].type;
+	return (enum conf_type)key_type[k];
 }
 
 int conf_lookup(const char *name)
@@ -138,7 +149,7 @@ static const char *typecheck(enum conf_key k, const char *v, long long *num)
 {
 	*num = 0;
 	/* ifs, not a switch: its jump table is bigger than the comparisons */
-	enum conf_type t = (enum conf_type)keys[k].type;
+	enum conf_type t = (enum conf_type)key_type[k];
 	if (t == CT_BOOL)
 		return parse_bool(v, num) ? "not a yes/no value" : NULL;
 	if (t == CT_INT)
