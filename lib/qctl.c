@@ -170,6 +170,12 @@ static int unlink_logged(const char *id, const char *path)
 	return -1;
 }
 
+/* 1 when id's message is in incoming/ (its path in path, SPOOL_PATH_MAX bytes), else 0. */
+static int in_incoming(const struct spool *sp, const char *id, char *path)
+{
+	return spool_path_incoming(sp, id, path, SPOOL_PATH_MAX) == 0 && access(path, F_OK) == 0;
+}
+
 static int sync_dir_of(const char *path)
 {
 	char dir[SPOOL_PATH_MAX];
@@ -184,7 +190,7 @@ static int do_delete(struct spool *sp, const char *id, long long t)
 	if (spool_path_ctl(sp, id, ctl, sizeof ctl) < 0)
 		return -1;
 	if (access(ctl, F_OK) < 0) {
-		if (spool_path_incoming(sp, id, path, sizeof path) < 0 || access(path, F_OK) < 0)
+		if (!in_incoming(sp, id, path))
 			return 1;
 		return unlink_logged(id, path) < 0 || sync_dir_of(path) < 0 ? -1 : 0;
 	}
@@ -207,7 +213,7 @@ static int pick_up(struct spool *sp, const char *id)
 {
 	char path[SPOOL_PATH_MAX];
 	long long arrival;
-	if (spool_path_incoming(sp, id, path, sizeof path) < 0 || access(path, F_OK) < 0)
+	if (!in_incoming(sp, id, path))
 		return 1;
 	if (spool_pickup_prepare(sp, id, &arrival, NULL) < 0 || spool_sync_dirty(sp) < 0 || spool_pickup_finish(sp, id) < 0 ||
 	    spool_sync_dirty(sp) < 0)
@@ -272,7 +278,7 @@ static int do_retry(struct spool *sp, const char *id, long long now)
 	if (spool_path_ctl(sp, id, ctl, sizeof ctl) < 0)
 		return -1;
 	if (access(ctl, F_OK) < 0) {
-		if (spool_path_incoming(sp, id, ctl, sizeof ctl) == 0 && access(ctl, F_OK) == 0)
+		if (in_incoming(sp, id, ctl))
 			return 0; /* not picked up yet: it is tried as soon as it is */
 		return 1;
 	}
