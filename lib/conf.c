@@ -439,8 +439,7 @@ void conf_report_stderr(void *ctx, const char *file, int line, const char *reaso
 		prefix = "warning", reason += strlen(CONF_WARNING);
 	else if (s)
 		s->count++;
-	if (line > 0)
-		fprintf(stderr, "%s:%d: %s%s%s\n", file, line, prefix ? prefix : "", prefix ? ": " : "", reason);
-	else
-		fprintf(stderr, "%s: %s%s%s\n", file, prefix ? prefix : "", prefix ? ": " : "", reason);
+	/* "file:line: " or "file: " (%.0d prints no 0) */
+	fprintf(stderr, line > 0 ? "%s:%d: %s%s%s\n" : "%s:%.0d %s%s%s\n", file, line > 0 ? line : 0, prefix ? prefix : "",
+	        prefix ? ": " : "", reason);
 }
