@@ -97,7 +97,7 @@ static ssize_t cmd_write(void *ctx, const void *p, size_t n, int timeout_ms)
  * is the enhanced code, a blank and the words (str_bykey, keys are sysexits.h's codes). */
 _Static_assert(EX_USAGE == 64 && EX_CONFIG == 78, "sysexits.h");
 
-static void map_exit(int code, struct dl_result *r, const char *out)
+static void map_exit(int code, struct dl_result *r, const char *sep, const char *out)
 {
 	const char *t = str_bykey(
 	    "\1005.3.0 command line usage error\0" /* EX_USAGE */
@@ -119,7 +119,7 @@ static void map_exit(int code, struct dl_result *r, const char *out)
 	char enh[6];
 	memcpy(enh, t, 5);
 	enh[5] = 0;
-	dl_set(r, DL_FAIL, enh, "command exited %d (%s)%s%s", code, t + 6, *out ? ": " : "", out);
+	dl_set(r, DL_FAIL, enh, "command exited %d (%s)%s%s", code, t + 6, sep, out);
 }
 
 void dl_command(const char *cmd, const struct dl_user *u, char *const env[], const struct dl_msg *m,
@@ -212,12 +212,13 @@ void dl_command(const char *cmd, const struct dl_user *u, char *const env[], con
 		dl_set_errno(r, wr_errno, "read", "message file");
 		return;
 	}
+	const char *sep = *c.keep ? ": " : ""; /* before what the command said */
 	if (c.timed_out && !done) {
-		dl_set(r, DL_DEFER, "4.3.0", "command timed out after %lds%s%s", timeout, *c.keep ? ": " : "", c.keep);
+		dl_set(r, DL_DEFER, "4.3.0", "command timed out after %lds%s%s", timeout, sep, c.keep);
 		return;
 	}
 	if (WIFSIGNALED(st)) {
-		dl_set(r, DL_DEFER, "4.3.0", "command killed by signal %d%s%s", WTERMSIG(st), *c.keep ? ": " : "", c.keep);
+		dl_set(r, DL_DEFER, "4.3.0", "command killed by signal %d%s%s", WTERMSIG(st), sep, c.keep);
 		return;
 	}
 	int code = WEXITSTATUS(st);
@@ -230,8 +231,8 @@ void dl_command(const char *cmd, const struct dl_user *u, char *const env[], con
 		return;
 	}
 	if (code == EX_TEMPFAIL) {
-		dl_set(r, DL_DEFER, "4.3.0", "command exited 75 (temporary failure)%s%s", *c.keep ? ": " : "", c.keep);
+		dl_set(r, DL_DEFER, "4.3.0", "command exited 75 (temporary failure)%s%s", sep, c.keep);
 		return;
 	}
-	map_exit(code, r, c.keep);
+	map_exit(code, r, sep, c.keep);
 }
