@@ -42,7 +42,7 @@ static int classify(const char *t, size_t n, int quoted, alias_target_fn *fn, vo
 		}
 	}
 	enum alias_tkind kind = AT_ADDR;
-	const char *p = t;
+	const char *p = t, *why = "";
 	size_t len = n;
 	if (t[0] == '|') {
 		kind = AT_COMMAND;
@@ -75,25 +75,23 @@ static int classify(const char *t, size_t n, int quoted, alias_target_fn *fn, vo
 		}
 		if (len >= 2 && p[0] == '<' && p[len - 1] == '>')
 			p++, len -= 2;
-		if (!len || len > 998) {
-			str_fmt(err, errlen, "bad address '%.*s'", (int)(n > 80 ? 80 : n), t);
-			return -1;
-		}
+		if (!len || len > 998)
+			goto bad_address;
 		for (size_t i = 0; i < len; i++) {
 			char c = p[i];
 			if ((!quoted && (c == ' ' || c == '\t')) || c == '<' || c == '>' || c == ',' ||
 			    (kind == AT_NOALIAS && (c == '@' || c == '"'))) {
-				str_fmt(err, errlen, "bad address '%.*s'%s", (int)(n > 80 ? 80 : n), t,
-				        c == ' ' || c == '\t' ? " (missing comma?)" : "");
-				return -1;
+				why = c == ' ' || c == '\t' ? " (missing comma?)" : "";
+				goto bad_address;
 			}
 		}
-		if (p[0] == '@' || p[len - 1] == '@') {
-			str_fmt(err, errlen, "bad address '%.*s'", (int)(n > 80 ? 80 : n), t);
-			return -1;
-		}
+		if (p[0] == '@' || p[len - 1] == '@')
+			goto bad_address;
 	}
 	return fn ? (fn(ctx, kind, p, len) ? 1 : 0) : 0;
+bad_address: /* one text for the three findings, why after it */
+	str_fmt(err, errlen, "bad address '%.*s'%s", (int)(n > 80 ? 80 : n), t, why);
+	return -1;
 }
 
 int aliases_targets(const char *text, size_t len, int lines, alias_target_fn *fn, void *ctx, char *err, size_t errlen)
