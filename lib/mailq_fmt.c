@@ -91,8 +91,9 @@ static void reason(const struct spool_attempt *a, char *out, size_t size)
 	out[0] = 0;
 	if (!a)
 		return;
-	snprintf(out, size, "%s%s%s%s%s", strcmp(a->enh, "-") ? a->enh : "", strcmp(a->enh, "-") ? " " : "",
-	         a->remote ? safe(a->remote, r, sizeof r) : "", a->remote ? ": " : "", safe(a->text, t, sizeof t));
+	int enh = strcmp(a->enh, "-") != 0;
+	snprintf(out, size, "%s%s%s%s%s", enh ? a->enh : "", enh ? " " : "", a->remote ? safe(a->remote, r, sizeof r) : "",
+	         a->remote ? ": " : "", safe(a->text, t, sizeof t));
 }
 
 static void damaged_line(struct mq_out *o, const struct mq_item *it)
