@@ -7,6 +7,7 @@
 #include "util.h"
 #include <errno.h>
 #include <grp.h>
+#include <limits.h>
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
@@ -45,15 +46,13 @@ int dl_become(const struct dl_user *u, long extra_gid)
 		errno = EPERM;
 		return -1;
 	}
+	/* the user's groups as initgroups() finds them (at most NGROUPS_MAX, set below with the
+	 * extra one), without setting them twice; else the primary group only */
+	_Static_assert(NGROUPS_MAX < DL_GROUPS_MAX, "room for the extra group");
 	gid_t groups[DL_GROUPS_MAX];
-	int n = 0;
-	if (initgroups(u->name, u->gid) == 0) {
-		n = getgroups(DL_GROUPS_MAX - 1, groups);
-		if (n < 0)
-			n = 0;
-	} else {
-		groups[n++] = u->gid; /* no group database: the primary group only */
-	}
+	int n = NGROUPS_MAX;
+	if (getgrouplist(u->name, u->gid, groups, &n) < 0)
+		groups[0] = u->gid, n = 1;
 	if (extra_gid >= 0)
 		groups[n++] = (gid_t)extra_gid;
 	if (setgroups((size_t)n, groups) < 0 || setgid(u->gid) < 0 || setuid(u->uid) < 0)
