@@ -1,5 +1,6 @@
 /* xtext (RFC 3461 4), the contract is in xtext.h. */
 #include "xtext.h"
+#include "spool.h"
 
 static int xchar(unsigned char c)
 {
@@ -8,7 +9,7 @@ static int xchar(unsigned char c)
 
 int xtext_encode(const char *in, size_t n, char *out, size_t size)
 {
-	static const char hex[] = "0123456789ABCDEF";
+	const char *hex = spool_b36; /* its first 16 are the hex digits: one copy */
 	size_t o = 0;
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)in[i];
