@@ -36,16 +36,19 @@ int dsn_notify_parse(const char *s, size_t n, unsigned *bits)
 
 void dsn_notify_format(unsigned bits, char out[DSN_NOTIFY_TEXT])
 {
-	out[0] = 0;
+	/* the longest, "SUCCESS,FAILURE,DELAY", fits: no bound to check */
+	_Static_assert(DSN_NOTIFY_TEXT >= sizeof "SUCCESS,FAILURE,DELAY", "DSN_NOTIFY_TEXT");
+	char *p = out;
+	*p = 0;
 	if (bits & NOTIFY_NEVER) {
-		str_lcpy(out, "NEVER", DSN_NOTIFY_TEXT);
+		stpcpy(p, "NEVER");
 		return;
 	}
 	for (size_t k = 0; k < 3; k++)
 		if (bits & notify_words[k].bit) {
-			if (out[0])
-				str_lcpy(out + strlen(out), ",", DSN_NOTIFY_TEXT - strlen(out));
-			str_lcpy(out + strlen(out), notify_words[k].word, DSN_NOTIFY_TEXT - strlen(out));
+			if (p != out)
+				*p++ = ',';
+			p = stpcpy(p, notify_words[k].word);
 		}
 }
 
