@@ -51,8 +51,9 @@ int cleaner_main(int argc, char **argv)
 		return r;
 	applet_log_setup(&conf, NULL, 0, verbose);
 	struct spool sp;
-	if (spool_open(&sp, conf_str(&conf, CK_SPOOL), 0, -1) < 0) {
-		fprintf(stderr, "cleaner: cannot open the spool %s\n", conf_str(&conf, CK_SPOOL));
+	const char *spool = conf_str(&conf, CK_SPOOL);
+	if (spool_open(&sp, spool, 0, -1) < 0) {
+		fprintf(stderr, "cleaner: cannot open the spool %s\n", spool);
 		conf_free(&conf);
 		return EX_TEMPFAIL;
 	}

@@ -105,7 +105,7 @@ static int user_by_uid(uid_t uid, struct dl_user *u)
  * /file targets get: its owner's, or DEFAULT_USER when root owns it. */
 static void aliases_refresh(struct local *L)
 {
-	const char *path = conf_str(&L->conf, CK_ALIASES);
+	const char *path = L->xc.aliases_path; /* ALIASES, set by local_setup */
 	struct stat st;
 	memset(&st, 0, sizeof st);
 	if (stat(path, &st) < 0 && errno != ENOENT)
@@ -306,10 +306,10 @@ static int maildir_path(const struct local *L, const struct dl_user *u, char *ou
 /* The mbox directory's group, when it is the Debian layout (group-writable, e.g. 2775
  * root:mail): deliveries get it as a supplementary group to make .lock files, as the mail
  * readers' setgid helpers do. */
-static long mbox_dir_group(const struct local *L)
+static long mbox_dir_group(const char *dir)
 {
 	struct stat st;
-	if (stat(conf_str(&L->conf, CK_MBOX_DIR), &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & S_IWGRP) &&
+	if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & S_IWGRP) &&
 	    !(st.st_mode & S_IWOTH) && st.st_gid != 0)
 		return (long)st.st_gid;
 	return -1;
@@ -339,7 +339,7 @@ static void deliver_mailbox(struct local *L, const struct dl_target *t, struct c
 	}
 	/* a world-writable MBOX_DIR: what another user planted under this name goes aside */
 	mbox_unplant(dir, t->user.name, t->user.uid);
-	long g = mbox_dir_group(L);
+	long g = mbox_dir_group(dir);
 	run_mbox(L, &t->user, g, a, r);
 	if (r->status == DL_CREATE) {
 		/* the user may not create files in MBOX_DIR: root makes the empty mailbox (owned
