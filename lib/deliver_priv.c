@@ -46,11 +46,10 @@ int dl_become(const struct dl_user *u, long extra_gid)
 		errno = EPERM;
 		return -1;
 	}
-	/* the user's groups as initgroups() finds them (at most NGROUPS_MAX, set below with the
-	 * extra one), without setting them twice; else the primary group only */
-	_Static_assert(NGROUPS_MAX < DL_GROUPS_MAX, "room for the extra group");
+	/* the user's groups as initgroups() finds them (at most NGROUPS_MAX, musl's 32; room is
+	 * left for the extra one), set once below; more than that: the primary group only */
 	gid_t groups[DL_GROUPS_MAX];
-	int n = NGROUPS_MAX;
+	int n = NGROUPS_MAX < DL_GROUPS_MAX ? NGROUPS_MAX : DL_GROUPS_MAX - 1;
 	if (getgrouplist(u->name, u->gid, groups, &n) < 0)
 		groups[0] = u->gid, n = 1;
 	if (extra_gid >= 0)
