@@ -479,10 +479,8 @@ static int parse(int argc, char **argv, struct mq *q)
 			q->live = k - 3; /* -Q 1, -QQ 2, -QQQ 3; only M_LIVE reads it */
 		} else if (!strcmp(a, "--"))
 			return i + 1;
-		else if (!strcmp(a, "-C") && i + 1 < argc)
-			q->conf_path = argv[++i];
-		else if (!strncmp(a, "-C", 2) && a[2])
-			q->conf_path = a + 2;
+		else if (!strncmp(a, "-C", 2) && (a[2] || i + 1 < argc))
+			q->conf_path = a[2] ? a + 2 : argv[++i];
 		else if (!strncmp(a, "-qR", 3) && (a[3] || i + 1 < argc)) {
 			q->mode = M_RUN;
 			q->domain = a[3] ? a + 3 : argv[++i];
