@@ -481,14 +481,16 @@ static int parse(int argc, char **argv, struct mq *q)
 			return i + 1;
 		else if (!strncmp(a, "-C", 2) && (a[2] || i + 1 < argc))
 			q->conf_path = a[2] ? a + 2 : argv[++i];
-		else if (!strncmp(a, "-qR", 3) && (a[3] || i + 1 < argc)) {
+		else if (!strncmp(a, "-q", 2) && (a[2] == 'R' || a[2] == 'I') && (a[3] || i + 1 < argc)) {
+			char *v = a[3] ? argv[i] + 3 : argv[++i]; /* -qR DOMAIN, -qI ID */
 			q->mode = M_RUN;
-			q->domain = a[3] ? a + 3 : argv[++i];
-		} else if (!strncmp(a, "-qI", 3) && (a[3] || i + 1 < argc)) {
-			q->mode = M_RUN;
-			q->one = a[3] ? argv[i] + 3 : argv[++i];
-			q->ids = &q->one;
-			q->nids = 1;
+			if (a[2] == 'R') {
+				q->domain = v;
+			} else {
+				q->one = v;
+				q->ids = &q->one;
+				q->nids = 1;
+			}
 		} else
 			return -1;
 	}
