@@ -420,11 +420,12 @@ static int setup(struct em *em, const struct conf *c)
 	str_lcpy(em->postmaster, conf_str(c, CK_POSTMASTER), sizeof em->postmaster);
 	snprintf(em->double_bounce, sizeof em->double_bounce, "double-bounce@%s", em->hostname);
 	const char *rd = conf_str(c, CK_DSN_RET_DEFAULT);
-	if (strcasecmp(rd, "full") && strcasecmp(rd, "hdrs")) {
+	int hdrs = !strcasecmp(rd, "hdrs");
+	if (!hdrs && strcasecmp(rd, "full")) {
 		log_msg(LOG_ERR, NULL, "DSN_RET_DEFAULT=%s: not full or hdrs", rd);
 		return EX_CONFIG;
 	}
-	em->ret_default = strcasecmp(rd, "hdrs") ? 0 : 'H';
+	em->ret_default = hdrs ? 'H' : 0;
 	long long sl = conf_num(c, CK_SIZELIMIT);
 	if (sl > 0 && sl < em->return_max)
 		em->return_max = sl;
