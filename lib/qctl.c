@@ -139,15 +139,19 @@ long long qctl_due_time(const struct spool *sp, const char *id)
 	while (!found && (b = readdir(top))) {
 		if (b->d_name[0] == '.')
 			continue;
-		int bfd = openat(dirfd(top), b->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-		DIR *d = bfd < 0 ? NULL : fdopendir(bfd);
-		if (!d) {
-			if (bfd >= 0)
-				close(bfd);
+		/* the bucket by its name, and only when the name is the directory opened (no symlink):
+		 * what openat(O_NOFOLLOW) and fdopendir did, without musl's fdopendir */
+		char sub[SPOOL_PATH_MAX];
+		struct stat st, lst;
+		DIR *d = str_fmt(sub, sizeof sub, "%s/%s", path, b->d_name) < 0 ? NULL : opendir(sub);
+		if (!d)
+			continue;
+		int bfd = dirfd(d);
+		if (fstat(bfd, &st) < 0 || lstat(sub, &lst) < 0 || lst.st_dev != st.st_dev || lst.st_ino != st.st_ino) {
+			closedir(d);
 			continue;
 		}
 		struct dirent *e;
-		struct stat st;
 		while ((e = readdir(d)))
 			if (strncmp(e->d_name, id, idlen) == 0 && e->d_name[idlen] == '.' &&
 			    fstatat(bfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_ino == cst.st_ino) {
