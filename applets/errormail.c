@@ -53,6 +53,7 @@ struct em {
 	char qualify[256];
 	char postmaster[256];     /* POSTMASTER: "" = failures of null-sender mail are dropped */
 	char double_bounce[300];  /* double-bounce@MYHOSTNAME: the sender of postmaster notices */
+	struct spool sp;          /* last: 9 KiB, allocated with the rest */
 };
 
 /* What an attempt's code says: "error" or "error2" a failure, "ok", "ok2" or "ok3" a delivery,
@@ -451,13 +452,11 @@ int errormail_main(int argc, char **argv)
 		return rc;
 	applet_log_setup(&c, NULL, 0, 0);
 	struct em *em = calloc(1, sizeof *em);
-	struct spool *sp = calloc(1, sizeof *sp);
-	if (!em || !sp) {
-		free(em);
-		free(sp);
+	if (!em) {
 		conf_free(&c);
 		return EX_OSERR;
 	}
+	struct spool *sp = &em->sp;
 	rc = setup(em, &c);
 	if (!rc && spool_open(sp, conf_str(&c, CK_SPOOL), 0, -1) < 0)
 		rc = EX_TEMPFAIL;
@@ -469,6 +468,5 @@ int errormail_main(int argc, char **argv)
 		rc = debug_id ? by_hand(em, sp, debug_id) : ta_main_loop(sp, NULL, &ops, em, NULL);
 	}
 	free(em);
-	free(sp);
 	return rc;
 }
