@@ -361,14 +361,13 @@ static int by_hand(struct em *em, const struct spool *sp, const char *id)
 		return EX_NOINPUT;
 	}
 	close(fd);
-	size_t *mine = calloc(job.msg.nrcpt ? job.msg.nrcpt : 1, sizeof *mine);
-	char *taken = calloc(job.msg.nrcpt ? job.msg.nrcpt : 1, 1);
-	if (!mine || !taken) {
-		free(mine);
-		free(taken);
+	size_t nr = job.msg.nrcpt ? job.msg.nrcpt : 1;
+	size_t *mine = calloc(nr, sizeof *mine + 1); /* and taken[nr] after it */
+	if (!mine) {
 		spool_msg_free(&job.msg);
 		return EX_OSERR;
 	}
+	char *taken = (char *)(mine + nr);
 	size_t jobs = 0;
 	for (size_t i = 0; i < job.msg.nrcpt; i++) {
 		if (taken[i] || !waits_for_report(&job.msg, i))
@@ -388,7 +387,6 @@ static int by_hand(struct em *em, const struct spool *sp, const char *id)
 	if (!jobs)
 		fprintf(stderr, "errormail: %s: no failed recipient waits for a report\n", id);
 	free(mine);
-	free(taken);
 	spool_msg_free(&job.msg);
 	return 0;
 }
