@@ -501,15 +501,15 @@ static void deliver_rcpt(struct local *L, struct ta_job *job, size_t idx, int fd
 		L->copy_buf = malloc(DL_COPY_BUF); /* kept: no mmap/munmap per delivery */
 	struct dl_msg m = {fd, job->msg.body_off, job->msg.size, job->msg.sender ? job->msg.sender : "", rcpt, time(NULL),
 	                   L->copy_buf};
-	struct dl_result *res = calloc(x.n, sizeof *res);
-	const char **addrs = calloc(x.n, sizeof *addrs);
-	if (!res || !addrs) {
-		free(res);
-		free(addrs);
+	/* the targets' submit addresses, then their results, one calloc */
+	_Static_assert(_Alignof(struct dl_result) <= _Alignof(const char *), "results after the pointers");
+	const char **addrs = calloc(x.n, sizeof *addrs + sizeof(struct dl_result));
+	if (!addrs) {
 		expansion_free(&x);
 		report(job, idx, TA_DEFERRED, "delayed", "4.3.0", "out of memory", NULL);
 		return;
 	}
+	struct dl_result *res = (struct dl_result *)(addrs + x.n);
 	for (size_t i = 0; i < x.n; i++)
 		if (x.t[i].kind != DK_REMOTE)
 			deliver_target(L, &x.t[i], &m, &res[i]);
@@ -568,7 +568,6 @@ static void deliver_rcpt(struct local *L, struct ta_job *job, size_t idx, int fd
 			str_fmt(text, sizeof text, "delivered to %zu targets", nok);
 		report(job, idx, TA_OK, action, "2.0.0", text, NULL);
 	}
-	free(res);
 	free(addrs);
 	expansion_free(&x);
 }
