@@ -158,6 +158,7 @@ struct thread {
 	struct ring *ring;            /* NULL: no clause with a command matches */
 	struct chan *chan;
 	struct job *head, *tail;
+	char *name;                   /* "channel\0host", in the same allocation behind the struct */
 	char *host;                   /* into name */
 	unsigned nready;
 	int running;                  /* TAs attached */
@@ -169,7 +170,6 @@ struct thread {
 	long long kicked_until;       /* queueonly: a Q/R trigger lets it run until then */
 	struct sc_params p;
 	struct sfb fb;                /* its concurrency (issue 14 point 2) */
-	char name[];                  /* "channel\0host" */
 };
 
 enum sta_state { STA_STARTING, STA_BUSY, STA_IDLE, STA_CLOSING };

@@ -69,6 +69,7 @@ struct thread *st_get(struct sched *s, const char *channel, const char *host, in
 		log_msg(LOG_ERR, NULL, "out of memory for thread %s/%s", channel, host);
 		return NULL;
 	}
+	t->name = (char *)(t + 1);
 	memcpy(t->name, channel, cl + 1);
 	t->host = t->name + cl + 1;
 	memcpy(t->host, host, hl + 1);
