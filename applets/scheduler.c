@@ -267,7 +267,7 @@ static int lock_pidfile(const char *spool, int *unclean)
 	}
 	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0) {
-		log_msg(LOG_ERR, NULL, "open %s: %s", path, strerror(errno));
+		log_syserr(NULL, "open", path, NULL);
 		return -1;
 	}
 	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
@@ -399,7 +399,7 @@ int scheduler_main(int argc, char **argv)
 		return EX_TEMPFAIL;
 	}
 	if (!fg && daemonize(&o.so.readyfd) < 0) {
-		log_msg(LOG_ERR, NULL, "cannot become a daemon: %s", strerror(errno));
+		log_syserr(NULL, "cannot become", "a daemon", NULL);
 		conf_free(&c);
 		return EX_OSERR;
 	}
@@ -434,7 +434,7 @@ int scheduler_main(int argc, char **argv)
 	sched_free(s);
 	free(s);
 	if (ftruncate(pidfd, 0) < 0)
-		log_msg(LOG_ERR, NULL, "truncating scheduler.pid: %s", strerror(errno));
+		log_syserr(NULL, "truncating", "scheduler.pid", NULL);
 	pid_reserve(pidfd);
 	close(pidfd);
 	conf_free(&c);

@@ -55,7 +55,7 @@ static int open_append(const char *path)
 {
 	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
 	if (fd < 0)
-		log_msg(LOG_ERR, NULL, "open %s: %s", path, strerror(errno));
+		log_syserr(NULL, "open", path, NULL);
 	return fd;
 }
 

@@ -92,7 +92,7 @@ static void stat_line(struct sched *s, const struct qmsg *m, const char *state, 
 	int n = snprintf(line, sizeof line, "%s %lld %lld %s %s/%s\n", m->id, dt1, s->now - m->arrival, state,
 	                 t ? t->name : "-", t ? t->host : "-");
 	if (n > 0 && n < (int)sizeof line && write(s->stats_fd, line, (size_t)n) < 0)
-		log_msg(LOG_ERR, NULL, "statistics log: %s", strerror(errno));
+		log_syserr(NULL, "statistics", "log", NULL);
 }
 
 /* 1 when every recipient is done and no job points at m: settle() removes it this turn. */
@@ -116,7 +116,7 @@ static void turn_sync(struct sched *s)
 		if (m->fd < 0)
 			continue;
 		if (m->dirty && !s->conf.msgwriteasync && !finished(m) && fdatasync(m->fd) < 0)
-			log_msg(LOG_ERR, m->id, "fdatasync of the control file: %s", strerror(errno));
+			log_syserr(m->id, "fdatasync of the", "control file", NULL);
 		crash_point("fdatasync", m->id);
 		m->dirty = 0;
 		/* a job is out: its report comes in a later turn and writes here (D2), so the file
@@ -146,7 +146,7 @@ static int msg_open(struct sched *s, struct qmsg *m)
 	if (m->fd < 0)
 		m->fd = openat(AT_FDCWD, path, O_RDWR | O_CLOEXEC);
 	if (m->fd < 0) {
-		log_msg(LOG_ERR, m->id, "open %s: %s", path, strerror(errno));
+		log_syserr(m->id, "open", path, NULL);
 		return -1;
 	}
 	s->turn_fds++;

@@ -136,7 +136,7 @@ static struct sta *sta_spawn(struct sched *s, struct thread *thr)
 	}
 	int sv[2] = {-1, -1};
 	if (!s->agent_ops && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
-		log_msg(LOG_ERR, NULL, "socketpair for %s: %s", argv[0], strerror(errno));
+		log_syserr(NULL, "socketpair for", argv[0], NULL);
 		return NULL;
 	}
 	/* everything the parent needs, before the fork: out of memory is a start that failed, and
@@ -160,7 +160,7 @@ static struct sta *sta_spawn(struct sched *s, struct thread *thr)
 	} else
 		pid = fork();
 	if (pid < 0) {
-		log_msg(LOG_ERR, NULL, "fork for %s: %s", argv[0], strerror(errno));
+		log_syserr(NULL, "fork for", argv[0], NULL);
 	undo:
 		free(t);
 		free(rbuf);
