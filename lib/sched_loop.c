@@ -318,10 +318,7 @@ static long long min_t(long long a, long long b)
  * (docs/scheduler.md "Clock jumps"). */
 static void clock_jump(struct sched *s)
 {
-	struct timespec w, m;
-	clock_gettime(CLOCK_REALTIME, &w);
-	clock_gettime(CLOCK_MONOTONIC, &m);
-	long long d = (long long)w.tv_sec - (long long)m.tv_sec;
+	long long d = (long long)time(NULL) - clock_mono_ms() / 1000;
 	long long was = s->wall_mono;
 	s->wall_mono = d;
 	if (!was || (d - was < 60 && was - d < 60))
@@ -508,15 +505,16 @@ int sched_run(struct sched *s)
 		}
 		log_flush();
 		int r = ppoll(pfd, n, tsp, &orig);
-		if (r < 0 && errno == ENOMEM) {
+		if (r < 0 && errno != EINTR) {
+			int e = errno;
+			log_msg(LOG_ERR, NULL, "poll: %s", strerror(e));
+			if (e != ENOMEM) {
+				rc = EX_OSERR;
+				break;
+			}
 			/* the kernel's memory: wait a moment and go on */
-			log_msg(LOG_ERR, NULL, "poll: %s", strerror(errno));
 			struct timespec pause = {1, 0};
 			nanosleep(&pause, NULL);
-		} else if (r < 0 && errno != EINTR) {
-			log_msg(LOG_ERR, NULL, "poll: %s", strerror(errno));
-			rc = EX_OSERR;
-			break;
 		}
 		if (r <= 0) {
 			pfd[0].revents = 0;
