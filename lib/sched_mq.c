@@ -228,17 +228,11 @@ static void show_snmp(struct sched *s, struct mq_client *c)
 			transit += m->r[i].tag == RT_TRANSIT;
 			waiting += m->r[i].tag == RT_NEW || m->r[i].tag == RT_DEFERRED;
 		}
-	say(c, "messages-in-memory: %ld", s->count);
-	say(c, "recipients-in-transit: %lu", transit);
-	say(c, "recipients-waiting: %lu", waiting);
-	say(c, "threads: %ld", s->nthreads);
-	say(c, "transport-agents: %d", s->ntas);
-	say(c, "more-on-disk: %s", s->disk_more ? "yes" : "no");
-	say(c, "delivered: %lu", s->delivered);
-	say(c, "failed: %lu", s->failed);
-	say(c, "deferred: %lu", s->deferred);
-	say(c, "lost: %lu", s->lost);
-	say(c, "agents-started: %lu", s->started);
+	/* one say() for the eleven lines: none starts with a dot, and all fit its buffer */
+	say(c, "messages-in-memory: %ld\nrecipients-in-transit: %lu\nrecipients-waiting: %lu\nthreads: %ld\n"
+	    "transport-agents: %d\nmore-on-disk: %s\ndelivered: %lu\nfailed: %lu\ndeferred: %lu\nlost: %lu\n"
+	    "agents-started: %lu", s->count, transit, waiting, s->nthreads, s->ntas, s->disk_more ? "yes" : "no",
+	    s->delivered, s->failed, s->deferred, s->lost, s->started);
 }
 
 static void show_threads(struct sched *s, struct mq_client *c, int full)
