@@ -29,21 +29,19 @@ static const char *next_word(const char *p, size_t n, size_t *i, size_t *wl)
 
 static unsigned attr_bits(const char *p, size_t n)
 {
-	static const struct {
-		const char *name;
-		unsigned bit;
-	} names[] = {{"ALL", MQA_ALL}, {"SNMP", MQA_SNMP}, {"QQ", MQA_QQ}, {"TT", MQA_TT}, {"ETRN", MQA_ETRN}, {"KILL", MQA_KILL}};
+	/* each name behind its bits (one string, no table of pointers) */
+	static const char names[] = "\037ALL\0\001SNMP\0\002QQ\0\004TT\0\010ETRN\0\020KILL\0";
+	_Static_assert(MQA_ALL == 037 && MQA_SNMP == 1 && MQA_QQ == 2 && MQA_TT == 4 && MQA_ETRN == 010 &&
+	               MQA_KILL == 020, "names[] holds the MQA_ bits");
 	unsigned bits = 0;
 	size_t i = 0, wl;
-	for (const char *w; (w = next_word(p, n, &i, &wl));) {
-		size_t j = 0;
-		for (; j < ARRAY_LEN(names); j++)
-			if (strlen(names[j].name) == wl && !memcmp(names[j].name, w, wl))
-				break;
+	for (const char *w; (w = next_word(p, n, &i, &wl));)
 		/* unknown tokens are the seed's "work in progress" (SMTPIP...): not ours, ignored */
-		if (j < ARRAY_LEN(names))
-			bits |= names[j].bit;
-	}
+		for (const char *t = names; *t; t += strlen(t) + 1)
+			if (strlen(t + 1) == wl && !memcmp(t + 1, w, wl)) {
+				bits |= (unsigned char)*t;
+				break;
+			}
 	return bits;
 }
 
