@@ -149,19 +149,19 @@ int mqauth_read(const char *path, uid_t owner, char *buf, size_t size, size_t *l
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
+	const char *why = NULL;
+	ssize_t n = -1;
+	/* one error path: errno of open, fstat or read (a close that succeeds leaves it) */
+	if (fd >= 0 && fstat(fd, &st) == 0) {
+		why = !S_ISREG(st.st_mode) ? "not a regular file" :
+		      (st.st_mode & 07777) != 0600 ? "not mode 0600 (it holds passwords)" :
+		      st.st_uid != owner ? "not owned by the scheduler's user" :
+		      (size_t)st.st_size >= size ? "too large" : NULL;
+		n = why ? -1 : read(fd, buf, size - 1);
 	}
-	const char *why = !S_ISREG(st.st_mode) ? "not a regular file" :
-	                  (st.st_mode & 07777) != 0600 ? "not mode 0600 (it holds passwords)" :
-	                  st.st_uid != owner ? "not owned by the scheduler's user" :
-	                  (size_t)st.st_size >= size ? "too large" : NULL;
-	ssize_t n = why ? -1 : read(fd, buf, size - 1);
-	close(fd);
-	if (why || n < 0) {
+	if (fd >= 0)
+		close(fd);
+	if (n < 0) {
 		snprintf(err, errlen, "%s: %s", path, why ? why : strerror(errno));
 		return -1;
 	}
