@@ -131,16 +131,17 @@ static void turn_sync(struct sched *s)
 	s->turn_fds = 0;
 }
 
-static int msg_open(struct sched *s, struct qmsg *m)
+/* The control file's descriptor, and its path in path (SPOOL_PATH_MAX bytes) for the caller's
+ * messages. */
+static int msg_open(struct sched *s, struct qmsg *m, char *path)
 {
+	ctl_path(s, m, path, SPOOL_PATH_MAX);
 	if (m->fd >= 0) {
 		sched_touch(s, m); /* kept from an earlier turn: this turn's writes are synced with it */
 		return m->fd;
 	}
 	if (s->turn_fds >= TURN_FDS_MAX)
 		turn_sync(s);
-	char path[SPOOL_PATH_MAX];
-	ctl_path(s, m, path, sizeof path);
 	/* just picked up: the file pick-up made is still open (its sync comes after the hand-out) */
 	m->fd = spool_pending_lend(&s->sp, m->id);
 	if (m->fd < 0)
@@ -170,7 +171,8 @@ static int rcpt_by_off(const struct qmsg *m, long long off)
 /* One pwrite of recipient i's status field from its in-memory state. */
 static int write_status(struct sched *s, struct qmsg *m, unsigned i)
 {
-	int fd = msg_open(s, m);
+	char path[SPOOL_PATH_MAX];
+	int fd = msg_open(s, m, path);
 	if (fd < 0)
 		return -1;
 	struct spool_rcpt sr;
@@ -180,8 +182,6 @@ static int write_status(struct sched *s, struct qmsg *m, unsigned i)
 	sr.tries = m->r[i].tries;
 	sr.next = m->r[i].next;
 	sr.off = m->r[i].off;
-	char path[SPOOL_PATH_MAX];
-	ctl_path(s, m, path, sizeof path);
 	if (spool_rcpt_update(fd, &sr, path) < 0)
 		return -1;
 	m->dirty = 1;
@@ -191,7 +191,8 @@ static int write_status(struct sched *s, struct qmsg *m, unsigned i)
 static int write_attempt(struct sched *s, struct qmsg *m, unsigned i, const char *code, const char *action,
                          const char *enh, const char *remote, const char *text)
 {
-	int fd = msg_open(s, m);
+	char path[SPOOL_PATH_MAX];
+	int fd = msg_open(s, m, path);
 	if (fd < 0)
 		return -1;
 	struct spool_attempt a;
@@ -203,8 +204,6 @@ static int write_attempt(struct sched *s, struct qmsg *m, unsigned i, const char
 	str_lcpy(a.enh, enh && *enh ? enh : "-", sizeof a.enh);
 	a.remote = remote && *remote ? (char *)remote : NULL;
 	a.text = (char *)(text ? text : "");
-	char path[SPOOL_PATH_MAX];
-	ctl_path(s, m, path, sizeof path);
 	if (spool_attempt_append_at(fd, &a, path, &m->ctl_end) < 0)
 		return -1;
 	m->dirty = 1;
@@ -228,9 +227,8 @@ static const char *thr_desc(const struct thread *t, char *buf, size_t size)
 
 static int record_append(struct sched *s, struct qmsg *m, const char *line)
 {
-	int fd = msg_open(s, m);
 	char path[SPOOL_PATH_MAX];
-	ctl_path(s, m, path, sizeof path);
+	int fd = msg_open(s, m, path);
 	if (fd < 0 || spool_record_append_at(fd, line, path, &m->ctl_end) < 0)
 		return -1;
 	m->dirty = 1;
