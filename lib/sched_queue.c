@@ -841,9 +841,8 @@ static int pid_is_ta(struct sched *s, long pid)
 			break;
 		const char *base = strrchr(a[k], '/');
 		base = base ? base + 1 : a[k];
-		static const char *const applets[] = {"local", "smtp", "errormail", "hold"};
-		for (size_t i = 0; i < ARRAY_LEN(applets); i++)
-			if (!strcmp(base, applets[i]))
+		for (const char *ap = "local\0smtp\0errormail\0hold\0"; *ap; ap += strlen(ap) + 1)
+			if (!strcmp(base, ap))
 				return 1;
 		for (size_t i = 0; i < s->conf.n; i++) {
 			const char *c = s->conf.cl[i].command;
