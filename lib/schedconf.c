@@ -854,10 +854,9 @@ static int env_word(const char *w)
 int sc_command_split(const char *command, const char *channel, const char *host, const char *logdir,
                      char *buf, size_t size, char *argv[SC_ARGV_MAX + 1], char *env[SC_ARGV_MAX + 1])
 {
-	static const struct {
-		const char *name;
-		int which;
-	} subst[] = {{"${channel}", 0}, {"$channel", 0}, {"${host}", 1}, {"$host", 1}, {"${LOGDIR}", 2}, {"$LOGDIR", 2}};
+	/* each variable behind the number of its value in rep[] (one string, no table of pointers) */
+	static const char subst[] = "\1${channel}\0\1$channel\0\2${host}\0\2$host\0\3${LOGDIR}\0\3$LOGDIR\0";
+	const char *const reps[3] = {channel, host, logdir};
 	/* a host that looks like an option must not become one in the TA's argv */
 	if (host[0] == '-' && host[1])
 		return -1;
@@ -866,10 +865,10 @@ int sc_command_split(const char *command, const char *channel, const char *host,
 		const char *rep = NULL;
 		size_t skip = 0;
 		if (*p == '$')
-			for (size_t i = 0; i < ARRAY_LEN(subst); i++)
-				if (str_starts(p, subst[i].name)) {
-					rep = subst[i].which == 0 ? channel : subst[i].which == 1 ? host : logdir;
-					skip = strlen(subst[i].name);
+			for (const char *t = subst; *t; t += strlen(t) + 1)
+				if (str_starts(p, t + 1)) {
+					rep = reps[*t - 1];
+					skip = strlen(t + 1);
 					break;
 				}
 		if (rep) {
