@@ -408,7 +408,7 @@ int scheduler_main(int argc, char **argv)
 	 * sched_run has its handlers, which lets them through */
 	sigset_t early;
 	sigemptyset(&early);
-	static const int stops[] = {SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM};
+	static const unsigned char stops[] = {SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM};
 	for (size_t i = 0; i < ARRAY_LEN(stops); i++)
 		sigaddset(&early, stops[i]);
 	sigprocmask(SIG_BLOCK, &early, NULL);

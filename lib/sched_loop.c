@@ -40,7 +40,8 @@ static void on_signal(int sig)
 	}
 }
 
-static const int handled[] = {SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM, SIGCHLD};
+static const unsigned char handled[] = { /* (signal numbers fit a byte) */
+	SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM, SIGCHLD};
 
 void sched_log_report(void *ctx, const char *file, int line, const char *reason)
 {

@@ -174,7 +174,7 @@ static struct sta *sta_spawn(struct sched *s, struct thread *thr)
 	if (pid == 0 && !s->agent_ops) {
 		sigset_t all;
 		sigemptyset(&all);
-		static const int sigs[] = {SIGTERM, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM, SIGCHLD, SIGINT, SIGPIPE};
+		static const unsigned char sigs[] = {SIGTERM, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM, SIGCHLD, SIGINT, SIGPIPE};
 		for (size_t i = 0; i < ARRAY_LEN(sigs); i++)
 			signal(sigs[i], SIG_DFL);
 		sigprocmask(SIG_SETMASK, &all, NULL);
