@@ -560,14 +560,6 @@ static void close_idle_in(struct sched *s, int xc)
 		}
 }
 
-static int sta_live(const struct sched *s)
-{
-	int n = 0;
-	for (const struct sta *t = s->tas; t; t = t->next)
-		n++;
-	return n;
-}
-
 /* More TAs for a thread with ready jobs, within the limits. */
 static void staff(struct sched *s, struct thread *thr)
 {
@@ -601,7 +593,7 @@ static void staff(struct sched *s, struct thread *thr)
 			feed(s, t);
 			continue;
 		}
-		int live = sta_live(s);
+		int live = s->ntas; /* every agent in s->tas, as sta_spawn and sta_gone count them */
 		if (!sched_may_start(&thr->p, s->maxta_fd, live, count_ring_tas(thr->ring), thr->chan->running,
 		                     thr->running)) {
 			if (live >= sched_maxta(&thr->p, s->maxta_fd))
