@@ -382,10 +382,9 @@ int scheduler_main(int argc, char **argv)
 	schedconf_init(&check);
 	int errors = schedconf_load(&check, o.so.conf_path, o.so.conf_missing_ok, conf_report_stderr, &ctx);
 	schedconf_free(&check);
-	if (errors) {
-		conf_free(&c);
-		return EX_CONFIG;
-	}
+	rc = EX_CONFIG;
+	if (errors)
+		goto out;
 	struct reload_ctx rctx;
 	memset(&rctx, 0, sizeof rctx);
 	rctx.spool = spool;
@@ -394,14 +393,13 @@ int scheduler_main(int argc, char **argv)
 	o.so.relay = rctx.relay;
 	o.so.reload_hook = reload_conf;
 	o.so.reload_ctx = &rctx;
-	if (fio_mkdirs(spool, 0755) < 0) {
-		conf_free(&c);
-		return EX_TEMPFAIL;
-	}
+	rc = EX_TEMPFAIL;
+	if (fio_mkdirs(spool, 0755) < 0)
+		goto out;
 	if (!fg && daemonize(&o.so.readyfd) < 0) {
 		log_syserr(NULL, "cannot become", "a daemon", NULL);
-		conf_free(&c);
-		return EX_OSERR;
+		rc = EX_OSERR;
+		goto out;
 	}
 	/* from the moment the pid is visible a TERM must be a clean stop, not the default death that
 	 * leaves the pid in the file (the next start would take it for a crash): held back until
@@ -414,10 +412,8 @@ int scheduler_main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &early, NULL);
 	int unclean = 0;
 	int pidfd = lock_pidfile(spool, &unclean);
-	if (pidfd < 0) {
-		conf_free(&c);
-		return EX_TEMPFAIL;
-	}
+	if (pidfd < 0)
+		goto out; /* rc is EX_TEMPFAIL */
 	if (unclean) {
 		log_msg(LOG_NOTICE, NULL, "the last scheduler did not stop cleanly: checking the whole queue");
 		o.so.full_scan = 1;
@@ -425,8 +421,8 @@ int scheduler_main(int argc, char **argv)
 	struct sched *s = malloc(sizeof *s);
 	if (!s) {
 		close(pidfd);
-		conf_free(&c);
-		return EX_OSERR;
+		rc = EX_OSERR;
+		goto out;
 	}
 	rc = sched_init(s, &o.so, spool);
 	if (!rc)
@@ -437,6 +433,7 @@ int scheduler_main(int argc, char **argv)
 		log_syserr(NULL, "truncating", "scheduler.pid", NULL);
 	pid_reserve(pidfd);
 	close(pidfd);
+out:
 	conf_free(&c);
 	return rc;
 }
