@@ -312,6 +312,8 @@ int st_enqueue(struct sched *s, struct thread *t, struct qmsg *m);
 void st_block(struct sched *s, struct thread *t, long long until);
 struct job *st_pop(struct thread *t);
 void st_push_back(struct thread *t, struct job *j);
+/* t joins the end of its ring's ready list (none without a ring). */
+void st_ring_append(struct thread *t);
 /* After a reload: every thread's clause and ring again (old rings become stale). */
 void st_reresolve(struct sched *s);
 void st_free_all(struct sched *s);

@@ -719,15 +719,9 @@ void sta_dispatch(struct sched *s)
 				if (thr->nready)
 					staff(s, thr);
 			}
-			if (thr->nready) {
-				thr->on_ring = 1;
-				thr->rnext = NULL;
-				if (r->tail)
-					r->tail->rnext = thr;
-				else
-					r->head = thr;
-				r->tail = thr;
-			} else if (!thr->refs && !thr->running) {
+			if (thr->nready)
+				st_ring_append(thr); /* thr->ring is r */
+			else if (!thr->refs && !thr->running) {
 				thr->refs = 1;
 				st_put(s, thr);
 			}

@@ -118,8 +118,7 @@ static struct spr_job *preempt_add(struct thread *t, struct qmsg *m)
 	return spr_add(&t->ring->pl, m, m->arrival);
 }
 
-/* t joins the end of its ring's ready list (none without a ring). */
-static void ring_append(struct thread *t)
+void st_ring_append(struct thread *t)
 {
 	if (!t->ring)
 		return;
@@ -142,7 +141,7 @@ int st_enqueue(struct sched *s, struct thread *t, struct qmsg *m)
 	m->jobs++;
 	st_push_back(t, j);
 	if (!t->on_ring)
-		ring_append(t);
+		st_ring_append(t);
 	(void)s;
 	return 0;
 }
@@ -163,7 +162,7 @@ void st_reresolve(struct sched *s)
 			for (struct job *j = t->head; j; j = j->next)
 				j->pj = preempt_add(t, j->m);
 			if (t->nready)
-				ring_append(t);
+				st_ring_append(t);
 		}
 }
 
