@@ -210,6 +210,10 @@ struct sta {
 /* Outcomes of a report. */
 enum sched_outcome { SO_DELIVERED, SO_FAILED, SO_DEFERRED, SO_DEFERALL, SO_RETRYAT, SO_UNKNOWN };
 enum sched_outcome sched_outcome_of(const char *status);
+/* FNV-1a: h (SCHED_FNV_INIT to start) over the string p. One copy for the message and thread
+ * hashes and the retry spot. */
+#define SCHED_FNV_INIT 2166136261u
+unsigned sched_fnv(unsigned h, const char *p);
 /* Next attempt after the tries-th deferral (tries counts finished attempts before this one):
  * now + interval x retries[tries]; past the end of the sequence the position jumps to a spot
  * chosen from (id, lap) and runs to the end again (the seed's random re-entry, reproducible).

@@ -29,10 +29,7 @@
 
 static unsigned hash_id(const char *id)
 {
-	unsigned h = 2166136261u;
-	while (*id)
-		h = (h ^ (unsigned char)*id++) * 16777619u;
-	return h;
+	return sched_fnv(SCHED_FNV_INIT, id);
 }
 
 struct qmsg *sq_find(struct sched *s, const char *id)

@@ -10,13 +10,7 @@
 
 static unsigned hash_thr(const char *chan, const char *host, int is_error)
 {
-	unsigned h = 2166136261u + (unsigned)is_error;
-	for (const char *p = chan; *p; p++)
-		h = (h ^ (unsigned char)*p) * 16777619u;
-	h = (h ^ '/') * 16777619u;
-	for (const char *p = host; *p; p++)
-		h = (h ^ (unsigned char)*p) * 16777619u;
-	return h;
+	return sched_fnv(sched_fnv(sched_fnv(SCHED_FNV_INIT + (unsigned)is_error, chan), "/"), host);
 }
 
 /* The ring of clause (made with its recipient pools from p, the clause's resolved keys). */
