@@ -1012,18 +1012,10 @@ static int load(struct sched *s, const char *id, long long due, struct spool_msg
 	return load_msg(s, id, due, &sm, fd);
 }
 
-static int domain_match(const char *host, const char *domain)
-{
-	size_t h = strlen(host), d = strlen(domain);
-	if (h == d)
-		return str_caseeq(host, domain);
-	return h > d && host[h - d - 1] == '.' && str_caseeq(host + h - d, domain);
-}
-
 /* Trigger Q or R<domain> (the seed's ETRN): recipient r, when waiting, is due now. */
 static int kick(struct sched *s, struct qrcpt *r, const char *domain)
 {
-	if ((r->tag != RT_NEW && r->tag != RT_DEFERRED) || (domain && !domain_match(r->thr->host, domain)))
+	if ((r->tag != RT_NEW && r->tag != RT_DEFERRED) || (domain && !sc_domain_match(r->thr->host, domain)))
 		return 0;
 	r->next = s->now;
 	r->thr->blocked_until = 0;

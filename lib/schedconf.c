@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 /* Seed 000's example configuration, with our applets as the commands. group=daemon is left out:
  * a minimal image may have no such group, and a TA that cannot start delivers nothing; so is
@@ -577,20 +576,25 @@ static void hostclass(struct parser *ps, const char *v)
 	a[c->nhc++] = (struct sc_hostclass){d, (int)x, ps->line, 0};
 }
 
+int sc_domain_match(const char *host, const char *domain)
+{
+	size_t h = strlen(host), d = strlen(domain);
+	if (h == d)
+		return str_caseeq(host, domain);
+	return h > d && host[h - d - 1] == '.' && str_caseeq(host + h - d, domain);
+}
+
 int schedconf_hostclass(const struct schedconf *c, const char *host)
 {
-	size_t hl = strlen(host);
 	for (size_t i = 0; i < c->nhc; i++) {
 		const char *p = c->hc[i].pat;
 		if (p[0] == '*' && !p[1])
 			return (int)i;
 		if (p[0] == '*') {
 			/* "*.domain": the domain itself and every name ending in ".domain" */
-			size_t dl = strlen(p + 2);
-			if ((hl == dl && !strcasecmp(host, p + 2)) ||
-			    (hl > dl && host[hl - dl - 1] == '.' && !strcasecmp(host + hl - dl, p + 2)))
+			if (sc_domain_match(host, p + 2))
 				return (int)i;
-		} else if (!strcasecmp(host, p)) {
+		} else if (str_caseeq(host, p)) {
 			return (int)i;
 		}
 	}
