@@ -209,8 +209,17 @@ static int repair_one(void *ctx, const char *id, long long t)
 {
 	struct idset *c = ctx;
 	(void)t;
-	if (c->ids && bsearch(id, c->ids, c->n, sizeof *c->ids, cmp_id))
-		return 0;
+	/* indexed already: a binary search of the sorted ids (not bsearch, which only this used) */
+	for (size_t lo = 0, hi = c->n; lo < hi;) {
+		size_t mid = (lo + hi) / 2;
+		int d = strcmp(id, c->ids[mid]);
+		if (!d)
+			return 0;
+		if (d < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
 	if (spool_due_move(&c->s->sp, id, 0, c->s->now) == 0) {
 		log_msg(LOG_NOTICE, id, "queued message had no due index entry: given one");
 		c->fixed++;

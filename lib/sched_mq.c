@@ -266,8 +266,16 @@ static void command(struct sched *s, struct mq_client *c, char *line)
 {
 	char *w[4] = {NULL, NULL, NULL, NULL};
 	int n = 0;
-	for (char *p = strtok(line, " \t"); p && n < 4; p = strtok(NULL, " \t"))
+	/* the first four words, as strtok would cut them (without pulling strtok in) */
+	for (char *p = line; n < 4;) {
+		p += strspn(p, " \t");
+		if (!*p)
+			break;
 		w[n++] = p;
+		p += strcspn(p, " \t");
+		if (*p)
+			*p++ = 0;
+	}
 	if (!n)
 		return;
 	struct {
