@@ -181,8 +181,13 @@ static struct sta *sta_spawn(struct sched *s, struct thread *thr)
 		sigprocmask(SIG_SETMASK, &all, NULL);
 		if (dup2(sv[1], 0) < 0 || dup2(sv[1], 1) < 0)
 			_exit(127);
-		for (int k = 0; env[k]; k++)
-			putenv(env[k]);
+		for (int k = 0; env[k]; k++) {
+			/* NAME=value (sc_command_split checked the '='): setenv, which the applet links
+			 * anyway, not putenv only for this */
+			char *eq = strchr(env[k], '=');
+			*eq = 0;
+			setenv(env[k], eq + 1, 1);
+		}
 		if (drop_to(&ids) < 0) {
 			dprintf(2, "spoolbox/scheduler: TA %s: cannot become user %s group %s\n", argv[0],
 			        thr->p.user ? thr->p.user : "-", thr->p.group ? thr->p.group : "-");
