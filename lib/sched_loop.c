@@ -382,10 +382,11 @@ int sched_run(struct sched *s)
 		sigaction(handled[i], &sa, NULL);
 	}
 	signal(SIGPIPE, SIG_IGN);
+	/* the applet may have blocked them since it wrote its pid: they wait for ppoll, not kill.
+	 * orig, ppoll's mask, is the mask without them: unblocked (one pending now only sets its
+	 * flag, the handlers are in place), then blocked again with orig saved (no sigdelset) */
+	sigprocmask(SIG_UNBLOCK, &block, NULL);
 	sigprocmask(SIG_BLOCK, &block, &orig);
-	/* the applet may have blocked them since it wrote its pid: they wait for ppoll, not kill */
-	for (size_t i = 0; i < ARRAY_LEN(handled); i++)
-		sigdelset(&orig, handled[i]);
 
 	s->now = sclock_now(&s->clock);
 	/* a turn's log lines leave together, before the loop waits (issue 13 point 3) */
