@@ -116,7 +116,7 @@ static int listen_at(const char *path)
 
 static int listen_tcp(int port)
 {
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr = {htonl(INADDR_ANY)}};
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr = {INADDR_ANY}}; /* 0 in either byte order */
 	int one = 1;
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
@@ -414,7 +414,8 @@ static unsigned peer_attrs(struct sched *s, struct mq_client *c)
 		sl = sizeof sin;
 		if (getpeername(c->fd, (struct sockaddr *)&sin, &sl) < 0)
 			return 0;
-		c->ip = ntohl(sin.sin_addr.s_addr);
+		const unsigned char *b = (const unsigned char *)&sin.sin_addr.s_addr; /* network order */
+		c->ip = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
 	} else if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0) {
 		return 0;
 	}
