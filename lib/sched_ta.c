@@ -188,18 +188,26 @@ static struct sta *sta_spawn(struct sched *s, struct thread *thr)
 			*eq = 0;
 			setenv(env[k], eq + 1, 1);
 		}
-		if (drop_to(&ids) < 0) {
-			dprintf(2, "spoolbox/scheduler: TA %s: cannot become user %s group %s\n", argv[0],
-			        thr->p.user ? thr->p.user : "-", thr->p.group ? thr->p.group : "-");
-			_exit(127);
+		/* the complaint as one write to stderr (snprintf: the router links no dprintf else) */
+		const char *msg[4] = {"cannot become user ", thr->p.user ? thr->p.user : "-", " group ",
+		                      thr->p.group ? thr->p.group : "-"};
+		if (drop_to(&ids) == 0) {
+			if (argv[0][0] == '/')
+				execv(argv[0], argv);
+			else if (strchr(argv[0], '/'))
+				errno = EINVAL;
+			else
+				execv("/proc/self/exe", argv);
+			msg[0] = "exec: ";
+			msg[1] = strerror(errno);
+			msg[2] = msg[3] = "";
 		}
-		if (argv[0][0] == '/')
-			execv(argv[0], argv);
-		else if (strchr(argv[0], '/'))
-			errno = EINVAL;
-		else
-			execv("/proc/self/exe", argv);
-		dprintf(2, "spoolbox/scheduler: TA %s: exec: %s\n", argv[0], strerror(errno));
+		char line[sizeof abuf + 200];
+		int n = snprintf(line, sizeof line, "spoolbox/scheduler: TA %s: %s%s%s%s\n", argv[0], msg[0], msg[1], msg[2],
+		                 msg[3]);
+		if (n > 0 && write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1) < 0) {
+			/* nowhere else to say it */
+		}
 		_exit(127);
 	}
 	if (sv[1] >= 0)
