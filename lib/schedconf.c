@@ -633,8 +633,14 @@ static void param_line(struct parser *ps, const char *p)
 	}
 	struct schedconf *c = ps->c;
 	long long x;
-	if (!strcmp(name, "mailqpath") || !strcmp(name, "authfile")) {
-		char **slot = name[0] == 'm' ? &c->mailqpath : &c->authfile;
+	/* the parameters by their position in one string (no chain of strcmp calls); 8: unknown */
+	static const char params[] = "mailqpath\0authfile\0global-report-interval\0hostclass\0msgwriteasync\0"
+	                             "store-error-on-error\0message_recipient_limit\0message_recipient_minimum\0";
+	int k = 0;
+	for (const char *q = params; *q && strcmp(q, name); q += strlen(q) + 1)
+		k++;
+	if (k < 2) {
+		char **slot = k == 0 ? &c->mailqpath : &c->authfile;
 		if (!*val) {
 			bad(ps, "PARAM%s: empty value", name);
 			return;
@@ -644,26 +650,25 @@ static void param_line(struct parser *ps, const char *p)
 			return;
 		}
 		*slot = dup_val(ps, val);
-	} else if (!strcmp(name, "global-report-interval")) {
+	} else if (k == 2) {
 		if (parse_interval(val, &x) < 0) {
 			bad(ps, "PARAM%s: '%s' is not an interval", name, val);
 			return;
 		}
 		c->report_interval = x;
-	} else if (!strcmp(name, "hostclass")) {
+	} else if (k == 3) {
 		hostclass(ps, val);
-	} else if (!strcmp(name, "msgwriteasync") || !strcmp(name, "store-error-on-error") ||
-	           !strcmp(name, "message_recipient_limit") || !strcmp(name, "message_recipient_minimum")) {
+	} else if (k < 8) {
 		/* the recipient pools' (issue 14 point 5): the global pool of first batches, and every
 		 * message's own floor, at least 1 */
-		int pool = name[0] == 'm' && name[1] == 'e';
+		int pool = k >= 6;
 		if (parse_count(val, 10000000, &x) < 0 || (pool && x < 1)) {
 			bad(ps, "PARAM%s: '%s' is not a number from %d to 10000000", name, val, pool);
 			return;
 		}
 		if (pool)
-			*(name[18] == 'l' ? &c->rcpt_limit : &c->rcpt_minimum) = (long)x;
-		else if (name[0] == 'm')
+			*(k == 6 ? &c->rcpt_limit : &c->rcpt_minimum) = (long)x;
+		else if (k == 4)
 			c->msgwriteasync = x;
 		else {
 			c->store_error_on_error = x;
