@@ -10,6 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#define MQAUTH_STR2(x) #x
+#define MQAUTH_STR(x) MQAUTH_STR2(x) /* a limit's digits, into a message at compile time */
+
 /* The next blank-separated word of p (n bytes) at or after *i: its start and length (*wl),
  * *i moved past it; NULL when only blanks are left. Both lists of an entry are such words. */
 static const char *next_word(const char *p, size_t n, size_t *i, size_t *wl)
@@ -110,10 +113,9 @@ int mqauth_lookup(const char *text, size_t len, const char *user, uint32_t ip, c
 			n--;
 		if (!n || l[0] == '#')
 			continue;
-		if (n > MQAUTH_LINE_MAX) {
-			snprintf(err, errlen, "line %d: longer than %d bytes", lineno, MQAUTH_LINE_MAX);
-			return -1;
-		}
+		const char *why = "longer than " MQAUTH_STR(MQAUTH_LINE_MAX) " bytes";
+		if (n > MQAUTH_LINE_MAX)
+			goto bad;
 		/* user:password:attrs:acls (the password holds no ':', as the seed says) */
 		const char *f[4];
 		size_t fl[4];
@@ -125,13 +127,14 @@ int mqauth_lookup(const char *text, size_t len, const char *user, uint32_t ip, c
 				fl[nf++] = i - start;
 				start = i + 1;
 			}
-		if (nf != 4) {
-			snprintf(err, errlen, "line %d: expected user:password:attributes:addresses", lineno);
-			return -1;
-		}
+		why = "expected user:password:attributes:addresses";
+		if (nf != 4)
+			goto bad;
 		int m = list_match(f[3], fl[3], ip);
+		why = "addresses are [a.b.c.d]/len";
 		if (m < 0) {
-			snprintf(err, errlen, "line %d: addresses are [a.b.c.d]/len", lineno);
+		bad: /* one message for the three faults: "line N: why" */
+			snprintf(err, errlen, "line %d: %s", lineno, why);
 			return -1;
 		}
 		if (fl[0] != ulen || memcmp(f[0], user, ulen) || !m)
