@@ -141,7 +141,8 @@ static void reload(struct sched *s)
 /* A run of the queue: the first pass kicks every message in memory, even one tried earlier in
  * the same second (a link-up flush right after a deferral); the later passes, as memory frees
  * up, skip what was tried since the run began. */
-static void start_run(struct sched *s)
+/* noinline: one copy, not one per caller (docs/size.md) */
+__attribute__((noinline)) static void start_run(struct sched *s)
 {
 	s->runall_at = 0;
 	sq_scan(s, 1, s->runall_dom[0] ? s->runall_dom : NULL);

@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static unsigned hash_thr(const char *chan, const char *host, int is_error)
+/* noinline: one copy, not one per caller (docs/size.md) */
+__attribute__((noinline)) static unsigned hash_thr(const char *chan, const char *host, int is_error)
 {
 	return sched_fnv(sched_fnv(sched_fnv(SCHED_FNV_INIT + (unsigned)is_error, chan), "/"), host);
 }
@@ -104,7 +105,8 @@ void st_put(struct sched *s, struct thread *t)
 }
 
 /* The ring's preemption job of m, one entry more (issue 14 point 4, lib/sched_preempt.c). */
-static struct spr_job *preempt_add(struct thread *t, struct qmsg *m)
+/* noinline: one copy, not one per caller (docs/size.md) */
+__attribute__((noinline)) static struct spr_job *preempt_add(struct thread *t, struct qmsg *m)
 {
 	if (!ENABLE_PREEMPT || !t->ring)
 		return NULL;
