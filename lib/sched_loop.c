@@ -98,7 +98,8 @@ void sched_dump(struct sched *s)
 }
 
 /* The global recipient pool's keys from scheduler.conf, QUEUEHI as the seed's active limit. */
-static void pool_limits(struct sched *s)
+/* noinline: one copy, not one per caller (docs/size.md) */
+__attribute__((noinline)) static void pool_limits(struct sched *s)
 {
 	s->rp.limit = s->conf.rcpt_limit;
 	s->rp.minimum = s->conf.rcpt_minimum;
@@ -315,7 +316,8 @@ static int busy_tas(struct sched *s)
 	return n;
 }
 
-static long long min_t(long long a, long long b)
+/* noinline: one copy, not one per caller (docs/size.md) */
+__attribute__((noinline)) static long long min_t(long long a, long long b)
 {
 	if (!a)
 		return b;
