@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define BACKSTOP 60        /* seconds: incoming/ is looked at this often even without a trigger */
@@ -242,6 +243,14 @@ static void repair_scan(struct sched *s)
 	log_msg(LOG_INFO, NULL, "full queue scan: %zu indexed, %ld repaired", c.n, c.fixed);
 }
 
+/* getrlimit(RLIMIT_NOFILE) as lib/libc/setxid.c's setrlimit sets it: prlimit64 alone (musl's
+ * getrlimit adds a fallback for kernels without it, which the set side never had; noinline:
+ * one copy for the two calls) */
+__attribute__((noinline)) static int get_nofile(struct rlimit *rl)
+{
+	return (int)syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, 0, rl);
+}
+
 int sched_init(struct sched *s, const struct sched_opts *o, const char *spooldir)
 {
 	memset(s, 0, sizeof *s);
@@ -275,7 +284,7 @@ int sched_init(struct sched *s, const struct sched_opts *o, const char *spooldir
 	/* maxta 0: the descriptor limit, raised to its hard limit, minus about 20 (one socket per TA) */
 	struct rlimit rl;
 	long budget = 1024;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+	if (get_nofile(&rl) == 0) {
 		rlim_t want = rl.rlim_max;
 		if (want == RLIM_INFINITY || want > 65536)
 			want = 65536;
@@ -284,7 +293,7 @@ int sched_init(struct sched *s, const struct sched_opts *o, const char *spooldir
 		if (want > rl.rlim_cur) {
 			rl.rlim_cur = want;
 			setrlimit(RLIMIT_NOFILE, &rl);
-			getrlimit(RLIMIT_NOFILE, &rl);
+			get_nofile(&rl);
 		}
 		budget = (long)rl.rlim_cur;
 		if (s->o.maxfno > 0 && s->o.maxfno < budget)
