@@ -267,7 +267,7 @@ static int lock_pidfile(const char *spool, int *unclean)
 	}
 	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0) {
-		log_msg(LOG_ERR, NULL, "open %s: %s", path, strerror(errno));
+		log_syserr(NULL, "open", path, NULL);
 		return -1;
 	}
 	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
@@ -382,10 +382,9 @@ int scheduler_main(int argc, char **argv)
 	schedconf_init(&check);
 	int errors = schedconf_load(&check, o.so.conf_path, o.so.conf_missing_ok, conf_report_stderr, &ctx);
 	schedconf_free(&check);
-	if (errors) {
-		conf_free(&c);
-		return EX_CONFIG;
-	}
+	rc = EX_CONFIG;
+	if (errors)
+		goto out;
 	struct reload_ctx rctx;
 	memset(&rctx, 0, sizeof rctx);
 	rctx.spool = spool;
@@ -394,30 +393,27 @@ int scheduler_main(int argc, char **argv)
 	o.so.relay = rctx.relay;
 	o.so.reload_hook = reload_conf;
 	o.so.reload_ctx = &rctx;
-	if (fio_mkdirs(spool, 0755) < 0) {
-		conf_free(&c);
-		return EX_TEMPFAIL;
-	}
+	rc = EX_TEMPFAIL;
+	if (fio_mkdirs(spool, 0755) < 0)
+		goto out;
 	if (!fg && daemonize(&o.so.readyfd) < 0) {
-		log_msg(LOG_ERR, NULL, "cannot become a daemon: %s", strerror(errno));
-		conf_free(&c);
-		return EX_OSERR;
+		log_syserr(NULL, "cannot become", "a daemon", NULL);
+		rc = EX_OSERR;
+		goto out;
 	}
 	/* from the moment the pid is visible a TERM must be a clean stop, not the default death that
 	 * leaves the pid in the file (the next start would take it for a crash): held back until
 	 * sched_run has its handlers, which lets them through */
 	sigset_t early;
 	sigemptyset(&early);
-	static const int stops[] = {SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM};
+	static const unsigned char stops[] = {SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM};
 	for (size_t i = 0; i < ARRAY_LEN(stops); i++)
 		sigaddset(&early, stops[i]);
 	sigprocmask(SIG_BLOCK, &early, NULL);
 	int unclean = 0;
 	int pidfd = lock_pidfile(spool, &unclean);
-	if (pidfd < 0) {
-		conf_free(&c);
-		return EX_TEMPFAIL;
-	}
+	if (pidfd < 0)
+		goto out; /* rc is EX_TEMPFAIL */
 	if (unclean) {
 		log_msg(LOG_NOTICE, NULL, "the last scheduler did not stop cleanly: checking the whole queue");
 		o.so.full_scan = 1;
@@ -425,8 +421,8 @@ int scheduler_main(int argc, char **argv)
 	struct sched *s = malloc(sizeof *s);
 	if (!s) {
 		close(pidfd);
-		conf_free(&c);
-		return EX_OSERR;
+		rc = EX_OSERR;
+		goto out;
 	}
 	rc = sched_init(s, &o.so, spool);
 	if (!rc)
@@ -434,9 +430,10 @@ int scheduler_main(int argc, char **argv)
 	sched_free(s);
 	free(s);
 	if (ftruncate(pidfd, 0) < 0)
-		log_msg(LOG_ERR, NULL, "truncating scheduler.pid: %s", strerror(errno));
+		log_syserr(NULL, "truncating", "scheduler.pid", NULL);
 	pid_reserve(pidfd);
 	close(pidfd);
+out:
 	conf_free(&c);
 	return rc;
 }

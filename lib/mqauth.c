@@ -10,6 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#define MQAUTH_STR2(x) #x
+#define MQAUTH_STR(x) MQAUTH_STR2(x) /* a limit's digits, into a message at compile time */
+
 /* The next blank-separated word of p (n bytes) at or after *i: its start and length (*wl),
  * *i moved past it; NULL when only blanks are left. Both lists of an entry are such words. */
 static const char *next_word(const char *p, size_t n, size_t *i, size_t *wl)
@@ -29,21 +32,19 @@ static const char *next_word(const char *p, size_t n, size_t *i, size_t *wl)
 
 static unsigned attr_bits(const char *p, size_t n)
 {
-	static const struct {
-		const char *name;
-		unsigned bit;
-	} names[] = {{"ALL", MQA_ALL}, {"SNMP", MQA_SNMP}, {"QQ", MQA_QQ}, {"TT", MQA_TT}, {"ETRN", MQA_ETRN}, {"KILL", MQA_KILL}};
+	/* each name behind its bits (one string, no table of pointers) */
+	static const char names[] = "\037ALL\0\001SNMP\0\002QQ\0\004TT\0\010ETRN\0\020KILL\0";
+	_Static_assert(MQA_ALL == 037 && MQA_SNMP == 1 && MQA_QQ == 2 && MQA_TT == 4 && MQA_ETRN == 010 &&
+	               MQA_KILL == 020, "names[] holds the MQA_ bits");
 	unsigned bits = 0;
 	size_t i = 0, wl;
-	for (const char *w; (w = next_word(p, n, &i, &wl));) {
-		size_t j = 0;
-		for (; j < ARRAY_LEN(names); j++)
-			if (strlen(names[j].name) == wl && !memcmp(names[j].name, w, wl))
-				break;
+	for (const char *w; (w = next_word(p, n, &i, &wl));)
 		/* unknown tokens are the seed's "work in progress" (SMTPIP...): not ours, ignored */
-		if (j < ARRAY_LEN(names))
-			bits |= names[j].bit;
-	}
+		for (const char *t = names; *t; t += strlen(t) + 1)
+			if (strlen(t + 1) == wl && !memcmp(t + 1, w, wl)) {
+				bits |= (unsigned char)*t;
+				break;
+			}
 	return bits;
 }
 
@@ -112,10 +113,9 @@ int mqauth_lookup(const char *text, size_t len, const char *user, uint32_t ip, c
 			n--;
 		if (!n || l[0] == '#')
 			continue;
-		if (n > MQAUTH_LINE_MAX) {
-			snprintf(err, errlen, "line %d: longer than %d bytes", lineno, MQAUTH_LINE_MAX);
-			return -1;
-		}
+		const char *why = "longer than " MQAUTH_STR(MQAUTH_LINE_MAX) " bytes";
+		if (n > MQAUTH_LINE_MAX)
+			goto bad;
 		/* user:password:attrs:acls (the password holds no ':', as the seed says) */
 		const char *f[4];
 		size_t fl[4];
@@ -127,13 +127,14 @@ int mqauth_lookup(const char *text, size_t len, const char *user, uint32_t ip, c
 				fl[nf++] = i - start;
 				start = i + 1;
 			}
-		if (nf != 4) {
-			snprintf(err, errlen, "line %d: expected user:password:attributes:addresses", lineno);
-			return -1;
-		}
+		why = "expected user:password:attributes:addresses";
+		if (nf != 4)
+			goto bad;
 		int m = list_match(f[3], fl[3], ip);
+		why = "addresses are [a.b.c.d]/len";
 		if (m < 0) {
-			snprintf(err, errlen, "line %d: addresses are [a.b.c.d]/len", lineno);
+		bad: /* one message for the three faults: "line N: why" */
+			snprintf(err, errlen, "line %d: %s", lineno, why);
 			return -1;
 		}
 		if (fl[0] != ulen || memcmp(f[0], user, ulen) || !m)
@@ -151,19 +152,19 @@ int mqauth_read(const char *path, uid_t owner, char *buf, size_t size, size_t *l
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
+	const char *why = NULL;
+	ssize_t n = -1;
+	/* one error path: errno of open, fstat or read (a close that succeeds leaves it) */
+	if (fd >= 0 && fstat(fd, &st) == 0) {
+		why = !S_ISREG(st.st_mode) ? "not a regular file" :
+		      (st.st_mode & 07777) != 0600 ? "not mode 0600 (it holds passwords)" :
+		      st.st_uid != owner ? "not owned by the scheduler's user" :
+		      (size_t)st.st_size >= size ? "too large" : NULL;
+		n = why ? -1 : read(fd, buf, size - 1);
 	}
-	const char *why = !S_ISREG(st.st_mode) ? "not a regular file" :
-	                  (st.st_mode & 07777) != 0600 ? "not mode 0600 (it holds passwords)" :
-	                  st.st_uid != owner ? "not owned by the scheduler's user" :
-	                  (size_t)st.st_size >= size ? "too large" : NULL;
-	ssize_t n = why ? -1 : read(fd, buf, size - 1);
-	close(fd);
-	if (why || n < 0) {
+	if (fd >= 0)
+		close(fd);
+	if (n < 0) {
 		snprintf(err, errlen, "%s: %s", path, why ? why : strerror(errno));
 		return -1;
 	}

@@ -158,6 +158,7 @@ struct thread {
 	struct ring *ring;            /* NULL: no clause with a command matches */
 	struct chan *chan;
 	struct job *head, *tail;
+	char *name;                   /* "channel\0host", in the same allocation behind the struct */
 	char *host;                   /* into name */
 	unsigned nready;
 	int running;                  /* TAs attached */
@@ -169,7 +170,6 @@ struct thread {
 	long long kicked_until;       /* queueonly: a Q/R trigger lets it run until then */
 	struct sc_params p;
 	struct sfb fb;                /* its concurrency (issue 14 point 2) */
-	char name[];                  /* "channel\0host" */
 };
 
 enum sta_state { STA_STARTING, STA_BUSY, STA_IDLE, STA_CLOSING };
@@ -210,6 +210,10 @@ struct sta {
 /* Outcomes of a report. */
 enum sched_outcome { SO_DELIVERED, SO_FAILED, SO_DEFERRED, SO_DEFERALL, SO_RETRYAT, SO_UNKNOWN };
 enum sched_outcome sched_outcome_of(const char *status);
+/* FNV-1a: h (SCHED_FNV_INIT to start) over the string p. One copy for the message and thread
+ * hashes and the retry spot. */
+#define SCHED_FNV_INIT 2166136261u
+unsigned sched_fnv(unsigned h, const char *p);
 /* Next attempt after the tries-th deferral (tries counts finished attempts before this one):
  * now + interval x retries[tries]; past the end of the sequence the position jumps to a spot
  * chosen from (id, lap) and runs to the end again (the seed's random re-entry, reproducible).
@@ -312,6 +316,8 @@ int st_enqueue(struct sched *s, struct thread *t, struct qmsg *m);
 void st_block(struct sched *s, struct thread *t, long long until);
 struct job *st_pop(struct thread *t);
 void st_push_back(struct thread *t, struct job *j);
+/* t joins the end of its ring's ready list (none without a ring). */
+void st_ring_append(struct thread *t);
 /* After a reload: every thread's clause and ring again (old rings become stale). */
 void st_reresolve(struct sched *s);
 void st_free_all(struct sched *s);

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define BACKSTOP 60        /* seconds: incoming/ is looked at this often even without a trigger */
@@ -40,7 +41,8 @@ static void on_signal(int sig)
 	}
 }
 
-static const int handled[] = {SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM, SIGCHLD};
+static const unsigned char handled[] = { /* (signal numbers fit a byte) */
+	SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM, SIGCHLD};
 
 void sched_log_report(void *ctx, const char *file, int line, const char *reason)
 {
@@ -55,7 +57,7 @@ static int open_append(const char *path)
 {
 	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
 	if (fd < 0)
-		log_msg(LOG_ERR, NULL, "open %s: %s", path, strerror(errno));
+		log_syserr(NULL, "open", path, NULL);
 	return fd;
 }
 
@@ -97,7 +99,8 @@ void sched_dump(struct sched *s)
 }
 
 /* The global recipient pool's keys from scheduler.conf, QUEUEHI as the seed's active limit. */
-static void pool_limits(struct sched *s)
+/* noinline: one copy, not one per caller (docs/size.md) */
+__attribute__((noinline)) static void pool_limits(struct sched *s)
 {
 	s->rp.limit = s->conf.rcpt_limit;
 	s->rp.minimum = s->conf.rcpt_minimum;
@@ -140,7 +143,8 @@ static void reload(struct sched *s)
 /* A run of the queue: the first pass kicks every message in memory, even one tried earlier in
  * the same second (a link-up flush right after a deferral); the later passes, as memory frees
  * up, skip what was tried since the run began. */
-static void start_run(struct sched *s)
+/* noinline: one copy, not one per caller (docs/size.md) */
+__attribute__((noinline)) static void start_run(struct sched *s)
 {
 	s->runall_at = 0;
 	sq_scan(s, 1, s->runall_dom[0] ? s->runall_dom : NULL);
@@ -208,8 +212,17 @@ static int repair_one(void *ctx, const char *id, long long t)
 {
 	struct idset *c = ctx;
 	(void)t;
-	if (c->ids && bsearch(id, c->ids, c->n, sizeof *c->ids, cmp_id))
-		return 0;
+	/* indexed already: a binary search of the sorted ids (not bsearch, which only this used) */
+	for (size_t lo = 0, hi = c->n; lo < hi;) {
+		size_t mid = (lo + hi) / 2;
+		int d = strcmp(id, c->ids[mid]);
+		if (!d)
+			return 0;
+		if (d < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
 	if (spool_due_move(&c->s->sp, id, 0, c->s->now) == 0) {
 		log_msg(LOG_NOTICE, id, "queued message had no due index entry: given one");
 		c->fixed++;
@@ -228,6 +241,14 @@ static void repair_scan(struct sched *s)
 	spool_queue_each(&s->sp, repair_one, &c);
 	free(c.ids);
 	log_msg(LOG_INFO, NULL, "full queue scan: %zu indexed, %ld repaired", c.n, c.fixed);
+}
+
+/* getrlimit(RLIMIT_NOFILE) as lib/libc/setxid.c's setrlimit sets it: prlimit64 alone (musl's
+ * getrlimit adds a fallback for kernels without it, which the set side never had; noinline:
+ * one copy for the two calls) */
+__attribute__((noinline)) static int get_nofile(struct rlimit *rl)
+{
+	return (int)syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, 0, rl);
 }
 
 int sched_init(struct sched *s, const struct sched_opts *o, const char *spooldir)
@@ -263,7 +284,7 @@ int sched_init(struct sched *s, const struct sched_opts *o, const char *spooldir
 	/* maxta 0: the descriptor limit, raised to its hard limit, minus about 20 (one socket per TA) */
 	struct rlimit rl;
 	long budget = 1024;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+	if (get_nofile(&rl) == 0) {
 		rlim_t want = rl.rlim_max;
 		if (want == RLIM_INFINITY || want > 65536)
 			want = 65536;
@@ -272,7 +293,7 @@ int sched_init(struct sched *s, const struct sched_opts *o, const char *spooldir
 		if (want > rl.rlim_cur) {
 			rl.rlim_cur = want;
 			setrlimit(RLIMIT_NOFILE, &rl);
-			getrlimit(RLIMIT_NOFILE, &rl);
+			get_nofile(&rl);
 		}
 		budget = (long)rl.rlim_cur;
 		if (s->o.maxfno > 0 && s->o.maxfno < budget)
@@ -304,7 +325,8 @@ static int busy_tas(struct sched *s)
 	return n;
 }
 
-static long long min_t(long long a, long long b)
+/* noinline: one copy, not one per caller (docs/size.md) */
+__attribute__((noinline)) static long long min_t(long long a, long long b)
 {
 	if (!a)
 		return b;
@@ -318,10 +340,7 @@ static long long min_t(long long a, long long b)
  * (docs/scheduler.md "Clock jumps"). */
 static void clock_jump(struct sched *s)
 {
-	struct timespec w, m;
-	clock_gettime(CLOCK_REALTIME, &w);
-	clock_gettime(CLOCK_MONOTONIC, &m);
-	long long d = (long long)w.tv_sec - (long long)m.tv_sec;
+	long long d = (long long)time(NULL) - clock_mono_ms() / 1000;
 	long long was = s->wall_mono;
 	s->wall_mono = d;
 	if (!was || (d - was < 60 && was - d < 60))
@@ -375,10 +394,11 @@ int sched_run(struct sched *s)
 		sigaction(handled[i], &sa, NULL);
 	}
 	signal(SIGPIPE, SIG_IGN);
+	/* the applet may have blocked them since it wrote its pid: they wait for ppoll, not kill.
+	 * orig, ppoll's mask, is the mask without them: unblocked (one pending now only sets its
+	 * flag, the handlers are in place), then blocked again with orig saved (no sigdelset) */
+	sigprocmask(SIG_UNBLOCK, &block, NULL);
 	sigprocmask(SIG_BLOCK, &block, &orig);
-	/* the applet may have blocked them since it wrote its pid: they wait for ppoll, not kill */
-	for (size_t i = 0; i < ARRAY_LEN(handled); i++)
-		sigdelset(&orig, handled[i]);
 
 	s->now = sclock_now(&s->clock);
 	/* a turn's log lines leave together, before the loop waits (issue 13 point 3) */
@@ -508,15 +528,16 @@ int sched_run(struct sched *s)
 		}
 		log_flush();
 		int r = ppoll(pfd, n, tsp, &orig);
-		if (r < 0 && errno == ENOMEM) {
+		if (r < 0 && errno != EINTR) {
+			int e = errno;
+			log_msg(LOG_ERR, NULL, "poll: %s", strerror(e));
+			if (e != ENOMEM) {
+				rc = EX_OSERR;
+				break;
+			}
 			/* the kernel's memory: wait a moment and go on */
-			log_msg(LOG_ERR, NULL, "poll: %s", strerror(errno));
 			struct timespec pause = {1, 0};
 			nanosleep(&pause, NULL);
-		} else if (r < 0 && errno != EINTR) {
-			log_msg(LOG_ERR, NULL, "poll: %s", strerror(errno));
-			rc = EX_OSERR;
-			break;
 		}
 		if (r <= 0) {
 			pfd[0].revents = 0;

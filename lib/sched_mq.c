@@ -116,7 +116,7 @@ static int listen_at(const char *path)
 
 static int listen_tcp(int port)
 {
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr = {htonl(INADDR_ANY)}};
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr = {INADDR_ANY}}; /* 0 in either byte order */
 	int one = 1;
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
@@ -228,17 +228,11 @@ static void show_snmp(struct sched *s, struct mq_client *c)
 			transit += m->r[i].tag == RT_TRANSIT;
 			waiting += m->r[i].tag == RT_NEW || m->r[i].tag == RT_DEFERRED;
 		}
-	say(c, "messages-in-memory: %ld", s->count);
-	say(c, "recipients-in-transit: %lu", transit);
-	say(c, "recipients-waiting: %lu", waiting);
-	say(c, "threads: %ld", s->nthreads);
-	say(c, "transport-agents: %d", s->ntas);
-	say(c, "more-on-disk: %s", s->disk_more ? "yes" : "no");
-	say(c, "delivered: %lu", s->delivered);
-	say(c, "failed: %lu", s->failed);
-	say(c, "deferred: %lu", s->deferred);
-	say(c, "lost: %lu", s->lost);
-	say(c, "agents-started: %lu", s->started);
+	/* one say() for the eleven lines: none starts with a dot, and all fit its buffer */
+	say(c, "messages-in-memory: %ld\nrecipients-in-transit: %lu\nrecipients-waiting: %lu\nthreads: %ld\n"
+	    "transport-agents: %d\nmore-on-disk: %s\ndelivered: %lu\nfailed: %lu\ndeferred: %lu\nlost: %lu\n"
+	    "agents-started: %lu", s->count, transit, waiting, s->nthreads, s->ntas, s->disk_more ? "yes" : "no",
+	    s->delivered, s->failed, s->deferred, s->lost, s->started);
 }
 
 static void show_threads(struct sched *s, struct mq_client *c, int full)
@@ -272,8 +266,16 @@ static void command(struct sched *s, struct mq_client *c, char *line)
 {
 	char *w[4] = {NULL, NULL, NULL, NULL};
 	int n = 0;
-	for (char *p = strtok(line, " \t"); p && n < 4; p = strtok(NULL, " \t"))
+	/* the first four words, as strtok would cut them (without pulling strtok in) */
+	for (char *p = line; n < 4;) {
+		p += strspn(p, " \t");
+		if (!*p)
+			break;
 		w[n++] = p;
+		p += strcspn(p, " \t");
+		if (*p)
+			*p++ = 0;
+	}
 	if (!n)
 		return;
 	struct {
@@ -412,7 +414,8 @@ static unsigned peer_attrs(struct sched *s, struct mq_client *c)
 		sl = sizeof sin;
 		if (getpeername(c->fd, (struct sockaddr *)&sin, &sl) < 0)
 			return 0;
-		c->ip = ntohl(sin.sin_addr.s_addr);
+		const unsigned char *b = (const unsigned char *)&sin.sin_addr.s_addr; /* network order */
+		c->ip = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
 	} else if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0) {
 		return 0;
 	}

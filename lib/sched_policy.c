@@ -18,13 +18,18 @@ enum sched_outcome sched_outcome_of(const char *status)
 	return SO_UNKNOWN;
 }
 
+unsigned sched_fnv(unsigned h, const char *p)
+{
+	while (*p)
+		h = (h ^ (unsigned char)*p++) * 16777619u;
+	return h;
+}
+
 /* FNV-1a of the id and the lap number: the "random" spot is spread over messages (so that they
  * do not retry in lockstep) but the same for the same message, so it can be tested. */
 static unsigned spot(const char *id, unsigned lap, unsigned n)
 {
-	unsigned h = 2166136261u;
-	for (const char *p = id; *p; p++)
-		h = (h ^ (unsigned char)*p) * 16777619u;
+	unsigned h = sched_fnv(SCHED_FNV_INIT, id);
 	for (int i = 0; i < 4; i++)
 		h = (h ^ ((lap >> (8 * i)) & 0xff)) * 16777619u;
 	return h % n;

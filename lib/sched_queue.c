@@ -29,10 +29,7 @@
 
 static unsigned hash_id(const char *id)
 {
-	unsigned h = 2166136261u;
-	while (*id)
-		h = (h ^ (unsigned char)*id++) * 16777619u;
-	return h;
+	return sched_fnv(SCHED_FNV_INIT, id);
 }
 
 struct qmsg *sq_find(struct sched *s, const char *id)
@@ -92,7 +89,7 @@ static void stat_line(struct sched *s, const struct qmsg *m, const char *state, 
 	int n = snprintf(line, sizeof line, "%s %lld %lld %s %s/%s\n", m->id, dt1, s->now - m->arrival, state,
 	                 t ? t->name : "-", t ? t->host : "-");
 	if (n > 0 && n < (int)sizeof line && write(s->stats_fd, line, (size_t)n) < 0)
-		log_msg(LOG_ERR, NULL, "statistics log: %s", strerror(errno));
+		log_syserr(NULL, "statistics", "log", NULL);
 }
 
 /* 1 when every recipient is done and no job points at m: settle() removes it this turn. */
@@ -116,7 +113,7 @@ static void turn_sync(struct sched *s)
 		if (m->fd < 0)
 			continue;
 		if (m->dirty && !s->conf.msgwriteasync && !finished(m) && fdatasync(m->fd) < 0)
-			log_msg(LOG_ERR, m->id, "fdatasync of the control file: %s", strerror(errno));
+			log_syserr(m->id, "fdatasync of the", "control file", NULL);
 		crash_point("fdatasync", m->id);
 		m->dirty = 0;
 		/* a job is out: its report comes in a later turn and writes here (D2), so the file
@@ -131,22 +128,23 @@ static void turn_sync(struct sched *s)
 	s->turn_fds = 0;
 }
 
-static int msg_open(struct sched *s, struct qmsg *m)
+/* The control file's descriptor, and its path in path (SPOOL_PATH_MAX bytes) for the caller's
+ * messages. */
+static int msg_open(struct sched *s, struct qmsg *m, char *path)
 {
+	ctl_path(s, m, path, SPOOL_PATH_MAX);
 	if (m->fd >= 0) {
 		sched_touch(s, m); /* kept from an earlier turn: this turn's writes are synced with it */
 		return m->fd;
 	}
 	if (s->turn_fds >= TURN_FDS_MAX)
 		turn_sync(s);
-	char path[SPOOL_PATH_MAX];
-	ctl_path(s, m, path, sizeof path);
 	/* just picked up: the file pick-up made is still open (its sync comes after the hand-out) */
 	m->fd = spool_pending_lend(&s->sp, m->id);
 	if (m->fd < 0)
 		m->fd = openat(AT_FDCWD, path, O_RDWR | O_CLOEXEC);
 	if (m->fd < 0) {
-		log_msg(LOG_ERR, m->id, "open %s: %s", path, strerror(errno));
+		log_syserr(m->id, "open", path, NULL);
 		return -1;
 	}
 	s->turn_fds++;
@@ -170,7 +168,8 @@ static int rcpt_by_off(const struct qmsg *m, long long off)
 /* One pwrite of recipient i's status field from its in-memory state. */
 static int write_status(struct sched *s, struct qmsg *m, unsigned i)
 {
-	int fd = msg_open(s, m);
+	char path[SPOOL_PATH_MAX];
+	int fd = msg_open(s, m, path);
 	if (fd < 0)
 		return -1;
 	struct spool_rcpt sr;
@@ -180,8 +179,6 @@ static int write_status(struct sched *s, struct qmsg *m, unsigned i)
 	sr.tries = m->r[i].tries;
 	sr.next = m->r[i].next;
 	sr.off = m->r[i].off;
-	char path[SPOOL_PATH_MAX];
-	ctl_path(s, m, path, sizeof path);
 	if (spool_rcpt_update(fd, &sr, path) < 0)
 		return -1;
 	m->dirty = 1;
@@ -191,7 +188,8 @@ static int write_status(struct sched *s, struct qmsg *m, unsigned i)
 static int write_attempt(struct sched *s, struct qmsg *m, unsigned i, const char *code, const char *action,
                          const char *enh, const char *remote, const char *text)
 {
-	int fd = msg_open(s, m);
+	char path[SPOOL_PATH_MAX];
+	int fd = msg_open(s, m, path);
 	if (fd < 0)
 		return -1;
 	struct spool_attempt a;
@@ -203,8 +201,6 @@ static int write_attempt(struct sched *s, struct qmsg *m, unsigned i, const char
 	str_lcpy(a.enh, enh && *enh ? enh : "-", sizeof a.enh);
 	a.remote = remote && *remote ? (char *)remote : NULL;
 	a.text = (char *)(text ? text : "");
-	char path[SPOOL_PATH_MAX];
-	ctl_path(s, m, path, sizeof path);
 	if (spool_attempt_append_at(fd, &a, path, &m->ctl_end) < 0)
 		return -1;
 	m->dirty = 1;
@@ -228,9 +224,8 @@ static const char *thr_desc(const struct thread *t, char *buf, size_t size)
 
 static int record_append(struct sched *s, struct qmsg *m, const char *line)
 {
-	int fd = msg_open(s, m);
 	char path[SPOOL_PATH_MAX];
-	ctl_path(s, m, path, sizeof path);
+	int fd = msg_open(s, m, path);
 	if (fd < 0 || spool_record_append_at(fd, line, path, &m->ctl_end) < 0)
 		return -1;
 	m->dirty = 1;
@@ -843,9 +838,8 @@ static int pid_is_ta(struct sched *s, long pid)
 			break;
 		const char *base = strrchr(a[k], '/');
 		base = base ? base + 1 : a[k];
-		static const char *const applets[] = {"local", "smtp", "errormail", "hold"};
-		for (size_t i = 0; i < ARRAY_LEN(applets); i++)
-			if (!strcmp(base, applets[i]))
+		for (const char *ap = "local\0smtp\0errormail\0hold\0"; *ap; ap += strlen(ap) + 1)
+			if (!strcmp(base, ap))
 				return 1;
 		for (size_t i = 0; i < s->conf.n; i++) {
 			const char *c = s->conf.cl[i].command;
@@ -1018,18 +1012,10 @@ static int load(struct sched *s, const char *id, long long due, struct spool_msg
 	return load_msg(s, id, due, &sm, fd);
 }
 
-static int domain_match(const char *host, const char *domain)
-{
-	size_t h = strlen(host), d = strlen(domain);
-	if (h == d)
-		return str_caseeq(host, domain);
-	return h > d && host[h - d - 1] == '.' && str_caseeq(host + h - d, domain);
-}
-
 /* Trigger Q or R<domain> (the seed's ETRN): recipient r, when waiting, is due now. */
 static int kick(struct sched *s, struct qrcpt *r, const char *domain)
 {
-	if ((r->tag != RT_NEW && r->tag != RT_DEFERRED) || (domain && !domain_match(r->thr->host, domain)))
+	if ((r->tag != RT_NEW && r->tag != RT_DEFERRED) || (domain && !sc_domain_match(r->thr->host, domain)))
 		return 0;
 	r->next = s->now;
 	r->thr->blocked_until = 0;

@@ -10,6 +10,7 @@
 #include <grp.h>
 #include <pwd.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,7 +137,7 @@ static struct sta *sta_spawn(struct sched *s, struct thread *thr)
 	}
 	int sv[2] = {-1, -1};
 	if (!s->agent_ops && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
-		log_msg(LOG_ERR, NULL, "socketpair for %s: %s", argv[0], strerror(errno));
+		log_syserr(NULL, "socketpair for", argv[0], NULL);
 		return NULL;
 	}
 	/* everything the parent needs, before the fork: out of memory is a start that failed, and
@@ -160,7 +161,7 @@ static struct sta *sta_spawn(struct sched *s, struct thread *thr)
 	} else
 		pid = fork();
 	if (pid < 0) {
-		log_msg(LOG_ERR, NULL, "fork for %s: %s", argv[0], strerror(errno));
+		log_syserr(NULL, "fork for", argv[0], NULL);
 	undo:
 		free(t);
 		free(rbuf);
@@ -174,26 +175,39 @@ static struct sta *sta_spawn(struct sched *s, struct thread *thr)
 	if (pid == 0 && !s->agent_ops) {
 		sigset_t all;
 		sigemptyset(&all);
-		static const int sigs[] = {SIGTERM, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM, SIGCHLD, SIGINT, SIGPIPE};
+		static const unsigned char sigs[] = {SIGTERM, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM, SIGCHLD, SIGINT, SIGPIPE};
 		for (size_t i = 0; i < ARRAY_LEN(sigs); i++)
 			signal(sigs[i], SIG_DFL);
 		sigprocmask(SIG_SETMASK, &all, NULL);
 		if (dup2(sv[1], 0) < 0 || dup2(sv[1], 1) < 0)
 			_exit(127);
-		for (int k = 0; env[k]; k++)
-			putenv(env[k]);
-		if (drop_to(&ids) < 0) {
-			dprintf(2, "spoolbox/scheduler: TA %s: cannot become user %s group %s\n", argv[0],
-			        thr->p.user ? thr->p.user : "-", thr->p.group ? thr->p.group : "-");
-			_exit(127);
+		for (int k = 0; env[k]; k++) {
+			/* NAME=value (sc_command_split checked the '='): setenv, which the applet links
+			 * anyway, not putenv only for this */
+			char *eq = strchr(env[k], '=');
+			*eq = 0;
+			setenv(env[k], eq + 1, 1);
 		}
-		if (argv[0][0] == '/')
-			execv(argv[0], argv);
-		else if (strchr(argv[0], '/'))
-			errno = EINVAL;
-		else
-			execv("/proc/self/exe", argv);
-		dprintf(2, "spoolbox/scheduler: TA %s: exec: %s\n", argv[0], strerror(errno));
+		/* the complaint as one write to stderr (snprintf: the router links no dprintf else) */
+		const char *msg[4] = {"cannot become user ", thr->p.user ? thr->p.user : "-", " group ",
+		                      thr->p.group ? thr->p.group : "-"};
+		if (drop_to(&ids) == 0) {
+			if (argv[0][0] == '/')
+				execv(argv[0], argv);
+			else if (strchr(argv[0], '/'))
+				errno = EINVAL;
+			else
+				execv("/proc/self/exe", argv);
+			msg[0] = "exec: ";
+			msg[1] = strerror(errno);
+			msg[2] = msg[3] = "";
+		}
+		char line[sizeof abuf + 200];
+		int n = snprintf(line, sizeof line, "spoolbox/scheduler: TA %s: %s%s%s%s\n", argv[0], msg[0], msg[1], msg[2],
+		                 msg[3]);
+		if (n > 0 && write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1) < 0) {
+			/* nowhere else to say it */
+		}
 		_exit(127);
 	}
 	if (sv[1] >= 0)
@@ -560,14 +574,6 @@ static void close_idle_in(struct sched *s, int xc)
 		}
 }
 
-static int sta_live(const struct sched *s)
-{
-	int n = 0;
-	for (const struct sta *t = s->tas; t; t = t->next)
-		n++;
-	return n;
-}
-
 /* More TAs for a thread with ready jobs, within the limits. */
 static void staff(struct sched *s, struct thread *thr)
 {
@@ -601,7 +607,7 @@ static void staff(struct sched *s, struct thread *thr)
 			feed(s, t);
 			continue;
 		}
-		int live = sta_live(s);
+		int live = s->ntas; /* every agent in s->tas, as sta_spawn and sta_gone count them */
 		if (!sched_may_start(&thr->p, s->maxta_fd, live, count_ring_tas(thr->ring), thr->chan->running,
 		                     thr->running)) {
 			if (live >= sched_maxta(&thr->p, s->maxta_fd))
@@ -726,15 +732,9 @@ void sta_dispatch(struct sched *s)
 				if (thr->nready)
 					staff(s, thr);
 			}
-			if (thr->nready) {
-				thr->on_ring = 1;
-				thr->rnext = NULL;
-				if (r->tail)
-					r->tail->rnext = thr;
-				else
-					r->head = thr;
-				r->tail = thr;
-			} else if (!thr->refs && !thr->running) {
+			if (thr->nready)
+				st_ring_append(thr); /* thr->ring is r */
+			else if (!thr->refs && !thr->running) {
 				thr->refs = 1;
 				st_put(s, thr);
 			}
@@ -931,14 +931,14 @@ int sta_report_parse(const char *line, size_t len, struct sta_report *r)
 			f[nf++] = q + 1;
 	if (nf < 5)
 		return -1;
-	const char *fend[6];
-	for (int i = 0; i < nf; i++)
-		fend[i] = i + 1 < nf ? f[i + 1] - 1 : tab2;
-	cut(r->final, sizeof r->final, f[0], fend[0]);
-	cut(r->action, sizeof r->action, f[1], fend[1]);
-	cut(r->enh, sizeof r->enh, f[2], fend[2]);
-	cut(r->diag, sizeof r->diag, f[3], fend[3]);
-	cut(r->remote, sizeof r->remote, f[4], fend[4]);
+	/* the five notary fields in order: where each goes in r, and its size (a table, not five calls) */
+	static const unsigned short fld[5][2] = {
+		{offsetof(struct sta_report, final), sizeof r->final},   {offsetof(struct sta_report, action), sizeof r->action},
+		{offsetof(struct sta_report, enh), sizeof r->enh},       {offsetof(struct sta_report, diag), sizeof r->diag},
+		{offsetof(struct sta_report, remote), sizeof r->remote}};
+	_Static_assert(sizeof *r < 65536, "fld[] keeps offsets in 16 bits");
+	for (int i = 0; i < 5; i++)
+		cut((char *)r + fld[i][0], fld[i][1], f[i], i + 1 < nf ? f[i + 1] - 1 : tab2);
 	const char *st = tab2 + 1, *sp = memchr(st, ' ', (size_t)(end - st));
 	const char *stend = sp ? sp : end;
 	if (stend == st || (size_t)(stend - st) >= sizeof r->status)

@@ -8,15 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static unsigned hash_thr(const char *chan, const char *host, int is_error)
+/* noinline: one copy, not one per caller (docs/size.md) */
+__attribute__((noinline)) static unsigned hash_thr(const char *chan, const char *host, int is_error)
 {
-	unsigned h = 2166136261u + (unsigned)is_error;
-	for (const char *p = chan; *p; p++)
-		h = (h ^ (unsigned char)*p) * 16777619u;
-	h = (h ^ '/') * 16777619u;
-	for (const char *p = host; *p; p++)
-		h = (h ^ (unsigned char)*p) * 16777619u;
-	return h;
+	return sched_fnv(sched_fnv(sched_fnv(SCHED_FNV_INIT + (unsigned)is_error, chan), "/"), host);
 }
 
 /* The ring of clause (made with its recipient pools from p, the clause's resolved keys). */
@@ -69,6 +64,7 @@ struct thread *st_get(struct sched *s, const char *channel, const char *host, in
 		log_msg(LOG_ERR, NULL, "out of memory for thread %s/%s", channel, host);
 		return NULL;
 	}
+	t->name = (char *)(t + 1);
 	memcpy(t->name, channel, cl + 1);
 	t->host = t->name + cl + 1;
 	memcpy(t->host, host, hl + 1);
@@ -109,7 +105,8 @@ void st_put(struct sched *s, struct thread *t)
 }
 
 /* The ring's preemption job of m, one entry more (issue 14 point 4, lib/sched_preempt.c). */
-static struct spr_job *preempt_add(struct thread *t, struct qmsg *m)
+/* noinline: one copy, not one per caller (docs/size.md) */
+__attribute__((noinline)) static struct spr_job *preempt_add(struct thread *t, struct qmsg *m)
 {
 	if (!ENABLE_PREEMPT || !t->ring)
 		return NULL;
@@ -117,8 +114,7 @@ static struct spr_job *preempt_add(struct thread *t, struct qmsg *m)
 	return spr_add(&t->ring->pl, m, m->arrival);
 }
 
-/* t joins the end of its ring's ready list (none without a ring). */
-static void ring_append(struct thread *t)
+void st_ring_append(struct thread *t)
 {
 	if (!t->ring)
 		return;
@@ -141,7 +137,7 @@ int st_enqueue(struct sched *s, struct thread *t, struct qmsg *m)
 	m->jobs++;
 	st_push_back(t, j);
 	if (!t->on_ring)
-		ring_append(t);
+		st_ring_append(t);
 	(void)s;
 	return 0;
 }
@@ -162,7 +158,7 @@ void st_reresolve(struct sched *s)
 			for (struct job *j = t->head; j; j = j->next)
 				j->pj = preempt_add(t, j->m);
 			if (t->nready)
-				ring_append(t);
+				st_ring_append(t);
 		}
 }
 

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 /* Seed 000's example configuration, with our applets as the commands. group=daemon is left out:
  * a minimal image may have no such group, and a TA that cannot start delivers nothing; so is
@@ -34,35 +33,27 @@ static const unsigned default_retries[] = {1, 1, 2, 3, 5, 8, 13, 21, 34};
 
 enum vtype { VT_INTERVAL, VT_INT, VT_RETRIES, VT_NAME, VT_COMMAND, VT_KEYWORD, VT_CONC };
 
-static const struct {
-	const char *name;
-	unsigned char var, type;
-} vars[] = {
-	{"interval", SV_INTERVAL, VT_INTERVAL}, {"idlemax", SV_IDLEMAX, VT_INTERVAL},
-	{"expiry", SV_EXPIRY, VT_INTERVAL},     {"expiry2", SV_EXPIRY2, VT_INTERVAL},
-	{"retries", SV_RETRIES, VT_RETRIES},    {"maxta", SV_MAXTA, VT_INT},
-	{"maxchannel", SV_MAXCHANNEL, VT_INT},  {"maxring", SV_MAXRING, VT_INT},
-	{"maxthr", SV_MAXTHR, VT_INT},          {"overfeed", SV_OVERFEED, VT_INT},
-	{"skew", SV_SKEW, VT_INT},              {"user", SV_USER, VT_NAME},
-	{"group", SV_GROUP, VT_NAME},           {"command", SV_COMMAND, VT_COMMAND},
-	{"queueonly", SV_QUEUEONLY, VT_KEYWORD}, {"timelimit", SV_TIMELIMIT, VT_INTERVAL},
-	{"maxrcpt", SV_MAXRCPT, VT_INT},
+/* The variables' names in enum sc_var order, one string (a name's position is its SV_ value:
+ * no table of pointers), and their types. */
+static const char var_names[] =
+	"interval\0" "idlemax\0" "expiry\0" "expiry2\0" "retries\0" "maxta\0" "maxchannel\0" "maxring\0"
+	"maxthr\0" "overfeed\0" "skew\0" "user\0" "group\0" "command\0" "queueonly\0" "timelimit\0"
+	"maxrcpt\0"
 	/* per-destination concurrency (issue 14 points 2-3): conc_assign() */
-	{"initial_destination_concurrency", SV_INIT_CONC, VT_CONC},
-	{"destination_concurrency_limit", SV_CONC_LIMIT, VT_CONC},
-	{"destination_concurrency_positive_feedback", SV_POS_FEEDBACK, VT_CONC},
-	{"destination_concurrency_negative_feedback", SV_NEG_FEEDBACK, VT_CONC},
-	{"destination_concurrency_failed_cohort_limit", SV_COHORT_LIMIT, VT_CONC},
+	"initial_destination_concurrency\0" "destination_concurrency_limit\0"
+	"destination_concurrency_positive_feedback\0" "destination_concurrency_negative_feedback\0"
+	"destination_concurrency_failed_cohort_limit\0"
 	/* preemption (issue 14 point 4): conc_assign() too */
-	{"delivery_slot_cost", SV_SLOT_COST, VT_CONC},
-	{"delivery_slot_discount", SV_SLOT_DISCOUNT, VT_CONC},
-	{"delivery_slot_loan", SV_SLOT_LOAN, VT_CONC},
-	{"minimum_delivery_slots", SV_MIN_SLOTS, VT_CONC},
+	"delivery_slot_cost\0" "delivery_slot_discount\0" "delivery_slot_loan\0"
+	"minimum_delivery_slots\0"
 	/* in-core recipients (issue 14 point 5) */
-	{"recipient_limit", SV_RCPT_LIMIT, VT_INT},
-	{"extra_recipient_limit", SV_EXTRA_RCPT_LIMIT, VT_INT},
-	{"recipient_refill_limit", SV_REFILL_LIMIT, VT_INT},
-	{"recipient_refill_delay", SV_REFILL_DELAY, VT_INTERVAL},
+	"recipient_limit\0" "extra_recipient_limit\0" "recipient_refill_limit\0"
+	"recipient_refill_delay\0";
+static const unsigned char var_type[SV__COUNT] = {
+	VT_INTERVAL, VT_INTERVAL, VT_INTERVAL, VT_INTERVAL, VT_RETRIES, VT_INT, VT_INT, VT_INT, VT_INT,
+	VT_INT, VT_INT, VT_NAME, VT_NAME, VT_COMMAND, VT_KEYWORD, VT_INTERVAL, VT_INT, VT_CONC, VT_CONC,
+	VT_CONC, VT_CONC, VT_CONC, VT_CONC, VT_CONC, VT_CONC, VT_CONC, VT_INT, VT_INT, VT_INT,
+	VT_INTERVAL
 };
 
 /* Which member of struct sc_params each variable sets (two for retries and the feedbacks). */
@@ -342,21 +333,19 @@ static int check_command(struct parser *ps, const char *v)
 
 static void assign(struct parser *ps, struct sc_clause *k, const char *name, const char *val)
 {
-	size_t i;
-	for (i = 0; i < ARRAY_LEN(vars); i++)
-		if (strcmp(vars[i].name, name) == 0)
-			break;
-	if (i == ARRAY_LEN(vars)) {
-		bad(ps, "unknown variable '%s'", name);
-		return;
-	}
-	unsigned bit = 1u << vars[i].var;
+	int var = 0;
+	for (const char *vn = var_names; strcmp(vn, name); vn += strlen(vn) + 1)
+		if (++var == SV__COUNT) {
+			bad(ps, "unknown variable '%s'", name);
+			return;
+		}
+	unsigned bit = 1u << var;
 	if (k->p.set & bit) {
 		bad(ps, "%s: set twice in the clause of line %d", name, k->line);
 		return;
 	}
 	long long x = 1;
-	if (vars[i].type == VT_KEYWORD) {
+	if (var_type[var] == VT_KEYWORD) {
 		if (val && parse_bool(val, &x) < 0) {
 			bad(ps, "%s: a keyword takes no value (or yes/no)", name);
 			return;
@@ -365,7 +354,7 @@ static void assign(struct parser *ps, struct sc_clause *k, const char *name, con
 		bad(ps, "%s: missing value", name);
 		return;
 	}
-	switch (vars[i].type) {
+	switch (var_type[var]) {
 	case VT_KEYWORD:
 		k->p.queueonly = (int)x;
 		break;
@@ -374,20 +363,20 @@ static void assign(struct parser *ps, struct sc_clause *k, const char *name, con
 			bad(ps, "%s: '%s' is not an interval (like 1h5m20s, 10s or 3d)", name, val);
 			return;
 		}
-		set_number(&k->p, vars[i].var, x);
+		set_number(&k->p, var, x);
 		break;
 	case VT_INT:
 		if (parse_count(val, 1000000, &x) < 0) {
 			bad(ps, "%s: '%s' is not a number from 0 to 1000000", name, val);
 			return;
 		}
-		if (x < 1 && (vars[i].var == SV_MAXTHR || vars[i].var == SV_OVERFEED || vars[i].var == SV_RCPT_LIMIT ||
-		              vars[i].var == SV_REFILL_LIMIT)) {
+		if (x < 1 && (var == SV_MAXTHR || var == SV_OVERFEED || var == SV_RCPT_LIMIT ||
+		              var == SV_REFILL_LIMIT)) {
 			bad(ps, "%s: must be at least 1", name);
 			return;
 		}
-		set_number(&k->p, vars[i].var, x);
-		if (vars[i].var == SV_SKEW)
+		set_number(&k->p, var, x);
+		if (var == SV_SKEW)
 			warn(ps, "skew: not implemented (accepted for ZMailer compatibility, it has no effect)");
 		break;
 	case VT_RETRIES:
@@ -405,7 +394,7 @@ static void assign(struct parser *ps, struct sc_clause *k, const char *name, con
 			bad(ps, "%s: name longer than 64 bytes", name);
 			return;
 		}
-		if (vars[i].var == SV_USER)
+		if (var == SV_USER)
 			k->p.user = k->user = dup_val(ps, val);
 		else
 			k->p.group = k->group = dup_val(ps, val);
@@ -416,9 +405,9 @@ static void assign(struct parser *ps, struct sc_clause *k, const char *name, con
 		k->p.command = k->command = dup_val(ps, val);
 		break;
 	case VT_CONC:
-		if (conc_assign(ps, &k->p, vars[i].var, name, val) < 0)
+		if (conc_assign(ps, &k->p, var, name, val) < 0)
 			return;
-		if (!ENABLE_PREEMPT && vars[i].var >= SV_SLOT_COST)
+		if (!ENABLE_PREEMPT && var >= SV_SLOT_COST)
 			warn(ps, "%s: preemption is not in this build (ENABLE_PREEMPT=0), it has no effect", name);
 		break;
 	}
@@ -587,20 +576,25 @@ static void hostclass(struct parser *ps, const char *v)
 	a[c->nhc++] = (struct sc_hostclass){d, (int)x, ps->line, 0};
 }
 
+int sc_domain_match(const char *host, const char *domain)
+{
+	size_t h = strlen(host), d = strlen(domain);
+	if (h == d)
+		return str_caseeq(host, domain);
+	return h > d && host[h - d - 1] == '.' && str_caseeq(host + h - d, domain);
+}
+
 int schedconf_hostclass(const struct schedconf *c, const char *host)
 {
-	size_t hl = strlen(host);
 	for (size_t i = 0; i < c->nhc; i++) {
 		const char *p = c->hc[i].pat;
 		if (p[0] == '*' && !p[1])
 			return (int)i;
 		if (p[0] == '*') {
 			/* "*.domain": the domain itself and every name ending in ".domain" */
-			size_t dl = strlen(p + 2);
-			if ((hl == dl && !strcasecmp(host, p + 2)) ||
-			    (hl > dl && host[hl - dl - 1] == '.' && !strcasecmp(host + hl - dl, p + 2)))
+			if (sc_domain_match(host, p + 2))
 				return (int)i;
-		} else if (!strcasecmp(host, p)) {
+		} else if (str_caseeq(host, p)) {
 			return (int)i;
 		}
 	}
@@ -639,8 +633,14 @@ static void param_line(struct parser *ps, const char *p)
 	}
 	struct schedconf *c = ps->c;
 	long long x;
-	if (!strcmp(name, "mailqpath") || !strcmp(name, "authfile")) {
-		char **slot = name[0] == 'm' ? &c->mailqpath : &c->authfile;
+	/* the parameters by their position in one string (no chain of strcmp calls); 8: unknown */
+	static const char params[] = "mailqpath\0authfile\0global-report-interval\0hostclass\0msgwriteasync\0"
+	                             "store-error-on-error\0message_recipient_limit\0message_recipient_minimum\0";
+	int k = 0;
+	for (const char *q = params; *q && strcmp(q, name); q += strlen(q) + 1)
+		k++;
+	if (k < 2) {
+		char **slot = k == 0 ? &c->mailqpath : &c->authfile;
 		if (!*val) {
 			bad(ps, "PARAM%s: empty value", name);
 			return;
@@ -650,26 +650,25 @@ static void param_line(struct parser *ps, const char *p)
 			return;
 		}
 		*slot = dup_val(ps, val);
-	} else if (!strcmp(name, "global-report-interval")) {
+	} else if (k == 2) {
 		if (parse_interval(val, &x) < 0) {
 			bad(ps, "PARAM%s: '%s' is not an interval", name, val);
 			return;
 		}
 		c->report_interval = x;
-	} else if (!strcmp(name, "hostclass")) {
+	} else if (k == 3) {
 		hostclass(ps, val);
-	} else if (!strcmp(name, "msgwriteasync") || !strcmp(name, "store-error-on-error") ||
-	           !strcmp(name, "message_recipient_limit") || !strcmp(name, "message_recipient_minimum")) {
+	} else if (k < 8) {
 		/* the recipient pools' (issue 14 point 5): the global pool of first batches, and every
 		 * message's own floor, at least 1 */
-		int pool = name[0] == 'm' && name[1] == 'e';
+		int pool = k >= 6;
 		if (parse_count(val, 10000000, &x) < 0 || (pool && x < 1)) {
 			bad(ps, "PARAM%s: '%s' is not a number from %d to 10000000", name, val, pool);
 			return;
 		}
 		if (pool)
-			*(name[18] == 'l' ? &c->rcpt_limit : &c->rcpt_minimum) = (long)x;
-		else if (name[0] == 'm')
+			*(k == 6 ? &c->rcpt_limit : &c->rcpt_minimum) = (long)x;
+		else if (k == 4)
 			c->msgwriteasync = x;
 		else {
 			c->store_error_on_error = x;
@@ -864,10 +863,9 @@ static int env_word(const char *w)
 int sc_command_split(const char *command, const char *channel, const char *host, const char *logdir,
                      char *buf, size_t size, char *argv[SC_ARGV_MAX + 1], char *env[SC_ARGV_MAX + 1])
 {
-	static const struct {
-		const char *name;
-		int which;
-	} subst[] = {{"${channel}", 0}, {"$channel", 0}, {"${host}", 1}, {"$host", 1}, {"${LOGDIR}", 2}, {"$LOGDIR", 2}};
+	/* each variable behind the number of its value in rep[] (one string, no table of pointers) */
+	static const char subst[] = "\1${channel}\0\1$channel\0\2${host}\0\2$host\0\3${LOGDIR}\0\3$LOGDIR\0";
+	const char *const reps[3] = {channel, host, logdir};
 	/* a host that looks like an option must not become one in the TA's argv */
 	if (host[0] == '-' && host[1])
 		return -1;
@@ -876,10 +874,10 @@ int sc_command_split(const char *command, const char *channel, const char *host,
 		const char *rep = NULL;
 		size_t skip = 0;
 		if (*p == '$')
-			for (size_t i = 0; i < ARRAY_LEN(subst); i++)
-				if (str_starts(p, subst[i].name)) {
-					rep = subst[i].which == 0 ? channel : subst[i].which == 1 ? host : logdir;
-					skip = strlen(subst[i].name);
+			for (const char *t = subst; *t; t += strlen(t) + 1)
+				if (str_starts(p, t + 1)) {
+					rep = reps[*t - 1];
+					skip = strlen(t + 1);
 					break;
 				}
 		if (rep) {

@@ -135,6 +135,9 @@ int schedconf_load(struct schedconf *c, const char *path, int missing_ok, conf_r
 
 /* The class of host (an index into c->hc), or -1 when no class matches. Case-insensitive. */
 int schedconf_hostclass(const struct schedconf *c, const char *host);
+/* 1 when host is domain or a name under it (ends in ".domain"), case-insensitive: the hosts of
+ * "*.domain" and of the seed's ETRN (trigger R<domain>). */
+int sc_domain_match(const char *host, const char *domain);
 /* A feedback value: "x", "x/y", "x/concurrency" or "x/sqrt_concurrency" (Postfix's syntax, the
  * amount in 0..1). Returns 0, or -1 when it is not one. */
 int sc_feedback_parse(const char *text, int *style, double *x);

@@ -48,6 +48,7 @@ TEST(sched_xla_reload_carries_the_counts)
 	struct thread *t = calloc(1, sizeof *t + 32);
 	struct sta *ta = calloc(2, sizeof *ta);
 	conf(&s->conf, "PARAMhostclass = \"*.gone.example 1\"\nPARAMhostclass = \"*.example 2\"\n*/* command=x\n");
+	t->name = (char *)(t + 1);
 	strcpy(t->name, "smtp");
 	t->host = t->name + 5;
 	strcpy(t->host, "a.example");
