@@ -161,6 +161,17 @@ TEST(libc_setxid_changes_the_ids)
 }
 
 /* pwd.c against glibc's (NSS "files": the same /etc/passwd and /etc/group) for every entry */
+TEST(libc_fork_runs_the_child)
+{
+	pid_t parent = getpid(), p = own_fork();
+	if (p == 0)
+		_exit(getpid() != parent && getppid() == parent ? 7 : 1);
+	CHECK(p > 0);
+	int st = 0;
+	CHECK_INT(waitpid(p, &st, 0), p);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 7);
+}
+
 TEST(libc_passwd_and_group_as_glibc)
 {
 	struct passwd *g, *o;
