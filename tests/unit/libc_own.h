@@ -217,4 +217,28 @@ int vfprintf(FILE *restrict, const char *restrict, va_list);
 pid_t fork(void);
 #include "../../lib/libc/fork.c"
 #undef fork
+#define strchrnul own_strchrnul
+#define __strchrnul own___strchrnul
+#define strchr own_strchr
+#define strspn own_strspn
+#define strcspn own_strcspn
+#define strcpy own_strcpy
+#define strncasecmp own_strncasecmp
+#define strcasecmp own_strcasecmp
+char *strchrnul(const char *, int);
+char *strchr(const char *, int);
+size_t strspn(const char *, const char *);
+size_t strcspn(const char *, const char *);
+char *strcpy(char *restrict, const char *restrict);
+int strncasecmp(const char *, const char *, size_t);
+int strcasecmp(const char *, const char *);
+#include "../../lib/libc/string.c"
+#undef strchrnul
+#undef __strchrnul
+#undef strchr
+#undef strspn
+#undef strcspn
+#undef strcpy
+#undef strncasecmp
+#undef strcasecmp
 #endif

@@ -161,6 +161,39 @@ TEST(libc_setxid_changes_the_ids)
 }
 
 /* pwd.c against glibc's (NSS "files": the same /etc/passwd and /etc/group) for every entry */
+static int sign(int v)
+{
+	return (v > 0) - (v < 0);
+}
+
+TEST(libc_string_as_glibc)
+{
+	static const char *const str[] = {"", "a", "A", "abc", "ABD", "ab", "Received", "RECEIVED:", "x-y_z",
+	                                  "\xff\x80" "a", "\xff" "A", " \t: ", "Zz[`{@", "0123456789", "\x01"};
+	static const int chr[] = {0, 'a', 'A', 'b', 'z', ':', ' ', '\t', 0xff, -1, 0x80, 0x180, 0x141, '@', '['};
+	char d1[32], d2[32];
+	for (size_t i = 0; i < sizeof str / sizeof *str; i++) {
+		const char *s = str[i];
+		for (size_t k = 0; k < sizeof chr / sizeof *chr; k++) {
+			CHECK(own_strchr(s, chr[k]) == strchr(s, chr[k]));
+			CHECK(own_strchrnul(s, chr[k]) == strchrnul(s, chr[k]));
+		}
+		CHECK(own_strcpy(d1, s) == d1 && !strcmp(d1, strcpy(d2, s)));
+		for (size_t j = 0; j < sizeof str / sizeof *str; j++) {
+			const char *t = str[j];
+			CHECK_INT(own_strspn(s, t), strspn(s, t));
+			CHECK_INT(own_strcspn(s, t), strcspn(s, t));
+			CHECK_INT(sign(own_strcasecmp(s, t)), sign(strcasecmp(s, t)));
+			for (size_t n = 0; n < 12; n++)
+				CHECK_INT(sign(own_strncasecmp(s, t, n)), sign(strncasecmp(s, t, n)));
+		}
+	}
+	/* musl's values: the difference of the lower-cased bytes */
+	CHECK_INT(own_strcasecmp("a", "B"), 'a' - 'b');
+	CHECK_INT(own_strcasecmp("\xff", "a"), 0xff - 'a');
+	CHECK_INT(own_strncasecmp("abcX", "ABCy", 3), 0);
+}
+
 TEST(libc_fork_runs_the_child)
 {
 	pid_t parent = getpid(), p = own_fork();
