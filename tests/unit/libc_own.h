@@ -241,4 +241,17 @@ int strcasecmp(const char *, const char *);
 #undef strcpy
 #undef strncasecmp
 #undef strcasecmp
+#define getenv own_getenv
+#define setenv own_setenv
+#define putenv own_putenv
+#define unsetenv own_unsetenv
+char *getenv(const char *);
+int setenv(const char *, const char *, int);
+int putenv(char *);
+int unsetenv(const char *);
+#include "../../lib/libc/env.c"
+#undef getenv
+#undef setenv
+#undef putenv
+#undef unsetenv
 #endif

@@ -194,6 +194,73 @@ TEST(libc_string_as_glibc)
 	CHECK_INT(own_strncasecmp("abcX", "ABCy", 3), 0);
 }
 
+/* one sequence of environment changes, by ours (own) or glibc's, its results and the final
+ * environment written as text into out */
+static void env_script(int own, char *out, size_t cap)
+{
+	static char *start[] = {"PATH=/bin", "A=1", "B=2", "A=dup", "C=", NULL};
+	static char put1[] = "D=put", put2[] = "B=put", put3[] = "A";
+	char *env[8];
+	memcpy(env, start, sizeof start);
+	__environ = env; /* a caller's array, as main.c's is */
+	int (*fset)(const char *, const char *, int) = own ? own_setenv : setenv;
+	int (*funset)(const char *) = own ? own_unsetenv : unsetenv;
+	int (*fput)(char *) = own ? own_putenv : putenv;
+	char *(*fget)(const char *) = own ? own_getenv : getenv;
+	size_t n = 0;
+	int r[24], k = 0;
+#define ENV_R(x) do { errno = 0; r[k] = (x); r[k + 1] = errno; k += 2; } while (0)
+	ENV_R(fset("E", "5", 1));
+	ENV_R(fset("A", "x", 0));
+	ENV_R(fset("A", "y", 1));
+	ENV_R(fset("E", "6", 1));
+	ENV_R(fset("", "v", 1));
+	ENV_R(fset("X=Y", "v", 1));
+	ENV_R(fput(put1));
+	ENV_R(fput(put2));
+	ENV_R(funset("C"));
+	ENV_R(funset("Q=R"));
+	ENV_R(fput(put3)); /* no '=': unsets A */
+	ENV_R(fset("F", "7", 0));
+	n += (size_t)snprintf(out + n, cap - n, "%s|%s|%s|%s|", fget("E") ? fget("E") : "-", fget("A") ? fget("A") : "-",
+	                      fget("PATH"), fget("") ? "?" : "-");
+	for (int i = 0; i < k; i++)
+		n += (size_t)snprintf(out + n, cap - n, "%d,", r[i]);
+	for (char **e = __environ; *e; e++)
+		n += (size_t)snprintf(out + n, cap - n, ";%s", *e);
+#undef ENV_R
+}
+
+/* env_script's text, run in a child: glibc's setenv reallocates the array it made last even
+ * after environ has moved away, so the test's own environment must never meet it */
+static void env_script_child(int own, char *out, size_t cap)
+{
+	int fd[2];
+	out[0] = 0;
+	if (pipe(fd) < 0)
+		return;
+	pid_t p = fork();
+	if (p == 0) {
+		char buf[512];
+		env_script(own, buf, sizeof buf);
+		_exit(write(fd[1], buf, strlen(buf)) < 0);
+	}
+	close(fd[1]);
+	ssize_t n = p > 0 ? read(fd[0], out, cap - 1) : -1;
+	out[n > 0 ? n : 0] = 0;
+	close(fd[0]);
+	waitpid(p, NULL, 0);
+}
+
+TEST(libc_environment_as_glibc)
+{
+	char a[512], b[512];
+	env_script_child(1, a, sizeof a);
+	env_script_child(0, b, sizeof b);
+	CHECK_STR(a, b);
+	CHECK_STR(a, "6|-|/bin|-|0,0,0,0,0,0,0,0,-1,22,-1,22,0,0,0,0,0,0,-1,22,0,0,0,0,;PATH=/bin;B=put;E=6;D=put;F=7");
+}
+
 TEST(libc_fork_runs_the_child)
 {
 	pid_t parent = getpid(), p = own_fork();
