@@ -266,4 +266,8 @@ time_t time(time_t *);
 #undef clock_gettime
 #undef gettimeofday
 #undef time
+#define faccessat own_faccessat
+int faccessat(int, const char *, int, int);
+#include "../../lib/libc/faccessat.c"
+#undef faccessat
 #endif

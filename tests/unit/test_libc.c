@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <wchar.h>
@@ -286,6 +287,57 @@ TEST(libc_clocks_as_glibc)
 	CHECK(tv.tv_usec >= 0 && tv.tv_usec < 1000000);
 	CHECK(tv.tv_sec > tg.tv_sec || (tv.tv_sec == tg.tv_sec && tv.tv_usec >= tg.tv_usec));
 	CHECK(own_time(&t1) == t1 && t1 >= t0 && t1 <= time(NULL));
+}
+
+/* own_faccessat and glibc's give the same answer and errno */
+static int same_access(const char *path, int amode, int flag)
+{
+	errno = 0;
+	int a = own_faccessat(AT_FDCWD, path, amode, flag), ea = errno;
+	errno = 0;
+	int b = faccessat(AT_FDCWD, path, amode, flag), eb = errno;
+	return a == b && (a == 0 || ea == eb);
+}
+
+TEST(libc_faccessat_as_glibc)
+{
+	char dir[512], file[600];
+	snprintf(dir, sizeof dir, "%s/private", unit_tmpdir());
+	snprintf(file, sizeof file, "%s/f", dir);
+	CHECK_INT(mkdir(dir, 0700), 0);
+	int fd = open(file, O_WRONLY | O_CREAT, 0600);
+	CHECK(fd >= 0);
+	close(fd);
+	static const int modes[] = {F_OK, R_OK, W_OK, X_OK, R_OK | X_OK};
+	static const int flags[] = {0, AT_EACCESS, 0x1234};
+	const char *paths[] = {file, dir, "/no/such/file", ""};
+	for (size_t i = 0; i < 4; i++)
+		for (size_t m = 0; m < 5; m++)
+			for (size_t f = 0; f < 3; f++)
+				CHECK(same_access(paths[i], modes[m], flags[f]));
+	if (geteuid() != 0)
+		return;
+	/* the child of a kernel without faccessat2: real and effective ids apart, both ways */
+	pid_t pid = fork();
+	if (pid == 0) {
+		int bad = 0;
+		if (setresuid(65534, 0, 0) != 0)
+			_exit(1);
+		bad |= eaccess_child(AT_FDCWD, file, R_OK | W_OK) != 0;
+		bad |= !same_access(file, R_OK, AT_EACCESS) << 1;
+		bad |= (faccessat(AT_FDCWD, file, R_OK, 0) != -1 || errno != EACCES) << 2;
+		bad |= (eaccess_child(AT_FDCWD, "/no/such", F_OK) != -1 || errno != ENOENT) << 3;
+		if (setresuid(0, 65534, 0) != 0)
+			_exit(1 << 4);
+		errno = 0;
+		bad |= (eaccess_child(AT_FDCWD, file, R_OK) != -1 || errno != EACCES) << 5;
+		bad |= !same_access(file, F_OK, AT_EACCESS) << 6;
+		bad |= !same_access(file, R_OK, 0) << 7;
+		_exit(bad);
+	}
+	int st = -1;
+	CHECK_INT(waitpid(pid, &st, 0), pid);
+	CHECK_INT(st, 0);
 }
 
 TEST(libc_fork_runs_the_child)
