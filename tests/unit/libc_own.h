@@ -270,4 +270,11 @@ time_t time(time_t *);
 int faccessat(int, const char *, int, int);
 #include "../../lib/libc/faccessat.c"
 #undef faccessat
+#define inet_pton own_inet_pton
+#define inet_ntop own_inet_ntop
+int inet_pton(int, const char *restrict, void *restrict);
+const char *inet_ntop(int, const void *restrict, char *restrict, socklen_t);
+#include "../../lib/libc/inet.c"
+#undef inet_pton
+#undef inet_ntop
 #endif

@@ -340,6 +340,112 @@ TEST(libc_faccessat_as_glibc)
 	CHECK_INT(st, 0);
 }
 
+TEST(libc_inet_pton_as_glibc)
+{
+	static const char *const in[] = {"", "1.2.3.4", "255.255.255.255", "256.1.1.1", "1.2.3", "1.2.3.4.5", "01.2.3.4",
+	    "0.0.0.0", "1.2.3.4 ", " 1.2.3.4", "1..2.3", "1.2.3.", "::", "::1", "1::", ":1::", "1:::2", "1::2::3",
+	    "1:2:3:4:5:6:7:8", "1:2:3:4:5:6:7:8:9", "1:2:3:4:5:6:7::", "::2:3:4:5:6:7:8", "1:2:3:4:5:6:7", "0001::",
+	    "00001::", "fFfF::AbCd", "::ffff:1.2.3.4", "::1.2.3.4", "1:2:3:4:5:6:1.2.3.4", "1:2:3:4:5:1.2.3.4",
+	    "1::1.2.3.4", "::ffff:1.2.3", "::ffff:01.2.3.4", "::g", "1:2:3:4:5:6:7:8::", "fe80::1%eth0", "::1.2.3.4:5",
+	    "1:2:3:4:5:6:7:1.2.3.4", "[::1]", "1.2.3.4/24", "12345::", "::12345", "1:2::3:4:5:6:7:8"};
+	for (size_t i = 0; i < sizeof in / sizeof *in; i++)
+		for (int af = AF_INET; af <= AF_INET6; af += AF_INET6 - AF_INET) {
+			unsigned char a[16], b[16];
+			memset(a, 0xee, sizeof a);
+			memset(b, 0xee, sizeof b);
+			int ra = own_inet_pton(af, in[i], a), rb = inet_pton(af, in[i], b);
+			CHECK_INT(ra, rb);
+			if (ra == 1)
+				CHECK(!memcmp(a, b, af == AF_INET ? 4 : 16));
+		}
+	unsigned char x[16];
+	errno = 0;
+	CHECK_INT(own_inet_pton(AF_UNIX, "1.2.3.4", x), -1);
+	CHECK_INT(errno, EAFNOSUPPORT);
+}
+
+/* musl 1.2.3's inet_ntop as it is (MIT licence, Copyright 2005-2020 Rich Felker, et al.): glibc
+ * shortens some runs of zeros differently */
+static const char *musl_inet_ntop(int af, const void *restrict a0, char *restrict s, socklen_t l)
+{
+	const unsigned char *a = a0;
+	int i, j, max, best;
+	char buf[100];
+
+	switch (af) {
+	case AF_INET:
+		if (snprintf(s, l, "%d.%d.%d.%d", a[0],a[1],a[2],a[3]) < (int)l)
+			return s;
+		break;
+	case AF_INET6:
+		if (memcmp(a, "\0\0\0\0\0\0\0\0\0\0\377\377", 12))
+			snprintf(buf, sizeof buf, "%x:%x:%x:%x:%x:%x:%x:%x", 256*a[0]+a[1],256*a[2]+a[3],
+				256*a[4]+a[5],256*a[6]+a[7], 256*a[8]+a[9],256*a[10]+a[11], 256*a[12]+a[13],256*a[14]+a[15]);
+		else
+			snprintf(buf, sizeof buf, "%x:%x:%x:%x:%x:%x:%d.%d.%d.%d", 256*a[0]+a[1],256*a[2]+a[3],
+				256*a[4]+a[5],256*a[6]+a[7], 256*a[8]+a[9],256*a[10]+a[11], a[12],a[13],a[14],a[15]);
+		/* Replace longest /(^0|:)[:0]{2,}/ with "::" */
+		for (i=best=0, max=2; buf[i]; i++) {
+			if (i && buf[i] != ':') continue;
+			j = (int)strspn(buf+i, ":0");
+			if (j>max) best=i, max=j;
+		}
+		if (max>3) {
+			buf[best] = buf[best+1] = ':';
+			memmove(buf+best+2, buf+best+max, (size_t)(i-best-max+1));
+		}
+		if (strlen(buf) < l) {
+			strcpy(s, buf);
+			return s;
+		}
+		break;
+	default:
+		errno = EAFNOSUPPORT;
+		return 0;
+	}
+	errno = ENOSPC;
+	return 0;
+}
+
+TEST(libc_inet_ntop_as_musl)
+{
+	unsigned seed = 12345;
+	char a[64], b[64];
+	for (int n = 0; n < 200000; n++) {
+		unsigned char ip[16];
+		for (int g = 0; g < 8; g++) {
+			seed = seed * 1103515245u + 12345u;
+			unsigned r = seed >> 8, v = r & 3 ? 0 : (r >> 4) & (0xffffu >> ((r >> 2 & 3) * 4));
+			if (n % 7 == 0 && g == 5)
+				v = 0xffff; /* the IPv4-mapped form */
+			ip[2 * g] = (unsigned char)(v >> 8);
+			ip[2 * g + 1] = (unsigned char)v;
+		}
+		const char *ra = own_inet_ntop(AF_INET6, ip, a, sizeof a), *rb = musl_inet_ntop(AF_INET6, ip, b, sizeof b);
+		int bad = ra != a || rb != b || strcmp(a, b);
+		ra = own_inet_ntop(AF_INET, ip + 4 * (n & 3), a + 48, 16);
+		rb = musl_inet_ntop(AF_INET, ip + 4 * (n & 3), b + 48, 16);
+		if (bad || ra != a + 48 || rb != b + 48 || strcmp(a + 48, b + 48)) { /* the first difference only */
+			CHECK_STR(a, b);
+			CHECK_STR(a + 48, b + 48);
+			return;
+		}
+	}
+	static const unsigned char all[16] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 255, 255, 255, 255};
+	CHECK_STR(own_inet_ntop(AF_INET6, all, a, 40), "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff");
+	errno = 0;
+	CHECK(own_inet_ntop(AF_INET6, all, a, 39) == NULL && errno == ENOSPC);
+	errno = 0;
+	CHECK(own_inet_ntop(AF_INET, all, a, 15) == NULL && errno == ENOSPC);
+	CHECK_STR(own_inet_ntop(AF_INET, all, a, 16), "255.255.255.255");
+	errno = 0;
+	CHECK(own_inet_ntop(AF_UNIX, all, a, 64) == NULL && errno == EAFNOSUPPORT);
+	static const unsigned char mapped[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 1};
+	CHECK_STR(own_inet_ntop(AF_INET6, mapped, a, 64), "::ffff:192.0.2.1");
+	static const unsigned char lead[16] = {0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 2, 0, 3, 0, 4};
+	CHECK_STR(own_inet_ntop(AF_INET6, lead, a, 64), "0:0:1::2:3:4"); /* musl's, not RFC 5952's */
+}
+
 TEST(libc_fork_runs_the_child)
 {
 	pid_t parent = getpid(), p = own_fork();
