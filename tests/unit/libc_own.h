@@ -277,4 +277,8 @@ const char *inet_ntop(int, const void *restrict, char *restrict, socklen_t);
 #include "../../lib/libc/inet.c"
 #undef inet_pton
 #undef inet_ntop
+#define fcntl own_fcntl
+int fcntl(int, int, ...);
+#include "../../lib/libc/fcntl.c"
+#undef fcntl
 #endif

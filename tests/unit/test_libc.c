@@ -446,6 +446,43 @@ TEST(libc_inet_ntop_as_musl)
 	CHECK_STR(own_inet_ntop(AF_INET6, lead, a, 64), "0:0:1::2:3:4"); /* musl's, not RFC 5952's */
 }
 
+/* spoolbox's fcntl commands, each set by ours and read by glibc's (and back) */
+TEST(libc_fcntl_as_glibc)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/lock", unit_tmpdir());
+	int fd = open(path, O_RDWR | O_CREAT, 0600);
+	CHECK(fd >= 0);
+	CHECK_INT(own_fcntl(fd, F_GETFL), fcntl(fd, F_GETFL));
+	CHECK_INT(own_fcntl(fd, F_SETFL, own_fcntl(fd, F_GETFL) | O_NONBLOCK), 0);
+	CHECK(fcntl(fd, F_GETFL) & O_NONBLOCK);
+	CHECK_INT(own_fcntl(fd, F_SETFD, FD_CLOEXEC), 0);
+	CHECK_INT(fcntl(fd, F_GETFD), FD_CLOEXEC);
+	errno = 0;
+	CHECK_INT(own_fcntl(-1, F_GETFL), -1);
+	CHECK_INT(errno, EBADF);
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 10, .l_len = 5};
+	CHECK_INT(own_fcntl(fd, F_SETLK, &fl), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int bad = 0, fd2 = open(path, O_RDWR);
+		struct flock a = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0}, b = a;
+		bad |= own_fcntl(fd2, F_GETLK, &a) != 0 || fcntl(fd2, F_GETLK, &b) != 0;
+		bad |= (a.l_type != F_WRLCK || a.l_start != 10 || a.l_len != 5 || a.l_pid != getppid() || b.l_pid != a.l_pid) << 1;
+		errno = 0;
+		bad |= (own_fcntl(fd2, F_SETLK, &(struct flock){.l_type = F_RDLCK, .l_start = 12, .l_len = 1}) != -1 ||
+		        (errno != EAGAIN && errno != EACCES)) << 2;
+		bad |= (own_fcntl(fd2, F_SETLK, &(struct flock){.l_type = F_RDLCK, .l_start = 15, .l_len = 1}) != 0) << 3;
+		_exit(bad);
+	}
+	int st = -1;
+	CHECK_INT(waitpid(pid, &st, 0), pid);
+	CHECK_INT(st, 0);
+	fl.l_type = F_UNLCK;
+	CHECK_INT(own_fcntl(fd, F_SETLK, &fl), 0);
+	close(fd);
+}
+
 TEST(libc_fork_runs_the_child)
 {
 	pid_t parent = getpid(), p = own_fork();
