@@ -483,6 +483,58 @@ TEST(libc_fcntl_as_glibc)
 	close(fd);
 }
 
+static volatile sig_atomic_t got_sig, got_info;
+
+static void on_sig(int s)
+{
+	got_sig = s;
+}
+
+static void on_info(int s, siginfo_t *si, void *uc)
+{
+	got_info = si->si_signo == s && uc ? s : -1;
+}
+
+/* handlers set by ours run and return (musl's trampoline, here the test's), and glibc's sigaction
+ * reads back what ours set, and the other way round */
+TEST(libc_sigaction_as_glibc)
+{
+	struct sigaction sa = {.sa_handler = on_sig, .sa_flags = SA_RESTART}, a, b;
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, SIGUSR2);
+	CHECK_INT(own_sigaction(SIGUSR1, &sa, NULL), 0);
+	CHECK_INT(sigaction(SIGUSR1, NULL, &b), 0);
+	CHECK(b.sa_handler == on_sig && (b.sa_flags & SA_RESTART) && sigismember(&b.sa_mask, SIGUSR2) == 1);
+	CHECK_INT(own_sigaction(SIGUSR1, NULL, &a), 0);
+	CHECK(a.sa_handler == b.sa_handler && a.sa_flags == b.sa_flags && !memcmp(&a.sa_mask, &b.sa_mask, _NSIG / 8));
+	got_sig = 0;
+	raise(SIGUSR1);
+	CHECK_INT(got_sig, SIGUSR1);
+	struct sigaction si = {.sa_sigaction = on_info, .sa_flags = SA_SIGINFO};
+	sigemptyset(&si.sa_mask);
+	CHECK_INT(own_sigaction(SIGUSR2, &si, &a), 0);
+	got_info = 0;
+	raise(SIGUSR2);
+	CHECK_INT(got_info, SIGUSR2);
+	CHECK(own_signal(SIGUSR1, SIG_DFL) == on_sig);
+	CHECK(own_signal(SIGUSR1, SIG_DFL) == SIG_DFL);
+	CHECK_INT(sigaction(SIGUSR2, NULL, &b), 0);
+	CHECK(b.sa_sigaction == on_info && (b.sa_flags & SA_SIGINFO));
+	signal(SIGUSR2, SIG_DFL);
+	void (*was)(int) = own_signal(SIGPIPE, SIG_IGN);
+	CHECK(was != SIG_ERR && signal(SIGPIPE, was) == SIG_IGN);
+	static const int bad[] = {0, 32, 33, 34, 65, -1};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		errno = 0;
+		CHECK(own_sigaction(bad[i], &sa, NULL) == -1 && errno == EINVAL);
+		errno = 0;
+		CHECK(own_signal(bad[i], SIG_IGN) == SIG_ERR && errno == EINVAL);
+	}
+	CHECK_INT(own_sigaction(SIGKILL, NULL, &a), 0);
+	errno = 0;
+	CHECK(own_sigaction(SIGKILL, &sa, NULL) == -1 && errno == EINVAL);
+}
+
 TEST(libc_fork_runs_the_child)
 {
 	pid_t parent = getpid(), p = own_fork();
