@@ -294,4 +294,7 @@ void (*signal(int, void (*)(int)))(int);
 #undef signal
 #undef __restore_rt
 #undef __restore
+#define __secs_to_tm own___secs_to_tm
+#include "../../lib/libc/secs_to_tm.c"
+#undef __secs_to_tm
 #endif

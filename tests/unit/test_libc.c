@@ -535,6 +535,30 @@ TEST(libc_sigaction_as_glibc)
 	CHECK(own_sigaction(SIGKILL, &sa, NULL) == -1 && errno == EINVAL);
 }
 
+/* the calendar of musl's gmtime_r, against glibc's gmtime_r */
+TEST(libc_secs_to_tm_as_glibc)
+{
+	unsigned long long seed = 99;
+	for (int n = 0; n < 300000; n++) {
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		long long t = n < 100000 ? (long long)n * 86399 - 4000000000LL /* every day, 1843 to 2117 */
+		            : n < 200000 ? (long long)(seed >> 20) - (1LL << 43) /* years -277 000 to 280 000 */
+		                         : (long long)(seed >> 29) - (1LL << 34);
+		time_t tt = (time_t)t;
+		struct tm a, b;
+		memset(&a, 0, sizeof a);
+		CHECK(own___secs_to_tm(t, &a) == 0 && gmtime_r(&tt, &b) != NULL);
+		if (a.tm_year != b.tm_year || a.tm_mon != b.tm_mon || a.tm_mday != b.tm_mday || a.tm_hour != b.tm_hour ||
+		    a.tm_min != b.tm_min || a.tm_sec != b.tm_sec || a.tm_wday != b.tm_wday || a.tm_yday != b.tm_yday) {
+			CHECK_INT(t, 0); /* the first difference */
+			return;
+		}
+	}
+	struct tm a;
+	CHECK_INT(own___secs_to_tm(INT_MAX * 31622400LL + 1, &a), -1);
+	CHECK_INT(own___secs_to_tm(INT_MIN * 31622400LL - 1, &a), -1);
+}
+
 TEST(libc_fork_runs_the_child)
 {
 	pid_t parent = getpid(), p = own_fork();
