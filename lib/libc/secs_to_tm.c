@@ -1,11 +1,13 @@
-/* musl 1.2.3's __secs_to_tm as it is (MIT licence, Copyright 2005-2020 Rich Felker, et al.), the
- * calendar arithmetic behind gmtime_r and localtime_r, linked as an object like strstr.c so that
- * musl's member is never pulled: libc.a's is compiled -O2 with a stack protector (755 bytes),
- * this one with our size flags. musl's callers find it by this name. */
+/* musl 1.2.3's __secs_to_tm and __year_to_secs (MIT licence, Copyright 2005-2020 Rich Felker,
+ * et al.), as they are but for one dangling pointer: the calendar arithmetic behind gmtime_r and
+ * localtime_r and the time zone rules, linked as objects like strstr.c so that musl's members
+ * are never pulled. libc.a's are compiled -O2 with a stack protector (755 and 382 bytes), these
+ * with our size flags. musl's callers find them by these names. */
 #include <limits.h>
 #include <time.h>
 
 int __secs_to_tm(long long t, struct tm *tm);
+long long __year_to_secs(long long year, int *is_leap);
 
 /* 2000-03-01 (mod 400 year, immediately after feb29 */
 #define LEAPOCH (946684800LL + 86400*(31+29))
@@ -85,4 +87,52 @@ int __secs_to_tm(long long t, struct tm *tm)
 	tm->tm_sec = remsecs % 60;
 
 	return 0;
+}
+
+long long __year_to_secs(long long year, int *is_leap)
+{
+	if (year-2ULL <= 136) {
+		int y = year;
+		int leaps = (y-68)>>2;
+		if (!((y-68)&3)) {
+			leaps--;
+			if (is_leap) *is_leap = 1;
+		} else if (is_leap) *is_leap = 0;
+		return 31536000*(y-70) + 86400*leaps;
+	}
+
+	int cycles, centuries, leaps, rem, leap_unused;
+
+	if (!is_leap) is_leap = &leap_unused; /* musl: &(int){0}, whose life ends with the if */
+	cycles = (year-100) / 400;
+	rem = (year-100) % 400;
+	if (rem < 0) {
+		cycles--;
+		rem += 400;
+	}
+	if (!rem) {
+		*is_leap = 1;
+		centuries = 0;
+		leaps = 0;
+	} else {
+		if (rem >= 200) {
+			if (rem >= 300) centuries = 3, rem -= 300;
+			else centuries = 2, rem -= 200;
+		} else {
+			if (rem >= 100) centuries = 1, rem -= 100;
+			else centuries = 0;
+		}
+		if (!rem) {
+			*is_leap = 0;
+			leaps = 0;
+		} else {
+			leaps = rem / 4U;
+			rem %= 4U;
+			*is_leap = !rem;
+		}
+	}
+
+	leaps += 97*cycles + 24*centuries - *is_leap;
+
+	return (year-100) * 31536000LL + leaps * 86400LL + 946684800 + 86400;
 }

@@ -295,6 +295,8 @@ void (*signal(int, void (*)(int)))(int);
 #undef __restore_rt
 #undef __restore
 #define __secs_to_tm own___secs_to_tm
+#define __year_to_secs own___year_to_secs
 #include "../../lib/libc/secs_to_tm.c"
 #undef __secs_to_tm
+#undef __year_to_secs
 #endif

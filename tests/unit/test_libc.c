@@ -535,6 +535,11 @@ TEST(libc_sigaction_as_glibc)
 	CHECK(own_sigaction(SIGKILL, &sa, NULL) == -1 && errno == EINVAL);
 }
 
+static int leap_of(long long y)
+{
+	return y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+}
+
 /* the calendar of musl's gmtime_r, against glibc's gmtime_r */
 TEST(libc_secs_to_tm_as_glibc)
 {
@@ -551,6 +556,18 @@ TEST(libc_secs_to_tm_as_glibc)
 		if (a.tm_year != b.tm_year || a.tm_mon != b.tm_mon || a.tm_mday != b.tm_mday || a.tm_hour != b.tm_hour ||
 		    a.tm_min != b.tm_min || a.tm_sec != b.tm_sec || a.tm_wday != b.tm_wday || a.tm_yday != b.tm_yday) {
 			CHECK_INT(t, 0); /* the first difference */
+			return;
+		}
+	}
+	/* __year_to_secs: the first second of each year (since 1900), and whether it is a leap year */
+	for (long long y = -3000; y <= 5000; y++) {
+		struct tm tm;
+		int leap = -1;
+		long long t = own___year_to_secs(y, &leap), Y = y + 1900;
+		if (own___secs_to_tm(t, &tm) != 0 || tm.tm_year != y || tm.tm_yday != 0 || tm.tm_hour != 0 ||
+		    leap != (Y % 4 == 0 && (Y % 100 != 0 || Y % 400 == 0)) || own___year_to_secs(y, NULL) != t ||
+		    own___secs_to_tm(t - 1, &tm) != 0 || tm.tm_year != y - 1 || tm.tm_yday != 364 + leap_of(Y - 1)) {
+			CHECK_INT(y, 0); /* the first difference */
 			return;
 		}
 	}
