@@ -299,4 +299,8 @@ void (*signal(int, void (*)(int)))(int);
 #include "../../lib/libc/secs_to_tm.c"
 #undef __secs_to_tm
 #undef __year_to_secs
+#define execvp own_execvp
+int execvp(const char *, char *const[]);
+#include "../../lib/libc/execvp.c"
+#undef execvp
 #endif

@@ -576,6 +576,54 @@ TEST(libc_secs_to_tm_as_glibc)
 	CHECK_INT(own___secs_to_tm(INT_MIN * 31622400LL - 1, &a), -1);
 }
 
+/* execvp(file) in a child under PATH (NULL: unset): the program's exit status, or 100 + errno */
+static int exec_status(int own, const char *path, const char *file)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (path)
+			setenv("PATH", path, 1);
+		else
+			unsetenv("PATH");
+		char *argv[] = {(char *)file, NULL};
+		int null = open("/dev/null", O_WRONLY);
+		dup2(null, 1);
+		dup2(null, 2);
+		if (own)
+			own_execvp(file, argv);
+		else
+			execvp(file, argv);
+		_exit(100 + errno);
+	}
+	int st = -1;
+	waitpid(pid, &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+TEST(libc_execvp_as_glibc)
+{
+	char dir[512], file[600], bin[1100], lng[300];
+	snprintf(dir, sizeof dir, "%s/bin", unit_tmpdir());
+	snprintf(file, sizeof file, "%s/noexec", dir);
+	CHECK_INT(mkdir(dir, 0755), 0);
+	int fd = open(file, O_WRONLY | O_CREAT, 0644);
+	CHECK(fd >= 0);
+	close(fd);
+	snprintf(bin, sizeof bin, "/no/such:%s:/bin:/usr/bin", dir);
+	memset(lng, 'x', sizeof lng - 1);
+	lng[sizeof lng - 1] = 0;
+	struct { const char *path, *file; int want; } c[] = {
+		{"/no/such:/bin:/usr/bin", "true", 0}, {"/bin:/usr/bin", "false", 1}, {NULL, "true", 0},
+		{"/bin:/usr/bin", "no-such-program-spoolbox", 100 + ENOENT}, {"/bin", "", 100 + ENOENT},
+		{bin, "noexec", 100 + EACCES}, {dir, "true", 100 + ENOENT}, {"/bin", "/no/such/true", 100 + ENOENT},
+		{"/no/such", "/bin/true", 0}, {"/bin", lng, 100 + ENAMETOOLONG}, {"/etc/passwd:/bin:/usr/bin", "true", 0},
+	};
+	for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+		CHECK_INT(exec_status(1, c[i].path, c[i].file), c[i].want);
+		CHECK_INT(exec_status(0, c[i].path, c[i].file), c[i].want);
+	}
+}
+
 TEST(libc_fork_runs_the_child)
 {
 	pid_t parent = getpid(), p = own_fork();
