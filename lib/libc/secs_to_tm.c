@@ -1,13 +1,15 @@
-/* musl 1.2.3's __secs_to_tm and __year_to_secs (MIT licence, Copyright 2005-2020 Rich Felker,
- * et al.), as they are but for one dangling pointer: the calendar arithmetic behind gmtime_r and
- * localtime_r and the time zone rules, linked as objects like strstr.c so that musl's members
- * are never pulled. libc.a's are compiled -O2 with a stack protector (755 and 382 bytes), these
- * with our size flags. musl's callers find them by these names. */
+/* musl 1.2.3's __secs_to_tm, __year_to_secs and __month_to_secs (MIT licence, Copyright
+ * 2005-2020 Rich Felker, et al.), as they are but for one dangling pointer: the calendar
+ * arithmetic behind gmtime_r, localtime_r and the time zone rules, linked as objects like
+ * strstr.c so that musl's members are never pulled. libc.a's are compiled -O2 with a stack
+ * protector (755, 382, 83 bytes), these with our size flags. musl's callers find them by these
+ * names. */
 #include <limits.h>
 #include <time.h>
 
 int __secs_to_tm(long long t, struct tm *tm);
 long long __year_to_secs(long long year, int *is_leap);
+int __month_to_secs(int month, int is_leap);
 
 /* 2000-03-01 (mod 400 year, immediately after feb29 */
 #define LEAPOCH (946684800LL + 86400*(31+29))
@@ -135,4 +137,15 @@ long long __year_to_secs(long long year, int *is_leap)
 	leaps += 97*cycles + 24*centuries - *is_leap;
 
 	return (year-100) * 31536000LL + leaps * 86400LL + 946684800 + 86400;
+}
+
+int __month_to_secs(int month, int is_leap)
+{
+	static const int secs_through_month[] = {
+		0, 31*86400, 59*86400, 90*86400,
+		120*86400, 151*86400, 181*86400, 212*86400,
+		243*86400, 273*86400, 304*86400, 334*86400 };
+	int t = secs_through_month[month];
+	if (is_leap && month >= 2) t+=86400;
+	return t;
 }

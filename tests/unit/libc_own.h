@@ -296,9 +296,35 @@ void (*signal(int, void (*)(int)))(int);
 #undef __restore
 #define __secs_to_tm own___secs_to_tm
 #define __year_to_secs own___year_to_secs
+#define __month_to_secs own___month_to_secs
 #include "../../lib/libc/secs_to_tm.c"
+/* tz.c under own_ names, with its variables */
+#define __secs_to_zone own___secs_to_zone
+#define __tm_to_tzname own___tm_to_tzname
+#define __utc own___utc
+#define __tzname own___tzname
+#define __timezone own___timezone
+#define __daylight own___daylight
+#define __tzset own___tzset
+#define tzname own_tzname
+#define timezone own_timezone
+#define daylight own_daylight
+#define tzset own_tzset
+#include "../../lib/libc/tz.c"
+#undef __secs_to_zone
+#undef __tm_to_tzname
+#undef __utc
+#undef __tzname
+#undef __timezone
+#undef __daylight
+#undef __tzset
+#undef tzname
+#undef timezone
+#undef daylight
+#undef tzset
 #undef __secs_to_tm
 #undef __year_to_secs
+#undef __month_to_secs
 #define execvp own_execvp
 int execvp(const char *, char *const[]);
 #include "../../lib/libc/execvp.c"
