@@ -212,4 +212,121 @@ int vfprintf(FILE *restrict, const char *restrict, va_list);
 #undef __libc_free
 #undef __libc_calloc
 #undef __libc_realloc
+/* the functions below, each under its own name, and glibc's again right after */
+#define fork own_fork
+pid_t fork(void);
+#include "../../lib/libc/fork.c"
+#undef fork
+#define strchrnul own_strchrnul
+#define __strchrnul own___strchrnul
+#define strchr own_strchr
+#define strspn own_strspn
+#define strcspn own_strcspn
+#define strcpy own_strcpy
+#define strncasecmp own_strncasecmp
+#define strcasecmp own_strcasecmp
+char *strchrnul(const char *, int);
+char *strchr(const char *, int);
+size_t strspn(const char *, const char *);
+size_t strcspn(const char *, const char *);
+char *strcpy(char *restrict, const char *restrict);
+int strncasecmp(const char *, const char *, size_t);
+int strcasecmp(const char *, const char *);
+#include "../../lib/libc/string.c"
+#undef strchrnul
+#undef __strchrnul
+#undef strchr
+#undef strspn
+#undef strcspn
+#undef strcpy
+#undef strncasecmp
+#undef strcasecmp
+#define getenv own_getenv
+#define setenv own_setenv
+#define putenv own_putenv
+#define unsetenv own_unsetenv
+char *getenv(const char *);
+int setenv(const char *, const char *, int);
+int putenv(char *);
+int unsetenv(const char *);
+#include "../../lib/libc/env.c"
+#undef getenv
+#undef setenv
+#undef putenv
+#undef unsetenv
+#include <sys/time.h>
+#include <time.h>
+#define clock_gettime own_clock_gettime
+#define gettimeofday own_gettimeofday
+#define time own_time
+int clock_gettime(clockid_t, struct timespec *);
+int gettimeofday(struct timeval *restrict, void *restrict);
+time_t time(time_t *);
+#include "../../lib/libc/time.c"
+#undef clock_gettime
+#undef gettimeofday
+#undef time
+#define faccessat own_faccessat
+int faccessat(int, const char *, int, int);
+#include "../../lib/libc/faccessat.c"
+#undef faccessat
+#define inet_pton own_inet_pton
+#define inet_ntop own_inet_ntop
+int inet_pton(int, const char *restrict, void *restrict);
+const char *inet_ntop(int, const void *restrict, char *restrict, socklen_t);
+#include "../../lib/libc/inet.c"
+#undef inet_pton
+#undef inet_ntop
+#define fcntl own_fcntl
+int fcntl(int, int, ...);
+#include "../../lib/libc/fcntl.c"
+#undef fcntl
+/* sigaction.c's return trampoline is musl's; here an x86-64 one of the same two instructions */
+#define SIGACTION own_sigaction
+#define SA_RESTORER 0x04000000 /* the kernel's; glibc keeps it to itself */
+#define signal own_signal
+#define __restore_rt own_restore_rt
+__asm__(".text\n.type own_restore_rt,@function\nown_restore_rt:\n\tmov $15, %rax\n\tsyscall\n");
+int own_sigaction(int, const struct sigaction *restrict, struct sigaction *restrict);
+void (*signal(int, void (*)(int)))(int);
+#include "../../lib/libc/sigaction.c"
+#undef SIGACTION
+#undef signal
+#undef __restore_rt
+#undef __restore
+#define __secs_to_tm own___secs_to_tm
+#define __year_to_secs own___year_to_secs
+#define __month_to_secs own___month_to_secs
+#include "../../lib/libc/secs_to_tm.c"
+/* tz.c under own_ names, with its variables */
+#define __secs_to_zone own___secs_to_zone
+#define __tm_to_tzname own___tm_to_tzname
+#define __utc own___utc
+#define __tzname own___tzname
+#define __timezone own___timezone
+#define __daylight own___daylight
+#define __tzset own___tzset
+#define tzname own_tzname
+#define timezone own_timezone
+#define daylight own_daylight
+#define tzset own_tzset
+#include "../../lib/libc/tz.c"
+#undef __secs_to_zone
+#undef __tm_to_tzname
+#undef __utc
+#undef __tzname
+#undef __timezone
+#undef __daylight
+#undef __tzset
+#undef tzname
+#undef timezone
+#undef daylight
+#undef tzset
+#undef __secs_to_tm
+#undef __year_to_secs
+#undef __month_to_secs
+#define execvp own_execvp
+int execvp(const char *, char *const[]);
+#include "../../lib/libc/execvp.c"
+#undef execvp
 #endif
