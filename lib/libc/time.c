@@ -10,11 +10,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* a 32-bit port of musl with a 64-bit time_t names the old call so */
-#if defined(SYS_clock_gettime64) && !defined(SYS_clock_gettime)
-#define SYS_clock_gettime SYS_clock_gettime32
-#endif
-
 #if defined(SYS_clock_gettime64) && SYS_clock_gettime64 != SYS_clock_gettime
 int clock_gettime(clockid_t clk, struct timespec *ts)
 {
