@@ -254,18 +254,6 @@ int unsetenv(const char *);
 #undef setenv
 #undef putenv
 #undef unsetenv
-#include <sys/time.h>
-#include <time.h>
-#define clock_gettime own_clock_gettime
-#define gettimeofday own_gettimeofday
-#define time own_time
-int clock_gettime(clockid_t, struct timespec *);
-int gettimeofday(struct timeval *restrict, void *restrict);
-time_t time(time_t *);
-#include "../../lib/libc/time.c"
-#undef clock_gettime
-#undef gettimeofday
-#undef time
 #define faccessat own_faccessat
 int faccessat(int, const char *, int, int);
 #include "../../lib/libc/faccessat.c"

@@ -262,33 +262,6 @@ TEST(libc_environment_as_glibc)
 	CHECK_STR(a, "6|-|/bin|-|0,0,0,0,0,0,0,0,-1,22,-1,22,0,0,0,0,0,0,-1,22,0,0,0,0,;PATH=/bin;B=put;E=6;D=put;F=7");
 }
 
-/* the clocks read by the system call: what glibc's (from the vDSO) read a moment apart */
-TEST(libc_clocks_as_glibc)
-{
-	static const clockid_t clk[] = {CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_BOOTTIME};
-	for (size_t i = 0; i < sizeof clk / sizeof *clk; i++) {
-		struct timespec a, b, c;
-		CHECK_INT(clock_gettime(clk[i], &a), 0);
-		CHECK_INT(own_clock_gettime(clk[i], &b), 0);
-		CHECK_INT(clock_gettime(clk[i], &c), 0);
-		long long na = a.tv_sec * 1000000000LL + a.tv_nsec, nb = b.tv_sec * 1000000000LL + b.tv_nsec,
-		          nc = c.tv_sec * 1000000000LL + c.tv_nsec;
-		CHECK(na <= nb && nb <= nc && b.tv_nsec >= 0 && b.tv_nsec < 1000000000);
-	}
-	struct timespec ts;
-	errno = 0;
-	CHECK_INT(own_clock_gettime((clockid_t)12345, &ts), -1);
-	CHECK_INT(errno, EINVAL);
-	struct timeval tv, tg;
-	time_t t0 = time(NULL), t1;
-	CHECK_INT(gettimeofday(&tg, NULL), 0);
-	CHECK_INT(own_gettimeofday(&tv, NULL), 0);
-	CHECK_INT(own_gettimeofday(NULL, NULL), 0);
-	CHECK(tv.tv_usec >= 0 && tv.tv_usec < 1000000);
-	CHECK(tv.tv_sec > tg.tv_sec || (tv.tv_sec == tg.tv_sec && tv.tv_usec >= tg.tv_usec));
-	CHECK(own_time(&t1) == t1 && t1 >= t0 && t1 <= time(NULL));
-}
-
 /* own_faccessat and glibc's give the same answer and errno */
 static int same_access(const char *path, int amode, int flag)
 {
