@@ -58,12 +58,12 @@ static int secure(void)
 	       getauxval(AT_SECURE);
 }
 
-/* musl's __map_file: the whole file, read-only */
+/* musl's __map_file: the whole file, read-only (openat: musl's open() adds an fcntl for kernels before 2.6.23) */
 static const unsigned char *map_file(const char *pathname, size_t *size)
 {
 	struct stat st;
 	const unsigned char *map = MAP_FAILED;
-	int fd = open(pathname, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int fd = openat(AT_FDCWD, pathname, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return 0;
 	if (!fstat(fd, &st)) {
