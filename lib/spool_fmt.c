@@ -437,12 +437,11 @@ int spool_env_format(const struct spool_msg *m, struct buf *b, size_t *off_o, si
 	if (!spool_id_valid(m->id) || !m->sender || m->nrcpt == 0 || m->nrcpt > SPOOL_RCPT_MAX)
 		return -1;
 	r |= buf_printf(b, "@ spoolbox %d\ni %s\nt %lld\n", SPOOL_VERSION_ENV, m->id, m->arrival);
+	/* o, z and b in one format: o's 16 digits fix where z starts, b is found from the end */
 	*off_o = b->len + 2;
-	r |= buf_printf(b, "o %016lld\n", 0LL);
-	*off_z = b->len + 2;
-	r |= buf_printf(b, "z %016lld\n", (long long)m->size);
-	*off_b = b->len + 2;
-	r |= buf_printf(b, "b %c\n", m->body8 ? '8' : '7');
+	*off_z = b->len + 21;
+	r |= buf_printf(b, "o 0000000000000000\nz %016lld\nb %c\n", (long long)m->size, m->body8 ? '8' : '7');
+	*off_b = b->len - 2;
 	if (m->smtputf8)
 		r |= buf_adds(b, "U\n");
 	r |= buf_printf(b, "u %ld ", m->uid);
