@@ -304,11 +304,11 @@ int spool_pickup_prepare(struct spool *sp, const char *id, long long *arrival, s
 		return -1;
 	}
 	*arrival = m.arrival;
-	int r = -1;
-	if (!(sp->have_queue & (1UL << hash_index(id)))) {
+	int r = -1, h = hash_index(id);
+	if (!(sp->have_queue & (1UL << h))) {
 		if (ensure_dir_of(ctl) < 0)
 			goto out;
-		sp->have_queue |= 1UL << hash_index(id);
+		sp->have_queue |= 1UL << h;
 	}
 	/* read-write: the scheduler's hand-out may borrow it (spool_pending_lend) */
 	int fd = openat(AT_FDCWD, ctl, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
@@ -319,7 +319,6 @@ int spool_pickup_prepare(struct spool *sp, const char *id, long long *arrival, s
 	r = fio_write_all(fd, b.p, b.len, ctl);
 	/* the group the control files of queue/<h>/ get (its setgid bit hands down one): looked at
 	 * once per directory, not per message */
-	int h = hash_index(id);
 	struct stat cst;
 	if (r == 0 && !(sp->have_qgid & (1UL << h)) && fstat(fd, &cst) == 0) {
 		sp->qgid[h] = cst.st_gid;
@@ -347,7 +346,7 @@ int spool_pickup_prepare(struct spool *sp, const char *id, long long *arrival, s
 		log_syserr(id, "link", ctl, due);
 		goto out;
 	}
-	sp->dirty_queue |= 1UL << hash_index(id);
+	sp->dirty_queue |= 1UL << h;
 	mark_due(sp, *arrival / SPOOL_BUCKET);
 	r = 0;
 out:
