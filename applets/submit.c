@@ -588,27 +588,34 @@ static int mode_mail(struct submit_ctx *x, const struct opts *o)
 	return r;
 }
 
-/* -q / -qR DOMAIN / -qI ID without a scheduler: root runs the queue once in the foreground
- * (mailq -q, which ends in scheduler -1), as dma -q does without a daemon. */
-static int run_queue_here(const struct opts *o)
+/* Another applet of this binary (args[0], n words so far; args has room for "-C FILE" and the
+ * NULL after them), without the submit group. */
+static int run_self(const struct opts *o, char **args, int n)
 {
 	if (priv_drop() < 0)
 		return EX_OSERR;
-	char *args[6] = {"mailq", "-q", NULL, NULL, NULL, NULL};
-	int n = 1;
-	if (o->qr || o->qi) {
-		args[n++] = o->qr ? "-qR" : "-qI";
-		args[n++] = (char *)(o->qr ? o->qr : o->qi);
-	} else {
-		n++;
-	}
 	if (o->conf) {
 		args[n++] = "-C";
 		args[n++] = (char *)o->conf;
 	}
 	fflush(NULL);
 	execv("/proc/self/exe", args);
-	return mailq_main(n, args);
+	/* no /proc: run it in this process */
+	const struct applet *a = applet_find(args[0]);
+	return a ? a->main(n, args) : EX_UNAVAILABLE;
+}
+
+/* -q / -qR DOMAIN / -qI ID without a scheduler: root runs the queue once in the foreground
+ * (mailq -q, which ends in scheduler -1), as dma -q does without a daemon. */
+static int run_queue_here(const struct opts *o)
+{
+	char *args[6] = {"mailq", "-q", NULL, NULL, NULL, NULL};
+	int n = 2;
+	if (o->qr || o->qi) {
+		args[1] = o->qr ? "-qR" : "-qI";
+		args[n++] = (char *)(o->qr ? o->qr : o->qi);
+	}
+	return run_self(o, args, n);
 }
 
 /* -q / -qR DOMAIN / -qI ID: a trigger line for the scheduler (docs/spool.md 10). */
@@ -696,19 +703,8 @@ static int mode_verify(struct submit_ctx *x, const struct opts *o)
 /* -bp, -bi: another applet of this binary, without the submit group. */
 static int run_other(const char *applet, const struct opts *o)
 {
-	if (priv_drop() < 0)
-		return EX_OSERR;
 	char *args[4] = {(char *)applet, NULL, NULL, NULL};
-	if (o->conf) {
-		args[1] = "-C";
-		args[2] = (char *)o->conf;
-	}
-	fflush(NULL);
-	execv("/proc/self/exe", args);
-	/* no /proc: run it in this process */
-	int argc = o->conf ? 3 : 1;
-	const struct applet *a = applet_find(applet);
-	return a ? a->main(argc, args) : EX_UNAVAILABLE;
+	return run_self(o, args, 1);
 }
 
 /* spoolbox --check: the values of submit's keys make sense (the file's syntax and types are
