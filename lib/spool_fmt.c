@@ -285,10 +285,9 @@ static int parse_line(struct pctx *c, char *line, off_t off, int *in_env)
 		if (split(rest, f, 3, 0) != 2 || num(f[0], 0, &v))
 			return perr(c, "bad user record");
 		m->uid = (long)v;
-		char tmp[sizeof m->user];
-		if (xtext_decode(f[1], strlen(f[1]), tmp, sizeof tmp) < 0)
+		/* a failure leaves m->user half written, but the whole parse fails with it */
+		if (xtext_decode(f[1], strlen(f[1]), m->user, sizeof m->user) < 0)
 			return perr(c, "bad user name");
-		str_lcpy(m->user, tmp, sizeof m->user);
 		return 0;
 	}
 	case 's':
