@@ -62,18 +62,23 @@ static int num(const char *s, int width, long long *out)
 	return 0;
 }
 
-static char *xdup(struct pctx *c, const char *s)
+/* pre (pl bytes, at most a line) then s decoded from xtext (at most SPOOL_ADDR_MAX), copied to
+ * the heap; NULL when s is bad or memory is out (c->oom) */
+static char *xdup_after(struct pctx *c, const char *pre, size_t pl, const char *s)
 {
-	char tmp[SPOOL_ADDR_MAX + 1];
-	int n = xtext_decode(s, strlen(s), tmp, sizeof tmp);
-	if (n < 0)
+	char tmp[SPOOL_LINE_MAX + SPOOL_ADDR_MAX + 1];
+	memcpy(tmp, pre, pl);
+	if (xtext_decode(s, strlen(s), tmp + pl, SPOOL_ADDR_MAX + 1) < 0)
 		return NULL;
-	char *p = malloc((size_t)n + 1);
-	if (p)
-		memcpy(p, tmp, (size_t)n + 1);
-	else
+	char *p = strdup(tmp);
+	if (!p)
 		c->oom = 1;
 	return p;
+}
+
+static char *xdup(struct pctx *c, const char *s)
+{
+	return xdup_after(c, "", 0, s);
 }
 
 static int valid_channel(const char *s)
@@ -316,19 +321,9 @@ static int parse_line(struct pctx *c, char *line, off_t off, int *in_env)
 		char *semi = strchr(rest, ';');
 		if (!m->nrcpt || !semi || semi == rest || m->rcpt[m->nrcpt - 1].orcpt)
 			return perr(c, "bad ORCPT record");
-		char *addr = xdup(c, semi + 1);
-		if (!addr)
+		/* "type;" then the decoded address (out of memory: perr says so) */
+		if (!(m->rcpt[m->nrcpt - 1].orcpt = xdup_after(c, rest, (size_t)(semi - rest) + 1, semi + 1)))
 			return perr(c, "bad ORCPT address");
-		size_t tl = (size_t)(semi - rest), al = strlen(addr);
-		char *o = malloc(tl + al + 2);
-		if (!o) {
-			free(addr);
-			return perr(c, "out of memory");
-		}
-		memcpy(o, rest, tl + 1);
-		memcpy(o + tl + 1, addr, al + 1);
-		free(addr);
-		m->rcpt[m->nrcpt - 1].orcpt = o;
 		return 0;
 	}
 	default:
