@@ -298,9 +298,7 @@ static int parse_line(struct pctx *c, char *line, off_t off, int *in_env)
 	case 's':
 		if (m->sender)
 			return perr(c, "second sender record");
-		m->sender = strcmp(rest, "<>") == 0 ? strdup("") : xdup(c, rest);
-		if (!m->sender && strcmp(rest, "<>") == 0)
-			c->oom = 1;
+		m->sender = xdup(c, strcmp(rest, "<>") ? rest : ""); /* "<>": the null sender */
 		return m->sender ? 0 : perr(c, "bad sender address");
 	case 'R':
 		if (strcmp(rest, "F") && strcmp(rest, "H"))
