@@ -161,11 +161,12 @@ static int is_special(const struct token *t, char c)
 /* Takes the next token into t when it is the special c: 1 taken, 0 not there, -1 error. */
 static int take(struct lex *L, struct token *t, char c)
 {
-	if (peek(L, t) < 0)
-		return -1;
-	if (!is_special(t, c))
-		return 0;
-	next(L, t);
+	size_t save = L->pos;
+	int r = next(L, t); /* lexed once: not a peek and then the same token again */
+	if (r < 0 || !is_special(t, c)) {
+		L->pos = save;
+		return r;
+	}
 	return 1;
 }
 
