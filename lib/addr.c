@@ -338,12 +338,10 @@ static int parse_address(struct lex *L, int allow_group, addr_each_fn *fn, void 
 				return -1;
 			if (t.type == T_EOF)
 				return count; /* a group missing its ';' at the end of the field: tolerated */
-			if (is_special(&t, ';')) {
-				next(L, &t);
-				return count;
-			}
-			if (is_special(&t, ',')) {
-				next(L, &t);
+			if (is_special(&t, ';') || is_special(&t, ',')) {
+				L->pos = t.end; /* taken: where next() would leave it */
+				if (t.c == ';')
+					return count;
 				continue;
 			}
 			int r = parse_address(L, 0, fn, ctx, stop);
@@ -387,7 +385,7 @@ int addr_parse_list(const char *s, size_t n, addr_each_fn *fn, void *ctx, char *
 		if (t.type == T_EOF)
 			return count;
 		if (is_special(&t, ',')) {
-			next(&L, &t);
+			L.pos = t.end; /* taken: where next() would leave it */
 			continue;
 		}
 		int r = parse_address(&L, 1, fn, ctx, &stop);
