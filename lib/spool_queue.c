@@ -769,7 +769,7 @@ int spool_record_append(int fd, const char *line, const char *path)
 	return spool_record_append_at(fd, line, path, NULL);
 }
 
-static void clean_copy(char *dst, size_t size, const char *src)
+void spool_clean_copy(char *dst, size_t size, const char *src)
 {
 	size_t o = 0;
 	for (; src && *src && o + 1 < size; src++)
@@ -792,7 +792,7 @@ int spool_attempt_append_at(int fd, const struct spool_attempt *a, const char *p
 	char remote[3 * 256 + 4] = "-", text[SPOOL_TEXT_MAX + 1], line[SPOOL_LINE_MAX];
 	if (a->remote && *a->remote && xtext_encode(a->remote, strnlen(a->remote, 255), remote, sizeof remote) < 0)
 		str_lcpy(remote, "-", sizeof remote);
-	clean_copy(text, sizeof text, a->text);
+	spool_clean_copy(text, sizeof text, a->text);
 	const char *code = word_ok(a->code) ? a->code : "-", *action = word_ok(a->action) ? a->action : "-",
 	           *enh = word_ok(a->enh) ? a->enh : "-";
 	if (str_fmt(line, sizeof line, "A %d %lld %s %s %s %s %s", a->rcpt, a->time, code, action, enh, remote, text) < 0)

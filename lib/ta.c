@@ -317,28 +317,17 @@ int ta_main_loop(const struct spool *sp, const char *channel, const struct ta_op
 	return 0;
 }
 
-/* Copies s into out replacing the protocol's separators and control characters by spaces. */
-static void field(char *out, size_t size, const char *s)
-{
-	size_t o = 0;
-	for (; s && *s && o + 1 < size; s++) {
-		unsigned char c = (unsigned char)*s;
-		out[o++] = (c < 0x20 || c == 0x7f) ? ' ' : (char)c;
-	}
-	out[o] = 0;
-}
-
 void ta_report(const struct ta_job *job, size_t idx, const char *status, const char *action,
                const char *enh, const char *diag, const char *remote)
 {
 	const struct spool_rcpt *r = &job->msg.rcpt[idx];
 	char a[SPOOL_ADDR_MAX + 1], act[16], e[16], d[SPOOL_TEXT_MAX + 1], rem[256], st[12], line[2 * SPOOL_TEXT_MAX + SPOOL_ADDR_MAX + 400];
-	field(a, sizeof a, r->addr);
-	field(act, sizeof act, action);
-	field(e, sizeof e, enh && *enh ? enh : "-");
-	field(d, sizeof d, diag);
-	field(rem, sizeof rem, remote);
-	field(st, sizeof st, status);
+	spool_clean_copy(a, sizeof a, r->addr);
+	spool_clean_copy(act, sizeof act, action);
+	spool_clean_copy(e, sizeof e, enh && *enh ? enh : "-");
+	spool_clean_copy(d, sizeof d, diag);
+	spool_clean_copy(rem, sizeof rem, remote);
+	spool_clean_copy(st, sizeof st, status);
 	for (char *p = st; *p; p++)
 		if (*p == ' ')
 			*p = '_';
