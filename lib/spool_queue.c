@@ -646,21 +646,20 @@ int spool_ctl_rebuild(const struct spool *sp, const char *id, char *err, size_t 
 			close(fd);
 		return -1;
 	}
+	struct buf b;
+	buf_init(&b, SPOOL_CTL_MAX);
+	struct spool_msg m;
 	/* only a file that can be read and does not parse is damaged; a read error is not */
 	if ((unsigned long long)st.st_size <= SPOOL_CTL_MAX) {
 		size_t n = (size_t)st.st_size;
 		char *text = read_whole(fd, n, ctl, err, errlen);
-		if (!text) {
-			close(fd);
-			return -1;
-		}
-		struct spool_msg m;
+		if (!text)
+			goto fail;
 		int ok = spool_msg_parse(text, n, 0, &m, perr, sizeof perr) == 0;
 		if (!ok && errno == ENOMEM) {
 			free(text);
 			snprintf(err, errlen, "%s: out of memory", ctl);
-			close(fd);
-			return -1;
+			goto fail;
 		}
 		if (ok) {
 			ok = !strcmp(m.id, id);
@@ -670,13 +669,9 @@ int spool_ctl_rebuild(const struct spool *sp, const char *id, char *err, size_t 
 		free(text);
 		if (ok || v > SPOOL_VERSION) {
 			snprintf(err, errlen, "%s: %s", ctl, ok ? "not damaged" : "written by a newer version: left alone");
-			close(fd);
-			return -1;
+			goto fail;
 		}
 	}
-	struct buf b;
-	buf_init(&b, SPOOL_CTL_MAX);
-	struct spool_msg m;
 	if (read_envelope(msg, &b) < 0) {
 		snprintf(err, errlen, "%s: no complete envelope block to rebuild from", msg);
 		goto fail;
