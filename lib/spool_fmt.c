@@ -265,21 +265,24 @@ static int parse_line(struct pctx *c, char *line, off_t off, int *in_env)
 		return perr(c, "malformed record (no space after the type)");
 	char *rest = line + 2;
 	long long v;
+	/* the three numbers apart from the switch: fewer cases, no jump table */
+	if (kind == 't' || kind == 'o' || kind == 'z') {
+		if (num(rest, kind == 't' ? 0 : 16, &v))
+			return perr(c, kind == 't' ? "bad arrival time" : kind == 'o' ? "bad body offset" : "bad size");
+		if (kind == 't')
+			m->arrival = v;
+		else if (kind == 'o')
+			m->body_off = (off_t)v;
+		else
+			m->size = v;
+		return 0;
+	}
 	switch (kind) {
 	case 'i':
 		if (!spool_id_valid(rest))
 			return perr(c, "bad message id");
 		str_lcpy(m->id, rest, sizeof m->id);
 		return 0;
-	case 't':
-		return num(rest, 0, &m->arrival) ? perr(c, "bad arrival time") : 0;
-	case 'o':
-		if (num(rest, 16, &v))
-			return perr(c, "bad body offset");
-		m->body_off = (off_t)v;
-		return 0;
-	case 'z':
-		return num(rest, 16, &m->size) ? perr(c, "bad size") : 0;
 	case 'b':
 		if (strcmp(rest, "7") && strcmp(rest, "8"))
 			return perr(c, "bad body type");
