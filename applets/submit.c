@@ -589,7 +589,7 @@ static int mode_mail(struct submit_ctx *x, const struct opts *o)
 }
 
 /* Another applet of this binary (args[0], n words so far; args has room for "-C FILE" and the
- * NULL after them), without the submit group. */
+ * NULL this puts after them), without the submit group. */
 static int run_self(const struct opts *o, char **args, int n)
 {
 	if (priv_drop() < 0)
@@ -598,6 +598,7 @@ static int run_self(const struct opts *o, char **args, int n)
 		args[n++] = "-C";
 		args[n++] = (char *)o->conf;
 	}
+	args[n] = NULL;
 	fflush(NULL);
 	execv("/proc/self/exe", args);
 	/* no /proc: run it in this process */
@@ -609,8 +610,10 @@ static int run_self(const struct opts *o, char **args, int n)
  * (mailq -q, which ends in scheduler -1), as dma -q does without a daemon. */
 static int run_queue_here(const struct opts *o)
 {
-	char *args[6] = {"mailq", "-q", NULL, NULL, NULL, NULL};
+	char *args[6]; /* run_self() ends it with its NULL */
 	int n = 2;
+	args[0] = "mailq";
+	args[1] = "-q";
 	if (o->qr || o->qi) {
 		args[1] = o->qr ? "-qR" : "-qI";
 		args[n++] = (char *)(o->qr ? o->qr : o->qi);
@@ -703,7 +706,8 @@ static int mode_verify(struct submit_ctx *x, const struct opts *o)
 /* -bp, -bi: another applet of this binary, without the submit group. */
 static int run_other(const char *applet, const struct opts *o)
 {
-	char *args[4] = {(char *)applet, NULL, NULL, NULL};
+	char *args[4];
+	args[0] = (char *)applet;
 	return run_self(o, args, 1);
 }
 
