@@ -447,10 +447,11 @@ static int setup(struct submit_ctx *x, const struct opts *o)
 	for (size_t i = 0; i < o->nignored; i++)
 		log_msg(LOG_NOTICE, NULL, "ignored option %s: spoolbox does not use it", o->ignored[i]);
 	if (priv.active) {
-		struct group *g = getgrnam(conf_str(&x->conf, CK_SUBMIT_GROUP));
+		const char *sg = conf_str(&x->conf, CK_SUBMIT_GROUP);
+		struct group *g = getgrnam(sg);
 		if (!g || g->gr_gid != priv.group) {
 			log_msg(LOG_WARNING, NULL, "running setgid to gid %ld, which is not SUBMIT_GROUP=%s: privilege dropped",
-			        (long)priv.group, conf_str(&x->conf, CK_SUBMIT_GROUP));
+			        (long)priv.group, sg);
 			if (priv_drop() < 0)
 				return EX_OSERR;
 		}
@@ -459,9 +460,10 @@ static int setup(struct submit_ctx *x, const struct opts *o)
 	check_conf_addr(&x->conf, CK_REWRITE_FROM);
 
 	char why[128];
-	if (route_myhostname(conf_str(&x->conf, CK_MYHOSTNAME), x->hostname, sizeof x->hostname, why, sizeof why) < 0) {
+	const char *mh = conf_str(&x->conf, CK_MYHOSTNAME);
+	if (route_myhostname(mh, x->hostname, sizeof x->hostname, why, sizeof why) < 0) {
 		log_msg(LOG_WARNING, NULL, "MYHOSTNAME=%s is not a domain name: %s; the system's name is used (spoolbox --check)",
-		        conf_str(&x->conf, CK_MYHOSTNAME), why);
+		        mh, why);
 		if (route_myhostname("", x->hostname, sizeof x->hostname, why, sizeof why) < 0) {
 			log_msg(LOG_ERR, NULL, "no usable host name: %s", why);
 			return EX_CONFIG;
@@ -471,7 +473,8 @@ static int setup(struct submit_ctx *x, const struct opts *o)
 	memset(ec, 0, sizeof *ec);
 	ec->sp = &x->sp;
 	ec->hostname = x->hostname;
-	ec->qualify = *conf_str(&x->conf, CK_QUALIFYDOMAIN) ? conf_str(&x->conf, CK_QUALIFYDOMAIN) : x->hostname;
+	const char *q = conf_str(&x->conf, CK_QUALIFYDOMAIN);
+	ec->qualify = *q ? q : x->hostname;
 	ec->allmailfrom = conf_str(&x->conf, CK_ALLMAILFROM);
 	ec->rewrite_from = conf_str(&x->conf, CK_REWRITE_FROM);
 	ec->sizelimit = conf_num(&x->conf, CK_SIZELIMIT);
