@@ -766,24 +766,20 @@ int submit_main(int argc, char **argv)
 	}
 	struct opts o;
 	int r = parse_args(argc, argv, &o);
-	if (r) {
-		free(o.rcpt);
-		return r;
-	}
+	if (r)
+		goto out;
 	if (o.mode == 'i' && !ENABLE_LOCAL) {
 		/* init scripts run newaliases after installing an MTA: nothing to do is not an error */
 		fprintf(stderr, "sendmail: -bi: this spoolbox has no local delivery, hence no aliases\n");
-		free(o.rcpt);
-		return 0;
+		goto out;
 	}
 	if (o.mode == 'p' || o.mode == 'i') {
 		r = run_other(o.mode == 'p' ? "mailq" : "newaliases", &o);
-		free(o.rcpt);
-		return r;
+		goto out;
 	}
 	if ((o.mode == 'm' || o.mode == 'v') && !o.t && o.nrcpt == 0) {
-		free(o.rcpt);
-		return usage_error("no recipients given (name them, or use -t)%s", "");
+		r = usage_error("no recipients given (name them, or use -t)%s", "");
+		goto out;
 	}
 	struct submit_ctx x;
 	memset(&x, 0, sizeof x);
@@ -800,6 +796,7 @@ int submit_main(int argc, char **argv)
 		}
 	}
 	conf_free(&x.conf);
+out:
 	free(o.rcpt);
 	return r;
 }
