@@ -343,7 +343,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				continue;
 			}
 			const char *arg = p + 1;
-			if (c == 'a' && (!strcmp(arg, "u") || !strcmp(arg, "p") || !strcmp(arg, "m")) && i + 1 < argc) {
+			if (c == 'a' && arg[0] && !arg[1] && strchr("upm", arg[0]) && i + 1 < argc) {
 				/* BusyBox's -au USER, -ap PASS, -am METHOD: two words */
 				char name[4] = {'-', 'a', arg[0], 0};
 				ignored(o, name, 3, 1);
@@ -352,7 +352,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			}
 			if (c == 'q') {
 				/* -q takes only an attached argument, except -qR DOMAIN and -qI ID */
-				if (strcmp(arg, "R") == 0 || strcmp(arg, "I") == 0) {
+				if ((arg[0] == 'R' || arg[0] == 'I') && !arg[1]) {
 					if (i + 1 >= argc)
 						return usage_error("-q%s needs a value", arg);
 					char *d = argv[++i];
