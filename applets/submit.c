@@ -243,7 +243,7 @@ static int option(struct opts *o, char c, const char *arg)
 	}
 	switch (c) {
 	case 'b':
-		if (strlen(arg) != 1 || !strchr("mspvi", arg[0])) {
+		if (!arg[0] || arg[1] || !strchr("mspvi", arg[0])) {
 			if (arg[0] == 'd' || arg[0] == 'D')
 				return usage_error("-b%s: submit runs no daemon; start the scheduler applet instead", arg);
 			return usage_error("-b%s is not supported", arg);
@@ -324,7 +324,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->rcpt[o->nrcpt++] = a;
 			continue;
 		}
-		if (strcmp(a, "--") == 0) {
+		if (a[1] == '-' && !a[2]) { /* "--" */
 			only_rcpts = 1;
 			continue;
 		}
