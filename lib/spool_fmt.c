@@ -118,44 +118,44 @@ static int parse_status(const char *f[4], struct spool_rcpt *r)
 	return 0;
 }
 
-static int parse_rcpt(struct pctx *c, char *rest, off_t off)
+static const char *parse_rcpt(struct pctx *c, char *rest, off_t off)
 {
 	struct spool_msg *m = c->m;
 	char *f[9];
 	if (split(rest, f, 9, 0) != 8)
-		return perr(c, "recipient record: expected 8 fields");
+		return "recipient record: expected 8 fields";
 	if (m->nrcpt >= SPOOL_RCPT_MAX)
-		return perr(c, "too many recipients");
+		return "too many recipients";
 	/* 4, then doubled: 16 at once (5.7 KiB) is a block the allocator maps and unmaps for
 	 * every one-recipient message an agent or the pick-up parses */
 	if (m->nrcpt == 0 || (m->nrcpt >= 4 && !(m->nrcpt & (m->nrcpt - 1)))) {
 		struct spool_rcpt *n = realloc(m->rcpt, (m->nrcpt ? 2 * m->nrcpt : 4) * sizeof *n);
 		if (!n)
-			return perr(c, "out of memory");
+			return "out of memory";
 		m->rcpt = n;
 	}
 	struct spool_rcpt *r = &m->rcpt[m->nrcpt];
 	memset(r, 0, sizeof *r);
 	if (parse_status((const char **)f, r))
-		return perr(c, "recipient record: bad status field");
+		return "recipient record: bad status field";
 	if (!valid_channel(f[4]))
-		return perr(c, "recipient record: bad channel");
+		return "recipient record: bad channel";
 	if (!valid_host(f[5]))
-		return perr(c, "recipient record: bad host");
+		return "recipient record: bad host";
 	str_lcpy(r->channel, f[4], sizeof r->channel);
 	str_lcpy(r->host, f[5], sizeof r->host);
 	char *end;
 	r->priv = strtol(f[7], &end, 10);
 	if (*end || !*f[7] || r->priv < -1)
-		return perr(c, "recipient record: bad privilege");
+		return "recipient record: bad privilege";
 	r->addr = xdup(c, f[6]);
 	if (!r->addr || !*r->addr) {
 		free(r->addr);
-		return perr(c, "recipient record: bad address");
+		return "recipient record: bad address";
 	}
 	r->off = off;
 	m->nrcpt++;
-	return 0;
+	return NULL;
 }
 
 static int parse_notify(const char *s, unsigned *out)
@@ -183,22 +183,22 @@ static int parse_notify(const char *s, unsigned *out)
 	return 0;
 }
 
-static int parse_attempt(struct pctx *c, char *rest)
+static const char *parse_attempt(struct pctx *c, char *rest)
 {
 	struct spool_msg *m = c->m;
 	char *f[7];
 	int n = split(rest, f, 7, 1);
 	if (n < 6)
-		return perr(c, "attempt record: expected at least 6 fields");
+		return "attempt record: expected at least 6 fields";
 	long long rc, t;
 	if (num(f[0], 0, &rc) || rc >= (long long)m->nrcpt)
-		return perr(c, "attempt record: bad recipient number");
+		return "attempt record: bad recipient number";
 	if (num(f[1], 0, &t))
-		return perr(c, "attempt record: bad time");
+		return "attempt record: bad time";
 	if (m->natt % 16 == 0) {
 		struct spool_attempt *na = realloc(m->att, (m->natt + 16) * sizeof *na);
 		if (!na)
-			return perr(c, "out of memory");
+			return "out of memory";
 		m->att = na;
 	}
 	struct spool_attempt *a = &m->att[m->natt];
@@ -208,19 +208,19 @@ static int parse_attempt(struct pctx *c, char *rest)
 	if (str_lcpy(a->code, f[2], sizeof a->code) >= sizeof a->code ||
 	    str_lcpy(a->action, f[3], sizeof a->action) >= sizeof a->action ||
 	    str_lcpy(a->enh, f[4], sizeof a->enh) >= sizeof a->enh)
-		return perr(c, "attempt record: field too long");
+		return "attempt record: field too long";
 	if (strcmp(f[5], "-") != 0 && !(a->remote = xdup(c, f[5])))
-		return perr(c, "attempt record: bad remote host");
+		return "attempt record: bad remote host";
 	a->text = strdup(n == 7 ? f[6] : "");
 	if (!a->text) {
 		free(a->remote);
-		return perr(c, "out of memory");
+		return "out of memory";
 	}
 	m->natt++;
-	return 0;
+	return NULL;
 }
 
-static int parse_line(struct pctx *c, char *line, off_t off, int *in_env)
+static const char *parse_line(struct pctx *c, char *line, off_t off, int *in_env)
 {
 	struct spool_msg *m = c->m;
 	char kind = line[0];
@@ -229,119 +229,119 @@ static int parse_line(struct pctx *c, char *line, off_t off, int *in_env)
 		long long v;
 		int n = split(line, f, 4, 1);
 		if (n < 3 || strcmp(f[0], "@") || strcmp(f[1], "spoolbox") || num(f[2], 0, &v))
-			return perr(c, "not a spoolbox control file (bad version line)");
+			return "not a spoolbox control file (bad version line)";
 		if (v < 1 || v > SPOOL_VERSION)
-			return perr(c, "format version newer than this program knows");
+			return "format version newer than this program knows";
 		m->version = (int)v;
-		return 0;
+		return NULL;
 	}
 	if (!*in_env) {
 		if (kind == 'A' && line[1] == ' ')
 			return parse_attempt(c, line + 2);
 		if (kind == 'W' && line[1] == ' ') {
 			if (num(line + 2, 0, &m->warned))
-				return perr(c, "warning record: bad time");
-			return 0;
+				return "warning record: bad time";
+			return NULL;
 		}
 		if (kind == 'B' && line[1] == ' ') {
 			char *f[3];
 			long long t;
 			if (split(line + 2, f, 3, 0) != 2 || num(f[0], 0, &t) || !spool_id_valid(f[1]))
-				return perr(c, "bounce record: bad fields");
+				return "bounce record: bad fields";
 			str_lcpy(m->bounce_id, f[1], sizeof m->bounce_id);
-			return 0;
+			return NULL;
 		}
-		return perr(c, "unknown record after the envelope");
+		return "unknown record after the envelope";
 	}
 	if (strcmp(line, ".") == 0) {
 		*in_env = 0;
-		return 0;
+		return NULL;
 	}
 	if (strcmp(line, "U") == 0) {
 		m->smtputf8 = 1;
-		return 0;
+		return NULL;
 	}
 	if (line[1] != ' ')
-		return perr(c, "malformed record (no space after the type)");
+		return "malformed record (no space after the type)";
 	char *rest = line + 2;
 	long long v;
 	/* the three numbers apart from the switch: fewer cases, no jump table */
 	if (kind == 't' || kind == 'o' || kind == 'z') {
 		if (num(rest, kind == 't' ? 0 : 16, &v))
-			return perr(c, kind == 't' ? "bad arrival time" : kind == 'o' ? "bad body offset" : "bad size");
+			return kind == 't' ? "bad arrival time" : kind == 'o' ? "bad body offset" : "bad size";
 		if (kind == 't')
 			m->arrival = v;
 		else if (kind == 'o')
 			m->body_off = (off_t)v;
 		else
 			m->size = v;
-		return 0;
+		return NULL;
 	}
 	switch (kind) {
 	case 'i':
 		if (!spool_id_valid(rest))
-			return perr(c, "bad message id");
+			return "bad message id";
 		str_lcpy(m->id, rest, sizeof m->id);
-		return 0;
+		return NULL;
 	case 'b':
 		if (strcmp(rest, "7") && strcmp(rest, "8"))
-			return perr(c, "bad body type");
+			return "bad body type";
 		m->body8 = rest[0] == '8';
-		return 0;
+		return NULL;
 	case 'u': {
 		char *f[3];
 		if (split(rest, f, 3, 0) != 2 || num(f[0], 0, &v))
-			return perr(c, "bad user record");
+			return "bad user record";
 		m->uid = (long)v;
 		/* a failure leaves m->user half written, but the whole parse fails with it */
 		if (xtext_decode(f[1], strlen(f[1]), m->user, sizeof m->user) < 0)
-			return perr(c, "bad user name");
-		return 0;
+			return "bad user name";
+		return NULL;
 	}
 	case 's':
 		if (m->sender)
-			return perr(c, "second sender record");
+			return "second sender record";
 		m->sender = xdup(c, strcmp(rest, "<>") ? rest : ""); /* "<>": the null sender */
-		return m->sender ? 0 : perr(c, "bad sender address");
+		return m->sender ? NULL : "bad sender address";
 	case 'R':
 		if (strcmp(rest, "F") && strcmp(rest, "H"))
-			return perr(c, "bad RET value");
+			return "bad RET value";
 		m->ret = rest[0];
-		return 0;
+		return NULL;
 	case 'e':
 		free(m->envid);
 		m->envid = xdup(c, rest);
-		return m->envid ? 0 : perr(c, "bad ENVID");
+		return m->envid ? NULL : "bad ENVID";
 	case 'r':
 		return parse_rcpt(c, rest, off);
 	case 'N':
 		if (!m->nrcpt || parse_notify(rest, &m->rcpt[m->nrcpt - 1].notify))
-			return perr(c, "bad NOTIFY record");
-		return 0;
+			return "bad NOTIFY record";
+		return NULL;
 	case 'O': {
 		char *semi = strchr(rest, ';');
 		if (!m->nrcpt || !semi || semi == rest || m->rcpt[m->nrcpt - 1].orcpt)
-			return perr(c, "bad ORCPT record");
+			return "bad ORCPT record";
 		/* "type;" then the decoded address (out of memory: perr says so) */
 		if (!(m->rcpt[m->nrcpt - 1].orcpt = xdup_after(c, rest, (size_t)(semi - rest) + 1, semi + 1)))
-			return perr(c, "bad ORCPT address");
-		return 0;
+			return "bad ORCPT address";
+		return NULL;
 	}
 	default:
-		return perr(c, "unknown record in the envelope");
+		return "unknown record in the envelope";
 	}
 }
 
 int spool_msg_parse(const char *text, size_t len, int stop_at_env, struct spool_msg *m, char *err, size_t errlen)
 {
 	struct pctx c = {m, err, errlen, 0, 0};
+	const char *e; /* what failed: one perr() for every failure */
 	memset(m, 0, sizeof *m);
 	if (errlen)
 		err[0] = 0;
 	if (len > SPOOL_CTL_MAX) {
-		perr(&c, "control file larger than the limit");
-		errno = EINVAL;
-		return -1;
+		e = "control file larger than the limit";
+		goto fail;
 	}
 	int in_env = 1;
 	size_t pos = 0;
@@ -357,16 +357,16 @@ int spool_msg_parse(const char *text, size_t len, int stop_at_env, struct spool_
 		}
 		size_t ll = (size_t)(nl - (text + pos));
 		if (ll > SPOOL_LINE_MAX) {
-			perr(&c, "line too long");
+			e = "line too long";
 			goto fail;
 		}
 		memcpy(line, text + pos, ll);
 		line[ll] = 0;
 		if (memchr(line, 0, ll) || ll == 0) {
-			perr(&c, ll ? "NUL byte in a record" : "empty line");
+			e = ll ? "NUL byte in a record" : "empty line";
 			goto fail;
 		}
-		if (parse_line(&c, line, (off_t)pos, &in_env) < 0)
+		if ((e = parse_line(&c, line, (off_t)pos, &in_env)))
 			goto fail;
 		pos += ll + 1;
 		if (!in_env && stop_at_env)
@@ -377,13 +377,14 @@ int spool_msg_parse(const char *text, size_t len, int stop_at_env, struct spool_
 	m->env_end = (off_t)pos;
 	if (!m->id[0] || !m->sender || !m->nrcpt) {
 		c.line = 0;
-		perr(&c, !m->id[0] ? "no message id" : !m->sender ? "no sender" : "no recipients");
+		e = !m->id[0] ? "no message id" : !m->sender ? "no sender" : "no recipients";
 		goto fail;
 	}
 	return 0;
 fail_trunc:
-	perr(&c, "truncated: the envelope does not end with a '.' line");
+	e = "truncated: the envelope does not end with a '.' line";
 fail:
+	perr(&c, e);
 	spool_msg_free(m);
 	errno = c.oom ? ENOMEM : EINVAL;
 	return -1;
