@@ -292,6 +292,9 @@ struct spool_clean_counts {
 };
 int spool_clean(struct spool *sp, long long now, long long max_age, struct spool_clean_counts *counts);
 
+/* Just past the first "\n.\n" of p[0..n) (the end of an envelope block, whose first line is
+ * never "."), or NULL. */
+const char *spool_env_end(const char *p, size_t n);
 /* Reads the envelope block (up to and including the "." line) of a message file into b (its
  * max bounds it); nothing after the block is read. -1 with errno (EFBIG, ENOMEM, EINVAL: no
  * end of block) when it fails. */

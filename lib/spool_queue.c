@@ -199,6 +199,14 @@ static void quarantine(const struct spool *sp, const char *id, const char *from,
 		log_msg(LOG_ERR, id, "unreadable message %s (%s), and moving it to %s failed: %s", from, why, to, strerror(errno));
 }
 
+const char *spool_env_end(const char *p, size_t n)
+{
+	for (const char *e = p + n; (p = memchr(p, '\n', (size_t)(e - p))) && p + 2 < e; p++)
+		if (p[1] == '.' && p[2] == '\n')
+			return p + 3;
+	return NULL;
+}
+
 /* Reads the envelope block (up to and including the "." line) of a message file. */
 /* keep: where the open file is handed back (the caller closes it), so that pick-up looks at it
  * once (give_group); NULL closes it here. */
@@ -226,14 +234,7 @@ static int read_envelope_fd(const char *path, struct buf *b, int *keep)
 			errno = b->len + (size_t)n > b->max ? EFBIG : ENOMEM;
 			break;
 		}
-		char *end = NULL;
-		for (char *p = b->p + from; (p = memchr(p, '\n', b->len - (size_t)(p - b->p))); p++)
-			if (p + 2 < b->p + b->len + 0 && p[1] == '.' && p[2] == '\n') {
-				end = p + 3;
-				break;
-			} else if (p + 2 >= b->p + b->len) {
-				break;
-			}
+		const char *end = spool_env_end(b->p + from, b->len - from);
 		if (end) {
 			b->len = (size_t)(end - b->p);
 			if (keep)

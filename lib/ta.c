@@ -147,10 +147,7 @@ static int job_load_msg(struct ta_job *job, const char *channel, const char *lis
 		got = read(fd, h, TA_HEAD);
 	while (got < 0 && errno == EINTR);
 	/* the block ends at the first "." line (no record is one) */
-	const char *end = NULL;
-	for (const char *p = h; got > 0 && !end && (p = memchr(p, '\n', (size_t)(h + got - p))) && p + 2 < h + got; p++)
-		if (p[1] == '.' && p[2] == '\n')
-			end = p + 3;
+	const char *end = got > 0 ? spool_env_end(h, (size_t)got) : NULL;
 	if (!end || spool_msg_parse(h, (size_t)(end - h), 1, &job->msg, err, sizeof err) < 0) {
 		close(fd);
 		return 1;
