@@ -161,7 +161,7 @@ static const char *parse_rcpt(struct pctx *c, char *rest, off_t off)
 static int parse_notify(const char *s, unsigned *out)
 {
 	unsigned v = 0;
-	if (strcmp(s, "N") == 0)
+	if (s[0] == 'N' && !s[1])
 		return *out = NOTIFY_NEVER, 0;
 	for (; *s; s++) {
 		if (*s == 'S')
@@ -209,7 +209,7 @@ static const char *parse_attempt(struct pctx *c, char *rest)
 	    str_lcpy(a->action, f[3], sizeof a->action) >= sizeof a->action ||
 	    str_lcpy(a->enh, f[4], sizeof a->enh) >= sizeof a->enh)
 		return "attempt record: field too long";
-	if (strcmp(f[5], "-") != 0 && !(a->remote = xdup(c, f[5])))
+	if (!(f[5][0] == '-' && !f[5][1]) && !(a->remote = xdup(c, f[5])))
 		return "attempt record: bad remote host";
 	a->text = strdup(n == 7 ? f[6] : "");
 	if (!a->text) {
@@ -228,7 +228,7 @@ static const char *parse_line(struct pctx *c, char *line, off_t off, int *in_env
 		char *f[4];
 		long long v;
 		int n = split(line, f, 4, 1);
-		if (n < 3 || strcmp(f[0], "@") || strcmp(f[1], "spoolbox") || num(f[2], 0, &v))
+		if (n < 3 || f[0][0] != '@' || f[0][1] || strcmp(f[1], "spoolbox") || num(f[2], 0, &v))
 			return "not a spoolbox control file (bad version line)";
 		if (v < 1 || v > SPOOL_VERSION)
 			return "format version newer than this program knows";
@@ -253,11 +253,11 @@ static const char *parse_line(struct pctx *c, char *line, off_t off, int *in_env
 		}
 		return "unknown record after the envelope";
 	}
-	if (strcmp(line, ".") == 0) {
+	if (line[0] == '.' && !line[1]) {
 		*in_env = 0;
 		return NULL;
 	}
-	if (strcmp(line, "U") == 0) {
+	if (line[0] == 'U' && !line[1]) {
 		m->smtputf8 = 1;
 		return NULL;
 	}
@@ -284,7 +284,7 @@ static const char *parse_line(struct pctx *c, char *line, off_t off, int *in_env
 		str_lcpy(m->id, rest, sizeof m->id);
 		return NULL;
 	case 'b':
-		if (strcmp(rest, "7") && strcmp(rest, "8"))
+		if ((rest[0] != '7' && rest[0] != '8') || rest[1])
 			return "bad body type";
 		m->body8 = rest[0] == '8';
 		return NULL;
@@ -304,7 +304,7 @@ static const char *parse_line(struct pctx *c, char *line, off_t off, int *in_env
 		m->sender = xdup(c, strcmp(rest, "<>") ? rest : ""); /* "<>": the null sender */
 		return m->sender ? NULL : "bad sender address";
 	case 'R':
-		if (strcmp(rest, "F") && strcmp(rest, "H"))
+		if ((rest[0] != 'F' && rest[0] != 'H') || rest[1])
 			return "bad RET value";
 		m->ret = rest[0];
 		return NULL;
