@@ -227,7 +227,8 @@ static void cmd_data(struct smtpd *s, const char *arg)
 		return error(s, 554, "5.5.1 No valid recipients");
 	if (s->state != SMTPD_RCPT)
 		return error(s, 503, "5.5.1 Need MAIL and RCPT before DATA");
-	char text[512] = "";
+	char text[512];
+	text[0] = 0; /* not "= """: that zeroes all of it */
 	int code = s->ops->data_begin ? s->ops->data_begin(s->ctx, text, sizeof text) : 354;
 	if (code != 354) {
 		reply_cb(s, code, text, "4.3.0 Cannot take the message now");
@@ -317,7 +318,8 @@ static void data_emit(struct smtpd *s, const char *p, size_t n)
 
 static void data_done(struct smtpd *s)
 {
-	char text[512] = "";
+	char text[512];
+	text[0] = 0; /* not "= """: that zeroes all of it */
 	int code = s->ops->data_end ? s->ops->data_end(s->ctx, text, sizeof text) : 250;
 	reply_cb(s, code, text, code / 100 == 2 ? "2.0.0 Ok" : "4.3.0 Message not accepted");
 	s->state = SMTPD_RCPT; /* so that reset_transaction() calls reset */

@@ -785,7 +785,8 @@ static int word_ok(const char *s)
 
 int spool_attempt_append_at(int fd, const struct spool_attempt *a, const char *path, off_t *end)
 {
-	char remote[3 * 256 + 4] = "-", text[SPOOL_TEXT_MAX + 1], line[SPOOL_LINE_MAX];
+	char remote[3 * 256 + 4], text[SPOOL_TEXT_MAX + 1], line[SPOOL_LINE_MAX];
+	str_lcpy(remote, "-", sizeof remote); /* not "= "-"": that zeroes all of it */
 	if (a->remote && *a->remote && xtext_encode(a->remote, strnlen(a->remote, 255), remote, sizeof remote) < 0)
 		str_lcpy(remote, "-", sizeof remote);
 	spool_clean_copy(text, sizeof text, a->text);
