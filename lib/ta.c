@@ -23,9 +23,9 @@
  * reads both in one turn and removes a finished message without syncing its control file first).
  * stdio is not used, so nothing an agent's child could inherit sits in a FILE. */
 struct ta_chan {
-	struct io in, out;
 	long pid;
 	size_t reported; /* reports of the current job written so far */
+	struct io in, out;
 	char head[TA_HEAD];
 };
 
