@@ -485,12 +485,9 @@ int spool_due_each(struct spool *sp, long long upto, spool_each_fn *fn, void *ct
 		char dir[SPOOL_PATH_MAX];
 		str_fmt(dir, sizeof dir, "%s/due/%lld", sp->dir, b[i]);
 		r = each_entry(dir, NULL, fn, ctx);
-		if (r == 0 && (b[i] + 1) * SPOOL_BUCKET <= upto && rmdir(dir) == 0) {
-			/* a past bucket that was empty: forget that it existed */
-			for (size_t k = 0; k < ARRAY_LEN(sp->have_due); k++)
-				if (sp->have_due[k] == b[i] + 1)
-					sp->have_due[k] = 0;
-		}
+		/* a past bucket that was empty: forget that it existed */
+		if (r == 0 && (b[i] + 1) * SPOOL_BUCKET <= upto && rmdir(dir) == 0)
+			forget_due_dir(sp, b[i] * SPOOL_BUCKET);
 	}
 	free(b);
 	return r;
