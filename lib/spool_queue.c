@@ -806,12 +806,11 @@ int spool_remove(struct spool *sp, const char *id, long long t)
 	if (t > 0 && spool_path_due(sp, id, t, path, sizeof path) == 0 && unlink(path) < 0 && errno != ENOENT)
 		r = -1;
 	crash_point("unlink", path);
-	if (spool_path_ctl(sp, id, path, sizeof path) < 0 || (unlink(path) < 0 && errno != ENOENT))
-		r = -1;
-	crash_point("unlink", path);
-	if (spool_path_msg(sp, id, path, sizeof path) < 0 || (unlink(path) < 0 && errno != ENOENT))
-		r = -1;
-	crash_point("unlink", path);
+	for (int i = 0; i < 2; i++) { /* the control file, then the message file */
+		if ((i ? spool_path_msg : spool_path_ctl)(sp, id, path, sizeof path) < 0 || (unlink(path) < 0 && errno != ENOENT))
+			r = -1;
+		crash_point("unlink", path);
+	}
 	if (r)
 		log_msg(LOG_ERR, id, "remove from the queue: %s", strerror(errno));
 	return r;
