@@ -83,31 +83,27 @@ static char *xdup(struct pctx *c, const char *s)
 
 static int valid_channel(const char *s)
 {
-	size_t n = strlen(s);
-	if (n == 0 || n >= sizeof(((struct spool_rcpt *)0)->channel))
-		return 0;
-	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_' || *s == '-'))
+	size_t n = 0;
+	for (; s[n]; n++)
+		if (!((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= '0' && s[n] <= '9') || s[n] == '_' || s[n] == '-'))
 			return 0;
-	return 1;
+	return n && n < sizeof(((struct spool_rcpt *)0)->channel);
 }
 
 static int valid_host(const char *s)
 {
-	size_t n = strlen(s);
-	if (n == 0 || n >= sizeof(((struct spool_rcpt *)0)->host))
-		return 0;
-	for (; *s; s++)
-		if ((unsigned char)*s <= ' ' || (unsigned char)*s >= 0x7f || *s == '/' || (*s >= 'A' && *s <= 'Z'))
+	size_t n = 0;
+	for (; s[n]; n++)
+		if ((unsigned char)s[n] <= ' ' || (unsigned char)s[n] >= 0x7f || s[n] == '/' || (s[n] >= 'A' && s[n] <= 'Z'))
 			return 0;
-	return 1;
+	return n && n < sizeof(((struct spool_rcpt *)0)->host);
 }
 
 static int parse_status(const char *f[4], struct spool_rcpt *r)
 {
 	long long pid, tries, next;
 	const char *tag = f[0];
-	if (strlen(tag) != 1 || !strchr("NQTDFXS", tag[0]))
+	if (!tag[0] || tag[1] || !strchr("NQTDFXS", tag[0]))
 		return -1;
 	if (num(f[1], 10, &pid) || num(f[2], 4, &tries) || num(f[3], 10, &next))
 		return -1;
