@@ -50,7 +50,7 @@ int spool_perm(const char *dir, long gid, int fix, spool_perm_fn *report, void *
 		if (lstat(path, &st) < 0 && fix && errno == ENOENT) {
 			/* made in the mode the table asks; the chmod below then corrects the umask */
 			made = 1;
-			if ((entries[i].fifo ? mkfifo(path, entries[i].mode) : mkdir(path, entries[i].mode)) < 0 &&
+			if ((entries[i].fifo ? mkfifo : mkdir)(path, entries[i].mode) < 0 &&
 			    errno != EEXIST) {
 				log_syserr(NULL, entries[i].fifo ? "mkfifo" : "mkdir", path, NULL);
 				return -1;
