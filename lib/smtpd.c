@@ -272,8 +272,14 @@ static void command(struct smtpd *s, char *line)
 	const char *arg;
 	if (memchr(line, 0, s->linelen) != NULL) /* a NUL inside the line: nothing valid has one */
 		return error(s, 500, "5.5.2 Syntax error (NUL byte in command)");
-	if (is_cmd(line, "EHLO") || is_cmd(line, "HELO"))
-		return cmd_helo(s, line + 4, line[0] == 'E' || line[0] == 'e');
+	/* which command: its index in one string, each name NUL-ended, "" ends it; the last six
+	 * are known and not implemented */
+	int k = 0;
+	for (const char *t = "EHLO\0HELO\0DATA\0RSET\0NOOP\0QUIT\0VRFY\0HELP\0EXPN\0STARTTLS\0AUTH\0BDAT\0ETRN\0TURN\0";
+	     *t && !is_cmd(line, t); t += strlen(t) + 1)
+		k++;
+	if (k < 2)
+		return cmd_helo(s, line + 4, k == 0);
 	if (str_ncaseeq(line, "MAIL FROM:", 10))
 		return cmd_mail(s, line + 10);
 	if (str_ncaseeq(line, "RCPT TO:", 8))
@@ -281,30 +287,25 @@ static void command(struct smtpd *s, char *line)
 	arg = line + 4;
 	while (*arg == ' ')
 		arg++;
-	if (is_cmd(line, "DATA"))
+	if (k == 2)
 		return cmd_data(s, arg);
-	if (is_cmd(line, "RSET")) {
+	if (k == 3 || k == 5)
 		reset_transaction(s);
+	if (k == 3 || k == 4)
 		return reply(s, 250, "2.0.0 Ok");
-	}
-	if (is_cmd(line, "NOOP"))
-		return reply(s, 250, "2.0.0 Ok");
-	if (is_cmd(line, "QUIT")) {
-		reset_transaction(s);
+	if (k == 5) {
 		char text[320];
 		snprintf(text, sizeof text, "2.0.0 %s closing connection", s->hostname);
 		reply(s, 221, text);
 		s->state = SMTPD_CLOSED;
 		return;
 	}
-	if (is_cmd(line, "VRFY"))
+	if (k == 6)
 		return reply(s, 252, "2.5.2 Cannot VRFY user, but will accept the message and attempt delivery");
-	if (is_cmd(line, "HELP"))
+	if (k == 7)
 		return reply(s, 214, "2.0.0 Commands: HELO EHLO MAIL RCPT DATA RSET NOOP QUIT VRFY");
-	/* known, not implemented: one string, each name NUL-ended, "" ends it */
-	for (const char *k = "EXPN\0STARTTLS\0AUTH\0BDAT\0ETRN\0TURN\0"; *k; k += strlen(k) + 1)
-		if (is_cmd(line, k))
-			return error(s, 502, "5.5.1 Command not implemented");
+	if (k < 14)
+		return error(s, 502, "5.5.1 Command not implemented");
 	if (str_ncaseeq(line, "MAIL", 4) || str_ncaseeq(line, "RCPT", 4))
 		return error(s, 501, "5.5.4 Syntax: MAIL FROM:<address> / RCPT TO:<address>");
 	error(s, 500, "5.5.2 Syntax error, command unrecognized");
