@@ -232,14 +232,16 @@ static const char *parse_line(struct pctx *c, char *line, off_t off, int *in_env
 		return NULL;
 	}
 	if (!*in_env) {
-		if (kind == 'A' && line[1] == ' ')
+		if (line[1] != ' ')
+			return "unknown record after the envelope";
+		if (kind == 'A')
 			return parse_attempt(c, line + 2);
-		if (kind == 'W' && line[1] == ' ') {
+		if (kind == 'W') {
 			if (num(line + 2, 0, &m->warned))
 				return "warning record: bad time";
 			return NULL;
 		}
-		if (kind == 'B' && line[1] == ' ') {
+		if (kind == 'B') {
 			char *f[3];
 			long long t;
 			if (split(line + 2, f, 3, 0) != 2 || num(f[0], 0, &t) || !spool_id_valid(f[1]))
