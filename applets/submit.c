@@ -695,11 +695,8 @@ static int mode_verify(struct submit_ctx *x, const struct opts *o)
 	for (int i = 0; i < o->nrcpt; i++) {
 		char err[160];
 		int n = addr_parse_list(o->rcpt[i], strlen(o->rcpt[i]), verify_each, x, err, sizeof err);
-		if (n < 0) {
-			printf("%s: %s\n", o->rcpt[i], err);
-			bad = 1;
-		} else if (n == 0) {
-			printf("%s: no address in it\n", o->rcpt[i]);
+		if (n <= 0) {
+			printf("%s: %s\n", o->rcpt[i], n < 0 ? err : "no address in it");
 			bad = 1;
 		}
 	}
