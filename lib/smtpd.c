@@ -327,31 +327,35 @@ static void data_done(struct smtpd *s)
 	reset_transaction(s);
 }
 
-/* Decodes DATA bytes; returns how many were used (stops just after the final CRLF.CRLF). */
+/* Decodes DATA bytes; returns how many were used (stops just after the final CRLF.CRLF). The
+ * states by ranges, not a switch: its jump table was 40 bytes. */
 static size_t data_feed(struct smtpd *s, const char *p, size_t n)
 {
 	size_t i = 0, run = 0; /* run: start of bytes to pass on unchanged */
 	for (; i < n; i++) {
 		char c = p[i];
-		switch (s->dstate) {
-		case D_BOL:
-			if (c == '.') {
-				data_emit(s, p + run, i - run);
-				s->dstate = D_DOT;
-				run = i + 1; /* the dot is dropped: stuffed, or part of the end */
-				continue;
-			}
-			s->dstate = c == '\r' ? D_CR : D_LINE;
+		int st = s->dstate;
+		if (st >= D_LINE) { /* D_LINE, D_CR */
+			if (c == '\n' && st == D_CR)
+				s->dstate = D_BOL;
+			else if (c == '\r')
+				s->dstate = D_CR;
+			else
+				s->dstate = D_LINE;
 			continue;
-		case D_DOT:
-			if (c == '\r') {
-				s->dstate = D_DOTCR;
-				run = i + 1;
-				continue;
-			}
-			s->dstate = c == '\r' ? D_CR : D_LINE;
+		}
+		if (st == D_BOL && c == '.') {
+			data_emit(s, p + run, i - run);
+			s->dstate = D_DOT;
+			run = i + 1; /* the dot is dropped: stuffed, or part of the end */
 			continue;
-		case D_DOTCR:
+		}
+		if (st == D_DOT && c == '\r') {
+			s->dstate = D_DOTCR;
+			run = i + 1;
+			continue;
+		}
+		if (st == D_DOTCR) {
 			if (c == '\n') {
 				s->dstate = D_BOL;
 				data_done(s);
@@ -359,19 +363,8 @@ static size_t data_feed(struct smtpd *s, const char *p, size_t n)
 			}
 			data_emit(s, "\r", 1); /* ".\r" and something else: a stuffed line after all */
 			run = i;
-			s->dstate = c == '\r' ? D_CR : D_LINE;
-			continue;
-		case D_LINE:
-			if (c == '\r')
-				s->dstate = D_CR;
-			continue;
-		case D_CR:
-			if (c == '\n')
-				s->dstate = D_BOL;
-			else if (c != '\r')
-				s->dstate = D_LINE;
-			continue;
 		}
+		s->dstate = c == '\r' ? D_CR : D_LINE;
 	}
 	if (s->dstate != D_DOTCR)
 		data_emit(s, p + run, i - run);
