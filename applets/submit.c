@@ -183,10 +183,11 @@ static int usage_error(const char *fmt, const char *arg)
 /* msmtp's long options that take the next word when written without '=' (--account NAME);
  * --read-recipients is -t and --from is -f, every other long option is ignored. */
 static const char long_with_arg[] =
-    "account\0host\0port\0timeout\0protocol\0domain\0user\0passwordeval\0tls-trust-file\0"
+    "from\0account\0host\0port\0timeout\0protocol\0domain\0user\0passwordeval\0tls-trust-file\0"
     "tls-crl-file\0tls-fingerprint\0tls-key-file\0tls-cert-file\0tls-priorities\0tls-host-override\0"
-    "from\0maildomain\0dsn-notify\0dsn-return\0logfile\0logfile-time-format\0aliases\0"
-    "proxy-host\0proxy-port\0source-ip\0socket\0file\0"; /* one string, each name NUL-ended, "" ends it */
+    "maildomain\0dsn-notify\0dsn-return\0logfile\0logfile-time-format\0aliases\0"
+    "proxy-host\0proxy-port\0source-ip\0socket\0file\0"; /* one string, each name NUL-ended, "" ends it;
+                                                          * "from" first: long_option() knows it there */
 
 static int option(struct opts *o, char c, const char *arg);
 
@@ -204,10 +205,10 @@ static int long_option(struct opts *o, const char *a, int *i, int argc, char **a
 	const char *name = a + 2, *eq = strchr(name, '=');
 	size_t n = eq ? (size_t)(eq - name) : strlen(name);
 	const char *val = eq ? eq + 1 : NULL;
-	int takes = 0;
+	const char *takes = NULL; /* the name in long_with_arg */
 	for (const char *k = long_with_arg; *k; k += strlen(k) + 1)
 		if (strlen(k) == n && memcmp(k, name, n) == 0)
-			takes = 1;
+			takes = k;
 	if (takes && !val) {
 		if (*i + 1 >= argc)
 			return usage_error("option %s needs an argument", a);
@@ -215,7 +216,7 @@ static int long_option(struct opts *o, const char *a, int *i, int argc, char **a
 	}
 	if (n == 15 && memcmp(name, "read-recipients", n) == 0 && !val)
 		return option(o, 't', "");
-	if (n == 4 && memcmp(name, "from", 4) == 0)
+	if (takes == long_with_arg) /* --from */
 		return option(o, 'f', val);
 	ignored(o, a, n + 2, val != NULL);
 	return 0;
