@@ -27,6 +27,7 @@
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -182,10 +183,11 @@ static int usage_error(const char *fmt, const char *arg)
 /* msmtp's long options that take the next word when written without '=' (--account NAME);
  * --read-recipients is -t and --from is -f, every other long option is ignored. */
 static const char long_with_arg[] =
-    "account\0host\0port\0timeout\0protocol\0domain\0user\0passwordeval\0tls-trust-file\0"
+    "from\0account\0host\0port\0timeout\0protocol\0domain\0user\0passwordeval\0tls-trust-file\0"
     "tls-crl-file\0tls-fingerprint\0tls-key-file\0tls-cert-file\0tls-priorities\0tls-host-override\0"
-    "from\0maildomain\0dsn-notify\0dsn-return\0logfile\0logfile-time-format\0aliases\0"
-    "proxy-host\0proxy-port\0source-ip\0socket\0file\0"; /* one string, each name NUL-ended, "" ends it */
+    "maildomain\0dsn-notify\0dsn-return\0logfile\0logfile-time-format\0aliases\0"
+    "proxy-host\0proxy-port\0source-ip\0socket\0file\0"; /* one string, each name NUL-ended, "" ends it;
+                                                          * "from" first: long_option() knows it there */
 
 static int option(struct opts *o, char c, const char *arg);
 
@@ -203,10 +205,10 @@ static int long_option(struct opts *o, const char *a, int *i, int argc, char **a
 	const char *name = a + 2, *eq = strchr(name, '=');
 	size_t n = eq ? (size_t)(eq - name) : strlen(name);
 	const char *val = eq ? eq + 1 : NULL;
-	int takes = 0;
+	const char *takes = NULL; /* the name in long_with_arg */
 	for (const char *k = long_with_arg; *k; k += strlen(k) + 1)
 		if (strlen(k) == n && memcmp(k, name, n) == 0)
-			takes = 1;
+			takes = k;
 	if (takes && !val) {
 		if (*i + 1 >= argc)
 			return usage_error("option %s needs an argument", a);
@@ -214,17 +216,35 @@ static int long_option(struct opts *o, const char *a, int *i, int argc, char **a
 	}
 	if (n == 15 && memcmp(name, "read-recipients", n) == 0 && !val)
 		return option(o, 't', "");
-	if (n == 4 && memcmp(name, "from", 4) == 0)
+	if (takes == long_with_arg) /* --from */
 		return option(o, 'f', val);
 	ignored(o, a, n + 2, val != NULL);
 	return 0;
 }
 
+/* The options that only store: -C -F -f -r their argument, -i -t -v a flag (-i clears
+ * dot_end, the others set theirs). A table, and fewer cases for the switch below (its jump
+ * table over 'B'..'v' was 336 bytes). */
+static const char store_letters[] = "CFfritv";
+static const unsigned char store_off[] = {
+    offsetof(struct opts, conf), offsetof(struct opts, fullname), offsetof(struct opts, from),
+    offsetof(struct opts, from), offsetof(struct opts, dot_end),  offsetof(struct opts, t),
+    offsetof(struct opts, verbose)};
+
 static int option(struct opts *o, char c, const char *arg)
 {
+	const char *k = strchr(store_letters, c);
+	if (k && c) {
+		size_t i = (size_t)(k - store_letters);
+		if (i < 4)
+			*(const char **)((char *)o + store_off[i]) = arg;
+		else
+			*(int *)((char *)o + store_off[i]) = c != 'i';
+		return 0;
+	}
 	switch (c) {
 	case 'b':
-		if (strlen(arg) != 1 || !strchr("mspvi", arg[0])) {
+		if (!arg[0] || arg[1] || !strchr("mspvi", arg[0])) {
 			if (arg[0] == 'd' || arg[0] == 'D')
 				return usage_error("-b%s: submit runs no daemon; start the scheduler applet instead", arg);
 			return usage_error("-b%s is not supported", arg);
@@ -240,16 +260,6 @@ static int option(struct opts *o, char c, const char *arg)
 			o->body8 = 0;
 		else
 			return usage_error("-B %s: the body type is 7BIT or 8BITMIME", arg);
-		return 0;
-	case 'C':
-		o->conf = arg;
-		return 0;
-	case 'F':
-		o->fullname = arg;
-		return 0;
-	case 'f':
-	case 'r':
-		o->from = arg;
 		return 0;
 	case 'N':
 		if (dsn_notify_parse(arg, strlen(arg), &o->notify) < 0)
@@ -291,15 +301,6 @@ static int option(struct opts *o, char c, const char *arg)
 		o->tag = o->tagbuf;
 		return 0;
 	}
-	case 'i':
-		o->dot_end = 0;
-		return 0;
-	case 't':
-		o->t = 1;
-		return 0;
-	case 'v':
-		o->verbose = 1;
-		return 0;
 	default:
 		/* accepted for compatibility, no effect (docs/submit.md); another sendmail's own
 		 * options are logged, sendmail's documented no-ops are not */
@@ -324,7 +325,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->rcpt[o->nrcpt++] = a;
 			continue;
 		}
-		if (strcmp(a, "--") == 0) {
+		if (a[1] == '-' && !a[2]) { /* "--" */
 			only_rcpts = 1;
 			continue;
 		}
@@ -343,7 +344,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				continue;
 			}
 			const char *arg = p + 1;
-			if (c == 'a' && (!strcmp(arg, "u") || !strcmp(arg, "p") || !strcmp(arg, "m")) && i + 1 < argc) {
+			if (c == 'a' && arg[0] && !arg[1] && strchr("upm", arg[0]) && i + 1 < argc) {
 				/* BusyBox's -au USER, -ap PASS, -am METHOD: two words */
 				char name[4] = {'-', 'a', arg[0], 0};
 				ignored(o, name, 3, 1);
@@ -352,7 +353,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			}
 			if (c == 'q') {
 				/* -q takes only an attached argument, except -qR DOMAIN and -qI ID */
-				if (strcmp(arg, "R") == 0 || strcmp(arg, "I") == 0) {
+				if ((arg[0] == 'R' || arg[0] == 'I') && !arg[1]) {
 					if (i + 1 >= argc)
 						return usage_error("-q%s needs a value", arg);
 					char *d = argv[++i];
@@ -447,10 +448,11 @@ static int setup(struct submit_ctx *x, const struct opts *o)
 	for (size_t i = 0; i < o->nignored; i++)
 		log_msg(LOG_NOTICE, NULL, "ignored option %s: spoolbox does not use it", o->ignored[i]);
 	if (priv.active) {
-		struct group *g = getgrnam(conf_str(&x->conf, CK_SUBMIT_GROUP));
+		const char *sg = conf_str(&x->conf, CK_SUBMIT_GROUP);
+		struct group *g = getgrnam(sg);
 		if (!g || g->gr_gid != priv.group) {
 			log_msg(LOG_WARNING, NULL, "running setgid to gid %ld, which is not SUBMIT_GROUP=%s: privilege dropped",
-			        (long)priv.group, conf_str(&x->conf, CK_SUBMIT_GROUP));
+			        (long)priv.group, sg);
 			if (priv_drop() < 0)
 				return EX_OSERR;
 		}
@@ -459,9 +461,10 @@ static int setup(struct submit_ctx *x, const struct opts *o)
 	check_conf_addr(&x->conf, CK_REWRITE_FROM);
 
 	char why[128];
-	if (route_myhostname(conf_str(&x->conf, CK_MYHOSTNAME), x->hostname, sizeof x->hostname, why, sizeof why) < 0) {
+	const char *mh = conf_str(&x->conf, CK_MYHOSTNAME);
+	if (route_myhostname(mh, x->hostname, sizeof x->hostname, why, sizeof why) < 0) {
 		log_msg(LOG_WARNING, NULL, "MYHOSTNAME=%s is not a domain name: %s; the system's name is used (spoolbox --check)",
-		        conf_str(&x->conf, CK_MYHOSTNAME), why);
+		        mh, why);
 		if (route_myhostname("", x->hostname, sizeof x->hostname, why, sizeof why) < 0) {
 			log_msg(LOG_ERR, NULL, "no usable host name: %s", why);
 			return EX_CONFIG;
@@ -471,7 +474,8 @@ static int setup(struct submit_ctx *x, const struct opts *o)
 	memset(ec, 0, sizeof *ec);
 	ec->sp = &x->sp;
 	ec->hostname = x->hostname;
-	ec->qualify = *conf_str(&x->conf, CK_QUALIFYDOMAIN) ? conf_str(&x->conf, CK_QUALIFYDOMAIN) : x->hostname;
+	const char *q = conf_str(&x->conf, CK_QUALIFYDOMAIN);
+	ec->qualify = *q ? q : x->hostname;
 	ec->allmailfrom = conf_str(&x->conf, CK_ALLMAILFROM);
 	ec->rewrite_from = conf_str(&x->conf, CK_REWRITE_FROM);
 	ec->sizelimit = conf_num(&x->conf, CK_SIZELIMIT);
@@ -588,27 +592,37 @@ static int mode_mail(struct submit_ctx *x, const struct opts *o)
 	return r;
 }
 
-/* -q / -qR DOMAIN / -qI ID without a scheduler: root runs the queue once in the foreground
- * (mailq -q, which ends in scheduler -1), as dma -q does without a daemon. */
-static int run_queue_here(const struct opts *o)
+/* Another applet of this binary (args[0], n words so far; args has room for "-C FILE" and the
+ * NULL this puts after them), without the submit group. */
+static int run_self(const struct opts *o, char **args, int n)
 {
 	if (priv_drop() < 0)
 		return EX_OSERR;
-	char *args[6] = {"mailq", "-q", NULL, NULL, NULL, NULL};
-	int n = 1;
-	if (o->qr || o->qi) {
-		args[n++] = o->qr ? "-qR" : "-qI";
-		args[n++] = (char *)(o->qr ? o->qr : o->qi);
-	} else {
-		n++;
-	}
 	if (o->conf) {
 		args[n++] = "-C";
 		args[n++] = (char *)o->conf;
 	}
+	args[n] = NULL;
 	fflush(NULL);
 	execv("/proc/self/exe", args);
-	return mailq_main(n, args);
+	/* no /proc: run it in this process */
+	const struct applet *a = applet_find(args[0]);
+	return a ? a->main(n, args) : EX_UNAVAILABLE;
+}
+
+/* -q / -qR DOMAIN / -qI ID without a scheduler: root runs the queue once in the foreground
+ * (mailq -q, which ends in scheduler -1), as dma -q does without a daemon. */
+static int run_queue_here(const struct opts *o)
+{
+	char *args[6]; /* run_self() ends it with its NULL */
+	int n = 2;
+	args[0] = "mailq";
+	args[1] = "-q";
+	if (o->qr || o->qi) {
+		args[1] = o->qr ? "-qR" : "-qI";
+		args[n++] = (char *)(o->qr ? o->qr : o->qi);
+	}
+	return run_self(o, args, n);
 }
 
 /* -q / -qR DOMAIN / -qI ID: a trigger line for the scheduler (docs/spool.md 10). */
@@ -682,11 +696,8 @@ static int mode_verify(struct submit_ctx *x, const struct opts *o)
 	for (int i = 0; i < o->nrcpt; i++) {
 		char err[160];
 		int n = addr_parse_list(o->rcpt[i], strlen(o->rcpt[i]), verify_each, x, err, sizeof err);
-		if (n < 0) {
-			printf("%s: %s\n", o->rcpt[i], err);
-			bad = 1;
-		} else if (n == 0) {
-			printf("%s: no address in it\n", o->rcpt[i]);
+		if (n <= 0) {
+			printf("%s: %s\n", o->rcpt[i], n < 0 ? err : "no address in it");
 			bad = 1;
 		}
 	}
@@ -696,19 +707,9 @@ static int mode_verify(struct submit_ctx *x, const struct opts *o)
 /* -bp, -bi: another applet of this binary, without the submit group. */
 static int run_other(const char *applet, const struct opts *o)
 {
-	if (priv_drop() < 0)
-		return EX_OSERR;
-	char *args[4] = {(char *)applet, NULL, NULL, NULL};
-	if (o->conf) {
-		args[1] = "-C";
-		args[2] = (char *)o->conf;
-	}
-	fflush(NULL);
-	execv("/proc/self/exe", args);
-	/* no /proc: run it in this process */
-	int argc = o->conf ? 3 : 1;
-	const struct applet *a = applet_find(applet);
-	return a ? a->main(argc, args) : EX_UNAVAILABLE;
+	char *args[4];
+	args[0] = (char *)applet;
+	return run_self(o, args, 1);
 }
 
 /* spoolbox --check: the values of submit's keys make sense (the file's syntax and types are
@@ -763,24 +764,20 @@ int submit_main(int argc, char **argv)
 	}
 	struct opts o;
 	int r = parse_args(argc, argv, &o);
-	if (r) {
-		free(o.rcpt);
-		return r;
-	}
+	if (r)
+		goto out;
 	if (o.mode == 'i' && !ENABLE_LOCAL) {
 		/* init scripts run newaliases after installing an MTA: nothing to do is not an error */
 		fprintf(stderr, "sendmail: -bi: this spoolbox has no local delivery, hence no aliases\n");
-		free(o.rcpt);
-		return 0;
+		goto out;
 	}
 	if (o.mode == 'p' || o.mode == 'i') {
 		r = run_other(o.mode == 'p' ? "mailq" : "newaliases", &o);
-		free(o.rcpt);
-		return r;
+		goto out;
 	}
 	if ((o.mode == 'm' || o.mode == 'v') && !o.t && o.nrcpt == 0) {
-		free(o.rcpt);
-		return usage_error("no recipients given (name them, or use -t)%s", "");
+		r = usage_error("no recipients given (name them, or use -t)%s", "");
+		goto out;
 	}
 	struct submit_ctx x;
 	memset(&x, 0, sizeof x);
@@ -797,6 +794,7 @@ int submit_main(int argc, char **argv)
 		}
 	}
 	conf_free(&x.conf);
+out:
 	free(o.rcpt);
 	return r;
 }

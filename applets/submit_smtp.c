@@ -54,7 +54,8 @@ static int bs_mail(void *vctx, const struct smtpd_mail *m, char *text, size_t si
 	snprintf(b->e.received, sizeof b->e.received, "from %s (%s, uid %ld)", helo[0] ? helo : "unknown", b->x->ec.user,
 	         b->x->ec.uid);
 	b->e.with = b->s->esmtp ? "ESMTP" : "SMTP";
-	char from[ADDR_TEXT_MAX + 1] = "";
+	char from[ADDR_TEXT_MAX + 1];
+	from[0] = 0; /* not "= """: that zeroes all of it */
 	if (!m->null_sender)
 		addr_format(&m->from, NULL, from, sizeof from);
 	if (enq_sender(&b->e, from)) {

@@ -161,11 +161,12 @@ static int is_special(const struct token *t, char c)
 /* Takes the next token into t when it is the special c: 1 taken, 0 not there, -1 error. */
 static int take(struct lex *L, struct token *t, char c)
 {
-	if (peek(L, t) < 0)
-		return -1;
-	if (!is_special(t, c))
-		return 0;
-	next(L, t);
+	size_t save = L->pos;
+	int r = next(L, t); /* lexed once: not a peek and then the same token again */
+	if (r < 0 || !is_special(t, c)) {
+		L->pos = save;
+		return r;
+	}
 	return 1;
 }
 
@@ -337,12 +338,10 @@ static int parse_address(struct lex *L, int allow_group, addr_each_fn *fn, void 
 				return -1;
 			if (t.type == T_EOF)
 				return count; /* a group missing its ';' at the end of the field: tolerated */
-			if (is_special(&t, ';')) {
-				next(L, &t);
-				return count;
-			}
-			if (is_special(&t, ',')) {
-				next(L, &t);
+			if (is_special(&t, ';') || is_special(&t, ',')) {
+				L->pos = t.end; /* taken: where next() would leave it */
+				if (t.c == ';')
+					return count;
 				continue;
 			}
 			int r = parse_address(L, 0, fn, ctx, stop);
@@ -386,7 +385,7 @@ int addr_parse_list(const char *s, size_t n, addr_each_fn *fn, void *ctx, char *
 		if (t.type == T_EOF)
 			return count;
 		if (is_special(&t, ',')) {
-			next(&L, &t);
+			L.pos = t.end; /* taken: where next() would leave it */
 			continue;
 		}
 		int r = parse_address(&L, 1, fn, ctx, &stop);

@@ -340,7 +340,9 @@ int hdr_qualify_field(const char *field, size_t len, size_t name_len, const char
 	size_t vlen = len - voff;
 	if (vlen && field[len - 1] == '\n')
 		vlen--;
-	struct qualify_ctx q = {0, 0, {0}};
+	struct qualify_ctx q;
+	q.n = 0; /* ins[] is written before it is read */
+	q.overflow = 0;
 	char err[128];
 	if (!colon || !domain || !*domain || addr_parse_list(field + voff, vlen, note_bare, &q, err, sizeof err) < 0 || q.overflow)
 		return buf_add(out, field, len) < 0 ? -1 : (colon && domain && *domain ? 1 : 0);

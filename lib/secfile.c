@@ -50,36 +50,25 @@ int secfile_read_owned(const char *path, size_t max, uid_t agent, char **out, si
 		e = EFBIG;
 		str_fmt(why, whysize, "larger than the limit of %zu bytes", max);
 	}
-	if (e) {
-		close(fd);
-		errno = e;
-		return -1;
-	}
-	char *p = malloc(max + 1);
-	if (!p) {
-		close(fd);
+	char *p = NULL;
+	if (!e && !(p = malloc(max + 1))) {
+		e = ENOMEM;
 		str_fmt(why, whysize, "out of memory");
-		errno = ENOMEM;
-		return -1;
 	}
 	/* read to EOF, not to st_size: the file may change size; max still bounds it */
 	size_t n = 0;
-	for (;;) {
+	while (!e) {
 		ssize_t r = read(fd, p + n, max + 1 - n);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
 			e = errno;
 			str_fmt(why, whysize, "read error: %s", strerror(e));
+		} else if (r == 0) {
 			break;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-		if (n > max) {
+		} else if ((n += (size_t)r) > max) {
 			e = EFBIG;
 			str_fmt(why, whysize, "larger than the limit of %zu bytes", max);
-			break;
 		}
 	}
 	close(fd);

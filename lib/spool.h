@@ -275,6 +275,9 @@ int spool_record_append(int fd, const char *line, const char *path);
  * and 0 after a failure (the next append looks). The caller MUST be the file's only writer. */
 int spool_record_append_at(int fd, const char *line, const char *path, off_t *end);
 int spool_attempt_append_at(int fd, const struct spool_attempt *a, const char *path, off_t *end);
+/* Copies src (NULL: "") into dst, at most size - 1 bytes, each control character a space: text
+ * fit for one field of a record or a protocol line. */
+void spool_clean_copy(char *dst, size_t size, const char *src);
 /* R1..R3: removes the due link for time t (t < 0: every due link of the id found by name is
  * left to the cleaner), the control file, then the message file. */
 int spool_remove(struct spool *sp, const char *id, long long t);
@@ -289,6 +292,9 @@ struct spool_clean_counts {
 };
 int spool_clean(struct spool *sp, long long now, long long max_age, struct spool_clean_counts *counts);
 
+/* Just past the first "\n.\n" of p[0..n) (the end of an envelope block, whose first line is
+ * never "."), or NULL. */
+const char *spool_env_end(const char *p, size_t n);
 /* Reads the envelope block (up to and including the "." line) of a message file into b (its
  * max bounds it); nothing after the block is read. -1 with errno (EFBIG, ENOMEM, EINVAL: no
  * end of block) when it fails. */

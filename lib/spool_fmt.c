@@ -62,47 +62,48 @@ static int num(const char *s, int width, long long *out)
 	return 0;
 }
 
-static char *xdup(struct pctx *c, const char *s)
+/* pre (pl bytes, at most a line) then s decoded from xtext (at most SPOOL_ADDR_MAX), copied to
+ * the heap; NULL when s is bad or memory is out (c->oom) */
+static char *xdup_after(struct pctx *c, const char *pre, size_t pl, const char *s)
 {
-	char tmp[SPOOL_ADDR_MAX + 1];
-	int n = xtext_decode(s, strlen(s), tmp, sizeof tmp);
-	if (n < 0)
+	char tmp[SPOOL_LINE_MAX + SPOOL_ADDR_MAX + 1];
+	memcpy(tmp, pre, pl);
+	if (xtext_decode(s, strlen(s), tmp + pl, SPOOL_ADDR_MAX + 1) < 0)
 		return NULL;
-	char *p = malloc((size_t)n + 1);
-	if (p)
-		memcpy(p, tmp, (size_t)n + 1);
-	else
+	char *p = strdup(tmp);
+	if (!p)
 		c->oom = 1;
 	return p;
 }
 
+static char *xdup(struct pctx *c, const char *s)
+{
+	return xdup_after(c, "", 0, s);
+}
+
 static int valid_channel(const char *s)
 {
-	size_t n = strlen(s);
-	if (n == 0 || n >= sizeof(((struct spool_rcpt *)0)->channel))
-		return 0;
-	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_' || *s == '-'))
+	size_t n = 0;
+	for (; s[n]; n++)
+		if (!((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= '0' && s[n] <= '9') || s[n] == '_' || s[n] == '-'))
 			return 0;
-	return 1;
+	return n && n < sizeof(((struct spool_rcpt *)0)->channel);
 }
 
 static int valid_host(const char *s)
 {
-	size_t n = strlen(s);
-	if (n == 0 || n >= sizeof(((struct spool_rcpt *)0)->host))
-		return 0;
-	for (; *s; s++)
-		if ((unsigned char)*s <= ' ' || (unsigned char)*s >= 0x7f || *s == '/' || (*s >= 'A' && *s <= 'Z'))
+	size_t n = 0;
+	for (; s[n]; n++)
+		if ((unsigned char)s[n] <= ' ' || (unsigned char)s[n] >= 0x7f || s[n] == '/' || (s[n] >= 'A' && s[n] <= 'Z'))
 			return 0;
-	return 1;
+	return n && n < sizeof(((struct spool_rcpt *)0)->host);
 }
 
 static int parse_status(const char *f[4], struct spool_rcpt *r)
 {
 	long long pid, tries, next;
 	const char *tag = f[0];
-	if (strlen(tag) != 1 || !strchr("NQTDFXS", tag[0]))
+	if (!tag[0] || tag[1] || !strchr("NQTDFXS", tag[0]))
 		return -1;
 	if (num(f[1], 10, &pid) || num(f[2], 4, &tries) || num(f[3], 10, &next))
 		return -1;
@@ -113,50 +114,50 @@ static int parse_status(const char *f[4], struct spool_rcpt *r)
 	return 0;
 }
 
-static int parse_rcpt(struct pctx *c, char *rest, off_t off)
+static const char *parse_rcpt(struct pctx *c, char *rest, off_t off)
 {
 	struct spool_msg *m = c->m;
 	char *f[9];
 	if (split(rest, f, 9, 0) != 8)
-		return perr(c, "recipient record: expected 8 fields");
+		return "recipient record: expected 8 fields";
 	if (m->nrcpt >= SPOOL_RCPT_MAX)
-		return perr(c, "too many recipients");
+		return "too many recipients";
 	/* 4, then doubled: 16 at once (5.7 KiB) is a block the allocator maps and unmaps for
 	 * every one-recipient message an agent or the pick-up parses */
 	if (m->nrcpt == 0 || (m->nrcpt >= 4 && !(m->nrcpt & (m->nrcpt - 1)))) {
 		struct spool_rcpt *n = realloc(m->rcpt, (m->nrcpt ? 2 * m->nrcpt : 4) * sizeof *n);
 		if (!n)
-			return perr(c, "out of memory");
+			return "out of memory";
 		m->rcpt = n;
 	}
 	struct spool_rcpt *r = &m->rcpt[m->nrcpt];
 	memset(r, 0, sizeof *r);
 	if (parse_status((const char **)f, r))
-		return perr(c, "recipient record: bad status field");
+		return "recipient record: bad status field";
 	if (!valid_channel(f[4]))
-		return perr(c, "recipient record: bad channel");
+		return "recipient record: bad channel";
 	if (!valid_host(f[5]))
-		return perr(c, "recipient record: bad host");
+		return "recipient record: bad host";
 	str_lcpy(r->channel, f[4], sizeof r->channel);
 	str_lcpy(r->host, f[5], sizeof r->host);
 	char *end;
 	r->priv = strtol(f[7], &end, 10);
 	if (*end || !*f[7] || r->priv < -1)
-		return perr(c, "recipient record: bad privilege");
+		return "recipient record: bad privilege";
 	r->addr = xdup(c, f[6]);
 	if (!r->addr || !*r->addr) {
 		free(r->addr);
-		return perr(c, "recipient record: bad address");
+		return "recipient record: bad address";
 	}
 	r->off = off;
 	m->nrcpt++;
-	return 0;
+	return NULL;
 }
 
 static int parse_notify(const char *s, unsigned *out)
 {
 	unsigned v = 0;
-	if (strcmp(s, "N") == 0)
+	if (s[0] == 'N' && !s[1])
 		return *out = NOTIFY_NEVER, 0;
 	for (; *s; s++) {
 		if (*s == 'S')
@@ -178,22 +179,22 @@ static int parse_notify(const char *s, unsigned *out)
 	return 0;
 }
 
-static int parse_attempt(struct pctx *c, char *rest)
+static const char *parse_attempt(struct pctx *c, char *rest)
 {
 	struct spool_msg *m = c->m;
 	char *f[7];
 	int n = split(rest, f, 7, 1);
 	if (n < 6)
-		return perr(c, "attempt record: expected at least 6 fields");
+		return "attempt record: expected at least 6 fields";
 	long long rc, t;
 	if (num(f[0], 0, &rc) || rc >= (long long)m->nrcpt)
-		return perr(c, "attempt record: bad recipient number");
+		return "attempt record: bad recipient number";
 	if (num(f[1], 0, &t))
-		return perr(c, "attempt record: bad time");
+		return "attempt record: bad time";
 	if (m->natt % 16 == 0) {
 		struct spool_attempt *na = realloc(m->att, (m->natt + 16) * sizeof *na);
 		if (!na)
-			return perr(c, "out of memory");
+			return "out of memory";
 		m->att = na;
 	}
 	struct spool_attempt *a = &m->att[m->natt];
@@ -203,19 +204,19 @@ static int parse_attempt(struct pctx *c, char *rest)
 	if (str_lcpy(a->code, f[2], sizeof a->code) >= sizeof a->code ||
 	    str_lcpy(a->action, f[3], sizeof a->action) >= sizeof a->action ||
 	    str_lcpy(a->enh, f[4], sizeof a->enh) >= sizeof a->enh)
-		return perr(c, "attempt record: field too long");
-	if (strcmp(f[5], "-") != 0 && !(a->remote = xdup(c, f[5])))
-		return perr(c, "attempt record: bad remote host");
+		return "attempt record: field too long";
+	if (!(f[5][0] == '-' && !f[5][1]) && !(a->remote = xdup(c, f[5])))
+		return "attempt record: bad remote host";
 	a->text = strdup(n == 7 ? f[6] : "");
 	if (!a->text) {
 		free(a->remote);
-		return perr(c, "out of memory");
+		return "out of memory";
 	}
 	m->natt++;
-	return 0;
+	return NULL;
 }
 
-static int parse_line(struct pctx *c, char *line, off_t off, int *in_env)
+static const char *parse_line(struct pctx *c, char *line, off_t off, int *in_env)
 {
 	struct spool_msg *m = c->m;
 	char kind = line[0];
@@ -223,130 +224,122 @@ static int parse_line(struct pctx *c, char *line, off_t off, int *in_env)
 		char *f[4];
 		long long v;
 		int n = split(line, f, 4, 1);
-		if (n < 3 || strcmp(f[0], "@") || strcmp(f[1], "spoolbox") || num(f[2], 0, &v))
-			return perr(c, "not a spoolbox control file (bad version line)");
+		if (n < 3 || f[0][0] != '@' || f[0][1] || strcmp(f[1], "spoolbox") || num(f[2], 0, &v))
+			return "not a spoolbox control file (bad version line)";
 		if (v < 1 || v > SPOOL_VERSION)
-			return perr(c, "format version newer than this program knows");
+			return "format version newer than this program knows";
 		m->version = (int)v;
-		return 0;
+		return NULL;
 	}
 	if (!*in_env) {
-		if (kind == 'A' && line[1] == ' ')
+		if (line[1] != ' ')
+			return "unknown record after the envelope";
+		if (kind == 'A')
 			return parse_attempt(c, line + 2);
-		if (kind == 'W' && line[1] == ' ') {
+		if (kind == 'W') {
 			if (num(line + 2, 0, &m->warned))
-				return perr(c, "warning record: bad time");
-			return 0;
+				return "warning record: bad time";
+			return NULL;
 		}
-		if (kind == 'B' && line[1] == ' ') {
+		if (kind == 'B') {
 			char *f[3];
 			long long t;
 			if (split(line + 2, f, 3, 0) != 2 || num(f[0], 0, &t) || !spool_id_valid(f[1]))
-				return perr(c, "bounce record: bad fields");
+				return "bounce record: bad fields";
 			str_lcpy(m->bounce_id, f[1], sizeof m->bounce_id);
-			return 0;
+			return NULL;
 		}
-		return perr(c, "unknown record after the envelope");
+		return "unknown record after the envelope";
 	}
-	if (strcmp(line, ".") == 0) {
+	if (line[0] == '.' && !line[1]) {
 		*in_env = 0;
-		return 0;
+		return NULL;
 	}
-	if (strcmp(line, "U") == 0) {
+	if (line[0] == 'U' && !line[1]) {
 		m->smtputf8 = 1;
-		return 0;
+		return NULL;
 	}
 	if (line[1] != ' ')
-		return perr(c, "malformed record (no space after the type)");
+		return "malformed record (no space after the type)";
 	char *rest = line + 2;
 	long long v;
+	/* the three numbers apart from the switch: fewer cases, no jump table */
+	if (kind == 't' || kind == 'o' || kind == 'z') {
+		if (num(rest, kind == 't' ? 0 : 16, &v))
+			return kind == 't' ? "bad arrival time" : kind == 'o' ? "bad body offset" : "bad size";
+		if (kind == 't')
+			m->arrival = v;
+		else if (kind == 'o')
+			m->body_off = (off_t)v;
+		else
+			m->size = v;
+		return NULL;
+	}
 	switch (kind) {
 	case 'i':
 		if (!spool_id_valid(rest))
-			return perr(c, "bad message id");
+			return "bad message id";
 		str_lcpy(m->id, rest, sizeof m->id);
-		return 0;
-	case 't':
-		return num(rest, 0, &m->arrival) ? perr(c, "bad arrival time") : 0;
-	case 'o':
-		if (num(rest, 16, &v))
-			return perr(c, "bad body offset");
-		m->body_off = (off_t)v;
-		return 0;
-	case 'z':
-		return num(rest, 16, &m->size) ? perr(c, "bad size") : 0;
+		return NULL;
 	case 'b':
-		if (strcmp(rest, "7") && strcmp(rest, "8"))
-			return perr(c, "bad body type");
+		if ((rest[0] != '7' && rest[0] != '8') || rest[1])
+			return "bad body type";
 		m->body8 = rest[0] == '8';
-		return 0;
+		return NULL;
 	case 'u': {
 		char *f[3];
 		if (split(rest, f, 3, 0) != 2 || num(f[0], 0, &v))
-			return perr(c, "bad user record");
+			return "bad user record";
 		m->uid = (long)v;
-		char tmp[sizeof m->user];
-		if (xtext_decode(f[1], strlen(f[1]), tmp, sizeof tmp) < 0)
-			return perr(c, "bad user name");
-		str_lcpy(m->user, tmp, sizeof m->user);
-		return 0;
+		/* a failure leaves m->user half written, but the whole parse fails with it */
+		if (xtext_decode(f[1], strlen(f[1]), m->user, sizeof m->user) < 0)
+			return "bad user name";
+		return NULL;
 	}
 	case 's':
 		if (m->sender)
-			return perr(c, "second sender record");
-		m->sender = strcmp(rest, "<>") == 0 ? strdup("") : xdup(c, rest);
-		if (!m->sender && strcmp(rest, "<>") == 0)
-			c->oom = 1;
-		return m->sender ? 0 : perr(c, "bad sender address");
+			return "second sender record";
+		m->sender = xdup(c, strcmp(rest, "<>") ? rest : ""); /* "<>": the null sender */
+		return m->sender ? NULL : "bad sender address";
 	case 'R':
-		if (strcmp(rest, "F") && strcmp(rest, "H"))
-			return perr(c, "bad RET value");
+		if ((rest[0] != 'F' && rest[0] != 'H') || rest[1])
+			return "bad RET value";
 		m->ret = rest[0];
-		return 0;
+		return NULL;
 	case 'e':
 		free(m->envid);
 		m->envid = xdup(c, rest);
-		return m->envid ? 0 : perr(c, "bad ENVID");
+		return m->envid ? NULL : "bad ENVID";
 	case 'r':
 		return parse_rcpt(c, rest, off);
 	case 'N':
 		if (!m->nrcpt || parse_notify(rest, &m->rcpt[m->nrcpt - 1].notify))
-			return perr(c, "bad NOTIFY record");
-		return 0;
+			return "bad NOTIFY record";
+		return NULL;
 	case 'O': {
 		char *semi = strchr(rest, ';');
 		if (!m->nrcpt || !semi || semi == rest || m->rcpt[m->nrcpt - 1].orcpt)
-			return perr(c, "bad ORCPT record");
-		char *addr = xdup(c, semi + 1);
-		if (!addr)
-			return perr(c, "bad ORCPT address");
-		size_t tl = (size_t)(semi - rest), al = strlen(addr);
-		char *o = malloc(tl + al + 2);
-		if (!o) {
-			free(addr);
-			return perr(c, "out of memory");
-		}
-		memcpy(o, rest, tl + 1);
-		memcpy(o + tl + 1, addr, al + 1);
-		free(addr);
-		m->rcpt[m->nrcpt - 1].orcpt = o;
-		return 0;
+			return "bad ORCPT record";
+		/* "type;" then the decoded address (out of memory: perr says so) */
+		if (!(m->rcpt[m->nrcpt - 1].orcpt = xdup_after(c, rest, (size_t)(semi - rest) + 1, semi + 1)))
+			return "bad ORCPT address";
+		return NULL;
 	}
 	default:
-		return perr(c, "unknown record in the envelope");
+		return "unknown record in the envelope";
 	}
 }
 
 int spool_msg_parse(const char *text, size_t len, int stop_at_env, struct spool_msg *m, char *err, size_t errlen)
 {
 	struct pctx c = {m, err, errlen, 0, 0};
+	const char *e; /* what failed: one perr() for every failure */
 	memset(m, 0, sizeof *m);
 	if (errlen)
 		err[0] = 0;
 	if (len > SPOOL_CTL_MAX) {
-		perr(&c, "control file larger than the limit");
-		errno = EINVAL;
-		return -1;
+		e = "control file larger than the limit";
+		goto fail;
 	}
 	int in_env = 1;
 	size_t pos = 0;
@@ -362,16 +355,16 @@ int spool_msg_parse(const char *text, size_t len, int stop_at_env, struct spool_
 		}
 		size_t ll = (size_t)(nl - (text + pos));
 		if (ll > SPOOL_LINE_MAX) {
-			perr(&c, "line too long");
+			e = "line too long";
 			goto fail;
 		}
 		memcpy(line, text + pos, ll);
 		line[ll] = 0;
 		if (memchr(line, 0, ll) || ll == 0) {
-			perr(&c, ll ? "NUL byte in a record" : "empty line");
+			e = ll ? "NUL byte in a record" : "empty line";
 			goto fail;
 		}
-		if (parse_line(&c, line, (off_t)pos, &in_env) < 0)
+		if ((e = parse_line(&c, line, (off_t)pos, &in_env)))
 			goto fail;
 		pos += ll + 1;
 		if (!in_env && stop_at_env)
@@ -382,13 +375,14 @@ int spool_msg_parse(const char *text, size_t len, int stop_at_env, struct spool_
 	m->env_end = (off_t)pos;
 	if (!m->id[0] || !m->sender || !m->nrcpt) {
 		c.line = 0;
-		perr(&c, !m->id[0] ? "no message id" : !m->sender ? "no sender" : "no recipients");
+		e = !m->id[0] ? "no message id" : !m->sender ? "no sender" : "no recipients";
 		goto fail;
 	}
 	return 0;
 fail_trunc:
-	perr(&c, "truncated: the envelope does not end with a '.' line");
+	e = "truncated: the envelope does not end with a '.' line";
 fail:
+	perr(&c, e);
 	spool_msg_free(m);
 	errno = c.oom ? ENOMEM : EINVAL;
 	return -1;
@@ -437,12 +431,11 @@ int spool_env_format(const struct spool_msg *m, struct buf *b, size_t *off_o, si
 	if (!spool_id_valid(m->id) || !m->sender || m->nrcpt == 0 || m->nrcpt > SPOOL_RCPT_MAX)
 		return -1;
 	r |= buf_printf(b, "@ spoolbox %d\ni %s\nt %lld\n", SPOOL_VERSION_ENV, m->id, m->arrival);
+	/* o, z and b in one format: o's 16 digits fix where z starts, b is found from the end */
 	*off_o = b->len + 2;
-	r |= buf_printf(b, "o %016lld\n", 0LL);
-	*off_z = b->len + 2;
-	r |= buf_printf(b, "z %016lld\n", (long long)m->size);
-	*off_b = b->len + 2;
-	r |= buf_printf(b, "b %c\n", m->body8 ? '8' : '7');
+	*off_z = b->len + 21;
+	r |= buf_printf(b, "o 0000000000000000\nz %016lld\nb %c\n", (long long)m->size, m->body8 ? '8' : '7');
+	*off_b = b->len - 2;
 	if (m->smtputf8)
 		r |= buf_adds(b, "U\n");
 	r |= buf_printf(b, "u %ld ", m->uid);

@@ -42,7 +42,7 @@ int spool_perm(const char *dir, long gid, int fix, spool_perm_fn *report, void *
 		return 1;
 	}
 	for (size_t i = 0; i < ARRAY_LEN(entries); i++) {
-		char path[SPOOL_PATH_MAX], why[160], cmd[SPOOL_PATH_MAX + 64];
+		char path[SPOOL_PATH_MAX], cmd[SPOOL_PATH_MAX + 64];
 		struct stat st;
 		if (str_fmt(path, sizeof path, "%s%s%s", dir, *entries[i].name ? "/" : "", entries[i].name) < 0)
 			return left + 1;
@@ -50,7 +50,7 @@ int spool_perm(const char *dir, long gid, int fix, spool_perm_fn *report, void *
 		if (lstat(path, &st) < 0 && fix && errno == ENOENT) {
 			/* made in the mode the table asks; the chmod below then corrects the umask */
 			made = 1;
-			if ((entries[i].fifo ? mkfifo(path, entries[i].mode) : mkdir(path, entries[i].mode)) < 0 &&
+			if ((entries[i].fifo ? mkfifo : mkdir)(path, entries[i].mode) < 0 &&
 			    errno != EEXIST) {
 				log_syserr(NULL, entries[i].fifo ? "mkfifo" : "mkdir", path, NULL);
 				return -1;
@@ -94,12 +94,11 @@ int spool_perm(const char *dir, long gid, int fix, spool_perm_fn *report, void *
 		if (!report)
 			continue;
 		struct group *g = bad_group ? getgrgid((gid_t)gid) : NULL;
-		str_fmt(why, sizeof why, "%s%s%s", bad_mode ? "mode is not the documented one" : "",
-		        bad_mode && (bad_owner || bad_group) ? ", " : "",
-		        bad_owner ? "owner differs from the spool's" : bad_group ? "group is not SUBMIT_GROUP" : "");
 		char detail[240];
-		str_fmt(detail, sizeof detail, "%s (%04o, uid %ld, gid %ld)", why, (unsigned)mode, (long)st.st_uid,
-		        (long)st.st_gid);
+		str_fmt(detail, sizeof detail, "%s%s%s (%04o, uid %ld, gid %ld)", bad_mode ? "mode is not the documented one" : "",
+		        bad_mode && (bad_owner || bad_group) ? ", " : "",
+		        bad_owner ? "owner differs from the spool's" : bad_group ? "group is not SUBMIT_GROUP" : "",
+		        (unsigned)mode, (long)st.st_uid, (long)st.st_gid);
 		int o = 0;
 		if (bad_owner)
 			o = snprintf(cmd, sizeof cmd, "chown %ld %s && ", (long)root.st_uid, path);

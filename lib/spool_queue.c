@@ -199,6 +199,14 @@ static void quarantine(const struct spool *sp, const char *id, const char *from,
 		log_msg(LOG_ERR, id, "unreadable message %s (%s), and moving it to %s failed: %s", from, why, to, strerror(errno));
 }
 
+const char *spool_env_end(const char *p, size_t n)
+{
+	for (const char *e = p + n; (p = memchr(p, '\n', (size_t)(e - p))) && p + 2 < e; p++)
+		if (p[1] == '.' && p[2] == '\n')
+			return p + 3;
+	return NULL;
+}
+
 /* Reads the envelope block (up to and including the "." line) of a message file. */
 /* keep: where the open file is handed back (the caller closes it), so that pick-up looks at it
  * once (give_group); NULL closes it here. */
@@ -226,14 +234,7 @@ static int read_envelope_fd(const char *path, struct buf *b, int *keep)
 			errno = b->len + (size_t)n > b->max ? EFBIG : ENOMEM;
 			break;
 		}
-		char *end = NULL;
-		for (char *p = b->p + from; (p = memchr(p, '\n', b->len - (size_t)(p - b->p))); p++)
-			if (p + 2 < b->p + b->len + 0 && p[1] == '.' && p[2] == '\n') {
-				end = p + 3;
-				break;
-			} else if (p + 2 >= b->p + b->len) {
-				break;
-			}
+		const char *end = spool_env_end(b->p + from, b->len - from);
 		if (end) {
 			b->len = (size_t)(end - b->p);
 			if (keep)
@@ -304,11 +305,11 @@ int spool_pickup_prepare(struct spool *sp, const char *id, long long *arrival, s
 		return -1;
 	}
 	*arrival = m.arrival;
-	int r = -1;
-	if (!(sp->have_queue & (1UL << hash_index(id)))) {
+	int r = -1, h = hash_index(id);
+	if (!(sp->have_queue & (1UL << h))) {
 		if (ensure_dir_of(ctl) < 0)
 			goto out;
-		sp->have_queue |= 1UL << hash_index(id);
+		sp->have_queue |= 1UL << h;
 	}
 	/* read-write: the scheduler's hand-out may borrow it (spool_pending_lend) */
 	int fd = openat(AT_FDCWD, ctl, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
@@ -319,7 +320,6 @@ int spool_pickup_prepare(struct spool *sp, const char *id, long long *arrival, s
 	r = fio_write_all(fd, b.p, b.len, ctl);
 	/* the group the control files of queue/<h>/ get (its setgid bit hands down one): looked at
 	 * once per directory, not per message */
-	int h = hash_index(id);
 	struct stat cst;
 	if (r == 0 && !(sp->have_qgid & (1UL << h)) && fstat(fd, &cst) == 0) {
 		sp->qgid[h] = cst.st_gid;
@@ -347,7 +347,7 @@ int spool_pickup_prepare(struct spool *sp, const char *id, long long *arrival, s
 		log_syserr(id, "link", ctl, due);
 		goto out;
 	}
-	sp->dirty_queue |= 1UL << hash_index(id);
+	sp->dirty_queue |= 1UL << h;
 	mark_due(sp, *arrival / SPOOL_BUCKET);
 	r = 0;
 out:
@@ -485,12 +485,9 @@ int spool_due_each(struct spool *sp, long long upto, spool_each_fn *fn, void *ct
 		char dir[SPOOL_PATH_MAX];
 		str_fmt(dir, sizeof dir, "%s/due/%lld", sp->dir, b[i]);
 		r = each_entry(dir, NULL, fn, ctx);
-		if (r == 0 && (b[i] + 1) * SPOOL_BUCKET <= upto && rmdir(dir) == 0) {
-			/* a past bucket that was empty: forget that it existed */
-			for (size_t k = 0; k < ARRAY_LEN(sp->have_due); k++)
-				if (sp->have_due[k] == b[i] + 1)
-					sp->have_due[k] = 0;
-		}
+		/* a past bucket that was empty: forget that it existed */
+		if (r == 0 && (b[i] + 1) * SPOOL_BUCKET <= upto && rmdir(dir) == 0)
+			forget_due_dir(sp, b[i] * SPOOL_BUCKET);
 	}
 	free(b);
 	return r;
@@ -647,21 +644,20 @@ int spool_ctl_rebuild(const struct spool *sp, const char *id, char *err, size_t 
 			close(fd);
 		return -1;
 	}
+	struct buf b;
+	buf_init(&b, SPOOL_CTL_MAX);
+	struct spool_msg m;
 	/* only a file that can be read and does not parse is damaged; a read error is not */
 	if ((unsigned long long)st.st_size <= SPOOL_CTL_MAX) {
 		size_t n = (size_t)st.st_size;
 		char *text = read_whole(fd, n, ctl, err, errlen);
-		if (!text) {
-			close(fd);
-			return -1;
-		}
-		struct spool_msg m;
+		if (!text)
+			goto fail;
 		int ok = spool_msg_parse(text, n, 0, &m, perr, sizeof perr) == 0;
 		if (!ok && errno == ENOMEM) {
 			free(text);
 			snprintf(err, errlen, "%s: out of memory", ctl);
-			close(fd);
-			return -1;
+			goto fail;
 		}
 		if (ok) {
 			ok = !strcmp(m.id, id);
@@ -671,13 +667,9 @@ int spool_ctl_rebuild(const struct spool *sp, const char *id, char *err, size_t 
 		free(text);
 		if (ok || v > SPOOL_VERSION) {
 			snprintf(err, errlen, "%s: %s", ctl, ok ? "not damaged" : "written by a newer version: left alone");
-			close(fd);
-			return -1;
+			goto fail;
 		}
 	}
-	struct buf b;
-	buf_init(&b, SPOOL_CTL_MAX);
-	struct spool_msg m;
 	if (read_envelope(msg, &b) < 0) {
 		snprintf(err, errlen, "%s: no complete envelope block to rebuild from", msg);
 		goto fail;
@@ -770,7 +762,7 @@ int spool_record_append(int fd, const char *line, const char *path)
 	return spool_record_append_at(fd, line, path, NULL);
 }
 
-static void clean_copy(char *dst, size_t size, const char *src)
+void spool_clean_copy(char *dst, size_t size, const char *src)
 {
 	size_t o = 0;
 	for (; src && *src && o + 1 < size; src++)
@@ -790,10 +782,11 @@ static int word_ok(const char *s)
 
 int spool_attempt_append_at(int fd, const struct spool_attempt *a, const char *path, off_t *end)
 {
-	char remote[3 * 256 + 4] = "-", text[SPOOL_TEXT_MAX + 1], line[SPOOL_LINE_MAX];
+	char remote[3 * 256 + 4], text[SPOOL_TEXT_MAX + 1], line[SPOOL_LINE_MAX];
+	str_lcpy(remote, "-", sizeof remote); /* not "= "-"": that zeroes all of it */
 	if (a->remote && *a->remote && xtext_encode(a->remote, strnlen(a->remote, 255), remote, sizeof remote) < 0)
 		str_lcpy(remote, "-", sizeof remote);
-	clean_copy(text, sizeof text, a->text);
+	spool_clean_copy(text, sizeof text, a->text);
 	const char *code = word_ok(a->code) ? a->code : "-", *action = word_ok(a->action) ? a->action : "-",
 	           *enh = word_ok(a->enh) ? a->enh : "-";
 	if (str_fmt(line, sizeof line, "A %d %lld %s %s %s %s %s", a->rcpt, a->time, code, action, enh, remote, text) < 0)
@@ -813,12 +806,11 @@ int spool_remove(struct spool *sp, const char *id, long long t)
 	if (t > 0 && spool_path_due(sp, id, t, path, sizeof path) == 0 && unlink(path) < 0 && errno != ENOENT)
 		r = -1;
 	crash_point("unlink", path);
-	if (spool_path_ctl(sp, id, path, sizeof path) < 0 || (unlink(path) < 0 && errno != ENOENT))
-		r = -1;
-	crash_point("unlink", path);
-	if (spool_path_msg(sp, id, path, sizeof path) < 0 || (unlink(path) < 0 && errno != ENOENT))
-		r = -1;
-	crash_point("unlink", path);
+	for (int i = 0; i < 2; i++) { /* the control file, then the message file */
+		if ((i ? spool_path_msg : spool_path_ctl)(sp, id, path, sizeof path) < 0 || (unlink(path) < 0 && errno != ENOENT))
+			r = -1;
+		crash_point("unlink", path);
+	}
 	if (r)
 		log_msg(LOG_ERR, id, "remove from the queue: %s", strerror(errno));
 	return r;

@@ -23,9 +23,9 @@
  * reads both in one turn and removes a finished message without syncing its control file first).
  * stdio is not used, so nothing an agent's child could inherit sits in a FILE. */
 struct ta_chan {
-	struct io in, out;
 	long pid;
 	size_t reported; /* reports of the current job written so far */
+	struct io in, out;
 	char head[TA_HEAD];
 };
 
@@ -147,10 +147,7 @@ static int job_load_msg(struct ta_job *job, const char *channel, const char *lis
 		got = read(fd, h, TA_HEAD);
 	while (got < 0 && errno == EINTR);
 	/* the block ends at the first "." line (no record is one) */
-	const char *end = NULL;
-	for (const char *p = h; got > 0 && !end && (p = memchr(p, '\n', (size_t)(h + got - p))) && p + 2 < h + got; p++)
-		if (p[1] == '.' && p[2] == '\n')
-			end = p + 3;
+	const char *end = got > 0 ? spool_env_end(h, (size_t)got) : NULL;
 	if (!end || spool_msg_parse(h, (size_t)(end - h), 1, &job->msg, err, sizeof err) < 0) {
 		close(fd);
 		return 1;
@@ -317,28 +314,17 @@ int ta_main_loop(const struct spool *sp, const char *channel, const struct ta_op
 	return 0;
 }
 
-/* Copies s into out replacing the protocol's separators and control characters by spaces. */
-static void field(char *out, size_t size, const char *s)
-{
-	size_t o = 0;
-	for (; s && *s && o + 1 < size; s++) {
-		unsigned char c = (unsigned char)*s;
-		out[o++] = (c < 0x20 || c == 0x7f) ? ' ' : (char)c;
-	}
-	out[o] = 0;
-}
-
 void ta_report(const struct ta_job *job, size_t idx, const char *status, const char *action,
                const char *enh, const char *diag, const char *remote)
 {
 	const struct spool_rcpt *r = &job->msg.rcpt[idx];
 	char a[SPOOL_ADDR_MAX + 1], act[16], e[16], d[SPOOL_TEXT_MAX + 1], rem[256], st[12], line[2 * SPOOL_TEXT_MAX + SPOOL_ADDR_MAX + 400];
-	field(a, sizeof a, r->addr);
-	field(act, sizeof act, action);
-	field(e, sizeof e, enh && *enh ? enh : "-");
-	field(d, sizeof d, diag);
-	field(rem, sizeof rem, remote);
-	field(st, sizeof st, status);
+	spool_clean_copy(a, sizeof a, r->addr);
+	spool_clean_copy(act, sizeof act, action);
+	spool_clean_copy(e, sizeof e, enh && *enh ? enh : "-");
+	spool_clean_copy(d, sizeof d, diag);
+	spool_clean_copy(rem, sizeof rem, remote);
+	spool_clean_copy(st, sizeof st, status);
 	for (char *p = st; *p; p++)
 		if (*p == ' ')
 			*p = '_';

@@ -10,16 +10,18 @@ struct ta_chan;
 
 /* A job: one message, one host, the recipients the scheduler marked for this TA. */
 struct ta_job {
+	/* the scalars first, then msg (its recipients first), the arrays last: one-byte
+	 * displacements (docs/size.md) */
 	const struct spool *sp;
-	char id[SPOOL_ID_MAX];
-	char host[256];
-	struct spool_msg msg;      /* the parsed control file */
 	size_t *idx;               /* indexes into msg.rcpt of this job's recipients */
 	size_t n;
 	struct ta_chan *chan;      /* the streams to the scheduler (lib/ta.c); NULL: reports go to fd 1 */
 	int msg_fd;                /* the message file, once open (ta_msg_fd); 0 or -1: not open */
 	const char *head;          /* its first headlen bytes, when msg came from them (else NULL) */
 	size_t headlen;
+	struct spool_msg msg;      /* the parsed control file */
+	char id[SPOOL_ID_MAX];
+	char host[256];
 };
 
 /* Called once per job; it must call ta_report() once for every recipient in job->idx. A TA that
