@@ -269,6 +269,10 @@ const char *inet_ntop(int, const void *restrict, char *restrict, socklen_t);
 int fcntl(int, int, ...);
 #include "../../lib/libc/fcntl.c"
 #undef fcntl
+#define open own_open
+int open(const char *, int, ...);
+#include "../../lib/libc/open.c"
+#undef open
 /* sigaction.c's return trampoline is musl's; here an x86-64 one of the same two instructions */
 #define SIGACTION own_sigaction
 #define SA_RESTORER 0x04000000 /* the kernel's; glibc keeps it to itself */

@@ -419,6 +419,47 @@ TEST(libc_inet_ntop_as_musl)
 	CHECK_STR(own_inet_ntop(AF_INET6, lead, a, 64), "0:0:1::2:3:4"); /* musl's, not RFC 5952's */
 }
 
+/* open(): the file created with its mode (under the umask), O_CLOEXEC set without an fcntl,
+ * O_EXCL and O_NOFOLLOW refusing as glibc's open does, a missing file ENOENT */
+TEST(libc_open_as_glibc)
+{
+	char path[512], link[512];
+	snprintf(path, sizeof path, "%s/opened", unit_tmpdir());
+	snprintf(link, sizeof link, "%s/opened-link", unit_tmpdir());
+	unlink(path);
+	unlink(link);
+	mode_t old = umask(022);
+	int fd = own_open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0664);
+	umask(old);
+	CHECK(fd >= 0);
+	struct stat st;
+	CHECK_INT(fstat(fd, &st), 0);
+	CHECK_INT(st.st_mode & 07777, 0644);
+	CHECK_INT(fcntl(fd, F_GETFD), FD_CLOEXEC);
+	CHECK_INT(fcntl(fd, F_GETFL) & O_ACCMODE, O_WRONLY);
+	close(fd);
+	fd = own_open(path, O_RDONLY);
+	CHECK(fd >= 0);
+	CHECK_INT(fcntl(fd, F_GETFD), 0);
+	close(fd);
+	errno = 0;
+	CHECK_INT(own_open(path, O_WRONLY | O_CREAT | O_EXCL, 0600), -1);
+	CHECK_INT(errno, EEXIST);
+	CHECK_INT(symlink(path, link), 0);
+	errno = 0;
+	CHECK_INT(own_open(link, O_RDONLY | O_NOFOLLOW), -1);
+	int e = errno;
+	CHECK_INT(open(link, O_RDONLY | O_NOFOLLOW), -1);
+	CHECK_INT(e, errno);
+	errno = 0;
+	CHECK_INT(own_open(path, O_RDONLY | O_DIRECTORY), -1);
+	CHECK_INT(errno, ENOTDIR);
+	snprintf(path, sizeof path, "%s/no-such-file", unit_tmpdir());
+	errno = 0;
+	CHECK_INT(own_open(path, O_RDONLY), -1);
+	CHECK_INT(errno, ENOENT);
+}
+
 /* spoolbox's fcntl commands, each set by ours and read by glibc's (and back) */
 TEST(libc_fcntl_as_glibc)
 {

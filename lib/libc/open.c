@@ -1,0 +1,21 @@
+/* spoolbox's open() for the static build, linked as an object like setxid.c so that musl's is
+ * never pulled. musl's follows every O_CLOEXEC open with fcntl(F_SETFD, FD_CLOEXEC) for kernels
+ * before 2.6.23, which ignored the flag: one more system call for nearly every file spoolbox
+ * opens (they all ask for O_CLOEXEC). This is the openat call with the directory AT_FDCWD, as
+ * every architecture has it, with O_LARGEFILE added as musl adds it. */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+int open(const char *path, int flags, ...)
+{
+	unsigned mode = 0;
+	if (flags & O_CREAT || (flags & O_TMPFILE) == O_TMPFILE) {
+		va_list ap;
+		va_start(ap, flags);
+		mode = va_arg(ap, unsigned);
+		va_end(ap);
+	}
+	return (int)syscall(SYS_openat, AT_FDCWD, path, flags | O_LARGEFILE, mode);
+}
