@@ -6,6 +6,7 @@
 #include "util.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -74,6 +75,12 @@ int fio_fsync_dir(const char *dir)
 	int r = fio_fsync(fd, dir);
 	close(fd);
 	return r;
+}
+
+int fio_fsync_parent(const char *path)
+{
+	char dir[PATH_MAX];
+	return fio_dirname(path, dir, sizeof dir) < 0 ? -1 : fio_fsync_dir(dir);
 }
 
 int fio_dirname(const char *path, char *out, size_t size)

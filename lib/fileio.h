@@ -21,6 +21,9 @@ int fio_fsync(int fd, const char *path);
 int fio_fsync_dir(const char *dir);
 /* The directory part of path into out (".", when there is no slash). */
 int fio_dirname(const char *path, char *out, size_t size);
+/* fio_fsync_dir() of path's directory: a file created, renamed or removed there lasts (-1 also
+ * when the directory's name does not fit PATH_MAX). */
+int fio_fsync_parent(const char *path);
 /* Reads a whole regular file of at most max bytes into a NUL-terminated malloc'd buffer.
  * Returns 0, -1 on error (logged), and sets errno=EFBIG when the file is larger than max.
  * A missing file returns -1 with errno ENOENT and is not logged. */

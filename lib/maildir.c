@@ -20,9 +20,7 @@ static int make_dirs(const char *dir, struct dl_result *r)
 			dl_set_errno(r, errno, "mkdir", dir);
 			return -1;
 		}
-		char parent[4200];
-		if (fio_dirname(dir, parent, sizeof parent) == 0)
-			fio_fsync_dir(parent);
+		fio_fsync_parent(dir);
 	} else if (!S_ISDIR(st.st_mode)) {
 		dl_set(r, DL_DEFER, "4.2.0", "Maildir %s is not a directory", dir);
 		return -1;

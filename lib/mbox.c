@@ -76,14 +76,6 @@ static ssize_t count_bytes(void *ctx, const void *p, size_t n, int timeout_ms)
 	return (ssize_t)n;
 }
 
-static int fsync_parent(const char *path)
-{
-	char dir[4200];
-	if (fio_dirname(path, dir, sizeof dir) < 0)
-		return -1;
-	return fio_fsync_dir(dir);
-}
-
 /* Takes path.lock. Returns 1 held, 0 not possible here (the directory is not writable for this
  * user: the fcntl lock alone protects), -1 with r set. */
 static int dotlock_take(const char *lock, long long deadline, struct dl_result *r)
@@ -262,7 +254,7 @@ void mbox_deliver(const char *path, const struct dl_msg *m, const struct mbox_op
 		e = errno;
 	else if (fsync(fd) < 0)
 		e = errno;
-	else if (created && fsync_parent(path) < 0) /* a new mailbox: its name must last too */
+	else if (created && fio_fsync_parent(path) < 0) /* a new mailbox: its name must last too */
 		e = errno;
 	if (!e)
 		crash_point("fsync", path); /* delivered and durable, not yet reported */
@@ -298,7 +290,7 @@ void mbox_create(const char *path, uid_t uid, gid_t gid, struct dl_result *r)
 		dl_set_errno(r, errno, "create", path);
 		return;
 	}
-	if (fchown(fd, uid, gid) < 0 || fsync(fd) < 0 || fsync_parent(path) < 0) {
+	if (fchown(fd, uid, gid) < 0 || fsync(fd) < 0 || fio_fsync_parent(path) < 0) {
 		int e = errno;
 		close(fd);
 		unlink(path);

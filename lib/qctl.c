@@ -180,12 +180,6 @@ static int in_incoming(const struct spool *sp, const char *id, char *path)
 	return spool_path_incoming(sp, id, path, SPOOL_PATH_MAX) == 0 && access(path, F_OK) == 0;
 }
 
-static int sync_dir_of(const char *path)
-{
-	char dir[SPOOL_PATH_MAX];
-	return fio_dirname(path, dir, sizeof dir) < 0 ? -1 : fio_fsync_dir(dir);
-}
-
 /* Delete: the control file goes first and decides it (without it nothing is delivered again);
  * index links and the message file left by a crash are the cleaner's (docs/spool.md 7, 12). */
 static int do_delete(struct spool *sp, const char *id, long long t)
@@ -196,11 +190,11 @@ static int do_delete(struct spool *sp, const char *id, long long t)
 	if (access(ctl, F_OK) < 0) {
 		if (!in_incoming(sp, id, path))
 			return 1;
-		return unlink_logged(id, path) < 0 || sync_dir_of(path) < 0 ? -1 : 0;
+		return unlink_logged(id, path) < 0 || fio_fsync_parent(path) < 0 ? -1 : 0;
 	}
 	if (t < 0)
 		t = qctl_due_time(sp, id);
-	if (unlink_logged(id, ctl) < 0 || sync_dir_of(ctl) < 0)
+	if (unlink_logged(id, ctl) < 0 || fio_fsync_parent(ctl) < 0)
 		return -1;
 	int r = 0;
 	if (t > 0 && spool_path_due(sp, id, t, path, sizeof path) == 0)
@@ -267,7 +261,7 @@ static int do_hold(struct spool *sp, const char *id, long long t)
 		return -1;
 	}
 	crash_point("link", hold);
-	return fio_fsync_dir(dir) < 0 || (t > 0 && sync_dir_of(due) < 0) ? -1 : 0;
+	return fio_fsync_dir(dir) < 0 || (t > 0 && fio_fsync_parent(due) < 0) ? -1 : 0;
 }
 
 /* Retry now: every deferred recipient's next attempt becomes now (one pwrite each, synced),
@@ -315,7 +309,7 @@ static int do_release(struct spool *sp, const char *id, long long now)
 		return -1;
 	if (access(hold, F_OK) < 0)
 		return 1;
-	if (unlink_logged(id, hold) < 0 || sync_dir_of(hold) < 0)
+	if (unlink_logged(id, hold) < 0 || fio_fsync_parent(hold) < 0)
 		return -1;
 	if (spool_due_move(sp, id, 0, now) < 0 || spool_sync_dirty(sp) < 0)
 		return -1;

@@ -87,5 +87,9 @@ TEST(fileio_slurp_limits)
 	char want[600];
 	snprintf(want, sizeof want, "%s/a/b", unit_tmpdir());
 	CHECK_STR(mk, want);
+	CHECK_INT(fio_fsync_parent(d), 0); /* a/b exists */
+	snprintf(want, sizeof want, "%s/no/such/file", unit_tmpdir());
+	CHECK_INT(fio_fsync_parent(want), -1);
+	CHECK_INT(errno, ENOENT);
 	log_init("t", LOG_TO_STDERR, LOG_INFO);
 }
