@@ -272,15 +272,20 @@ static int same_access(const char *path, int amode, int flag)
 	return a == b && (a == 0 || ea == eb);
 }
 
+/* a new directory NAME (mode dmode) under the test's directory with an empty file in it (fmode);
+ * their paths in dir (512 bytes) and file (600) */
+static int dir_with_file(const char *name, mode_t dmode, const char *fname, mode_t fmode, char *dir, char *file)
+{
+	snprintf(dir, 512, "%s/%s", unit_tmpdir(), name);
+	snprintf(file, 600, "%s/%s", dir, fname);
+	int fd = mkdir(dir, dmode) < 0 ? -1 : open(file, O_WRONLY | O_CREAT, fmode);
+	return fd < 0 ? -1 : close(fd);
+}
+
 TEST(libc_faccessat_as_glibc)
 {
 	char dir[512], file[600];
-	snprintf(dir, sizeof dir, "%s/private", unit_tmpdir());
-	snprintf(file, sizeof file, "%s/f", dir);
-	CHECK_INT(mkdir(dir, 0700), 0);
-	int fd = open(file, O_WRONLY | O_CREAT, 0600);
-	CHECK(fd >= 0);
-	close(fd);
+	CHECK_INT(dir_with_file("private", 0700, "f", 0600, dir, file), 0);
 	static const int modes[] = {F_OK, R_OK, W_OK, X_OK, R_OK | X_OK};
 	static const int flags[] = {0, AT_EACCESS, 0x1234};
 	const char *paths[] = {file, dir, "/no/such/file", ""};
@@ -617,12 +622,7 @@ static int exec_status(int own, const char *path, const char *file)
 TEST(libc_execvp_as_glibc)
 {
 	char dir[512], file[600], bin[1100], lng[300];
-	snprintf(dir, sizeof dir, "%s/bin", unit_tmpdir());
-	snprintf(file, sizeof file, "%s/noexec", dir);
-	CHECK_INT(mkdir(dir, 0755), 0);
-	int fd = open(file, O_WRONLY | O_CREAT, 0644);
-	CHECK(fd >= 0);
-	close(fd);
+	CHECK_INT(dir_with_file("bin", 0755, "noexec", 0644, dir, file), 0);
 	snprintf(bin, sizeof bin, "/no/such:%s:/bin:/usr/bin", dir);
 	memset(lng, 'x', sizeof lng - 1);
 	lng[sizeof lng - 1] = 0;
