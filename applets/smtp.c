@@ -352,7 +352,6 @@ done:
 	if (cfd >= 0)
 		close(cfd);
 	ta->sess.conn.logid = NULL;
-	ta->sess.last_used = smtp_now();
 	idle_arm(ta);
 	return 0;
 }

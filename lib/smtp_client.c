@@ -2,6 +2,7 @@
  * (see smtp_client.h). The mail transaction itself is in smtp_txn.c. */
 #include "smtp_client.h"
 #include "auth.h"
+#include "clock.h"
 #include "log.h"
 #include "util.h"
 #include <errno.h>
@@ -13,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 int smtp_reply_line_parse(const char *line, size_t len, int *code, int *more, size_t *text)
@@ -75,13 +75,6 @@ static const char *io_why(struct smtp_conn *c, int eof)
 	return c->timed_out ? "timeout talking to" : "lost connection with";
 }
 
-static long long mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int smtp_read_reply(struct smtp_conn *c, struct smtp_reply *r, int timeout_ms)
 {
 	char line[SMTP_LINE_MAX];
@@ -92,11 +85,11 @@ int smtp_read_reply(struct smtp_conn *c, struct smtp_reply *r, int timeout_ms)
 	r->text[0] = 0;
 	/* the time limit is for the whole reply: a multi-line reply that trickles in line by line
 	 * must not outlast it either */
-	long long deadline = timeout_ms > 0 ? mono_ms() + timeout_ms : 0;
+	long long deadline = timeout_ms > 0 ? clock_mono_ms() + timeout_ms : 0;
 	for (;;) {
 		c->io.timeout_ms = timeout_ms;
 		if (deadline) {
-			long long left = deadline - mono_ms();
+			long long left = deadline - clock_mono_ms();
 			c->io.timeout_ms = left > 0 ? (int)left : 1;
 		}
 		ssize_t n = io_getline(&c->io, line, sizeof line);

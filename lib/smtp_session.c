@@ -12,7 +12,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 enum { RANK_DNS = 1, RANK_CONNECT = 1, RANK_REPLY = 2, RANK_TLS = 3, RANK_AUTH = 4, RANK_PERM = 9 };
 
@@ -21,13 +20,6 @@ struct target {
 	const struct smarthost *sh;   /* NULL for MX delivery */
 	char name[256];               /* host name, or address for a literal */
 };
-
-long long smtp_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec;
-}
 
 void smtp_session_init(struct smtp_session *s)
 {
@@ -430,7 +422,6 @@ int smtp_session_get(struct smtp_session *s, const struct smtp_config *cfg, cons
 			if (try_addr(s, cfg, &t[i], &addr[k], why) == 0) {
 				str_lcpy(s->key, key, sizeof s->key);
 				s->messages = 0;
-				s->last_used = smtp_now();
 				return 0;
 			}
 	}

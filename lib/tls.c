@@ -14,6 +14,7 @@
 #include "tls.h"
 #include "fileio.h"
 #include "base64.h"
+#include "clock.h"
 #include "secfile.h"
 #include "tls_bearssl.h"
 #include "tls_cert.h"
@@ -391,26 +392,19 @@ static const br_x509_class xw_vtable = {
 /* Runs the engine until a state in target is reached: 0, or -1 (engine closed or failed,
  * or an I/O error or EOF, recorded in io_errno/io_eof, which stay set: the connection is
  * dead after either). */
-static long long mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int run_until(struct tls_conn *t, unsigned target)
 {
 	br_ssl_engine_context *eng = &t->cc.eng;
 	/* timeout_ms bounds the whole call, not each read: a record trickled in a byte at a time
 	 * (or a handshake) must not outlast it */
-	long long deadline = t->timeout_ms > 0 ? mono_ms() + t->timeout_ms : 0;
+	long long deadline = t->timeout_ms > 0 ? clock_mono_ms() + t->timeout_ms : 0;
 	for (;;) {
 		unsigned st = br_ssl_engine_current_state(eng);
 		if (st & BR_SSL_CLOSED)
 			return -1;
 		int left = 0;
 		if (deadline) {
-			long long d = deadline - mono_ms();
+			long long d = deadline - clock_mono_ms();
 			if (d <= 0) {
 				t->io_errno = ETIMEDOUT;
 				return -1;
