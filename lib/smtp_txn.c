@@ -257,6 +257,12 @@ static int precheck(struct smtp_conn *c, struct smtp_txn *t)
 	return 1;
 }
 
+/* A command of the transaction: pipelined, only buffered; else sent and its reply read. */
+static int command(struct smtp_conn *c, const char *line, struct smtp_reply *r, int pipelining)
+{
+	return pipelining ? smtp_send(c, line) : smtp_cmd(c, line, r, c->to.cmd);
+}
+
 int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 {
 	char line[SMTP_CMD_MAX];
@@ -303,25 +309,17 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 	}
 	if (c->rset_pending) {
 		c->rset_pending = 0;
-		if (smtp_send(c, "RSET") < 0) {
+		if (command(c, "RSET", &r, pipelining) < 0 || (!pipelining && r.code != 250)) {
 			ret = SMTP_TXN_STALE;
 			goto out;
-		}
-		if (!pipelining) {
-			if (smtp_flush(c, c->to.cmd) < 0 || smtp_read_reply(c, &r, c->to.cmd) < 0 || r.code != 250) {
-				ret = SMTP_TXN_STALE;
-				goto out;
-			}
 		}
 	} else {
 		pipelining_rset = 0;
 	}
 	/* MAIL */
-	if (smtp_send(c, line) < 0)
+	if (command(c, line, &r, pipelining) < 0)
 		goto lost;
 	if (!pipelining) {
-		if (smtp_flush(c, c->to.cmd) < 0 || smtp_read_reply(c, &r, c->to.cmd) < 0)
-			goto lost;
 		set_reply(&t->mail, &r);
 		if (r.code / 100 != 2)
 			goto mail_failed;
@@ -331,11 +329,9 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 		if (bad[i])
 			continue;
 		rcpt_line(c, &t->rcpt[i], line, sizeof line);
-		if (smtp_send(c, line) < 0)
+		if (command(c, line, &r, pipelining) < 0)
 			goto lost;
 		if (!pipelining) {
-			if (smtp_flush(c, c->to.cmd) < 0 || smtp_read_reply(c, &r, c->to.cmd) < 0)
-				goto lost;
 			set_reply(&t->rcpt[i].res, &r);
 			if (r.code / 100 == 2)
 				t->accepted++;
