@@ -208,7 +208,8 @@ static int parse_entry(const char *s, size_t n, struct smarthost *h, const char 
 {
 	memset(h, 0, sizeof *h);
 	h->policy = TLS_VERIFY;
-	int explicit_mode = 0, first = 1;
+	h->smtps = -1; /* until smtps, starttls or tls=smtps says */
+	int first = 1;
 	size_t i = 0;
 	while (i < n) {
 		while (i < n && blank((unsigned char)s[i]))
@@ -222,20 +223,16 @@ static int parse_entry(const char *s, size_t n, struct smarthost *h, const char 
 			if (parse_host(s + st, i - st, h, why) < 0)
 				return -1;
 			first = 0;
-		} else {
-			if (is_word(s + st, i - st, "smtps") || is_word(s + st, i - st, "starttls") ||
-			    is_word(s + st, i - st, "tls=smtps"))
-				explicit_mode = 1;
-			if (parse_option(s + st, i - st, h, why) < 0)
-				return -1;
+		} else if (parse_option(s + st, i - st, h, why) < 0) {
+			return -1;
 		}
 	}
 	if (first) {
 		*why = "empty entry";
 		return -1;
 	}
-	if (!explicit_mode && h->port == 465)
-		h->smtps = 1;
+	if (h->smtps < 0)
+		h->smtps = h->port == 465;
 	/* a pin is a promise that the peer proves that key: over TLS, always (tls=may would fall
 	 * back to clear text, and the message would go to whoever answered) */
 	if (h->pins[0] && h->policy == TLS_NONE) {
