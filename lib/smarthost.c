@@ -116,6 +116,17 @@ static const struct {
 	{"unverified_auth", offsetof(struct smarthost, unverified_auth), 1},
 };
 
+/* The options with a string value: the field it goes to */
+static const struct {
+	char word[6];
+	unsigned short off, size;
+} strs[] = {
+	{"auth", offsetof(struct smarthost, mech), sizeof ((struct smarthost *)0)->mech},
+	{"cert", offsetof(struct smarthost, cert), SMARTHOST_PATH_MAX},
+	{"key", offsetof(struct smarthost, key), SMARTHOST_PATH_MAX},
+	{"name", offsetof(struct smarthost, tls_name), sizeof ((struct smarthost *)0)->tls_name},
+};
+
 static int parse_option(const char *t, size_t n, struct smarthost *h, const char **why)
 {
 	const char *eq = memchr(t, '=', n);
@@ -146,15 +157,27 @@ static int parse_option(const char *t, size_t n, struct smarthost *h, const char
 		*why = "tls= wants none, may, encrypt, verify or smtps";
 		return -1;
 	}
-	if (is_word(t, kn, "auth")) {
-		if (setstr(h->mech, sizeof h->mech, v, vn, why) < 0)
+	for (size_t i = 0; i < ARRAY_LEN(strs); i++) {
+		if (!is_word(t, kn, strs[i].word))
+			continue;
+		char *dst = (char *)h + strs[i].off;
+		if (setstr(dst, strs[i].size, v, vn, why) < 0)
 			return -1;
-		for (char *p = h->mech; *p; p++)
-			*p = (char)toupper((unsigned char)*p);
-		if (auth_mech_parse(h->mech) != AUTH_NONE)
-			return 0;
-		*why = "auth= wants PLAIN, LOGIN, CRAM-MD5 or XOAUTH2";
-		return -1;
+		if (dst == h->mech) {
+			for (char *p = h->mech; *p; p++)
+				*p = (char)toupper((unsigned char)*p);
+			if (auth_mech_parse(h->mech) == AUTH_NONE) {
+				*why = "auth= wants PLAIN, LOGIN, CRAM-MD5 or XOAUTH2";
+				return -1;
+			}
+		}
+		if (dst == h->tls_name)
+			for (const char *c = h->tls_name; *c; c++)
+				if (!hostchar((unsigned char)*c) || *c == ':') {
+					*why = "name= wants a host name";
+					return -1;
+				}
+		return 0;
 	}
 	if (is_word(t, kn, "pin")) {
 		/* Each pin= adds one to the comma-separated list lib/tls.h reads. */
@@ -178,20 +201,6 @@ static int parse_option(const char *t, size_t n, struct smarthost *h, const char
 			*why = "pins too long";
 			return -1;
 		}
-		return 0;
-	}
-	if (is_word(t, kn, "cert"))
-		return setstr(h->cert, sizeof h->cert, v, vn, why);
-	if (is_word(t, kn, "key"))
-		return setstr(h->key, sizeof h->key, v, vn, why);
-	if (is_word(t, kn, "name")) {
-		if (setstr(h->tls_name, sizeof h->tls_name, v, vn, why) < 0)
-			return -1;
-		for (const char *c = h->tls_name; *c; c++)
-			if (!hostchar((unsigned char)*c) || *c == ':') {
-				*why = "name= wants a host name";
-				return -1;
-			}
 		return 0;
 	}
 	*why = "unknown option";
