@@ -104,16 +104,14 @@ static int is_word(const char *t, size_t n, const char *w)
 }
 
 /* The options without a value: each sets one int field of struct smarthost */
-static const struct {
-	char word[16];
-	unsigned char off, val;
-} flags[] = {
-	{"smtps", offsetof(struct smarthost, smtps), 1},
-	{"starttls", offsetof(struct smarthost, smtps), 0},
-	{"mx", offsetof(struct smarthost, mx), 1},
-	{"noauth", offsetof(struct smarthost, noauth), 1},
-	{"cleartext_auth", offsetof(struct smarthost, cleartext_auth), 1},
-	{"unverified_auth", offsetof(struct smarthost, unverified_auth), 1},
+static const char flag_words[] = "smtps\0starttls\0mx\0noauth\0cleartext_auth\0unverified_auth";
+static const unsigned char flags[][2] = { /* each word's field and value, in the same order */
+	{offsetof(struct smarthost, smtps), 1},
+	{offsetof(struct smarthost, smtps), 0},
+	{offsetof(struct smarthost, mx), 1},
+	{offsetof(struct smarthost, noauth), 1},
+	{offsetof(struct smarthost, cleartext_auth), 1},
+	{offsetof(struct smarthost, unverified_auth), 1},
 };
 
 /* The options with a string value: the field it goes to */
@@ -131,9 +129,10 @@ static int parse_option(const char *t, size_t n, struct smarthost *h, const char
 {
 	const char *eq = memchr(t, '=', n);
 	if (!eq) {
-		for (size_t i = 0; i < ARRAY_LEN(flags); i++)
-			if (is_word(t, n, flags[i].word)) {
-				*(int *)(void *)((char *)h + flags[i].off) = flags[i].val;
+		const char *w = flag_words;
+		for (size_t i = 0; i < ARRAY_LEN(flags); i++, w += strlen(w) + 1)
+			if (is_word(t, n, w)) {
+				*(int *)(void *)((char *)h + flags[i][0]) = flags[i][1];
 				return 0;
 			}
 		*why = "unknown option";
