@@ -159,6 +159,20 @@ static int rank(const char *ehost, int eport, const char *host, int port)
 	return eport ? 4 : 3;
 }
 
+/* The line at text[*pos] (pos < len): its start and length *ll without LF or CRLF; *pos moves
+ * past it. */
+static const char *next_line(const char *text, size_t len, size_t *pos, size_t *ll)
+{
+	const char *s = text + *pos;
+	const char *nl = memchr(s, '\n', len - *pos);
+	size_t l = nl ? (size_t)(nl - s) : len - *pos;
+	*pos += l + (nl != NULL);
+	if (l && s[l - 1] == '\r')
+		l--;
+	*ll = l;
+	return s;
+}
+
 int creds_parse(const char *file, const char *text, size_t len, const char *host, int port,
                 struct creds *out, conf_report_fn *report, void *ctx)
 {
@@ -170,13 +184,9 @@ int creds_parse(const char *file, const char *text, size_t len, const char *host
 		host = NULL;
 	size_t pos = 0;
 	while (pos < len) {
-		const char *s = text + pos;
-		const char *nl = memchr(s, '\n', len - pos);
-		size_t ll = nl ? (size_t)(nl - s) : len - pos;
-		pos += ll + (nl != NULL);
+		size_t ll;
+		const char *s = next_line(text, len, &pos, &ll);
 		lineno++;
-		if (ll && s[ll - 1] == '\r')
-			ll--;
 		if (ll > CREDS_LINE_MAX) {
 			conf_reportf(report, ctx, file, lineno, "line longer than %d bytes", CREDS_LINE_MAX);
 			errors++;
@@ -374,14 +384,10 @@ int creds_check(const struct conf *c, conf_report_fn *report, void *ctx)
 	int lineno = 0;
 	struct fields f;
 	while (!bad && pos < len) {
-		const char *s = text + pos;
-		const char *nl = memchr(s, '\n', len - pos);
-		size_t ll = nl ? (size_t)(nl - s) : len - pos;
-		pos += ll + (nl != NULL);
+		size_t ll;
+		const char *s = next_line(text, len, &pos, &ll);
 		lineno++;
 		const char *w;
-		if (ll && s[ll - 1] == '\r')
-			ll--;
 		if (split(s, ll, &f, &w) < 0 || f.n < 3)
 			continue;
 		if (nsh > 0 && unused_line(f.v[0], sh, (size_t)nsh))
