@@ -1,6 +1,7 @@
 /* 8-bit to 7-bit MIME conversion (see mime7.h): a recursive walk over MIME entities in memory,
  * quoted-printable for 8-bit text leaves. */
 #include "mime7.h"
+#include "spool.h"
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -141,7 +142,7 @@ static int put_head(struct buf *out, const char *h, size_t n, const struct part_
 /* Quoted-printable (RFC 2045 6.7) of body[0..n), lines of at most 76 characters. */
 static int put_qp(struct buf *out, const char *b, size_t n)
 {
-	static const char hex[] = "0123456789ABCDEF";
+	const char *hex = spool_b36; /* its first 16 are the hex digits */
 	char line[80];
 	size_t col = 0;
 	int bad = 0;
