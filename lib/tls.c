@@ -671,6 +671,14 @@ static int client_cert(struct tls_conn *t, const char *certfile, const char *key
 	return 0;
 }
 
+/* SHA-256, -384 and -512, for the engine and for x509_minimal alike (what their set_hash does) */
+__attribute__((noinline)) static void set_hashes(br_multihash_context *mh)
+{
+	br_multihash_setimpl(mh, br_sha256_ID, &br_sha256_vtable);
+	br_multihash_setimpl(mh, br_sha384_ID, &br_sha384_vtable);
+	br_multihash_setimpl(mh, br_sha512_ID, &br_sha512_vtable);
+}
+
 /* The custom profile: what br_ssl_client_init_full sets up, cut down to tls.h's list. */
 static void profile(struct tls_conn *t, const struct tls_anchors *anchors)
 {
@@ -681,9 +689,7 @@ static void profile(struct tls_conn *t, const struct tls_anchors *anchors)
 	/* a renegotiation request is answered with a warning alert: SMTP never needs one */
 	br_ssl_engine_add_flags(eng, BR_OPT_NO_RENEGOTIATION);
 	br_ssl_engine_set_suites(eng, suites, ARRAY_LEN(suites));
-	br_ssl_engine_set_hash(eng, br_sha256_ID, &br_sha256_vtable);
-	br_ssl_engine_set_hash(eng, br_sha384_ID, &br_sha384_vtable);
-	br_ssl_engine_set_hash(eng, br_sha512_ID, &br_sha512_vtable);
+	set_hashes(&eng->mhash);
 	br_ssl_engine_set_prf_sha256(eng, br_tls12_sha256_prf);
 	br_ssl_engine_set_prf_sha384(eng, br_tls12_sha384_prf);
 	br_ssl_engine_set_ec(eng, &ec_impl);
@@ -705,9 +711,7 @@ static void profile(struct tls_conn *t, const struct tls_anchors *anchors)
 		size_t n;
 		const br_x509_trust_anchor *ta = tls_anchors_array(anchors, &n);
 		br_x509_minimal_init(&x->minimal, &br_sha256_vtable, ta, n);
-		br_x509_minimal_set_hash(&x->minimal, br_sha256_ID, &br_sha256_vtable);
-		br_x509_minimal_set_hash(&x->minimal, br_sha384_ID, &br_sha384_vtable);
-		br_x509_minimal_set_hash(&x->minimal, br_sha512_ID, &br_sha512_vtable);
+		set_hashes(&x->minimal.mhash);
 		br_x509_minimal_set_rsa(&x->minimal, br_rsa_i31_pkcs1_vrfy);
 		br_x509_minimal_set_ecdsa(&x->minimal, &ec_impl, br_ecdsa_i31_vrfy_asn1);
 		/* no RSA key under 2048 bits in the chain (anchors: tls_anchors.c) */
