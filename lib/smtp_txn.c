@@ -230,31 +230,31 @@ done:
 static int precheck(struct smtp_conn *c, struct smtp_txn *t)
 {
 	unsigned ext = c->caps.ext;
-	int code = 0, utf8 = t->smtputf8;
-	const char *enh = NULL;
-	char text[SMTP_TEXT_MAX + 1];
+	int utf8 = t->smtputf8;
 	if ((ext & SMTP_EXT_SIZE) && c->caps.size > 0 && t->size > c->caps.size) {
-		code = 552;
-		enh = "5.3.4";
-		snprintf(text, sizeof text, "message size %lld exceeds the size limit %lld of %s", t->size, c->caps.size, c->name);
-	} else if (utf8 && !(ext & SMTP_EXT_SMTPUTF8)) {
-		code = 553;
-		enh = "5.6.7";
-		snprintf(text, sizeof text, "%s does not support SMTPUTF8, needed for the non-ASCII addresses of this message", c->name);
-	} else if (t->body8 && !(ext & SMTP_EXT_8BITMIME) && !t->send_8bit_anyway) {
-		code = 554;
-		enh = "5.6.3";
-		snprintf(text, sizeof text, "%s does not support 8BITMIME and the message has 8-bit data (RFC 6152: not converted, not sent)", c->name);
-	} else if (!addr_ok(t->sender, utf8) && t->sender[0]) {
-		code = 553;
-		enh = "5.1.7";
-		snprintf(text, sizeof text, "the sender address cannot be written on an SMTP command line");
+		set_local(&t->mail, 552, "5.3.4", "message size %lld exceeds the size limit %lld of %s", t->size, c->caps.size,
+		          c->name);
+	} else {
+		/* the other reasons take the server's name or nothing: one format call */
+		int code = 553;
+		const char *enh, *fmt;
+		if (utf8 && !(ext & SMTP_EXT_SMTPUTF8)) {
+			enh = "5.6.7";
+			fmt = "%s does not support SMTPUTF8, needed for the non-ASCII addresses of this message";
+		} else if (t->body8 && !(ext & SMTP_EXT_8BITMIME) && !t->send_8bit_anyway) {
+			code = 554;
+			enh = "5.6.3";
+			fmt = "%s does not support 8BITMIME and the message has 8-bit data (RFC 6152: not converted, not sent)";
+		} else if (!addr_ok(t->sender, utf8) && t->sender[0]) {
+			enh = "5.1.7";
+			fmt = "the sender address cannot be written on an SMTP command line";
+		} else {
+			return 0;
+		}
+		set_local(&t->mail, code, enh, fmt, c->name);
 	}
-	if (!code)
-		return 0;
 	for (size_t i = 0; i < t->n; i++)
-		set_local(&t->rcpt[i].res, code, enh, "%s", text);
-	set_local(&t->mail, code, enh, "%s", text);
+		t->rcpt[i].res = t->mail;
 	return 1;
 }
 
