@@ -408,10 +408,9 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 		goto out;
 	}
 	if (b < 0) {
-		c->timed_out = errno == ETIMEDOUT;
+		int to = c->timed_out = errno == ETIMEDOUT;
 		str_fmt(c->err, sizeof c->err, "%s %s while sending the message body%s%s",
-		        errno == ETIMEDOUT ? "timeout talking to" : "lost connection with", c->name,
-		        errno == ETIMEDOUT ? "" : ": ", errno == ETIMEDOUT ? "" : strerror(errno));
+		        to ? "timeout talking to" : "lost connection with", c->name, to ? "" : ": ", to ? "" : strerror(errno));
 		goto lost_data;
 	}
 	if (smtp_read_reply(c, &r, c->to.data_done) < 0) {
