@@ -98,8 +98,10 @@ int smtp_read_reply(struct smtp_conn *c, struct smtp_reply *r, int timeout_ms)
 		if (overlong) {
 			n = (ssize_t)strlen(line); /* an overlong line is kept, cut */
 		} else if (n <= 0) {
-			str_fmt(c->err, sizeof c->err, "%s %s%s%s", io_why(c, n == 0), c->name,
-			        n < 0 && errno != ETIMEDOUT ? ": " : "", n < 0 && errno != ETIMEDOUT ? strerror(errno) : "");
+			/* the reason of an error (not EOF, not a time limit) is told */
+			int told = n < 0 && errno != ETIMEDOUT;
+			str_fmt(c->err, sizeof c->err, "%s %s%s%s", io_why(c, n == 0), c->name, told ? ": " : "",
+			        told ? strerror(errno) : "");
 			return -1;
 		}
 		if (!overlong && line[n - 1] != '\n') {
