@@ -265,23 +265,26 @@ __attribute__((noinline)) static void transcript_out(struct smtp_conn *c, const 
 		log_msg(LOG_DEBUG, c->logid, "> %s", line);
 }
 
+/* A write failed: -1 with the reason in c->err. */
+static int write_failed(struct smtp_conn *c, const char *when)
+{
+	str_fmt(c->err, sizeof c->err, "%s %s%s: %s", io_why(c, 0), c->name, when, strerror(errno));
+	return -1;
+}
+
 int smtp_send(struct smtp_conn *c, const char *line)
 {
 	transcript_out(c, line);
-	if (io_puts(&c->io, line) < 0 || io_write(&c->io, "\r\n", 2) < 0) {
-		str_fmt(c->err, sizeof c->err, "%s %s: %s", io_why(c, 0), c->name, strerror(errno));
-		return -1;
-	}
+	if (io_puts(&c->io, line) < 0 || io_write(&c->io, "\r\n", 2) < 0)
+		return write_failed(c, "");
 	return 0;
 }
 
 int smtp_flush(struct smtp_conn *c, int timeout_ms)
 {
 	c->io.timeout_ms = timeout_ms;
-	if (io_flush(&c->io) < 0) {
-		str_fmt(c->err, sizeof c->err, "%s %s while sending: %s", io_why(c, 0), c->name, strerror(errno));
-		return -1;
-	}
+	if (io_flush(&c->io) < 0)
+		return write_failed(c, " while sending");
 	return 0;
 }
 
