@@ -78,16 +78,22 @@ void auth_clear(struct auth *a)
 	a->step = 0;
 }
 
+/* "MECH: what" as the reason; -1 */
+static int fail_mech(struct auth *a, const char *what)
+{
+	str_fmt(a->err, sizeof a->err, "%s: %s", auth_mech_name(a->mech), what);
+	return -1;
+}
+
 /* "PREFIX base64(data)" into out; -1 with a reason when it does not fit. */
 static ssize_t encode_line(struct auth *a, char *out, size_t size, const char *prefix,
                            const void *data, size_t n)
 {
 	size_t pl = strlen(prefix);
 	if (pl >= size || base64_encode(out + pl, size - pl, data, n) < 0) {
-		str_fmt(a->err, sizeof a->err, "%s: response too long for the buffer", auth_mech_name(a->mech));
 		if (size)
 			out[0] = 0;
-		return -1;
+		return fail_mech(a, "response too long for the buffer");
 	}
 	memcpy(out, prefix, pl);
 	return (ssize_t)strlen(out);
@@ -206,13 +212,11 @@ ssize_t auth_step(struct auth *a, const char *challenge, char *out, size_t size)
 	while (cl && (challenge[cl - 1] == ' ' || challenge[cl - 1] == '\r' || challenge[cl - 1] == '\n'))
 		cl--;
 	if (cl > BASE64_ENCLEN(sizeof ch)) {
-		str_fmt(a->err, sizeof a->err, "%s: the server's challenge is too long", auth_mech_name(a->mech));
-		return -1;
+		return fail_mech(a, "the server's challenge is too long");
 	}
 	ssize_t n = base64_decode(ch, sizeof ch, challenge, cl);
 	if (n < 0) {
-		str_fmt(a->err, sizeof a->err, "%s: the server's challenge is not valid base64", auth_mech_name(a->mech));
-		return -1;
+		return fail_mech(a, "the server's challenge is not valid base64");
 	}
 	int step = a->step++;
 	switch (a->mech) {
@@ -238,8 +242,7 @@ ssize_t auth_step(struct auth *a, const char *challenge, char *out, size_t size)
 	default:
 		break;
 	}
-	str_fmt(a->err, sizeof a->err, "%s: unexpected challenge from the server", auth_mech_name(a->mech));
-	return -1;
+	return fail_mech(a, "unexpected challenge from the server");
 }
 
 void auth_redact(const char *sent, char *out, size_t size)
