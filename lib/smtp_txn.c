@@ -19,17 +19,14 @@
 _Static_assert(BODY_IN + BODY_OUT + SMTP_BODY_FINISH <= SMTP_TXN_BUF, "SMTP_TXN_BUF holds both buffers");
 #define BODY_KEEP 512    /* wire bytes always held back for the final write */
 
-static void set_local(struct smtp_result *r, int code, const char *enh, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void set_local(struct smtp_result *r, int code, const char *enh, const char *fmt, ...)
+/* A diagnosis made here; text NULL: r->text is already written. */
+static void set_local(struct smtp_result *r, int code, const char *enh, const char *text)
 {
-	va_list ap;
 	r->code = code;
 	r->local = 1;
 	str_lcpy(r->enh, enh, sizeof r->enh);
-	va_start(ap, fmt);
-	vsnprintf(r->text, sizeof r->text, fmt, ap);
-	va_end(ap);
+	if (text)
+		str_lcpy(r->text, text, sizeof r->text);
 }
 
 static void set_reply(struct smtp_result *res, const struct smtp_reply *r)
@@ -230,14 +227,16 @@ done:
 static int precheck(struct smtp_conn *c, struct smtp_txn *t)
 {
 	unsigned ext = c->caps.ext;
-	int utf8 = t->smtputf8;
+	int utf8 = t->smtputf8, code = 553;
+	const char *enh, *fmt;
+	char *text = t->mail.text;
 	if ((ext & SMTP_EXT_SIZE) && c->caps.size > 0 && t->size > c->caps.size) {
-		set_local(&t->mail, 552, "5.3.4", "message size %lld exceeds the size limit %lld of %s", t->size, c->caps.size,
-		          c->name);
+		code = 552;
+		enh = "5.3.4";
+		snprintf(text, sizeof t->mail.text, "message size %lld exceeds the size limit %lld of %s", t->size,
+		         c->caps.size, c->name);
 	} else {
 		/* the other reasons take the server's name or nothing: one format call */
-		int code = 553;
-		const char *enh, *fmt;
 		if (utf8 && !(ext & SMTP_EXT_SMTPUTF8)) {
 			enh = "5.6.7";
 			fmt = "%s does not support SMTPUTF8, needed for the non-ASCII addresses of this message";
@@ -251,8 +250,9 @@ static int precheck(struct smtp_conn *c, struct smtp_txn *t)
 		} else {
 			return 0;
 		}
-		set_local(&t->mail, code, enh, fmt, c->name);
+		snprintf(text, sizeof t->mail.text, fmt, c->name);
 	}
+	set_local(&t->mail, code, enh, NULL);
 	for (size_t i = 0; i < t->n; i++)
 		t->rcpt[i].res = t->mail;
 	return 1;
@@ -376,10 +376,11 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 	if (r.code != 354 && r.code / 100 != 4 && r.code / 100 != 5) {
 		/* A 2xx to DATA itself is no delivery (the body was never sent): a protocol error,
 		 * and the connection's state is unknown, so it is not reused. */
+		str_fmt(line, sizeof line, "protocol error: %s answered DATA with %d, not 354: %.200s", c->name, r.code,
+		        r.text);
 		for (i = 0; i < t->n; i++)
 			if (!bad[i] && t->rcpt[i].res.code / 100 == 2)
-				set_local(&t->rcpt[i].res, 451, "4.5.0", "protocol error: %s answered DATA with %d, not 354: %.200s",
-				          c->name, r.code, r.text);
+				set_local(&t->rcpt[i].res, 451, "4.5.0", line);
 		smtp_close(c);
 		ret = -1;
 		goto out;
