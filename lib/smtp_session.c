@@ -306,11 +306,12 @@ again:
 		((struct sockaddr_in6 *)&sa.sa)->sin6_port = htons((unsigned short)t->port);
 	else
 		((struct sockaddr_in *)&sa.sa)->sin_port = htons((unsigned short)t->port);
-	if (smtp_connect(c, (struct sockaddr *)&sa.sa, sa.len) < 0) {
-		fail(why, RANK_CONNECT, "4.4.1", remote, "%s", c->err);
-		why->timeouts += c->timed_out;
-		return -1;
-	}
+	/* a failed connect is reported as a lost connection is, with its own code (closing the
+	 * connection that never opened does nothing) */
+	const char *lost_enh = "4.4.1";
+	if (smtp_connect(c, (struct sockaddr *)&sa.sa, sa.len) < 0)
+		goto lost;
+	lost_enh = "4.4.2";
 	s->connections++;
 	if (smtps && start_tls(s, cfg, t, pol, remote, why) < 0)
 		goto bad;
@@ -377,7 +378,7 @@ refusal:
 	smtp_quit(c);
 	return -1;
 lost:
-	fail(why, RANK_CONNECT, "4.4.2", remote, "%s", c->err);
+	fail(why, RANK_CONNECT, lost_enh, remote, "%s", c->err);
 bad:
 	why->timeouts += c->timed_out;
 	smtp_close(c);
