@@ -190,8 +190,7 @@ int dns_parse_addr(const unsigned char *ans, size_t len, struct dns_addr *out, s
 	return each_rr(ans, len, &w, addr_rr);
 }
 
-/* The family of an IPv6 or IPv4 address literal, its address in bin; 0 for anything else. */
-static int literal(const char *s, unsigned char *bin)
+int dns_literal(const char *s, unsigned char *bin)
 {
 	return inet_pton(AF_INET6, s, bin) == 1 ? AF_INET6 : inet_pton(AF_INET, s, bin) == 1 ? AF_INET : 0;
 }
@@ -212,7 +211,7 @@ int dns_hosts_line(const char *line, const char *name, struct dns_addr *out, siz
 				return 0; /* longer than any address */
 			memcpy(f, p, l);
 			f[l] = 0;
-			family = literal(f, bin);
+			family = dns_literal(f, bin);
 			if (!family)
 				return 0;
 		} else if (l == nl && str_ncaseeq(p, name, l)) {
@@ -322,7 +321,7 @@ int dns_lookup_addr(const char *host, struct dns_addr *out, size_t max, size_t *
 	unsigned char bin[16];
 	char bare[256];
 	*n = 0;
-	int family = literal(host, bin);
+	int family = dns_literal(host, bin);
 	if (family) {
 		add_addr(out, max, n, family, bin);
 		return DNS_OK;
