@@ -37,15 +37,14 @@ static void set_reply(struct smtp_result *res, const struct smtp_reply *r)
 	smtp_reply_oneline(r, res->text, sizeof res->text);
 }
 
-/* The outcome of the recipients still open: those not marked in bad (NULL: none is) with a 2xx
- * reply, and with lost0 also those without any yet. With a reply r they get it; without, the
+/* The outcome of the recipients still open: those with a 2xx reply, and with lost0 also those
+ * without any yet (one refused here has its 553). With a reply r they get it; without, the
  * connection failed: code 0, enhanced code enh, and the reason (c->err). */
-static void settle(struct smtp_conn *c, struct smtp_txn *t, const char *bad, int lost0, const struct smtp_reply *r,
-                   const char *enh)
+static void settle(struct smtp_conn *c, struct smtp_txn *t, int lost0, const struct smtp_reply *r, const char *enh)
 {
 	for (size_t i = 0; i < t->n; i++) {
 		struct smtp_result *res = &t->rcpt[i].res;
-		if ((bad && bad[i]) || (res->code / 100 != 2 && (res->code || !lost0)))
+		if (res->code / 100 != 2 && (res->code || !lost0))
 			continue;
 		if (r) {
 			set_reply(res, r);
@@ -283,17 +282,12 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 	t->smtputf8 = utf8;
 	if (precheck(c, t))
 		return 0;
-	/* Recipients whose address cannot be sent fail here; -1 in bad[] marks them. */
-	char *bad = calloc(t->n ? t->n : 1, 1);
-	if (!bad) {
-		str_lcpy(c->err, "out of memory", sizeof c->err);
-		settle(c, t, NULL, 1, NULL, "");
-		return 0;
-	}
+	/* Recipients whose address cannot be sent fail here: until the end, res.local marks them
+	 * (every other result so far is the zeroed one or a server's reply; each step that gives
+	 * the others a local result is the last) */
 	size_t sendable = 0;
 	for (i = 0; i < t->n; i++) {
 		if (!addr_ok(t->rcpt[i].addr, utf8) || rcpt_line(c, &t->rcpt[i], line, sizeof line) < 0) {
-			bad[i] = 1;
 			set_local(&t->rcpt[i].res, 553, "5.1.3", "the recipient address cannot be written on an SMTP command line");
 		} else {
 			sendable++;
@@ -304,7 +298,7 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 		goto out;
 	if (mail_line(c, t, line, sizeof line) < 0) {
 		for (i = 0; i < t->n; i++)
-			if (!bad[i])
+			if (!t->rcpt[i].res.local)
 				set_local(&t->rcpt[i].res, 553, "5.1.7", "the MAIL command would be too long");
 		goto out;
 	}
@@ -327,7 +321,7 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 	}
 	/* RCPT */
 	for (i = 0; i < t->n; i++) {
-		if (bad[i])
+		if (t->rcpt[i].res.local)
 			continue;
 		rcpt_line(c, &t->rcpt[i], line, sizeof line);
 		if (command(c, line, &r, pipelining) < 0)
@@ -352,7 +346,7 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 		set_reply(&t->mail, &r);
 		mail_ok = r.code / 100 == 2;
 		for (i = 0; i < t->n; i++) {
-			if (bad[i])
+			if (t->rcpt[i].res.local)
 				continue;
 			if (smtp_read_reply(c, &r, c->to.cmd) < 0)
 				goto lost;
@@ -379,14 +373,14 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 		str_fmt(line, sizeof line, "protocol error: %s answered DATA with %d, not 354: %.200s", c->name, r.code,
 		        r.text);
 		for (i = 0; i < t->n; i++)
-			if (!bad[i] && t->rcpt[i].res.code / 100 == 2)
+			if (t->rcpt[i].res.code / 100 == 2)
 				set_local(&t->rcpt[i].res, 451, "4.5.0", line);
 		smtp_close(c);
 		ret = -1;
 		goto out;
 	}
 	if (r.code != 354) {
-		settle(c, t, bad, 0, &r, NULL);
+		settle(c, t, 0, &r, NULL);
 		goto out;
 	}
 	if (!t->accepted) {
@@ -403,7 +397,7 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 	if (b == -2) {
 		/* Never let a partial message look complete: drop the connection without ".". */
 		str_fmt(c->err, sizeof c->err, "message not sent: %s", why);
-		settle(c, t, bad, 0, NULL, "4.3.0");
+		settle(c, t, 0, NULL, "4.3.0");
 		smtp_close(c);
 		ret = -1;
 		goto out;
@@ -420,17 +414,17 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 		goto lost_data;
 	}
 	set_reply(&t->data, &r);
-	settle(c, t, bad, 0, &r, NULL);
+	settle(c, t, 0, &r, NULL);
 	goto out;
 
 mail_failed:
 	for (i = 0; i < t->n; i++)
-		if (!bad[i])
+		if (!t->rcpt[i].res.local)
 			t->rcpt[i].res = t->mail;
 	goto out;
 lost_data:
 	/* Accepted recipients are not delivered: the server never confirmed the end of data. */
-	settle(c, t, bad, 0, NULL, "");
+	settle(c, t, 0, NULL, "");
 	ret = -1;
 	goto out;
 lost:
@@ -440,9 +434,8 @@ lost:
 		ret = SMTP_TXN_STALE;
 		goto out;
 	}
-	settle(c, t, bad, 1, NULL, "");
+	settle(c, t, 1, NULL, "");
 	ret = -1;
 out:
-	free(bad);
 	return ret;
 }
