@@ -293,6 +293,37 @@ TEST(scripted_transactions)
 	}
 }
 
+/* A recipient whose address cannot go on a command line keeps its local 553 whatever happens to
+ * the others: accepted, the MAIL refused, the connection lost after the body. */
+TEST(unsendable_recipient_keeps_its_553)
+{
+	static const struct {
+		const char *server;
+		int code0;
+	} cases[] = {
+		{"250 ok\r\n250 ok\r\n354 go\r\n250 2.0.0 queued\r\n", 250},
+		{"452 4.3.1 full\r\n503 no mail\r\n503 no data\r\n", 452},
+		{"250 ok\r\n250 ok\r\n354 go\r\n", 0},
+	};
+	for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+		struct smtp_conn c;
+		static struct script s;
+		struct smtp_txn t;
+		struct smtp_txn_rcpt rc[2];
+		conn_on(&c, &s, cases[i].server);
+		c.caps.ext = SMTP_EXT_PIPELINING;
+		txn_setup(&t, rc, 2);
+		rc[1].addr = "b<x>@x.test";
+		smtp_transaction(&c, &t);
+		CHECK(strstr(s.out, "b<x>") == NULL);
+		CHECK_INT(rc[0].res.code, cases[i].code0);
+		CHECK_INT(rc[1].res.code, 553);
+		CHECK_STR(rc[1].res.enh, "5.1.3");
+		CHECK_STR(rc[1].res.text, "the recipient address cannot be written on an SMTP command line");
+		close(t.fd);
+	}
+}
+
 TEST(dsn_parameters)
 {
 	struct smtp_conn c;
