@@ -205,6 +205,7 @@ __attribute__((noinline)) static int do_auth(struct smtp_session *s, const struc
 	}
 	struct smtp_conn *c = &s->conn;
 	int over_tls = tls_active(&c->io);
+	unsigned offered = auth_parse_ehlo(c->caps.auth);
 	int rc = -1;
 	if (!(c->caps.ext & SMTP_EXT_AUTH)) {
 		if (required)
@@ -220,7 +221,6 @@ __attribute__((noinline)) static int do_auth(struct smtp_session *s, const struc
 		rc = required ? -1 : 0;
 		goto out;
 	}
-	unsigned offered = auth_parse_ehlo(c->caps.auth);
 	/* A password (PLAIN, LOGIN) or a bearer token (XOAUTH2) goes only to a peer that proved who
 	 * it is (verified chain and name, or a pinned key): tls=may/encrypt alone is encryption to
 	 * whoever answered, a man in the middle included. CRAM-MD5 does not reveal the password.
