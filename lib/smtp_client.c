@@ -121,14 +121,10 @@ int smtp_read_reply(struct smtp_conn *c, struct smtp_reply *r, int timeout_ms)
 			str_fmt(c->err, sizeof c->err, "malformed reply from %s: %.80s", c->name, line);
 			return -1;
 		}
-		if (lines == 0) {
-			r->code = code;
-			off += smtp_enh_parse(line + off, code, r->enh, sizeof r->enh);
-		} else {
-			/* Later lines repeat the enhanced code; keep only the text. */
-			char skip[16];
-			off += smtp_enh_parse(line + off, code, skip, sizeof skip);
-		}
+		/* the first line's enhanced code is kept; later lines repeat it: only their text is */
+		char skip[sizeof r->enh];
+		r->code = code;
+		off += smtp_enh_parse(line + off, code, lines ? skip : r->enh, sizeof skip);
 		if (++lines > SMTP_REPLY_LINES) {
 			str_fmt(c->err, sizeof c->err, "reply from %s has more than %d lines", c->name, SMTP_REPLY_LINES);
 			return -1;
