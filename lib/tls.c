@@ -318,15 +318,21 @@ static unsigned xw_end_chain(const br_x509_class **ctx)
 	struct xwrap *x = (struct xwrap *)(void *)ctx;
 	struct tls_conn *t = x->t;
 	unsigned err = 0;
+	/* the failures with a fixed text, or one of up to two strings: one fail() at the end */
+	const char *why, *a1 = NULL, *a2 = NULL;
+	char names[160];
 	if (t->policy == TLS_VERIFY)
 		err = x->minimal.vtable->end_chain(&x->minimal.vtable);
 	if (x->ncerts == 0) {
-		fail(t, TLS_E_CERT, "the server sent no certificate");
-		return BR_ERR_X509_EMPTY_CHAIN;
+		why = "the server sent no certificate";
+		err = BR_ERR_X509_EMPTY_CHAIN;
+		goto cert;
 	}
+	_Static_assert(CERT_MAX == 65536, "the text below");
 	if (x->ee.bad || x->ee.len != x->ee.cap) {
-		fail(t, TLS_E_CERT, "server certificate larger than %d bytes or truncated", CERT_MAX);
-		return BR_ERR_X509_LIMIT_EXCEEDED;
+		why = "server certificate larger than 65536 bytes or truncated";
+		err = BR_ERR_X509_LIMIT_EXCEEDED;
+		goto cert;
 	}
 	br_x509_decoder_init(&x->dec, NULL, NULL);
 	br_x509_decoder_push(&x->dec, x->ee.p, x->ee.len);
@@ -336,8 +342,9 @@ static unsigned xw_end_chain(const br_x509_class **ctx)
 		return err;
 	}
 	if (err) {
-		fail(t, TLS_E_CERT, "certificate verification failed: %s", x509_error_name(err));
-		return err;
+		why = "certificate verification failed: %s";
+		a1 = x509_error_name(err);
+		goto cert;
 	}
 	if (!ee_ok) {
 		fail(t, TLS_E_CERT, "cannot decode the server certificate (error %d)", br_x509_decoder_last_error(&x->dec));
@@ -346,29 +353,34 @@ static unsigned xw_end_chain(const br_x509_class **ctx)
 	x->have_pkey = 1;
 	if (t->policy == TLS_VERIFY) {
 		if (x->constrained || cert_has_name_constraints(x->ee.p, x->ee.len) != 0) {
-			fail(t, TLS_E_CERT, "a certificate in the chain carries name constraints, which spoolbox does not "
-			                    "process: refused");
-			return BR_ERR_X509_NOT_TRUSTED;
+			why = "a certificate in the chain carries name constraints, which spoolbox does not process: refused";
+			err = BR_ERR_X509_NOT_TRUSTED;
+			goto cert;
 		}
 		if (cert_server_auth_ok(x->ee.p, x->ee.len) != 1) {
-			fail(t, TLS_E_CERT, "the server certificate is not for TLS servers (extendedKeyUsage without serverAuth)");
-			return BR_ERR_X509_FORBIDDEN_KEY_USAGE;
+			why = "the server certificate is not for TLS servers (extendedKeyUsage without serverAuth)";
+			err = BR_ERR_X509_FORBIDDEN_KEY_USAGE;
+			goto cert;
 		}
-		char names[160];
 		int r = cert_check_name(x->ee.p, x->ee.len, t->name, names, sizeof names);
-		if (r < 0) {
-			fail(t, TLS_E_CERT, "cannot parse the names in the server certificate");
-			return BR_ERR_X509_BAD_SERVER_NAME;
-		}
+		err = BR_ERR_X509_BAD_SERVER_NAME;
+		why = "cannot parse the names in the server certificate";
+		if (r < 0)
+			goto cert;
 		if (r == 0) {
-			fail(t, TLS_E_CERT, "certificate is for %s, not %s", names[0] ? names : "no name", t->name);
-			return BR_ERR_X509_BAD_SERVER_NAME;
+			why = "certificate is for %s, not %s";
+			a1 = names[0] ? names : "no name";
+			a2 = t->name;
+			goto cert;
 		}
 		t->verified = 1;
 	}
 	if (t->npins && check_pins(t, x) < 0)
 		return BR_ERR_X509_NOT_TRUSTED;
 	return 0;
+cert:
+	fail(t, TLS_E_CERT, why, a1, a2);
+	return err;
 }
 
 static const br_x509_pkey *xw_get_pkey(const br_x509_class *const *ctx, unsigned *usages)
