@@ -509,7 +509,9 @@ int smtp_main(int argc, char **argv)
 	}
 	if (optind != argc && !(test && optind + 1 == argc))
 		return applet_usage(smtp_usage, 1);
-	if ((send || from) && !test)
+	/* -s and -f only with -t (0 or 1 each: so GCC does not copy the configuration loading
+	 * below for what it would know of test) */
+	if ((send || from) > test)
 		return applet_usage(smtp_usage, 1);
 	struct conf c;
 	if (applet_load_conf(&c, conf_path))
