@@ -187,12 +187,17 @@ __attribute__((noinline)) static int do_auth(struct smtp_session *s, const struc
 {
 	struct creds cr;
 	const struct smarthost *sh = t->sh;
+	struct smtp_conn *c = &s->conn;
+	/* the refusals: a format of up to four strings, reported by one fail() at the end */
+	const char *fmt, *a1 = remote, *a2 = c->caps.auth, *a3 = NULL, *a4 = NULL;
+	int rc = -1;
 	if (sh && sh->noauth)
 		return 0;
 	int r = creds_lookup(cfg->credentials, t->name, (int)t->port, &cr, log_creds, NULL);
 	if (r < 0) {
-		fail(why, RANK_AUTH, "4.7.0", remote, "credentials file %s is not usable (see the log)", cfg->credentials);
-		return -1;
+		fmt = "credentials file %s is not usable (see the log)";
+		a1 = cfg->credentials;
+		goto failed;
 	}
 	if (r == 0)
 		return 0;
@@ -200,26 +205,21 @@ __attribute__((noinline)) static int do_auth(struct smtp_session *s, const struc
 	 * itself is used, and only when the server offers AUTH. */
 	int required = sh != NULL;
 	if (!sh && strcmp(cr.host, "*") == 0) {
-		creds_wipe(&cr);
-		return 0;
+		rc = 0;
+		goto out;
 	}
-	struct smtp_conn *c = &s->conn;
 	int over_tls = tls_active(&c->io);
 	unsigned offered = auth_parse_ehlo(c->caps.auth);
-	int rc = -1;
 	if (!(c->caps.ext & SMTP_EXT_AUTH)) {
-		if (required)
-			fail(why, RANK_AUTH, "4.7.0", remote, "credentials are configured for %s, but %s offers no AUTH%s", t->name,
-			     remote, over_tls ? "" : " (without TLS)");
-		rc = required ? -1 : 0;
-		goto out;
+		fmt = "credentials are configured for %s, but %s offers no AUTH%s";
+		a1 = t->name;
+		a2 = remote;
+		a3 = over_tls ? "" : " (without TLS)";
+		goto optional;
 	}
 	if (!over_tls && !cfg->cleartext_auth && !(sh && sh->cleartext_auth)) {
-		if (required)
-			fail(why, RANK_AUTH, "4.7.0", remote,
-			     "not sending credentials to %s without TLS (allow with cleartext_auth / SMTP_CLEARTEXT_AUTH)", remote);
-		rc = required ? -1 : 0;
-		goto out;
+		fmt = "not sending credentials to %s without TLS (allow with cleartext_auth / SMTP_CLEARTEXT_AUTH)";
+		goto optional;
 	}
 	/* A password (PLAIN, LOGIN) or a bearer token (XOAUTH2) goes only to a peer that proved who
 	 * it is (verified chain and name, or a pinned key): tls=may/encrypt alone is encryption to
@@ -238,23 +238,24 @@ __attribute__((noinline)) static int do_auth(struct smtp_session *s, const struc
 		mech = auth_choose(usable, cr.is_token_file, over_tls);
 	}
 	if (mech == AUTH_NONE && usable != offered) {
-		fail(why, RANK_AUTH, "4.7.0", remote,
-		     "not sending the %s to %s: its certificate is not verified (tls=%s); use tls=verify or pin=, "
-		     "or allow it with unverified_auth (offered: %s)",
-		     cr.is_token_file ? "token" : "password", remote, tls_policy_name(sh ? sh->policy : cfg->mx_policy),
-		     c->caps.auth);
-		goto out;
+		fmt = "not sending the %s to %s: its certificate is not verified (tls=%s); use tls=verify or pin=, "
+		      "or allow it with unverified_auth (offered: %s)";
+		a1 = cr.is_token_file ? "token" : "password";
+		a2 = remote;
+		a3 = tls_policy_name(sh ? sh->policy : cfg->mx_policy);
+		a4 = c->caps.auth;
+		goto failed;
 	}
-	if (mech == AUTH_NONE) {
-		fail(why, RANK_AUTH, "4.7.0", remote, "no usable AUTH mechanism at %s (offered: %s)", remote, c->caps.auth);
-		goto out;
-	}
+	fmt = "no usable AUTH mechanism at %s (offered: %s)";
+	if (mech == AUTH_NONE)
+		goto failed;
 	char token[CREDS_TOKEN_MAX + 1];
 	const char *secret = cr.secret;
 	if (cr.is_token_file) {
 		if (creds_read_token(cr.secret, token, sizeof token, log_creds, NULL) < 0) {
-			fail(why, RANK_AUTH, "4.7.0", remote, "cannot read the XOAUTH2 token file for %s (see the log)", t->name);
-			goto out;
+			fmt = "cannot read the XOAUTH2 token file for %s (see the log)";
+			a1 = t->name;
+			goto failed;
 		}
 		secret = token;
 	}
@@ -274,6 +275,14 @@ __attribute__((noinline)) static int do_auth(struct smtp_session *s, const struc
 		log_msg(LOG_INFO, c->logid, "authenticated to %s as %s with %s", remote, cr.user, auth_mech_name(mech));
 		rc = 0;
 	}
+	goto out;
+optional:
+	if (!required) {
+		rc = 0;
+		goto out;
+	}
+failed:
+	fail(why, RANK_AUTH, "4.7.0", remote, fmt, a1, a2, a3, a4);
 out:
 	creds_wipe(&cr);
 	return rc;
