@@ -81,6 +81,8 @@ int smtp_read_reply(struct smtp_conn *c, struct smtp_reply *r, int timeout_ms)
 	char line[SMTP_LINE_MAX];
 	size_t tlen = 0;
 	int lines = 0;
+	/* each failure is a format of up to four strings, the server's name first but in one */
+	const char *fmt, *a1 = c->name, *a2 = line, *a3 = NULL, *a4 = NULL;
 	r->code = 0;
 	r->enh[0] = 0;
 	r->text[0] = 0;
@@ -100,16 +102,18 @@ int smtp_read_reply(struct smtp_conn *c, struct smtp_reply *r, int timeout_ms)
 		} else if (n <= 0) {
 			/* the reason of an error (not EOF, not a time limit) is told */
 			int told = n < 0 && errno != ETIMEDOUT;
-			str_fmt(c->err, sizeof c->err, "%s %s%s%s", io_why(c, n == 0), c->name, told ? ": " : "",
-			        told ? strerror(errno) : "");
-			return -1;
+			fmt = "%s %s%s%s";
+			a1 = io_why(c, n == 0);
+			a2 = c->name;
+			a3 = told ? ": " : "";
+			a4 = told ? strerror(errno) : "";
+			goto fail;
 		}
-		if (!overlong && line[n - 1] != '\n') {
-			/* the connection ended inside a line: "250 2.0.0 queu" then a close is not a
-			 * reply, whatever it starts with (at worst a duplicate later, never a false "sent") */
-			str_fmt(c->err, sizeof c->err, "connection closed by %s in the middle of a reply line", c->name);
-			return -1;
-		}
+		/* the connection ended inside a line: "250 2.0.0 queu" then a close is not a
+		 * reply, whatever it starts with (at worst a duplicate later, never a false "sent") */
+		fmt = "connection closed by %s in the middle of a reply line";
+		if (!overlong && line[n - 1] != '\n')
+			goto fail;
 		size_t len = (size_t)n;
 		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
 			line[--len] = 0;
@@ -117,18 +121,17 @@ int smtp_read_reply(struct smtp_conn *c, struct smtp_reply *r, int timeout_ms)
 			log_msg(LOG_DEBUG, c->logid, "< %s", line);
 		int code, more;
 		size_t off;
-		if (smtp_reply_line_parse(line, len, &code, &more, &off) < 0 || (lines && code != r->code)) {
-			str_fmt(c->err, sizeof c->err, "malformed reply from %s: %.80s", c->name, line);
-			return -1;
-		}
+		fmt = "malformed reply from %s: %.80s";
+		if (smtp_reply_line_parse(line, len, &code, &more, &off) < 0 || (lines && code != r->code))
+			goto fail;
 		/* the first line's enhanced code is kept; later lines repeat it: only their text is */
 		char skip[sizeof r->enh];
 		r->code = code;
 		off += smtp_enh_parse(line + off, code, lines ? skip : r->enh, sizeof skip);
-		if (++lines > SMTP_REPLY_LINES) {
-			str_fmt(c->err, sizeof c->err, "reply from %s has more than %d lines", c->name, SMTP_REPLY_LINES);
-			return -1;
-		}
+		_Static_assert(SMTP_REPLY_LINES == 64, "the text below");
+		fmt = "reply from %s has more than 64 lines";
+		if (++lines > SMTP_REPLY_LINES)
+			goto fail;
 		for (size_t i = off; i <= len; i++) {
 			if (tlen + 2 >= sizeof r->text)
 				break;
@@ -143,6 +146,9 @@ int smtp_read_reply(struct smtp_conn *c, struct smtp_reply *r, int timeout_ms)
 		if (!more)
 			return 0;
 	}
+fail:
+	str_fmt(c->err, sizeof c->err, fmt, a1, a2, a3, a4);
+	return -1;
 }
 
 static const char *next_line(const char *p, const char **end)
