@@ -69,17 +69,13 @@ static int add_mx(const char *domain, const struct smarthost *sh, unsigned port,
 	size_t nmx;
 	char err[300];
 	int st = dns_lookup_mx(domain, mx, DNS_MX_MAX, &nmx, err, sizeof err);
-	if (st == DNS_NULLMX) {
-		/* For a recipient domain it is final; for a smarthost it is a configuration error. */
-		if (sh)
-			fail(why, RANK_DNS, "4.4.3", NULL, "smarthost %s: %s", domain, err);
-		else
-			fail(why, RANK_PERM, "5.1.10", NULL, "%s", err);
-		return -1;
-	}
-	if (st == DNS_NXDOMAIN || st == DNS_TEMPFAIL) {
-		/* Deferred even for NXDOMAIN: a router's resolver says that while its uplink is down. */
-		fail(why, RANK_DNS, "4.4.3", NULL, "%s", err);
+	if (st == DNS_NULLMX || st == DNS_NXDOMAIN || st == DNS_TEMPFAIL) {
+		/* A null MX: for a recipient domain it is final; for a smarthost it is a configuration
+		 * error. Deferred even for NXDOMAIN: a router's resolver says that while its uplink is
+		 * down. One call: "%.0s" leaves the domain out where the text does not name it. */
+		int perm = st == DNS_NULLMX && !sh;
+		fail(why, perm ? RANK_PERM : RANK_DNS, perm ? "5.1.10" : "4.4.3", NULL,
+		     st == DNS_NULLMX && sh ? "smarthost %s: %s" : "%.0s%s", domain, err);
 		return -1;
 	}
 	if (st == DNS_NODATA) { /* RFC 5321 5.1: the domain itself is the implicit MX */
