@@ -297,10 +297,9 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 	if (!sendable)
 		goto out;
 	if (mail_line(c, t, line, sizeof line) < 0) {
-		for (i = 0; i < t->n; i++)
-			if (!t->rcpt[i].res.local)
-				set_local(&t->rcpt[i].res, 553, "5.1.7", "the MAIL command would be too long");
-		goto out;
+		/* the MAIL command's own result, as a refused MAIL's goes to the recipients */
+		set_local(&t->mail, 553, "5.1.7", "the MAIL command would be too long");
+		goto mail_failed;
 	}
 	if (c->rset_pending) {
 		c->rset_pending = 0;

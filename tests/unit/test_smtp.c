@@ -324,6 +324,32 @@ TEST(unsendable_recipient_keeps_its_553)
 	}
 }
 
+/* A MAIL command that would be too long (an ENVID as long as the line) fails every recipient
+ * that could be sent, and nothing goes out; an unsendable one keeps its own reason. */
+TEST(mail_command_too_long)
+{
+	struct smtp_conn c;
+	static struct script s;
+	struct smtp_txn t;
+	struct smtp_txn_rcpt rc[2];
+	static char envid[SMTP_CMD_MAX];
+	if (!ENABLE_DSN)
+		return; /* no ENVID is sent */
+	memset(envid, 'e', sizeof envid - 1);
+	conn_on(&c, &s, "");
+	c.caps.ext = SMTP_EXT_PIPELINING | SMTP_EXT_DSN;
+	txn_setup(&t, rc, 2);
+	t.envid = envid;
+	rc[1].addr = "b<x>@x.test";
+	CHECK_INT(smtp_transaction(&c, &t), 0);
+	CHECK_STR(s.out, "");
+	CHECK_INT(rc[0].res.code, 553);
+	CHECK_STR(rc[0].res.enh, "5.1.7");
+	CHECK_STR(rc[0].res.text, "the MAIL command would be too long");
+	CHECK_STR(rc[1].res.enh, "5.1.3");
+	close(t.fd);
+}
+
 TEST(dsn_parameters)
 {
 	struct smtp_conn c;
