@@ -261,12 +261,12 @@ static int entity(const char *p, size_t n, const char *deftype, int depth, struc
 	const char *type = ph.type[0] ? ph.type : deftype;
 	if (!has8(body, blen))
 		return buf_add(out, p, n) ? MIME7_NOMEM : 0;
-	if (depth >= MIME7_DEPTH_MAX) {
-		snprintf(why, whylen, "MIME parts nested deeper than %d", MIME7_DEPTH_MAX);
-		return MIME7_CANNOT;
-	}
-	/* why it cannot be converted: a format of the type (and the encoding) */
-	const char *cannot = "a %s part is declared binary";
+	/* why it cannot be converted: a format of the type (and the encoding), or of nothing */
+	_Static_assert(MIME7_DEPTH_MAX == 16, "the text below");
+	const char *cannot = "MIME parts nested deeper than 16";
+	if (depth >= MIME7_DEPTH_MAX)
+		goto cannot;
+	cannot = "a %s part is declared binary";
 	if (!strcmp(ph.cte, "binary"))
 		goto cannot;
 	cannot = "a %s part declared %s holds 8-bit bytes";
