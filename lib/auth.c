@@ -110,10 +110,8 @@ static ssize_t start_plain(struct auth *a, char *out, size_t size)
 	/* RFC 4616: [authzid] NUL authcid NUL passwd; we send no authzid */
 	char msg[2 * 1024 + 2];
 	size_t ul = strlen(a->user), pl = strlen(a->secret);
-	if (ul + pl + 2 > sizeof msg) {
-		str_fmt(a->err, sizeof a->err, "PLAIN: user name or password too long");
-		return -1;
-	}
+	if (ul + pl + 2 > sizeof msg)
+		return fail_mech(a, "user name or password too long"); /* "PLAIN: ..." */
 	msg[0] = 0;
 	memcpy(msg + 1, a->user, ul);
 	msg[1 + ul] = 0;
@@ -127,14 +125,11 @@ static ssize_t start_xoauth2(struct auth *a, char *out, size_t size)
 {
 	/* "user=" user ^A "auth=Bearer " token ^A ^A (Google's and Microsoft's XOAUTH2) */
 	char msg[AUTH_LINE_MAX];
-	if (has_byte(a->user, "\1") || has_byte(a->secret, "\1 ")) {
-		str_fmt(a->err, sizeof a->err, "XOAUTH2: user name or token holds a byte it cannot carry");
-		return -1;
-	}
+	if (has_byte(a->user, "\1") || has_byte(a->secret, "\1 "))
+		return fail_mech(a, "user name or token holds a byte it cannot carry"); /* "XOAUTH2: ..." */
 	if (str_fmt(msg, sizeof msg, "user=%s\1auth=Bearer %s\1\1", a->user, a->secret) < 0) {
 		explicit_bzero(msg, sizeof msg);
-		str_fmt(a->err, sizeof a->err, "XOAUTH2: user name or token too long");
-		return -1;
+		return fail_mech(a, "user name or token too long");
 	}
 	ssize_t r = encode_line(a, out, size, "AUTH XOAUTH2 ", msg, strlen(msg));
 	explicit_bzero(msg, sizeof msg);
@@ -176,10 +171,8 @@ static ssize_t step_cram(struct auth *a, const unsigned char *ch, size_t chlen, 
 	unsigned char mac[MD5_LEN];
 	char resp[1024 + 1 + 2 * MD5_LEN + 1];
 	size_t ul = strlen(a->user);
-	if (ul > 1024) {
-		str_fmt(a->err, sizeof a->err, "CRAM-MD5: user name too long");
-		return -1;
-	}
+	if (ul > 1024)
+		return fail_mech(a, "user name too long"); /* "CRAM-MD5: ..." */
 	hmac_md5(a->secret, strlen(a->secret), ch, chlen, mac);
 	memcpy(resp, a->user, ul);
 	resp[ul] = ' ';
