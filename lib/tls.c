@@ -576,12 +576,11 @@ static void engine_reason(struct tls_conn *t)
 	if (t->st != TLS_OK)
 		return;
 	if (err == BR_ERR_IO || err == BR_ERR_OK) {
-		if (t->io_errno == ETIMEDOUT)
-			fail(t, TLS_E_IO, "timeout during the TLS handshake");
-		else if (t->io_eof || !t->io_errno)
-			fail(t, TLS_E_IO, "connection closed by the server during the TLS handshake");
-		else
-			fail(t, TLS_E_IO, "TLS handshake: %s", strerror(t->io_errno));
+		/* one call: the fixed texts ignore the argument */
+		const char *fmt = t->io_errno == ETIMEDOUT ? "timeout during the TLS handshake"
+		                  : t->io_eof || !t->io_errno ? "connection closed by the server during the TLS handshake"
+		                  : "TLS handshake: %s";
+		fail(t, TLS_E_IO, fmt, strerror(t->io_errno));
 	} else if (err >= BR_ERR_RECV_FATAL_ALERT) {
 		int a = err - BR_ERR_RECV_FATAL_ALERT;
 		fail(t, TLS_E_PROTOCOL, "TLS handshake refused by the server: alert %d (%s)", a, alert_name(a));
