@@ -366,8 +366,9 @@ int smtp_auth(struct smtp_conn *c, int mech, const char *user, const char *secre
 			goto out;
 		}
 		n = auth_step(&a, r->text, line, LINE - 2);
-		if (n < 0) {
-			str_fmt(line, LINE, "*");
+		if (n < 0) { /* "*" cancels the exchange (RFC 4954) */
+			line[0] = '*';
+			line[1] = 0;
 			n = 1;
 		}
 	}
