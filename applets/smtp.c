@@ -141,16 +141,24 @@ static void report_rcpt(struct smtp_ta *ta, const struct ta_job *job, size_t idx
 	ta_log_delivery(job, idx, status, relay, use, enh, res->text);
 }
 
-static void report_fail(struct smtp_ta *ta, const struct ta_job *job, size_t from, const struct smtp_fail *f)
+/* The same local outcome for the job's recipients from `from` on (all: the destination timed
+ * out, see report_rcpt). */
+static void report_all(struct smtp_ta *ta, const struct ta_job *job, size_t from, int permanent, const char *enh,
+                       const char *text, const char *remote, int all)
 {
 	struct smtp_result res;
-	memset(&res, 0, sizeof res);
-	res.code = f->permanent ? 550 : 450;
+	res.code = permanent ? 550 : 450;
 	res.local = 1;
-	str_lcpy(res.enh, f->enh, sizeof res.enh);
-	str_lcpy(res.text, f->text, sizeof res.text);
+	str_lcpy(res.enh, enh, sizeof res.enh);
+	str_lcpy(res.text, text, sizeof res.text);
 	for (size_t i = from; i < job->n; i++)
-		report_rcpt(ta, job, job->idx[i], &res, NULL, f->remote, f->timeouts > 0);
+		report_rcpt(ta, job, job->idx[i], &res, NULL, remote, all);
+}
+
+/* noinline: called three times, and a call is shorter than report_all's arguments */
+__attribute__((noinline)) static void report_fail(struct smtp_ta *ta, const struct ta_job *job, size_t from, const struct smtp_fail *f)
+{
+	report_all(ta, job, from, f->permanent, f->enh, f->text, f->remote, f->timeouts > 0);
 }
 
 /* Remembers a destination that timed out (its later jobs in the pipe are deferred with it). */
@@ -222,24 +230,17 @@ static int smtp_job(void *ctx, struct ta_job *job)
 	struct smtp_ta *ta = ctx;
 	const struct spool_msg *m = &job->msg;
 	ta->sess.conn.logid = job->id;
+	char why[SMTP_TEXT_MAX + 1];
 	if (ta->dead[0] && !strcmp(ta->dead, smtp_session_key(&ta->cfg, job->host))) {
-		struct smtp_fail f;
-		memset(&f, 0, sizeof f);
-		f.timeouts = ta->dead_timeout;
-		str_lcpy(f.enh, "4.4.2", sizeof f.enh);
-		str_lcpy(f.text, ta->dead_why, sizeof f.text);
-		report_fail(ta, job, 0, &f);
+		report_all(ta, job, 0, 0, "4.4.2", ta->dead_why, NULL, ta->dead_timeout > 0);
 		ta->sess.conn.logid = NULL;
 		return 0;
 	}
 	ta->dead[0] = 0;
 	int fd = ta_msg_fd(job); /* positioned below; the job closes it */
 	if (fd < 0) {
-		struct smtp_fail f;
-		memset(&f, 0, sizeof f);
-		str_lcpy(f.enh, "4.3.0", sizeof f.enh);
-		str_fmt(f.text, sizeof f.text, "cannot open the message file of %s", job->id);
-		report_fail(ta, job, 0, &f);
+		str_fmt(why, sizeof why, "cannot open the message file of %s", job->id);
+		report_all(ta, job, 0, 0, "4.3.0", why, NULL, 0);
 		return 0;
 	}
 	if (!ta->body_buf)
@@ -260,13 +261,8 @@ static int smtp_job(void *ctx, struct ta_job *job)
 		hops = hdr_count_hops(fd, m->body_off, m->size);
 	if (hops > ta->hop_limit) {
 		/* a loop: bounced here as Postfix's cleanup would, not relayed once more */
-		struct smtp_fail f;
-		memset(&f, 0, sizeof f);
-		f.permanent = 1;
-		str_lcpy(f.enh, "5.4.6", sizeof f.enh);
-		str_fmt(f.text, sizeof f.text, "mail forwarding loop: %ld Received: header fields (limit %ld)", hops,
-		        ta->hop_limit);
-		report_fail(ta, job, 0, &f);
+		str_fmt(why, sizeof why, "mail forwarding loop: %ld Received: header fields (limit %ld)", hops, ta->hop_limit);
+		report_all(ta, job, 0, 1, "5.4.6", why, NULL, 0);
 		return 0;
 	}
 	size_t max = ta->maxrcpt > 0 ? (size_t)ta->maxrcpt : 1;
@@ -342,17 +338,11 @@ static int smtp_job(void *ctx, struct ta_job *job)
 			smtp_session_drop(&ta->sess);
 	}
 done:
-	if (!rc) {
-		struct smtp_fail f;
-		memset(&f, 0, sizeof f);
-		str_lcpy(f.enh, "4.3.0", sizeof f.enh);
-		str_lcpy(f.text, "out of memory", sizeof f.text);
-		report_fail(ta, job, 0, &f);
-	}
+	if (!rc)
+		report_all(ta, job, 0, 0, "4.3.0", "out of memory", NULL, 0);
 	if (cfd >= 0)
 		close(cfd);
 	ta->sess.conn.logid = NULL;
-	ta->sess.last_used = smtp_now();
 	idle_arm(ta);
 	return 0;
 }
@@ -520,7 +510,9 @@ int smtp_main(int argc, char **argv)
 	}
 	if (optind != argc && !(test && optind + 1 == argc))
 		return applet_usage(smtp_usage, 1);
-	if ((send || from) && !test)
+	/* -s and -f only with -t (0 or 1 each: so GCC does not copy the configuration loading
+	 * below for what it would know of test) */
+	if ((send || from) > test)
 		return applet_usage(smtp_usage, 1);
 	struct conf c;
 	if (applet_load_conf(&c, conf_path))

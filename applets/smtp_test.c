@@ -122,15 +122,20 @@ int smtp_test(struct smtp_session *s, const struct smtp_config *cfg, const struc
 	} else if (code == 250) {
 		step("RCPT", 1, "skipped (give a recipient address to test RCPT TO)");
 	}
-	if (code >= 200 && code < 300 && !send)
-		step("DATA", 1, "not sent (-s sends a test message)");
-	if (code >= 200 && code < 300)
+	int ok = code >= 200 && code < 300, rc = 0;
+	const char *v = send && rcpt ? "the setup works: a test message was accepted"
+	                             : "the setup works: mail would be accepted";
+	if (ok) {
+		if (!send)
+			step("DATA", 1, "not sent (-s sends a test message)");
 		smtp_rset(&s->conn);
+	} else if (code >= 500) {
+		rc = EX_UNAVAILABLE;
+		v = "mail would bounce: the server refused it (see above)";
+	} else {
+		rc = EX_TEMPFAIL;
+		v = "mail would be deferred (see above)";
+	}
 	smtp_session_end(s);
-	if (code >= 200 && code < 300)
-		return verdict(0, send && rcpt ? "the setup works: a test message was accepted"
-		                                : "the setup works: mail would be accepted");
-	if (code >= 500)
-		return verdict(EX_UNAVAILABLE, "mail would bounce: the server refused it (see above)");
-	return verdict(EX_TEMPFAIL, "mail would be deferred (see above)");
+	return verdict(rc, v);
 }

@@ -78,16 +78,22 @@ void auth_clear(struct auth *a)
 	a->step = 0;
 }
 
+/* "MECH: what" as the reason; -1 */
+static int fail_mech(struct auth *a, const char *what)
+{
+	str_fmt(a->err, sizeof a->err, "%s: %s", auth_mech_name(a->mech), what);
+	return -1;
+}
+
 /* "PREFIX base64(data)" into out; -1 with a reason when it does not fit. */
 static ssize_t encode_line(struct auth *a, char *out, size_t size, const char *prefix,
                            const void *data, size_t n)
 {
 	size_t pl = strlen(prefix);
 	if (pl >= size || base64_encode(out + pl, size - pl, data, n) < 0) {
-		str_fmt(a->err, sizeof a->err, "%s: response too long for the buffer", auth_mech_name(a->mech));
 		if (size)
 			out[0] = 0;
-		return -1;
+		return fail_mech(a, "response too long for the buffer");
 	}
 	memcpy(out, prefix, pl);
 	return (ssize_t)strlen(out);
@@ -104,10 +110,8 @@ static ssize_t start_plain(struct auth *a, char *out, size_t size)
 	/* RFC 4616: [authzid] NUL authcid NUL passwd; we send no authzid */
 	char msg[2 * 1024 + 2];
 	size_t ul = strlen(a->user), pl = strlen(a->secret);
-	if (ul + pl + 2 > sizeof msg) {
-		str_fmt(a->err, sizeof a->err, "PLAIN: user name or password too long");
-		return -1;
-	}
+	if (ul + pl + 2 > sizeof msg)
+		return fail_mech(a, "user name or password too long"); /* "PLAIN: ..." */
 	msg[0] = 0;
 	memcpy(msg + 1, a->user, ul);
 	msg[1 + ul] = 0;
@@ -121,14 +125,11 @@ static ssize_t start_xoauth2(struct auth *a, char *out, size_t size)
 {
 	/* "user=" user ^A "auth=Bearer " token ^A ^A (Google's and Microsoft's XOAUTH2) */
 	char msg[AUTH_LINE_MAX];
-	if (has_byte(a->user, "\1") || has_byte(a->secret, "\1 ")) {
-		str_fmt(a->err, sizeof a->err, "XOAUTH2: user name or token holds a byte it cannot carry");
-		return -1;
-	}
+	if (has_byte(a->user, "\1") || has_byte(a->secret, "\1 "))
+		return fail_mech(a, "user name or token holds a byte it cannot carry"); /* "XOAUTH2: ..." */
 	if (str_fmt(msg, sizeof msg, "user=%s\1auth=Bearer %s\1\1", a->user, a->secret) < 0) {
 		explicit_bzero(msg, sizeof msg);
-		str_fmt(a->err, sizeof a->err, "XOAUTH2: user name or token too long");
-		return -1;
+		return fail_mech(a, "user name or token too long");
 	}
 	ssize_t r = encode_line(a, out, size, "AUTH XOAUTH2 ", msg, strlen(msg));
 	explicit_bzero(msg, sizeof msg);
@@ -170,10 +171,8 @@ static ssize_t step_cram(struct auth *a, const unsigned char *ch, size_t chlen, 
 	unsigned char mac[MD5_LEN];
 	char resp[1024 + 1 + 2 * MD5_LEN + 1];
 	size_t ul = strlen(a->user);
-	if (ul > 1024) {
-		str_fmt(a->err, sizeof a->err, "CRAM-MD5: user name too long");
-		return -1;
-	}
+	if (ul > 1024)
+		return fail_mech(a, "user name too long"); /* "CRAM-MD5: ..." */
 	hmac_md5(a->secret, strlen(a->secret), ch, chlen, mac);
 	memcpy(resp, a->user, ul);
 	resp[ul] = ' ';
@@ -206,13 +205,11 @@ ssize_t auth_step(struct auth *a, const char *challenge, char *out, size_t size)
 	while (cl && (challenge[cl - 1] == ' ' || challenge[cl - 1] == '\r' || challenge[cl - 1] == '\n'))
 		cl--;
 	if (cl > BASE64_ENCLEN(sizeof ch)) {
-		str_fmt(a->err, sizeof a->err, "%s: the server's challenge is too long", auth_mech_name(a->mech));
-		return -1;
+		return fail_mech(a, "the server's challenge is too long");
 	}
 	ssize_t n = base64_decode(ch, sizeof ch, challenge, cl);
 	if (n < 0) {
-		str_fmt(a->err, sizeof a->err, "%s: the server's challenge is not valid base64", auth_mech_name(a->mech));
-		return -1;
+		return fail_mech(a, "the server's challenge is not valid base64");
 	}
 	int step = a->step++;
 	switch (a->mech) {
@@ -238,8 +235,7 @@ ssize_t auth_step(struct auth *a, const char *challenge, char *out, size_t size)
 	default:
 		break;
 	}
-	str_fmt(a->err, sizeof a->err, "%s: unexpected challenge from the server", auth_mech_name(a->mech));
-	return -1;
+	return fail_mech(a, "unexpected challenge from the server");
 }
 
 void auth_redact(const char *sent, char *out, size_t size)

@@ -159,6 +159,20 @@ static int rank(const char *ehost, int eport, const char *host, int port)
 	return eport ? 4 : 3;
 }
 
+/* The line at text[*pos] (pos < len): its start and length *ll without LF or CRLF; *pos moves
+ * past it. */
+static const char *next_line(const char *text, size_t len, size_t *pos, size_t *ll)
+{
+	const char *s = text + *pos;
+	const char *nl = memchr(s, '\n', len - *pos);
+	size_t l = nl ? (size_t)(nl - s) : len - *pos;
+	*pos += l + (nl != NULL);
+	if (l && s[l - 1] == '\r')
+		l--;
+	*ll = l;
+	return s;
+}
+
 int creds_parse(const char *file, const char *text, size_t len, const char *host, int port,
                 struct creds *out, conf_report_fn *report, void *ctx)
 {
@@ -170,60 +184,48 @@ int creds_parse(const char *file, const char *text, size_t len, const char *host
 		host = NULL;
 	size_t pos = 0;
 	while (pos < len) {
-		const char *s = text + pos;
-		const char *nl = memchr(s, '\n', len - pos);
-		size_t ll = nl ? (size_t)(nl - s) : len - pos;
-		pos += ll + (nl != NULL);
+		size_t ll;
+		const char *s = next_line(text, len, &pos, &ll);
 		lineno++;
-		if (ll && s[ll - 1] == '\r')
-			ll--;
-		if (ll > CREDS_LINE_MAX) {
-			conf_reportf(report, ctx, file, lineno, "line longer than %d bytes", CREDS_LINE_MAX);
-			errors++;
-			continue;
-		}
-		if (memchr(s, 0, ll)) {
-			conf_reportf(report, ctx, file, lineno, "NUL byte in the line");
-			errors++;
-			continue;
-		}
-		const char *why = NULL;
-		if (split(s, ll, &f, &why) < 0) {
-			conf_reportf(report, ctx, file, lineno, "%s", why);
-			errors++;
-			continue;
-		}
+		/* a line's error: a format of one string (arg) or of none, reported at the end of the
+		 * loop; those of the field count take it too (fields) */
+		const char *fmt, *arg = NULL;
+		_Static_assert(CREDS_LINE_MAX == 1024, "the text below");
+		fmt = "line longer than 1024 bytes";
+		if (ll > CREDS_LINE_MAX)
+			goto bad;
+		fmt = "NUL byte in the line";
+		if (memchr(s, 0, ll))
+			goto bad;
+		fmt = "%s";
+		if (split(s, ll, &f, &arg) < 0)
+			goto bad;
 		if (f.n == 0)
 			continue;
 		int token = 0;
 		if (f.n == 4 && !f.quoted[2] && str_caseeq(f.v[2], "xoauth2")) {
 			token = 1;
-			if (f.v[3][0] != '/') {
-				conf_reportf(report, ctx, file, lineno, "the token file must be an absolute path");
-				errors++;
-				continue;
-			}
+			fmt = "the token file must be an absolute path";
+			if (f.v[3][0] != '/')
+				goto bad;
 		} else if (f.n == 4 || f.n > 4) {
-			conf_reportf(report, ctx, file, lineno, "%d fields: expected HOST USER PASSWORD or HOST USER xoauth2 TOKENFILE (quote a password that holds spaces)", f.n);
-			errors++;
-			continue;
+			fmt = "%d fields: expected HOST USER PASSWORD or HOST USER xoauth2 TOKENFILE (quote a password that holds "
+			      "spaces)";
+			goto fields;
 		} else if (f.n < 3) {
-			conf_reportf(report, ctx, file, lineno, "%d field%s: expected HOST USER PASSWORD", f.n, f.n == 1 ? "" : "s");
-			errors++;
-			continue;
+			fmt = "%d field%s: expected HOST USER PASSWORD";
+			arg = f.n == 1 ? "" : "s";
+			goto fields;
 		}
 		char *ehost = f.v[0];
 		int eport;
-		if (split_host(ehost, &eport) < 0) {
-			conf_reportf(report, ctx, file, lineno, "bad HOST field (HOST, HOST:PORT, [ADDRESS][:PORT] or *)");
-			errors++;
-			continue;
-		}
-		if (!f.v[1][0] || !f.v[2][0]) {
-			conf_reportf(report, ctx, file, lineno, "empty %s", f.v[1][0] ? "password" : "user name");
-			errors++;
-			continue;
-		}
+		fmt = "bad HOST field (HOST, HOST:PORT, [ADDRESS][:PORT] or *)";
+		if (split_host(ehost, &eport) < 0)
+			goto bad;
+		fmt = "empty %s";
+		arg = f.v[1][0] ? "password" : "user name";
+		if (!f.v[1][0] || !f.v[2][0])
+			goto bad;
 		int r = host ? rank(ehost, eport, want, port) : 0;
 		if (r > best && out) {
 			best = r;
@@ -233,6 +235,14 @@ int creds_parse(const char *file, const char *text, size_t len, const char *host
 			out->is_token_file = token;
 			out->line = lineno;
 		}
+		continue;
+	fields:
+		conf_reportf(report, ctx, file, lineno, fmt, f.n, arg);
+		errors++;
+		continue;
+	bad:
+		conf_reportf(report, ctx, file, lineno, fmt, arg);
+		errors++;
 	}
 	explicit_bzero(&f, sizeof f);
 	if (errors) {
@@ -374,14 +384,10 @@ int creds_check(const struct conf *c, conf_report_fn *report, void *ctx)
 	int lineno = 0;
 	struct fields f;
 	while (!bad && pos < len) {
-		const char *s = text + pos;
-		const char *nl = memchr(s, '\n', len - pos);
-		size_t ll = nl ? (size_t)(nl - s) : len - pos;
-		pos += ll + (nl != NULL);
+		size_t ll;
+		const char *s = next_line(text, len, &pos, &ll);
 		lineno++;
 		const char *w;
-		if (ll && s[ll - 1] == '\r')
-			ll--;
 		if (split(s, ll, &f, &w) < 0 || f.n < 3)
 			continue;
 		if (nsh > 0 && unused_line(f.v[0], sh, (size_t)nsh))

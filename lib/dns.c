@@ -190,6 +190,11 @@ int dns_parse_addr(const unsigned char *ans, size_t len, struct dns_addr *out, s
 	return each_rr(ans, len, &w, addr_rr);
 }
 
+int dns_literal(const char *s, unsigned char *bin)
+{
+	return inet_pton(AF_INET6, s, bin) == 1 ? AF_INET6 : inet_pton(AF_INET, s, bin) == 1 ? AF_INET : 0;
+}
+
 int dns_hosts_line(const char *line, const char *name, struct dns_addr *out, size_t max, size_t *n)
 {
 	char f[INET6_ADDRSTRLEN];
@@ -206,7 +211,7 @@ int dns_hosts_line(const char *line, const char *name, struct dns_addr *out, siz
 				return 0; /* longer than any address */
 			memcpy(f, p, l);
 			f[l] = 0;
-			family = inet_pton(AF_INET6, f, bin) == 1 ? AF_INET6 : inet_pton(AF_INET, f, bin) == 1 ? AF_INET : 0;
+			family = dns_literal(f, bin);
 			if (!family)
 				return 0;
 		} else if (l == nl && str_ncaseeq(p, name, l)) {
@@ -316,12 +321,9 @@ int dns_lookup_addr(const char *host, struct dns_addr *out, size_t max, size_t *
 	unsigned char bin[16];
 	char bare[256];
 	*n = 0;
-	if (inet_pton(AF_INET6, host, bin) == 1) {
-		add_addr(out, max, n, AF_INET6, bin);
-		return DNS_OK;
-	}
-	if (inet_pton(AF_INET, host, bin) == 1) {
-		add_addr(out, max, n, AF_INET, bin);
+	int family = dns_literal(host, bin);
+	if (family) {
+		add_addr(out, max, n, family, bin);
 		return DNS_OK;
 	}
 	/* The hosts file first, as musl's getaddrinfo did, but case-blind and with "relay.example.net."

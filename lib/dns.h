@@ -73,5 +73,8 @@ int dns_lookup_mx(const char *domain, struct dns_mx *out, size_t max, size_t *n,
 int dns_lookup_addr(const char *host, struct dns_addr *out, size_t max, size_t *n, char *err, size_t errlen);
 
 /* "192.0.2.1" or "2001:db8::1" for an address. */
+/* The family (AF_INET6, AF_INET) of an address literal, its 16 or 4 bytes in bin; 0 for
+ * anything else. */
+int dns_literal(const char *s, unsigned char *bin);
 void dns_addr_str(const struct dns_addr *a, char *out, size_t size);
 #endif

@@ -96,29 +96,29 @@ void md5_final(struct md5 *m, unsigned char out[MD5_LEN])
 	memset(m, 0, sizeof *m);
 }
 
+/* MD5(pad || msg) with pad the 64 key bytes k XOR x (x 0: the key itself), the step HMAC takes
+ * twice. */
+static void md5_padded(const unsigned char k[64], unsigned char x, const void *msg, size_t n, unsigned char out[MD5_LEN])
+{
+	unsigned char pad[64];
+	struct md5 m;
+	for (int i = 0; i < 64; i++)
+		pad[i] = k[i] ^ x;
+	md5_init(&m);
+	md5_update(&m, pad, x ? 64 : 0);
+	md5_update(&m, msg, n);
+	md5_final(&m, out);
+	explicit_bzero(pad, sizeof pad);
+}
+
 void hmac_md5(const void *key, size_t keylen, const void *msg, size_t n, unsigned char out[MD5_LEN])
 {
-	unsigned char k[64] = {0}, pad[64], inner[MD5_LEN];
-	struct md5 m;
-	if (keylen > 64) {
-		md5_init(&m);
-		md5_update(&m, key, keylen);
-		md5_final(&m, k);
-	} else {
+	unsigned char k[64] = {0}, inner[MD5_LEN];
+	if (keylen > 64)
+		md5_padded(k, 0, key, keylen, k); /* a long key is replaced by its hash */
+	else
 		memcpy(k, key, keylen);
-	}
-	for (int i = 0; i < 64; i++)
-		pad[i] = k[i] ^ 0x36;
-	md5_init(&m);
-	md5_update(&m, pad, 64);
-	md5_update(&m, msg, n);
-	md5_final(&m, inner);
-	for (int i = 0; i < 64; i++)
-		pad[i] = k[i] ^ 0x5c;
-	md5_init(&m);
-	md5_update(&m, pad, 64);
-	md5_update(&m, inner, MD5_LEN);
-	md5_final(&m, out);
+	md5_padded(k, 0x36, msg, n, inner);
+	md5_padded(k, 0x5c, inner, MD5_LEN, out);
 	explicit_bzero(k, sizeof k);
-	explicit_bzero(pad, sizeof pad);
 }

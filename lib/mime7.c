@@ -1,6 +1,7 @@
 /* 8-bit to 7-bit MIME conversion (see mime7.h): a recursive walk over MIME entities in memory,
  * quoted-printable for 8-bit text leaves. */
 #include "mime7.h"
+#include "spool.h"
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -141,7 +142,7 @@ static int put_head(struct buf *out, const char *h, size_t n, const struct part_
 /* Quoted-printable (RFC 2045 6.7) of body[0..n), lines of at most 76 characters. */
 static int put_qp(struct buf *out, const char *b, size_t n)
 {
-	static const char hex[] = "0123456789ABCDEF";
+	const char *hex = spool_b36; /* its first 16 are the hex digits */
 	char line[80];
 	size_t col = 0;
 	int bad = 0;
@@ -260,12 +261,12 @@ static int entity(const char *p, size_t n, const char *deftype, int depth, struc
 	const char *type = ph.type[0] ? ph.type : deftype;
 	if (!has8(body, blen))
 		return buf_add(out, p, n) ? MIME7_NOMEM : 0;
-	if (depth >= MIME7_DEPTH_MAX) {
-		snprintf(why, whylen, "MIME parts nested deeper than %d", MIME7_DEPTH_MAX);
-		return MIME7_CANNOT;
-	}
-	/* why it cannot be converted: a format of the type (and the encoding) */
-	const char *cannot = "a %s part is declared binary";
+	/* why it cannot be converted: a format of the type (and the encoding), or of nothing */
+	_Static_assert(MIME7_DEPTH_MAX == 16, "the text below");
+	const char *cannot = "MIME parts nested deeper than 16";
+	if (depth >= MIME7_DEPTH_MAX)
+		goto cannot;
+	cannot = "a %s part is declared binary";
 	if (!strcmp(ph.cte, "binary"))
 		goto cannot;
 	cannot = "a %s part declared %s holds 8-bit bytes";

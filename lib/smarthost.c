@@ -104,25 +104,35 @@ static int is_word(const char *t, size_t n, const char *w)
 }
 
 /* The options without a value: each sets one int field of struct smarthost */
+static const char flag_words[] = "smtps\0starttls\0mx\0noauth\0cleartext_auth\0unverified_auth";
+static const unsigned char flags[][2] = { /* each word's field and value, in the same order */
+	{offsetof(struct smarthost, smtps), 1},
+	{offsetof(struct smarthost, smtps), 0},
+	{offsetof(struct smarthost, mx), 1},
+	{offsetof(struct smarthost, noauth), 1},
+	{offsetof(struct smarthost, cleartext_auth), 1},
+	{offsetof(struct smarthost, unverified_auth), 1},
+};
+
+/* The options with a string value: the field it goes to */
 static const struct {
-	char word[16];
-	unsigned char off, val;
-} flags[] = {
-	{"smtps", offsetof(struct smarthost, smtps), 1},
-	{"starttls", offsetof(struct smarthost, smtps), 0},
-	{"mx", offsetof(struct smarthost, mx), 1},
-	{"noauth", offsetof(struct smarthost, noauth), 1},
-	{"cleartext_auth", offsetof(struct smarthost, cleartext_auth), 1},
-	{"unverified_auth", offsetof(struct smarthost, unverified_auth), 1},
+	char word[6];
+	unsigned short off, size;
+} strs[] = {
+	{"auth", offsetof(struct smarthost, mech), sizeof ((struct smarthost *)0)->mech},
+	{"cert", offsetof(struct smarthost, cert), SMARTHOST_PATH_MAX},
+	{"key", offsetof(struct smarthost, key), SMARTHOST_PATH_MAX},
+	{"name", offsetof(struct smarthost, tls_name), sizeof ((struct smarthost *)0)->tls_name},
 };
 
 static int parse_option(const char *t, size_t n, struct smarthost *h, const char **why)
 {
 	const char *eq = memchr(t, '=', n);
 	if (!eq) {
-		for (size_t i = 0; i < ARRAY_LEN(flags); i++)
-			if (is_word(t, n, flags[i].word)) {
-				*(int *)(void *)((char *)h + flags[i].off) = flags[i].val;
+		const char *w = flag_words;
+		for (size_t i = 0; i < ARRAY_LEN(flags); i++, w += strlen(w) + 1)
+			if (is_word(t, n, w)) {
+				*(int *)(void *)((char *)h + flags[i][0]) = flags[i][1];
 				return 0;
 			}
 		*why = "unknown option";
@@ -146,15 +156,27 @@ static int parse_option(const char *t, size_t n, struct smarthost *h, const char
 		*why = "tls= wants none, may, encrypt, verify or smtps";
 		return -1;
 	}
-	if (is_word(t, kn, "auth")) {
-		if (setstr(h->mech, sizeof h->mech, v, vn, why) < 0)
+	for (size_t i = 0; i < ARRAY_LEN(strs); i++) {
+		if (!is_word(t, kn, strs[i].word))
+			continue;
+		char *dst = (char *)h + strs[i].off;
+		if (setstr(dst, strs[i].size, v, vn, why) < 0)
 			return -1;
-		for (char *p = h->mech; *p; p++)
-			*p = (char)toupper((unsigned char)*p);
-		if (auth_mech_parse(h->mech) != AUTH_NONE)
-			return 0;
-		*why = "auth= wants PLAIN, LOGIN, CRAM-MD5 or XOAUTH2";
-		return -1;
+		if (dst == h->mech) {
+			for (char *p = h->mech; *p; p++)
+				*p = (char)toupper((unsigned char)*p);
+			if (auth_mech_parse(h->mech) == AUTH_NONE) {
+				*why = "auth= wants PLAIN, LOGIN, CRAM-MD5 or XOAUTH2";
+				return -1;
+			}
+		}
+		if (dst == h->tls_name)
+			for (const char *c = h->tls_name; *c; c++)
+				if (!hostchar((unsigned char)*c) || *c == ':') {
+					*why = "name= wants a host name";
+					return -1;
+				}
+		return 0;
 	}
 	if (is_word(t, kn, "pin")) {
 		/* Each pin= adds one to the comma-separated list lib/tls.h reads. */
@@ -180,20 +202,6 @@ static int parse_option(const char *t, size_t n, struct smarthost *h, const char
 		}
 		return 0;
 	}
-	if (is_word(t, kn, "cert"))
-		return setstr(h->cert, sizeof h->cert, v, vn, why);
-	if (is_word(t, kn, "key"))
-		return setstr(h->key, sizeof h->key, v, vn, why);
-	if (is_word(t, kn, "name")) {
-		if (setstr(h->tls_name, sizeof h->tls_name, v, vn, why) < 0)
-			return -1;
-		for (const char *c = h->tls_name; *c; c++)
-			if (!hostchar((unsigned char)*c) || *c == ':') {
-				*why = "name= wants a host name";
-				return -1;
-			}
-		return 0;
-	}
 	*why = "unknown option";
 	return -1;
 }
@@ -208,7 +216,8 @@ static int parse_entry(const char *s, size_t n, struct smarthost *h, const char 
 {
 	memset(h, 0, sizeof *h);
 	h->policy = TLS_VERIFY;
-	int explicit_mode = 0, first = 1;
+	h->smtps = -1; /* until smtps, starttls or tls=smtps says */
+	int first = 1;
 	size_t i = 0;
 	while (i < n) {
 		while (i < n && blank((unsigned char)s[i]))
@@ -222,20 +231,16 @@ static int parse_entry(const char *s, size_t n, struct smarthost *h, const char 
 			if (parse_host(s + st, i - st, h, why) < 0)
 				return -1;
 			first = 0;
-		} else {
-			if (is_word(s + st, i - st, "smtps") || is_word(s + st, i - st, "starttls") ||
-			    is_word(s + st, i - st, "tls=smtps"))
-				explicit_mode = 1;
-			if (parse_option(s + st, i - st, h, why) < 0)
-				return -1;
+		} else if (parse_option(s + st, i - st, h, why) < 0) {
+			return -1;
 		}
 	}
 	if (first) {
 		*why = "empty entry";
 		return -1;
 	}
-	if (!explicit_mode && h->port == 465)
-		h->smtps = 1;
+	if (h->smtps < 0)
+		h->smtps = h->port == 465;
 	/* a pin is a promise that the peer proves that key: over TLS, always (tls=may would fall
 	 * back to clear text, and the message would go to whoever answered) */
 	if (h->pins[0] && h->policy == TLS_NONE) {

@@ -2,6 +2,7 @@
  * (see smtp_client.h). The mail transaction itself is in smtp_txn.c. */
 #include "smtp_client.h"
 #include "auth.h"
+#include "clock.h"
 #include "log.h"
 #include "util.h"
 #include <errno.h>
@@ -13,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 int smtp_reply_line_parse(const char *line, size_t len, int *code, int *more, size_t *text)
@@ -38,7 +38,8 @@ int smtp_reply_line_parse(const char *line, size_t len, int *code, int *more, si
 	return 0;
 }
 
-static size_t digits(const char *s, size_t max)
+/* noinline (here and on transcript_out): a call is shorter than its inlined copies */
+__attribute__((noinline)) static size_t digits(const char *s, size_t max)
 {
 	size_t n = 0;
 	while (n < max && s[n] >= '0' && s[n] <= '9')
@@ -75,28 +76,23 @@ static const char *io_why(struct smtp_conn *c, int eof)
 	return c->timed_out ? "timeout talking to" : "lost connection with";
 }
 
-static long long mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int smtp_read_reply(struct smtp_conn *c, struct smtp_reply *r, int timeout_ms)
 {
 	char line[SMTP_LINE_MAX];
 	size_t tlen = 0;
 	int lines = 0;
+	/* each failure is a format of up to four strings, the server's name first but in one */
+	const char *fmt, *a1 = c->name, *a2 = line, *a3 = NULL, *a4 = NULL;
 	r->code = 0;
 	r->enh[0] = 0;
 	r->text[0] = 0;
 	/* the time limit is for the whole reply: a multi-line reply that trickles in line by line
 	 * must not outlast it either */
-	long long deadline = timeout_ms > 0 ? mono_ms() + timeout_ms : 0;
+	long long deadline = timeout_ms > 0 ? clock_mono_ms() + timeout_ms : 0;
 	for (;;) {
 		c->io.timeout_ms = timeout_ms;
 		if (deadline) {
-			long long left = deadline - mono_ms();
+			long long left = deadline - clock_mono_ms();
 			c->io.timeout_ms = left > 0 ? (int)left : 1;
 		}
 		ssize_t n = io_getline(&c->io, line, sizeof line);
@@ -104,16 +100,20 @@ int smtp_read_reply(struct smtp_conn *c, struct smtp_reply *r, int timeout_ms)
 		if (overlong) {
 			n = (ssize_t)strlen(line); /* an overlong line is kept, cut */
 		} else if (n <= 0) {
-			str_fmt(c->err, sizeof c->err, "%s %s%s%s", io_why(c, n == 0), c->name,
-			        n < 0 && errno != ETIMEDOUT ? ": " : "", n < 0 && errno != ETIMEDOUT ? strerror(errno) : "");
-			return -1;
+			/* the reason of an error (not EOF, not a time limit) is told */
+			int told = n < 0 && errno != ETIMEDOUT;
+			fmt = "%s %s%s%s";
+			a1 = io_why(c, n == 0);
+			a2 = c->name;
+			a3 = told ? ": " : "";
+			a4 = told ? strerror(errno) : "";
+			goto fail;
 		}
-		if (!overlong && line[n - 1] != '\n') {
-			/* the connection ended inside a line: "250 2.0.0 queu" then a close is not a
-			 * reply, whatever it starts with (at worst a duplicate later, never a false "sent") */
-			str_fmt(c->err, sizeof c->err, "connection closed by %s in the middle of a reply line", c->name);
-			return -1;
-		}
+		/* the connection ended inside a line: "250 2.0.0 queu" then a close is not a
+		 * reply, whatever it starts with (at worst a duplicate later, never a false "sent") */
+		fmt = "connection closed by %s in the middle of a reply line";
+		if (!overlong && line[n - 1] != '\n')
+			goto fail;
 		size_t len = (size_t)n;
 		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
 			line[--len] = 0;
@@ -121,22 +121,17 @@ int smtp_read_reply(struct smtp_conn *c, struct smtp_reply *r, int timeout_ms)
 			log_msg(LOG_DEBUG, c->logid, "< %s", line);
 		int code, more;
 		size_t off;
-		if (smtp_reply_line_parse(line, len, &code, &more, &off) < 0 || (lines && code != r->code)) {
-			str_fmt(c->err, sizeof c->err, "malformed reply from %s: %.80s", c->name, line);
-			return -1;
-		}
-		if (lines == 0) {
-			r->code = code;
-			off += smtp_enh_parse(line + off, code, r->enh, sizeof r->enh);
-		} else {
-			/* Later lines repeat the enhanced code; keep only the text. */
-			char skip[16];
-			off += smtp_enh_parse(line + off, code, skip, sizeof skip);
-		}
-		if (++lines > SMTP_REPLY_LINES) {
-			str_fmt(c->err, sizeof c->err, "reply from %s has more than %d lines", c->name, SMTP_REPLY_LINES);
-			return -1;
-		}
+		fmt = "malformed reply from %s: %.80s";
+		if (smtp_reply_line_parse(line, len, &code, &more, &off) < 0 || (lines && code != r->code))
+			goto fail;
+		/* the first line's enhanced code is kept; later lines repeat it: only their text is */
+		char skip[sizeof r->enh];
+		r->code = code;
+		off += smtp_enh_parse(line + off, code, lines ? skip : r->enh, sizeof skip);
+		_Static_assert(SMTP_REPLY_LINES == 64, "the text below");
+		fmt = "reply from %s has more than 64 lines";
+		if (++lines > SMTP_REPLY_LINES)
+			goto fail;
 		for (size_t i = off; i <= len; i++) {
 			if (tlen + 2 >= sizeof r->text)
 				break;
@@ -151,6 +146,9 @@ int smtp_read_reply(struct smtp_conn *c, struct smtp_reply *r, int timeout_ms)
 		if (!more)
 			return 0;
 	}
+fail:
+	str_fmt(c->err, sizeof c->err, fmt, a1, a2, a3, a4);
+	return -1;
 }
 
 static const char *next_line(const char *p, const char **end)
@@ -263,29 +261,32 @@ int smtp_connect(struct smtp_conn *c, const struct sockaddr *sa, unsigned salen)
 	return 0;
 }
 
-static void transcript_out(struct smtp_conn *c, const char *line)
+__attribute__((noinline)) static void transcript_out(struct smtp_conn *c, const char *line)
 {
 	if (c->verbose)
 		log_msg(LOG_DEBUG, c->logid, "> %s", line);
 }
 
+/* A write failed: -1 with the reason in c->err. */
+static int write_failed(struct smtp_conn *c, const char *when)
+{
+	str_fmt(c->err, sizeof c->err, "%s %s%s: %s", io_why(c, 0), c->name, when, strerror(errno));
+	return -1;
+}
+
 int smtp_send(struct smtp_conn *c, const char *line)
 {
 	transcript_out(c, line);
-	if (io_puts(&c->io, line) < 0 || io_write(&c->io, "\r\n", 2) < 0) {
-		str_fmt(c->err, sizeof c->err, "%s %s: %s", io_why(c, 0), c->name, strerror(errno));
-		return -1;
-	}
+	if (io_puts(&c->io, line) < 0 || io_write(&c->io, "\r\n", 2) < 0)
+		return write_failed(c, "");
 	return 0;
 }
 
 int smtp_flush(struct smtp_conn *c, int timeout_ms)
 {
 	c->io.timeout_ms = timeout_ms;
-	if (io_flush(&c->io) < 0) {
-		str_fmt(c->err, sizeof c->err, "%s %s while sending: %s", io_why(c, 0), c->name, strerror(errno));
-		return -1;
-	}
+	if (io_flush(&c->io) < 0)
+		return write_failed(c, " while sending");
 	return 0;
 }
 
@@ -365,8 +366,9 @@ int smtp_auth(struct smtp_conn *c, int mech, const char *user, const char *secre
 			goto out;
 		}
 		n = auth_step(&a, r->text, line, LINE - 2);
-		if (n < 0) {
-			str_fmt(line, LINE, "*");
+		if (n < 0) { /* "*" cancels the exchange (RFC 4954) */
+			line[0] = '*';
+			line[1] = 0;
 			n = 1;
 		}
 	}

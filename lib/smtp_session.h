@@ -47,7 +47,6 @@ struct smtp_session {
 	char relay[320];             /* "host[addr]:port" for the log */
 	char remote[300];            /* "host[addr]" for the report's Remote-MTA */
 	char tlsdesc[96];            /* "" or tls_describe() */
-	long long last_used;         /* monotonic seconds */
 	unsigned messages;           /* transactions on this connection */
 	unsigned connections;        /* connections opened by this process (for the log/bench) */
 	const struct tls_anchors *anchors; /* loaded once, when first needed */
@@ -68,6 +67,4 @@ void smtp_session_end(struct smtp_session *s);
 void smtp_session_drop(struct smtp_session *s);
 /* Frees the trust anchors (end of process). */
 void smtp_session_free(struct smtp_session *s);
-/* Monotonic seconds. */
-long long smtp_now(void);
 #endif

@@ -19,17 +19,14 @@
 _Static_assert(BODY_IN + BODY_OUT + SMTP_BODY_FINISH <= SMTP_TXN_BUF, "SMTP_TXN_BUF holds both buffers");
 #define BODY_KEEP 512    /* wire bytes always held back for the final write */
 
-static void set_local(struct smtp_result *r, int code, const char *enh, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void set_local(struct smtp_result *r, int code, const char *enh, const char *fmt, ...)
+/* A diagnosis made here; text NULL: r->text is already written. noinline: a call is shorter. */
+__attribute__((noinline)) static void set_local(struct smtp_result *r, int code, const char *enh, const char *text)
 {
-	va_list ap;
 	r->code = code;
 	r->local = 1;
 	str_lcpy(r->enh, enh, sizeof r->enh);
-	va_start(ap, fmt);
-	vsnprintf(r->text, sizeof r->text, fmt, ap);
-	va_end(ap);
+	if (text)
+		str_lcpy(r->text, text, sizeof r->text);
 }
 
 static void set_reply(struct smtp_result *res, const struct smtp_reply *r)
@@ -40,15 +37,14 @@ static void set_reply(struct smtp_result *res, const struct smtp_reply *r)
 	smtp_reply_oneline(r, res->text, sizeof res->text);
 }
 
-/* The outcome of the recipients still open: those not marked in bad (NULL: none is) with a 2xx
- * reply, and with lost0 also those without any yet. With a reply r they get it; without, the
+/* The outcome of the recipients still open: those with a 2xx reply, and with lost0 also those
+ * without any yet (one refused here has its 553). With a reply r they get it; without, the
  * connection failed: code 0, enhanced code enh, and the reason (c->err). */
-static void settle(struct smtp_conn *c, struct smtp_txn *t, const char *bad, int lost0, const struct smtp_reply *r,
-                   const char *enh)
+static void settle(struct smtp_conn *c, struct smtp_txn *t, int lost0, const struct smtp_reply *r, const char *enh)
 {
 	for (size_t i = 0; i < t->n; i++) {
 		struct smtp_result *res = &t->rcpt[i].res;
-		if ((bad && bad[i]) || (res->code / 100 != 2 && (res->code || !lost0)))
+		if (res->code / 100 != 2 && (res->code || !lost0))
 			continue;
 		if (r) {
 			set_reply(res, r);
@@ -131,8 +127,9 @@ static int rcpt_line(const struct smtp_conn *c, const struct smtp_txn_rcpt *r, c
 }
 
 /* Writes p[0..n) with the stream's low-level writer, after what io had buffered, so the bytes
- * given here leave in as few writes as possible and the last one carries the end of data. */
-static int write_raw(struct smtp_conn *c, const char *p, size_t n)
+ * given here leave in as few writes as possible and the last one carries the end of data.
+ * noinline: a call is shorter than its inlined copies. */
+__attribute__((noinline)) static int write_raw(struct smtp_conn *c, const char *p, size_t n)
 {
 	c->io.timeout_ms = c->to.data_block;
 	return io_write_direct(&c->io, p, n);
@@ -229,32 +226,41 @@ done:
 static int precheck(struct smtp_conn *c, struct smtp_txn *t)
 {
 	unsigned ext = c->caps.ext;
-	int code = 0, utf8 = t->smtputf8;
-	const char *enh = NULL;
-	char text[SMTP_TEXT_MAX + 1];
+	int utf8 = t->smtputf8, code = 553;
+	const char *enh, *fmt;
+	char *text = t->mail.text;
 	if ((ext & SMTP_EXT_SIZE) && c->caps.size > 0 && t->size > c->caps.size) {
 		code = 552;
 		enh = "5.3.4";
-		snprintf(text, sizeof text, "message size %lld exceeds the size limit %lld of %s", t->size, c->caps.size, c->name);
-	} else if (utf8 && !(ext & SMTP_EXT_SMTPUTF8)) {
-		code = 553;
-		enh = "5.6.7";
-		snprintf(text, sizeof text, "%s does not support SMTPUTF8, needed for the non-ASCII addresses of this message", c->name);
-	} else if (t->body8 && !(ext & SMTP_EXT_8BITMIME) && !t->send_8bit_anyway) {
-		code = 554;
-		enh = "5.6.3";
-		snprintf(text, sizeof text, "%s does not support 8BITMIME and the message has 8-bit data (RFC 6152: not converted, not sent)", c->name);
-	} else if (!addr_ok(t->sender, utf8) && t->sender[0]) {
-		code = 553;
-		enh = "5.1.7";
-		snprintf(text, sizeof text, "the sender address cannot be written on an SMTP command line");
+		snprintf(text, sizeof t->mail.text, "message size %lld exceeds the size limit %lld of %s", t->size,
+		         c->caps.size, c->name);
+	} else {
+		/* the other reasons take the server's name or nothing: one format call */
+		if (utf8 && !(ext & SMTP_EXT_SMTPUTF8)) {
+			enh = "5.6.7";
+			fmt = "%s does not support SMTPUTF8, needed for the non-ASCII addresses of this message";
+		} else if (t->body8 && !(ext & SMTP_EXT_8BITMIME) && !t->send_8bit_anyway) {
+			code = 554;
+			enh = "5.6.3";
+			fmt = "%s does not support 8BITMIME and the message has 8-bit data (RFC 6152: not converted, not sent)";
+		} else if (!addr_ok(t->sender, utf8) && t->sender[0]) {
+			enh = "5.1.7";
+			fmt = "the sender address cannot be written on an SMTP command line";
+		} else {
+			return 0;
+		}
+		snprintf(text, sizeof t->mail.text, fmt, c->name);
 	}
-	if (!code)
-		return 0;
+	set_local(&t->mail, code, enh, NULL);
 	for (size_t i = 0; i < t->n; i++)
-		set_local(&t->rcpt[i].res, code, enh, "%s", text);
-	set_local(&t->mail, code, enh, "%s", text);
+		t->rcpt[i].res = t->mail;
 	return 1;
+}
+
+/* A command of the transaction: pipelined, only buffered; else sent and its reply read. */
+static int command(struct smtp_conn *c, const char *line, struct smtp_reply *r, int pipelining)
+{
+	return pipelining ? smtp_send(c, line) : smtp_cmd(c, line, r, c->to.cmd);
 }
 
 int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
@@ -276,17 +282,12 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 	t->smtputf8 = utf8;
 	if (precheck(c, t))
 		return 0;
-	/* Recipients whose address cannot be sent fail here; -1 in bad[] marks them. */
-	char *bad = calloc(t->n ? t->n : 1, 1);
-	if (!bad) {
-		str_lcpy(c->err, "out of memory", sizeof c->err);
-		settle(c, t, NULL, 1, NULL, "");
-		return 0;
-	}
+	/* Recipients whose address cannot be sent fail here: until the end, res.local marks them
+	 * (every other result so far is the zeroed one or a server's reply; each step that gives
+	 * the others a local result is the last) */
 	size_t sendable = 0;
 	for (i = 0; i < t->n; i++) {
 		if (!addr_ok(t->rcpt[i].addr, utf8) || rcpt_line(c, &t->rcpt[i], line, sizeof line) < 0) {
-			bad[i] = 1;
 			set_local(&t->rcpt[i].res, 553, "5.1.3", "the recipient address cannot be written on an SMTP command line");
 		} else {
 			sendable++;
@@ -296,46 +297,35 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 	if (!sendable)
 		goto out;
 	if (mail_line(c, t, line, sizeof line) < 0) {
-		for (i = 0; i < t->n; i++)
-			if (!bad[i])
-				set_local(&t->rcpt[i].res, 553, "5.1.7", "the MAIL command would be too long");
-		goto out;
+		/* the MAIL command's own result, as a refused MAIL's goes to the recipients */
+		set_local(&t->mail, 553, "5.1.7", "the MAIL command would be too long");
+		goto mail_failed;
 	}
 	if (c->rset_pending) {
 		c->rset_pending = 0;
-		if (smtp_send(c, "RSET") < 0) {
+		if (command(c, "RSET", &r, pipelining) < 0 || (!pipelining && r.code != 250)) {
 			ret = SMTP_TXN_STALE;
 			goto out;
-		}
-		if (!pipelining) {
-			if (smtp_flush(c, c->to.cmd) < 0 || smtp_read_reply(c, &r, c->to.cmd) < 0 || r.code != 250) {
-				ret = SMTP_TXN_STALE;
-				goto out;
-			}
 		}
 	} else {
 		pipelining_rset = 0;
 	}
 	/* MAIL */
-	if (smtp_send(c, line) < 0)
+	if (command(c, line, &r, pipelining) < 0)
 		goto lost;
 	if (!pipelining) {
-		if (smtp_flush(c, c->to.cmd) < 0 || smtp_read_reply(c, &r, c->to.cmd) < 0)
-			goto lost;
 		set_reply(&t->mail, &r);
 		if (r.code / 100 != 2)
 			goto mail_failed;
 	}
 	/* RCPT */
 	for (i = 0; i < t->n; i++) {
-		if (bad[i])
+		if (t->rcpt[i].res.local)
 			continue;
 		rcpt_line(c, &t->rcpt[i], line, sizeof line);
-		if (smtp_send(c, line) < 0)
+		if (command(c, line, &r, pipelining) < 0)
 			goto lost;
 		if (!pipelining) {
-			if (smtp_flush(c, c->to.cmd) < 0 || smtp_read_reply(c, &r, c->to.cmd) < 0)
-				goto lost;
 			set_reply(&t->rcpt[i].res, &r);
 			if (r.code / 100 == 2)
 				t->accepted++;
@@ -355,7 +345,7 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 		set_reply(&t->mail, &r);
 		mail_ok = r.code / 100 == 2;
 		for (i = 0; i < t->n; i++) {
-			if (bad[i])
+			if (t->rcpt[i].res.local)
 				continue;
 			if (smtp_read_reply(c, &r, c->to.cmd) < 0)
 				goto lost;
@@ -379,16 +369,17 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 	if (r.code != 354 && r.code / 100 != 4 && r.code / 100 != 5) {
 		/* A 2xx to DATA itself is no delivery (the body was never sent): a protocol error,
 		 * and the connection's state is unknown, so it is not reused. */
+		str_fmt(line, sizeof line, "protocol error: %s answered DATA with %d, not 354: %.200s", c->name, r.code,
+		        r.text);
 		for (i = 0; i < t->n; i++)
-			if (!bad[i] && t->rcpt[i].res.code / 100 == 2)
-				set_local(&t->rcpt[i].res, 451, "4.5.0", "protocol error: %s answered DATA with %d, not 354: %.200s",
-				          c->name, r.code, r.text);
+			if (t->rcpt[i].res.code / 100 == 2)
+				set_local(&t->rcpt[i].res, 451, "4.5.0", line);
 		smtp_close(c);
 		ret = -1;
 		goto out;
 	}
 	if (r.code != 354) {
-		settle(c, t, bad, 0, &r, NULL);
+		settle(c, t, 0, &r, NULL);
 		goto out;
 	}
 	if (!t->accepted) {
@@ -405,16 +396,15 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 	if (b == -2) {
 		/* Never let a partial message look complete: drop the connection without ".". */
 		str_fmt(c->err, sizeof c->err, "message not sent: %s", why);
-		settle(c, t, bad, 0, NULL, "4.3.0");
+		settle(c, t, 0, NULL, "4.3.0");
 		smtp_close(c);
 		ret = -1;
 		goto out;
 	}
 	if (b < 0) {
-		c->timed_out = errno == ETIMEDOUT;
+		int to = c->timed_out = errno == ETIMEDOUT;
 		str_fmt(c->err, sizeof c->err, "%s %s while sending the message body%s%s",
-		        errno == ETIMEDOUT ? "timeout talking to" : "lost connection with", c->name,
-		        errno == ETIMEDOUT ? "" : ": ", errno == ETIMEDOUT ? "" : strerror(errno));
+		        to ? "timeout talking to" : "lost connection with", c->name, to ? "" : ": ", to ? "" : strerror(errno));
 		goto lost_data;
 	}
 	if (smtp_read_reply(c, &r, c->to.data_done) < 0) {
@@ -423,17 +413,17 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 		goto lost_data;
 	}
 	set_reply(&t->data, &r);
-	settle(c, t, bad, 0, &r, NULL);
+	settle(c, t, 0, &r, NULL);
 	goto out;
 
 mail_failed:
 	for (i = 0; i < t->n; i++)
-		if (!bad[i])
+		if (!t->rcpt[i].res.local)
 			t->rcpt[i].res = t->mail;
 	goto out;
 lost_data:
 	/* Accepted recipients are not delivered: the server never confirmed the end of data. */
-	settle(c, t, bad, 0, NULL, "");
+	settle(c, t, 0, NULL, "");
 	ret = -1;
 	goto out;
 lost:
@@ -443,9 +433,8 @@ lost:
 		ret = SMTP_TXN_STALE;
 		goto out;
 	}
-	settle(c, t, bad, 1, NULL, "");
+	settle(c, t, 1, NULL, "");
 	ret = -1;
 out:
-	free(bad);
 	return ret;
 }

@@ -14,6 +14,7 @@
 #include "tls.h"
 #include "fileio.h"
 #include "base64.h"
+#include "clock.h"
 #include "secfile.h"
 #include "tls_bearssl.h"
 #include "tls_cert.h"
@@ -317,15 +318,21 @@ static unsigned xw_end_chain(const br_x509_class **ctx)
 	struct xwrap *x = (struct xwrap *)(void *)ctx;
 	struct tls_conn *t = x->t;
 	unsigned err = 0;
+	/* the failures with a fixed text, or one of up to two strings: one fail() at the end */
+	const char *why, *a1 = NULL, *a2 = NULL;
+	char names[160];
 	if (t->policy == TLS_VERIFY)
 		err = x->minimal.vtable->end_chain(&x->minimal.vtable);
 	if (x->ncerts == 0) {
-		fail(t, TLS_E_CERT, "the server sent no certificate");
-		return BR_ERR_X509_EMPTY_CHAIN;
+		why = "the server sent no certificate";
+		err = BR_ERR_X509_EMPTY_CHAIN;
+		goto cert;
 	}
+	_Static_assert(CERT_MAX == 65536, "the text below");
 	if (x->ee.bad || x->ee.len != x->ee.cap) {
-		fail(t, TLS_E_CERT, "server certificate larger than %d bytes or truncated", CERT_MAX);
-		return BR_ERR_X509_LIMIT_EXCEEDED;
+		why = "server certificate larger than 65536 bytes or truncated";
+		err = BR_ERR_X509_LIMIT_EXCEEDED;
+		goto cert;
 	}
 	br_x509_decoder_init(&x->dec, NULL, NULL);
 	br_x509_decoder_push(&x->dec, x->ee.p, x->ee.len);
@@ -335,8 +342,9 @@ static unsigned xw_end_chain(const br_x509_class **ctx)
 		return err;
 	}
 	if (err) {
-		fail(t, TLS_E_CERT, "certificate verification failed: %s", x509_error_name(err));
-		return err;
+		why = "certificate verification failed: %s";
+		a1 = x509_error_name(err);
+		goto cert;
 	}
 	if (!ee_ok) {
 		fail(t, TLS_E_CERT, "cannot decode the server certificate (error %d)", br_x509_decoder_last_error(&x->dec));
@@ -345,29 +353,34 @@ static unsigned xw_end_chain(const br_x509_class **ctx)
 	x->have_pkey = 1;
 	if (t->policy == TLS_VERIFY) {
 		if (x->constrained || cert_has_name_constraints(x->ee.p, x->ee.len) != 0) {
-			fail(t, TLS_E_CERT, "a certificate in the chain carries name constraints, which spoolbox does not "
-			                    "process: refused");
-			return BR_ERR_X509_NOT_TRUSTED;
+			why = "a certificate in the chain carries name constraints, which spoolbox does not process: refused";
+			err = BR_ERR_X509_NOT_TRUSTED;
+			goto cert;
 		}
 		if (cert_server_auth_ok(x->ee.p, x->ee.len) != 1) {
-			fail(t, TLS_E_CERT, "the server certificate is not for TLS servers (extendedKeyUsage without serverAuth)");
-			return BR_ERR_X509_FORBIDDEN_KEY_USAGE;
+			why = "the server certificate is not for TLS servers (extendedKeyUsage without serverAuth)";
+			err = BR_ERR_X509_FORBIDDEN_KEY_USAGE;
+			goto cert;
 		}
-		char names[160];
 		int r = cert_check_name(x->ee.p, x->ee.len, t->name, names, sizeof names);
-		if (r < 0) {
-			fail(t, TLS_E_CERT, "cannot parse the names in the server certificate");
-			return BR_ERR_X509_BAD_SERVER_NAME;
-		}
+		err = BR_ERR_X509_BAD_SERVER_NAME;
+		why = "cannot parse the names in the server certificate";
+		if (r < 0)
+			goto cert;
 		if (r == 0) {
-			fail(t, TLS_E_CERT, "certificate is for %s, not %s", names[0] ? names : "no name", t->name);
-			return BR_ERR_X509_BAD_SERVER_NAME;
+			why = "certificate is for %s, not %s";
+			a1 = names[0] ? names : "no name";
+			a2 = t->name;
+			goto cert;
 		}
 		t->verified = 1;
 	}
 	if (t->npins && check_pins(t, x) < 0)
 		return BR_ERR_X509_NOT_TRUSTED;
 	return 0;
+cert:
+	fail(t, TLS_E_CERT, why, a1, a2);
+	return err;
 }
 
 static const br_x509_pkey *xw_get_pkey(const br_x509_class *const *ctx, unsigned *usages)
@@ -391,26 +404,19 @@ static const br_x509_class xw_vtable = {
 /* Runs the engine until a state in target is reached: 0, or -1 (engine closed or failed,
  * or an I/O error or EOF, recorded in io_errno/io_eof, which stay set: the connection is
  * dead after either). */
-static long long mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int run_until(struct tls_conn *t, unsigned target)
 {
 	br_ssl_engine_context *eng = &t->cc.eng;
 	/* timeout_ms bounds the whole call, not each read: a record trickled in a byte at a time
 	 * (or a handshake) must not outlast it */
-	long long deadline = t->timeout_ms > 0 ? mono_ms() + t->timeout_ms : 0;
+	long long deadline = t->timeout_ms > 0 ? clock_mono_ms() + t->timeout_ms : 0;
 	for (;;) {
 		unsigned st = br_ssl_engine_current_state(eng);
 		if (st & BR_SSL_CLOSED)
 			return -1;
 		int left = 0;
 		if (deadline) {
-			long long d = deadline - mono_ms();
+			long long d = deadline - clock_mono_ms();
 			if (d <= 0) {
 				t->io_errno = ETIMEDOUT;
 				return -1;
@@ -570,12 +576,11 @@ static void engine_reason(struct tls_conn *t)
 	if (t->st != TLS_OK)
 		return;
 	if (err == BR_ERR_IO || err == BR_ERR_OK) {
-		if (t->io_errno == ETIMEDOUT)
-			fail(t, TLS_E_IO, "timeout during the TLS handshake");
-		else if (t->io_eof || !t->io_errno)
-			fail(t, TLS_E_IO, "connection closed by the server during the TLS handshake");
-		else
-			fail(t, TLS_E_IO, "TLS handshake: %s", strerror(t->io_errno));
+		/* one call: the fixed texts ignore the argument */
+		const char *fmt = t->io_errno == ETIMEDOUT ? "timeout during the TLS handshake"
+		                  : t->io_eof || !t->io_errno ? "connection closed by the server during the TLS handshake"
+		                  : "TLS handshake: %s";
+		fail(t, TLS_E_IO, fmt, strerror(t->io_errno));
 	} else if (err >= BR_ERR_RECV_FATAL_ALERT) {
 		int a = err - BR_ERR_RECV_FATAL_ALERT;
 		fail(t, TLS_E_PROTOCOL, "TLS handshake refused by the server: alert %d (%s)", a, alert_name(a));
@@ -677,6 +682,14 @@ static int client_cert(struct tls_conn *t, const char *certfile, const char *key
 	return 0;
 }
 
+/* SHA-256, -384 and -512, for the engine and for x509_minimal alike (what their set_hash does) */
+__attribute__((noinline)) static void set_hashes(br_multihash_context *mh)
+{
+	br_multihash_setimpl(mh, br_sha256_ID, &br_sha256_vtable);
+	br_multihash_setimpl(mh, br_sha384_ID, &br_sha384_vtable);
+	br_multihash_setimpl(mh, br_sha512_ID, &br_sha512_vtable);
+}
+
 /* The custom profile: what br_ssl_client_init_full sets up, cut down to tls.h's list. */
 static void profile(struct tls_conn *t, const struct tls_anchors *anchors)
 {
@@ -687,9 +700,7 @@ static void profile(struct tls_conn *t, const struct tls_anchors *anchors)
 	/* a renegotiation request is answered with a warning alert: SMTP never needs one */
 	br_ssl_engine_add_flags(eng, BR_OPT_NO_RENEGOTIATION);
 	br_ssl_engine_set_suites(eng, suites, ARRAY_LEN(suites));
-	br_ssl_engine_set_hash(eng, br_sha256_ID, &br_sha256_vtable);
-	br_ssl_engine_set_hash(eng, br_sha384_ID, &br_sha384_vtable);
-	br_ssl_engine_set_hash(eng, br_sha512_ID, &br_sha512_vtable);
+	set_hashes(&eng->mhash);
 	br_ssl_engine_set_prf_sha256(eng, br_tls12_sha256_prf);
 	br_ssl_engine_set_prf_sha384(eng, br_tls12_sha384_prf);
 	br_ssl_engine_set_ec(eng, &ec_impl);
@@ -711,9 +722,7 @@ static void profile(struct tls_conn *t, const struct tls_anchors *anchors)
 		size_t n;
 		const br_x509_trust_anchor *ta = tls_anchors_array(anchors, &n);
 		br_x509_minimal_init(&x->minimal, &br_sha256_vtable, ta, n);
-		br_x509_minimal_set_hash(&x->minimal, br_sha256_ID, &br_sha256_vtable);
-		br_x509_minimal_set_hash(&x->minimal, br_sha384_ID, &br_sha384_vtable);
-		br_x509_minimal_set_hash(&x->minimal, br_sha512_ID, &br_sha512_vtable);
+		set_hashes(&x->minimal.mhash);
 		br_x509_minimal_set_rsa(&x->minimal, br_rsa_i31_pkcs1_vrfy);
 		br_x509_minimal_set_ecdsa(&x->minimal, &ec_impl, br_ecdsa_i31_vrfy_asn1);
 		/* no RSA key under 2048 bits in the chain (anchors: tls_anchors.c) */

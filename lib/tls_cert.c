@@ -2,6 +2,7 @@
  * reasons for having it are in tls_cert.h. It only ever walks down the fixed path
  * Certificate > TBSCertificate > {subject, subjectPublicKeyInfo, extensions}. */
 #include "tls_cert.h"
+#include "dns.h"
 #include "util.h"
 #include <arpa/inet.h>
 #include <string.h>
@@ -156,11 +157,8 @@ size_t cert_host_address(const char *host, unsigned char ip[16])
 	const char *a = buf;
 	if (str_ncaseeq(a, "IPv6:", 5))
 		a += 5;
-	if (inet_pton(AF_INET, a, ip) == 1)
-		return 4;
-	if (inet_pton(AF_INET6, a, ip) == 1)
-		return 16;
-	return 0;
+	int family = dns_literal(a, ip);
+	return family == AF_INET ? 4 : family ? 16 : 0;
 }
 
 static const unsigned char oid_san[] = {0x55, 0x1d, 0x11};

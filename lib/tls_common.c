@@ -93,8 +93,9 @@ int tls_pins_parse(const char *s, unsigned char out[][32], int max)
 
 const char *tls_status_name(enum tls_status s)
 {
-	static const char *const names[] = {"ok", "TLS not built in", "configuration", "connection",
-	                                    "protocol", "certificate", "clock not set", "pin mismatch",
-	                                    "out of memory"};
-	return (unsigned)s < ARRAY_LEN(names) ? names[s] : "?";
+	_Static_assert(TLS_E_NOMEM == 8, "the keys below");
+	/* keyed by status + 1 (str_bykey's keys start at 1) */
+	return str_bykey("\001ok\0\002TLS not built in\0\003configuration\0\004connection\0\005protocol\0"
+	                 "\006certificate\0\007clock not set\0\010pin mismatch\0\011out of memory\0\0?",
+	                 (unsigned)s + 1);
 }

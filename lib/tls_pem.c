@@ -63,6 +63,7 @@ int pem_each(const void *text, size_t len, size_t objmax, pem_fn *fn, void *ctx,
 	struct buf b64;
 	unsigned char *der = NULL;
 	int r = 0, inobj = 0;
+	const char *why; /* a format of name and objmax, or of name, or of nothing */
 	buf_init(&b64, BASE64_ENCLEN(objmax));
 	while (next_line(&pos, end, &p, &n)) {
 		if (!inobj) {
@@ -79,17 +80,13 @@ int pem_each(const void *text, size_t len, size_t objmax, pem_fn *fn, void *ctx,
 				r = -1;
 				break;
 			}
-			if (!der && !(der = malloc(objmax ? objmax : 1))) {
-				str_fmt(err, errsize, "out of memory");
-				r = -1;
-				break;
-			}
+			why = "out of memory";
+			if (!der && !(der = malloc(objmax ? objmax : 1)))
+				goto fail;
 			ssize_t dl = base64_decode(der, objmax, b64.p ? b64.p : "", b64.len);
-			if (dl < 0) {
-				str_fmt(err, errsize, "PEM object %s: bad base64 or larger than %zu bytes", name, objmax);
-				r = -1;
-				break;
-			}
+			why = "PEM object %s: bad base64 or larger than %zu bytes";
+			if (dl < 0)
+				goto fail;
 			r = fn(ctx, name, der, (size_t)dl);
 			explicit_bzero(der, (size_t)dl); /* it may have been a private key */
 			if (r)
@@ -99,18 +96,17 @@ int pem_each(const void *text, size_t len, size_t objmax, pem_fn *fn, void *ctx,
 		for (size_t i = 0; i < n; i++) {
 			if (p[i] == ' ' || p[i] == '\t')
 				continue;
-			if (buf_addc(&b64, p[i]) < 0) {
-				str_fmt(err, errsize, "PEM object %s larger than %zu bytes", name, objmax);
-				r = -1;
-				goto out;
-			}
+			why = "PEM object %s larger than %zu bytes";
+			if (buf_addc(&b64, p[i]) < 0)
+				goto fail;
 		}
 	}
+	why = "PEM object %s not terminated";
 	if (!r && inobj) {
-		str_fmt(err, errsize, "PEM object %s not terminated", name);
+	fail:
+		str_fmt(err, errsize, why, name, objmax);
 		r = -1;
 	}
-out:
 	if (b64.p)
 		explicit_bzero(b64.p, b64.cap);
 	buf_free(&b64);

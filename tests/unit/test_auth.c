@@ -41,7 +41,8 @@ static const struct {
 	  {"eyJzdGF0dXMiOiI0MDEiLCJzY2hlbWVzIjoiQmVhcmVyIiwic2NvcGUiOiJodHRwczovL21haWwuZ29vZ2xlLmNvbS8ifQ==", 0, "", NULL,
 	   "{\"status\":\"401\",\"schemes\":\"Bearer\",\"scope\":\"https://mail.google.com/\"}"}}},
 	/* a token with a separator byte cannot be encoded */
-	{"xoauth2_separator_in_token", AUTH_XOAUTH2, "u", "tok\1en", 0, {{NULL, -1}}},
+	{"xoauth2_separator_in_token", AUTH_XOAUTH2, "u", "tok\1en", 0,
+	 {{NULL, -1, NULL, NULL, "XOAUTH2: user name or token holds a byte it cannot carry"}}},
 	/* a line that does not fit is not sent, and the buffer holds no half of it */
 	{"plain_small_buffer", AUTH_PLAIN, "tim", "tanstaaftanstaaf", 16, {{NULL, -1, ""}}},
 	{"plain_line_break", AUTH_PLAIN, "u", "pass\r\nQUIT", 0, {{NULL, -1, NULL, "line break"}}},
@@ -85,6 +86,16 @@ TEST(auth_start_limits)
 	memset(longtok, 'x', sizeof longtok - 1);
 	auth_init(&a, AUTH_XOAUTH2, "u", longtok);
 	CHECK_INT(auth_start(&a, line, sizeof line), -1);
+	CHECK_STR(a.err, "XOAUTH2: user name or token too long");
+	auth_init(&a, AUTH_PLAIN, longtok, "p");
+	CHECK_INT(auth_start(&a, line, sizeof line), -1);
+	CHECK_STR(a.err, "PLAIN: user name or password too long");
+	if (ENABLE_CRAM_MD5) {
+		auth_init(&a, AUTH_CRAM_MD5, longtok, "p");
+		CHECK(auth_start(&a, line, sizeof line) > 0);
+		CHECK_INT(auth_step(&a, "PDE4OTY+", line, sizeof line), -1);
+		CHECK_STR(a.err, "CRAM-MD5: user name too long");
+	}
 	/* the reasons never hold the secret */
 	auth_init(&a, AUTH_PLAIN, "u", "pass\r\nQUIT");
 	auth_start(&a, line, sizeof line);

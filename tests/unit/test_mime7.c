@@ -29,6 +29,16 @@ TEST(mime7_cannot_reasons)
 		CHECK_STR(why, cases[i].why);
 		buf_free(&out);
 	}
+	/* messages in messages, deeper than MIME7_DEPTH_MAX */
+	static char deep[20 * 32 + 8];
+	for (int i = 0; i < 20; i++)
+		strcat(deep, "Content-Type: message/rfc822\n\n");
+	strcat(deep, "\xff\n");
+	char why[200];
+	struct buf out;
+	CHECK_INT(convert(deep, why, sizeof why, &out), MIME7_CANNOT);
+	CHECK_STR(why, "MIME parts nested deeper than 16");
+	buf_free(&out);
 }
 
 TEST(mime7_text_to_qp)

@@ -293,6 +293,63 @@ TEST(scripted_transactions)
 	}
 }
 
+/* A recipient whose address cannot go on a command line keeps its local 553 whatever happens to
+ * the others: accepted, the MAIL refused, the connection lost after the body. */
+TEST(unsendable_recipient_keeps_its_553)
+{
+	static const struct {
+		const char *server;
+		int code0;
+	} cases[] = {
+		{"250 ok\r\n250 ok\r\n354 go\r\n250 2.0.0 queued\r\n", 250},
+		{"452 4.3.1 full\r\n503 no mail\r\n503 no data\r\n", 452},
+		{"250 ok\r\n250 ok\r\n354 go\r\n", 0},
+	};
+	for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+		struct smtp_conn c;
+		static struct script s;
+		struct smtp_txn t;
+		struct smtp_txn_rcpt rc[2];
+		conn_on(&c, &s, cases[i].server);
+		c.caps.ext = SMTP_EXT_PIPELINING;
+		txn_setup(&t, rc, 2);
+		rc[1].addr = "b<x>@x.test";
+		smtp_transaction(&c, &t);
+		CHECK(strstr(s.out, "b<x>") == NULL);
+		CHECK_INT(rc[0].res.code, cases[i].code0);
+		CHECK_INT(rc[1].res.code, 553);
+		CHECK_STR(rc[1].res.enh, "5.1.3");
+		CHECK_STR(rc[1].res.text, "the recipient address cannot be written on an SMTP command line");
+		close(t.fd);
+	}
+}
+
+/* A MAIL command that would be too long (an ENVID as long as the line) fails every recipient
+ * that could be sent, and nothing goes out; an unsendable one keeps its own reason. */
+TEST(mail_command_too_long)
+{
+	struct smtp_conn c;
+	static struct script s;
+	struct smtp_txn t;
+	struct smtp_txn_rcpt rc[2];
+	static char envid[SMTP_CMD_MAX];
+	if (!ENABLE_DSN)
+		return; /* no ENVID is sent */
+	memset(envid, 'e', sizeof envid - 1);
+	conn_on(&c, &s, "");
+	c.caps.ext = SMTP_EXT_PIPELINING | SMTP_EXT_DSN;
+	txn_setup(&t, rc, 2);
+	t.envid = envid;
+	rc[1].addr = "b<x>@x.test";
+	CHECK_INT(smtp_transaction(&c, &t), 0);
+	CHECK_STR(s.out, "");
+	CHECK_INT(rc[0].res.code, 553);
+	CHECK_STR(rc[0].res.enh, "5.1.7");
+	CHECK_STR(rc[0].res.text, "the MAIL command would be too long");
+	CHECK_STR(rc[1].res.enh, "5.1.3");
+	close(t.fd);
+}
+
 TEST(dsn_parameters)
 {
 	struct smtp_conn c;
