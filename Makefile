@@ -83,11 +83,13 @@ else
 # instead of at the next 4 KiB (the kernel's page size, max-page-size, is unchanged).
 OPTIMIZE ?= $(shell $(CC) -Oz -E -x c /dev/null >/dev/null 2>&1 && echo -Oz || echo -Os)
 # Passes that -Oz still runs and that grow this code (GCC 12, x86-64, each measured alone and
-# together in docs/size.md: -2.3 KiB full, -2.0 KiB router, submit's instructions +0.7 %): jump
+# together in docs/size.md: -3.5 KiB full, -3.1 KiB router, submit's instructions +1 %): jump
 # tables of 8 bytes an entry, jump threading and dominator optimisations that copy blocks,
-# shrink-wrapping, if-conversion, tail merging. Plain optimisation switches: no ABI or semantics.
+# shrink-wrapping, if-conversion, tail merging, caller-saved spills, loop-invariant motion. Plain
+# optimisation switches: no ABI or semantics.
 SIZE_FLAGS ?= -fno-jump-tables -fno-expensive-optimizations -fno-thread-jumps -fno-shrink-wrap \
-	-fno-if-conversion -fno-tree-tail-merge -fno-tree-dominator-opts
+	-fno-if-conversion -fno-tree-tail-merge -fno-tree-dominator-opts -fno-caller-saves \
+	-fno-move-loop-invariants -fno-tree-loop-im -fno-ipa-modref -fno-ssa-phiopt
 CFLAGS := -std=c11 $(OPTIMIZE) $(SIZE_FLAGS) -fno-pie -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables \
 	-fno-unwind-tables $(WARN) $(EXTRA_CFLAGS)
 LDFLAGS := -static -no-pie -Wl,--gc-sections -Wl,-z,noseparate-code,--build-id=none,-z,norelro \
