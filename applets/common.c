@@ -2,6 +2,7 @@
 #include "common.h"
 #include "log.h"
 #include "sysexits.h"
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,7 +92,7 @@ int applet_env_overrides(void)
 
 long applet_exe(char *buf, size_t size)
 {
-	long n = syscall(SYS_readlink, "/proc/self/exe", buf, size - 1);
+	long n = syscall(SYS_readlinkat, (long)AT_FDCWD, "/proc/self/exe", buf, size - 1); /* arm64 has no readlink call */
 	if (n >= 0)
 		buf[n] = 0;
 	return n;
