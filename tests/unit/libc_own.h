@@ -321,4 +321,14 @@ void (*signal(int, void (*)(int)))(int);
 int execvp(const char *, char *const[]);
 #include "../../lib/libc/execvp.c"
 #undef execvp
+#define socket own_socket
+#define socketpair own_socketpair
+#define accept4 own_accept4
+int socket(int, int, int);
+int socketpair(int, int, int, int[2]);
+int accept4(int, struct sockaddr *restrict, socklen_t *restrict, int);
+#include "../../lib/libc/socket.c"
+#undef socket
+#undef socketpair
+#undef accept4
 #endif

@@ -1094,3 +1094,98 @@ TEST(libc_stdio)
 	CHECK_INT(own_fclose(f), 0); /* nothing left to flush; the descriptor closes */
 	signal(SIGPIPE, old);
 }
+
+/* the descriptor flags of a socket, as one number */
+static int sock_flags(int fd)
+{
+	return fd < 0 ? -1 : fcntl(fd, F_GETFD) << 16 | (fcntl(fd, F_GETFL) & (O_NONBLOCK | O_ACCMODE));
+}
+
+/* socket, socketpair, accept4: the flags set as glibc's set them, the same errors */
+TEST(libc_socket_as_glibc)
+{
+	static const int kinds[] = {SOCK_STREAM, SOCK_DGRAM | SOCK_CLOEXEC, SOCK_STREAM | SOCK_NONBLOCK,
+	                            SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 12345, SOCK_STREAM | 0x100};
+	for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {
+		errno = 0;
+		int a = own_socket(AF_UNIX, kinds[i], 0), ea = errno;
+		errno = 0;
+		int b = socket(AF_UNIX, kinds[i], 0), eb = errno;
+		CHECK_INT(a < 0, b < 0);
+		CHECK_INT(ea, eb);
+		CHECK_INT(sock_flags(a), sock_flags(b));
+		int sa[2] = {-1, -1}, sb[2] = {-1, -1};
+		errno = 0;
+		a = own_socketpair(AF_UNIX, kinds[i], 0, sa), ea = errno;
+		errno = 0;
+		b = socketpair(AF_UNIX, kinds[i], 0, sb), eb = errno;
+		CHECK_INT(a, b);
+		CHECK_INT(ea, eb);
+		CHECK_INT(sock_flags(sa[0]), sock_flags(sb[0]));
+		CHECK_INT(sock_flags(sa[1]), sock_flags(sb[1]));
+		for (int k = 0; k < 2; k++) {
+			if (sa[k] >= 0)
+				close(sa[k]);
+			if (sb[k] >= 0)
+				close(sb[k]);
+		}
+		if (a >= 0)
+			close(a);
+		if (b >= 0)
+			close(b);
+	}
+	errno = 0;
+	CHECK_INT(own_socket(AF_INET, SOCK_STREAM, 255), -1);
+	int e = errno;
+	CHECK_INT(socket(AF_INET, SOCK_STREAM, 255), -1);
+	CHECK_INT(e, errno);
+	int sv[2];
+	errno = 0;
+	CHECK_INT(own_socketpair(AF_INET, SOCK_STREAM, 0, sv), -1);
+	e = errno;
+	CHECK_INT(socketpair(AF_INET, SOCK_STREAM, 0, sv), -1);
+	CHECK_INT(e, errno);
+	/* accept4 on a listening socket: each flag as glibc's accept4 sets it, the peer's address */
+	int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t sl = sizeof sin;
+	CHECK_INT(bind(l, (struct sockaddr *)&sin, sizeof sin), 0);
+	CHECK_INT(getsockname(l, (struct sockaddr *)&sin, &sl), 0);
+	CHECK_INT(listen(l, 8), 0);
+	static const int fl[] = {0, SOCK_CLOEXEC, SOCK_NONBLOCK, SOCK_CLOEXEC | SOCK_NONBLOCK};
+	for (size_t i = 0; i < sizeof fl / sizeof *fl; i++) {
+		int c1 = socket(AF_INET, SOCK_STREAM, 0), c2 = socket(AF_INET, SOCK_STREAM, 0);
+		CHECK_INT(connect(c1, (struct sockaddr *)&sin, sizeof sin), 0);
+		CHECK_INT(connect(c2, (struct sockaddr *)&sin, sizeof sin), 0);
+		struct sockaddr_in pa, pb;
+		socklen_t la = sizeof pa, lb = sizeof pb;
+		int a = own_accept4(l, (struct sockaddr *)&pa, &la, fl[i]);
+		int b = accept4(l, (struct sockaddr *)&pb, &lb, fl[i]);
+		CHECK(a >= 0 && b >= 0);
+		CHECK_INT(sock_flags(a), sock_flags(b));
+		CHECK_INT(la, lb);
+		CHECK_INT(pa.sin_family, AF_INET);
+		CHECK_INT(pa.sin_addr.s_addr, htonl(INADDR_LOOPBACK));
+		close(a);
+		close(b);
+		close(c1);
+		close(c2);
+	}
+	/* none waiting, on a non-blocking listener; then a socket that does not listen */
+	fcntl(l, F_SETFL, O_NONBLOCK);
+	errno = 0;
+	CHECK_INT(own_accept4(l, NULL, NULL, SOCK_CLOEXEC), -1);
+	CHECK_INT(errno, EAGAIN);
+	close(l);
+	l = socket(AF_INET, SOCK_STREAM, 0);
+	errno = 0;
+	CHECK_INT(own_accept4(l, NULL, NULL, SOCK_CLOEXEC), -1);
+	e = errno;
+	CHECK_INT(accept4(l, NULL, NULL, SOCK_CLOEXEC), -1);
+	CHECK_INT(e, errno);
+	CHECK_INT(own_accept4(l, NULL, NULL, 0x4000), -1);
+	e = errno;
+	CHECK_INT(accept4(l, NULL, NULL, 0x4000), -1);
+	CHECK_INT(e, errno);
+	close(l);
+}
