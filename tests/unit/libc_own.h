@@ -331,4 +331,8 @@ int accept4(int, struct sockaddr *restrict, socklen_t *restrict, int);
 #undef socket
 #undef socketpair
 #undef accept4
+#define futimens own_futimens
+int futimens(int, const struct timespec[2]);
+#include "../../lib/libc/futimens.c"
+#undef futimens
 #endif

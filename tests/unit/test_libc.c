@@ -1189,3 +1189,50 @@ TEST(libc_socket_as_glibc)
 	CHECK_INT(e, errno);
 	close(l);
 }
+
+/* futimens: given times, UTIME_OMIT and UTIME_NOW, NULL for now, as glibc's sets them */
+TEST(libc_futimens_as_glibc)
+{
+	char pa[512], pb[512];
+	snprintf(pa, sizeof pa, "%s/times-a", unit_tmpdir());
+	snprintf(pb, sizeof pb, "%s/times-b", unit_tmpdir());
+	int a = open(pa, O_RDWR | O_CREAT | O_TRUNC, 0600), b = open(pb, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	CHECK(a >= 0 && b >= 0);
+	const struct timespec set[][2] = {
+		{{1000000000, 5}, {2000000000, 999999999}},
+		{{12345, 0}, {0, UTIME_OMIT}},
+		{{0, UTIME_OMIT}, {777, 1}},
+		{{0, UTIME_NOW}, {4000000000, 0}},
+	};
+	for (size_t i = 0; i < sizeof set / sizeof *set; i++) {
+		CHECK_INT(own_futimens(a, set[i]), futimens(b, set[i]));
+		struct stat sa, sb;
+		CHECK_INT(fstat(a, &sa), 0);
+		CHECK_INT(fstat(b, &sb), 0);
+		CHECK_INT(sa.st_mtim.tv_sec, sb.st_mtim.tv_sec);
+		CHECK_INT(sa.st_mtim.tv_nsec, sb.st_mtim.tv_nsec);
+		if (set[i][0].tv_nsec != UTIME_NOW) {
+			CHECK_INT(sa.st_atim.tv_sec, sb.st_atim.tv_sec);
+			CHECK_INT(sa.st_atim.tv_nsec, sb.st_atim.tv_nsec);
+		}
+	}
+	struct timespec t0;
+	clock_gettime(CLOCK_REALTIME, &t0);
+	CHECK_INT(own_futimens(a, NULL), 0);
+	struct stat st;
+	CHECK_INT(fstat(a, &st), 0);
+	CHECK(st.st_mtim.tv_sec >= t0.tv_sec - 1 && st.st_atim.tv_sec >= t0.tv_sec - 1);
+	const struct timespec bad[2] = {{1, 1000000000}, {1, 0}};
+	errno = 0;
+	CHECK_INT(own_futimens(a, bad), -1);
+	int e = errno;
+	CHECK_INT(futimens(b, bad), -1);
+	CHECK_INT(e, errno);
+	close(a);
+	close(b);
+	errno = 0;
+	CHECK_INT(own_futimens(a, NULL), -1);
+	CHECK_INT(errno, EBADF);
+	unlink(pa);
+	unlink(pb);
+}
