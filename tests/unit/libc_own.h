@@ -36,6 +36,7 @@
 #define setegid own_setegid
 #define setgroups own_setgroups
 #define setrlimit own_setrlimit
+#define getrlimit own_getrlimit
 #define getpwnam own_getpwnam
 #define getpwuid own_getpwuid
 #define getgrnam own_getgrnam
@@ -81,6 +82,7 @@ int seteuid(uid_t);
 int setegid(gid_t);
 int setgroups(size_t, const gid_t *);
 int setrlimit(int, const struct rlimit *);
+int getrlimit(int, struct rlimit *);
 struct passwd *getpwnam(const char *);
 struct passwd *getpwuid(uid_t);
 struct group *getgrnam(const char *);
@@ -196,6 +198,7 @@ int vfprintf(FILE *restrict, const char *restrict, va_list);
 #undef setegid
 #undef setgroups
 #undef setrlimit
+#undef getrlimit
 #undef getpwnam
 #undef getpwuid
 #undef getgrnam

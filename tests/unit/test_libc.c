@@ -136,6 +136,14 @@ TEST(libc_setxid_changes_the_ids)
 	CHECK_INT(own_setrlimit(RLIMIT_CORE, &rl), 0);
 	CHECK_INT(getrlimit(RLIMIT_CORE, &back), 0);
 	CHECK_INT(back.rlim_cur, rl.rlim_cur);
+	for (int r = 0; r < RLIM_NLIMITS; r++) { /* getrlimit of every limit, as glibc's */
+		CHECK_INT(own_getrlimit(r, &rl), 0);
+		CHECK_INT(getrlimit(r, &back), 0);
+		CHECK(rl.rlim_cur == back.rlim_cur && rl.rlim_max == back.rlim_max);
+	}
+	errno = 0;
+	CHECK_INT(own_getrlimit(RLIM_NLIMITS + 5, &rl), -1);
+	CHECK_INT(errno, EINVAL);
 	pid_t pid = fork();
 	if (pid == 0) {
 		int bad = 0;
