@@ -338,4 +338,8 @@ int accept4(int, struct sockaddr *restrict, socklen_t *restrict, int);
 int futimens(int, const struct timespec[2]);
 #include "../../lib/libc/futimens.c"
 #undef futimens
+#define sigprocmask own_sigprocmask
+int sigprocmask(int, const sigset_t *restrict, sigset_t *restrict);
+#include "../../lib/libc/sigprocmask.c"
+#undef sigprocmask
 #endif
