@@ -342,4 +342,8 @@ int futimens(int, const struct timespec[2]);
 int sigprocmask(int, const sigset_t *restrict, sigset_t *restrict);
 #include "../../lib/libc/sigprocmask.c"
 #undef sigprocmask
+#define isatty own_isatty
+int isatty(int);
+#include "../../lib/libc/isatty.c"
+#undef isatty
 #endif

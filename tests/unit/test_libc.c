@@ -1285,3 +1285,26 @@ TEST(libc_sigprocmask_as_glibc)
 	CHECK_INT(sigprocmask(SIG_SETMASK, NULL, &b), 0);
 	CHECK_INT(memcmp(&b, &orig, 8), 0);
 }
+
+/* isatty: a pipe, /dev/null, a closed descriptor and a pseudo-terminal, answer and errno as
+ * glibc's */
+TEST(libc_isatty_as_glibc)
+{
+	int p[2];
+	CHECK_INT(pipe(p), 0);
+	int fds[] = {p[0], open("/dev/null", O_RDONLY), 9999, posix_openpt(O_RDWR | O_NOCTTY)};
+	for (size_t i = 0; i < sizeof fds / sizeof *fds; i++) {
+		errno = 0;
+		int a = own_isatty(fds[i]), ea = errno;
+		errno = 0;
+		int b = isatty(fds[i]), eb = errno;
+		CHECK_INT(a, b);
+		CHECK_INT(ea, eb);
+	}
+	if (fds[3] >= 0)
+		CHECK_INT(own_isatty(fds[3]), 1);
+	for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
+		if (fds[i] >= 0 && fds[i] != 9999)
+			close(fds[i]);
+	close(p[1]);
+}
