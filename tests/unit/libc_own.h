@@ -273,9 +273,12 @@ int fcntl(int, int, ...);
 #include "../../lib/libc/fcntl.c"
 #undef fcntl
 #define open own_open
+#define openat own_openat
 int open(const char *, int, ...);
+int openat(int, const char *, int, ...);
 #include "../../lib/libc/open.c"
 #undef open
+#undef openat
 /* sigaction.c's return trampoline is musl's; here an x86-64 one of the same two instructions */
 #define SIGACTION own_sigaction
 #define SA_RESTORER 0x04000000 /* the kernel's; glibc keeps it to itself */

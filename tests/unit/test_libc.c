@@ -1308,3 +1308,49 @@ TEST(libc_isatty_as_glibc)
 			close(fds[i]);
 	close(p[1]);
 }
+
+/* openat(): relative to a directory descriptor, created with its mode under the umask, the
+ * flags and errors of glibc's */
+TEST(libc_openat_as_glibc)
+{
+	int d = open(unit_tmpdir(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CHECK(d >= 0);
+	unlinkat(d, "at-file", 0);
+	mode_t old = umask(027);
+	int fd = own_openat(d, "at-file", O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	umask(old);
+	CHECK(fd >= 0);
+	struct stat st;
+	CHECK_INT(fstat(fd, &st), 0);
+	CHECK_INT(st.st_mode & 07777, 0640);
+	CHECK_INT(fcntl(fd, F_GETFD), FD_CLOEXEC);
+	CHECK_INT(fcntl(fd, F_GETFL) & O_ACCMODE, O_RDWR);
+	close(fd);
+	static const int fl[] = {O_RDONLY, O_WRONLY | O_APPEND, O_RDONLY | O_NOFOLLOW | O_DIRECTORY,
+	                         O_WRONLY | O_CREAT | O_EXCL, O_PATH | O_NOFOLLOW | O_CLOEXEC};
+	for (size_t i = 0; i < sizeof fl / sizeof *fl; i++) {
+		errno = 0;
+		int a = own_openat(d, "at-file", fl[i], 0600), ea = errno;
+		errno = 0;
+		int b = openat(d, "at-file", fl[i], 0600), eb = errno;
+		CHECK_INT(a < 0, b < 0);
+		CHECK_INT(ea, eb);
+		if (a >= 0 && b >= 0)
+			CHECK_INT(fcntl(a, F_GETFL), fcntl(b, F_GETFL));
+		if (a >= 0)
+			close(a);
+		if (b >= 0)
+			close(b);
+	}
+	fd = own_openat(AT_FDCWD, unit_tmpdir(), O_RDONLY | O_DIRECTORY);
+	CHECK(fd >= 0);
+	close(fd);
+	errno = 0;
+	CHECK_INT(own_openat(d, "no-such-file", O_RDONLY), -1);
+	CHECK_INT(errno, ENOENT);
+	errno = 0;
+	CHECK_INT(own_openat(-1, "at-file", O_RDONLY), -1);
+	CHECK_INT(errno, EBADF);
+	unlinkat(d, "at-file", 0);
+	close(d);
+}
