@@ -349,4 +349,8 @@ int sigprocmask(int, const sigset_t *restrict, sigset_t *restrict);
 int isatty(int);
 #include "../../lib/libc/isatty.c"
 #undef isatty
+#define nanosleep own_nanosleep
+int nanosleep(const struct timespec *, struct timespec *);
+#include "../../lib/libc/nanosleep.c"
+#undef nanosleep
 #endif

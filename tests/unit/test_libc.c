@@ -17,6 +17,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <wchar.h>
@@ -1353,4 +1354,38 @@ TEST(libc_openat_as_glibc)
 	CHECK_INT(errno, EBADF);
 	unlinkat(d, "at-file", 0);
 	close(d);
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+/* nanosleep: at least the time asked, EINVAL as glibc's, and an interrupted sleep EINTR with
+ * the time left */
+TEST(libc_nanosleep_as_glibc)
+{
+	struct timespec t0, t1, rem = {0, 0};
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK_INT(own_nanosleep(&(struct timespec){0, 20000000}, NULL), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	CHECK((t1.tv_sec - t0.tv_sec) * 1000000000L + t1.tv_nsec - t0.tv_nsec >= 20000000);
+	const struct timespec bad[] = {{0, 1000000000}, {-1, 0}, {0, -1}};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		errno = 0;
+		int a = own_nanosleep(&bad[i], NULL), ea = errno;
+		errno = 0;
+		int b = nanosleep(&bad[i], NULL), eb = errno;
+		CHECK_INT(a, b);
+		CHECK_INT(ea, eb);
+	}
+	struct sigaction sa = {.sa_handler = on_alarm}, old;
+	sigaction(SIGALRM, &sa, &old);
+	struct itimerval it = {.it_value = {0, 20000}};
+	setitimer(ITIMER_REAL, &it, NULL);
+	errno = 0;
+	CHECK_INT(own_nanosleep(&(struct timespec){5, 0}, &rem), -1);
+	CHECK_INT(errno, EINTR);
+	CHECK(rem.tv_sec >= 3 && rem.tv_sec <= 5);
+	sigaction(SIGALRM, &old, NULL);
 }
