@@ -353,4 +353,50 @@ int isatty(int);
 int nanosleep(const struct timespec *, struct timespec *);
 #include "../../lib/libc/nanosleep.c"
 #undef nanosleep
+#include <poll.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#define read own_read
+#define write own_write
+#define close own_close
+#define pread own_pread
+#define pwrite own_pwrite
+#define fsync own_fsync
+#define fdatasync own_fdatasync
+#define waitpid own_waitpid
+#define connect own_connect
+#define sendto own_sendto
+#define recvfrom own_recvfrom
+#define poll own_poll
+#define ppoll own_ppoll
+#define getrandom own_getrandom
+ssize_t read(int, void *, size_t);
+ssize_t write(int, const void *, size_t);
+int close(int);
+ssize_t pread(int, void *, size_t, off_t);
+ssize_t pwrite(int, const void *, size_t, off_t);
+int fsync(int);
+int fdatasync(int);
+pid_t waitpid(pid_t, int *, int);
+int connect(int, const struct sockaddr *, socklen_t);
+ssize_t sendto(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
+ssize_t recvfrom(int, void *restrict, size_t, int, struct sockaddr *restrict, socklen_t *restrict);
+int poll(struct pollfd *, nfds_t, int);
+int ppoll(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *);
+ssize_t getrandom(void *, size_t, unsigned);
+#include "../../lib/libc/cancel.c"
+#undef read
+#undef write
+#undef close
+#undef pread
+#undef pwrite
+#undef fsync
+#undef fdatasync
+#undef waitpid
+#undef connect
+#undef sendto
+#undef recvfrom
+#undef poll
+#undef ppoll
+#undef getrandom
 #endif

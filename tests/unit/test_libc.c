@@ -1389,3 +1389,135 @@ TEST(libc_nanosleep_as_glibc)
 	CHECK(rem.tv_sec >= 3 && rem.tv_sec <= 5);
 	sigaction(SIGALRM, &old, NULL);
 }
+
+/* cancel.c's calls: each answer and errno as glibc's, close's EINTR kept apart by the test of
+ * a bad descriptor only (an interrupted close cannot be made to order) */
+TEST(libc_plain_calls_as_glibc)
+{
+	int p[2];
+	char buf[16];
+	CHECK_INT(pipe(p), 0);
+	CHECK_INT(own_write(p[1], "hello", 5), 5);
+	CHECK_INT(own_read(p[0], buf, sizeof buf), 5);
+	CHECK(!memcmp(buf, "hello", 5));
+	errno = 0;
+	CHECK_INT(own_write(p[0], "x", 1), -1);
+	int e = errno;
+	CHECK_INT(write(p[0], "x", 1), -1);
+	CHECK_INT(e, errno);
+	CHECK_INT(own_fsync(p[1]), -1);
+	e = errno;
+	CHECK_INT(fsync(p[1]), -1);
+	CHECK_INT(e, errno);
+	CHECK_INT(own_fdatasync(p[1]), -1);
+	CHECK_INT(errno, e);
+	/* poll: nothing to read, then a byte; ppoll leaves its timeout alone */
+	struct pollfd pf = {.fd = p[0], .events = POLLIN};
+	CHECK_INT(own_poll(&pf, 1, 10), 0);
+	CHECK_INT(own_poll(&pf, 1, 0), 0);
+	const struct timespec to = {0, 20000000};
+	struct timespec t = to;
+	CHECK_INT(own_ppoll(&pf, 1, &t, NULL), 0);
+	CHECK(t.tv_sec == to.tv_sec && t.tv_nsec == to.tv_nsec);
+	CHECK_INT(own_write(p[1], "y", 1), 1);
+	CHECK_INT(own_poll(&pf, 1, -1), 1);
+	CHECK_INT(pf.revents, POLLIN);
+	pf.revents = 0;
+	CHECK_INT(own_ppoll(&pf, 1, NULL, NULL), 1);
+	CHECK_INT(pf.revents, POLLIN);
+	errno = 0;
+	CHECK_INT(own_ppoll(&pf, 1, &(struct timespec){0, 1000000000}, NULL), -1);
+	e = errno;
+	CHECK_INT(ppoll(&pf, 1, &(struct timespec){0, 1000000000}, NULL), -1);
+	CHECK_INT(e, errno);
+	CHECK_INT(own_close(p[0]), 0);
+	CHECK_INT(own_close(p[1]), 0);
+	errno = 0;
+	CHECK_INT(own_close(p[1]), -1);
+	CHECK_INT(errno, EBADF);
+	errno = 0;
+	CHECK_INT(own_read(p[0], buf, 1), -1);
+	CHECK_INT(errno, EBADF);
+	/* pread and pwrite at offsets, the file offset untouched */
+	char path[512];
+	snprintf(path, sizeof path, "%s/pfile", unit_tmpdir());
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	CHECK_INT(own_pwrite(fd, "abcdef", 6, 0), 6);
+	CHECK_INT(own_pwrite(fd, "XY", 2, 3), 2);
+	CHECK_INT(own_pread(fd, buf, 4, 2), 4);
+	CHECK(!memcmp(buf, "cXYf", 4));
+	CHECK_INT(own_pread(fd, buf, 4, 100), 0);
+	CHECK_INT(lseek(fd, 0, SEEK_CUR), 0);
+	CHECK_INT(own_pwrite(fd, "q", 1, (off_t)5 << 32), 1);
+	CHECK_INT(own_pread(fd, buf, 4, ((off_t)5 << 32) - 1), 2);
+	CHECK(buf[0] == 0 && buf[1] == 'q');
+	errno = 0;
+	CHECK_INT(own_pread(fd, buf, 1, -1), -1);
+	CHECK_INT(errno, EINVAL);
+	CHECK_INT(own_fsync(fd), 0);
+	CHECK_INT(own_fdatasync(fd), 0);
+	close(fd);
+	unlink(path);
+	/* waitpid: an exit status, WNOHANG with a child still running, no child at all */
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(7);
+	int st = 0;
+	CHECK_INT(own_waitpid(pid, &st, 0), pid);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 7);
+	CHECK_INT(pipe(p), 0);
+	pid = fork();
+	if (pid == 0) {
+		close(p[1]);
+		_exit(read(p[0], buf, 1) == 0 ? 3 : 4);
+	}
+	close(p[0]);
+	CHECK_INT(own_waitpid(pid, &st, WNOHANG), 0);
+	close(p[1]);
+	CHECK_INT(own_waitpid(-1, &st, 0), pid);
+	CHECK_INT(WEXITSTATUS(st), 3);
+	errno = 0;
+	CHECK_INT(own_waitpid(-1, &st, WNOHANG), -1);
+	CHECK_INT(errno, ECHILD);
+	/* connect, sendto, recvfrom over loopback UDP, with the addresses; a refused connect */
+	int a = socket(AF_INET, SOCK_DGRAM, 0), b = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)}, sb = sa, from;
+	socklen_t sl = sizeof sa, fl = sizeof from;
+	CHECK_INT(bind(a, (struct sockaddr *)&sa, sizeof sa), 0);
+	CHECK_INT(getsockname(a, (struct sockaddr *)&sa, &sl), 0);
+	CHECK_INT(bind(b, (struct sockaddr *)&sb, sizeof sb), 0);
+	sl = sizeof sb;
+	CHECK_INT(getsockname(b, (struct sockaddr *)&sb, &sl), 0);
+	CHECK_INT(own_sendto(b, "ping", 4, 0, (struct sockaddr *)&sa, sizeof sa), 4);
+	CHECK_INT(own_recvfrom(a, buf, sizeof buf, 0, (struct sockaddr *)&from, &fl), 4);
+	CHECK(!memcmp(buf, "ping", 4) && fl == sizeof from && from.sin_port == sb.sin_port);
+	CHECK_INT(own_connect(a, (struct sockaddr *)&sb, sizeof sb), 0);
+	CHECK_INT(own_sendto(a, "pong", 4, 0, NULL, 0), 4);
+	CHECK_INT(own_recvfrom(b, buf, sizeof buf, 0, NULL, NULL), 4);
+	CHECK(!memcmp(buf, "pong", 4));
+	errno = 0;
+	CHECK_INT(own_recvfrom(b, buf, sizeof buf, MSG_DONTWAIT, NULL, NULL), -1);
+	CHECK_INT(errno, EAGAIN);
+	close(a);
+	close(b);
+	a = socket(AF_INET, SOCK_STREAM, 0);
+	b = socket(AF_INET, SOCK_STREAM, 0);
+	sa.sin_port = sb.sin_port; /* nobody listens there over TCP */
+	errno = 0;
+	CHECK_INT(own_connect(a, (struct sockaddr *)&sa, sizeof sa), -1);
+	e = errno;
+	CHECK_INT(connect(b, (struct sockaddr *)&sa, sizeof sa), -1);
+	CHECK_INT(e, errno);
+	close(a);
+	close(b);
+	/* getrandom: the bytes asked, and glibc's EINVAL for unknown flags */
+	unsigned char rnd1[32] = {0}, rnd2[32] = {0};
+	CHECK_INT(own_getrandom(rnd1, sizeof rnd1, 0), 32);
+	CHECK_INT(own_getrandom(rnd2, sizeof rnd2, GRND_NONBLOCK), 32);
+	CHECK(memcmp(rnd1, rnd2, sizeof rnd1) != 0);
+	errno = 0;
+	CHECK_INT(own_getrandom(rnd1, 1, 0x4000), -1);
+	e = errno;
+	CHECK_INT(getrandom(rnd1, 1, 0x4000), -1);
+	CHECK_INT(e, errno);
+}
