@@ -399,4 +399,15 @@ ssize_t getrandom(void *, size_t, unsigned);
 #undef poll
 #undef ppoll
 #undef getrandom
+#include <sys/mman.h>
+#define mmap own_mmap
+#define mremap own_mremap
+#define munmap own_munmap
+void *mmap(void *, size_t, int, int, int, off_t);
+void *mremap(void *, size_t, size_t, int, ...);
+int munmap(void *, size_t);
+#include "../../lib/libc/mmap.c"
+#undef mmap
+#undef mremap
+#undef munmap
 #endif

@@ -1521,3 +1521,56 @@ TEST(libc_plain_calls_as_glibc)
 	CHECK_INT(getrandom(rnd1, 1, 0x4000), -1);
 	CHECK_INT(e, errno);
 }
+
+/* mmap, mremap, munmap: an anonymous mapping used, grown (moved or not), unmapped; a file mapped
+ * at an offset; the errors of musl's (an unaligned offset, lengths past PTRDIFF_MAX) */
+TEST(libc_mmap_as_musl)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	char *p = own_mmap(NULL, 3 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(p != MAP_FAILED);
+	if (p == MAP_FAILED)
+		return;
+	CHECK_INT(p[pg], 0);
+	memset(p, 'x', 3 * pg);
+	char *q = own_mremap(p, 3 * pg, 64 * pg, MREMAP_MAYMOVE);
+	CHECK(q != MAP_FAILED);
+	CHECK(q[0] == 'x' && q[3 * pg - 1] == 'x' && q[63 * pg] == 0);
+	/* MREMAP_FIXED's address is read */
+	char *r = mmap(NULL, 64 * pg, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(own_mremap(q, 64 * pg, 64 * pg, MREMAP_MAYMOVE | MREMAP_FIXED, r) == r);
+	CHECK_INT(r[1], 'x');
+	CHECK_INT(own_munmap(r, 64 * pg), 0);
+	errno = 0;
+	CHECK(own_mmap(NULL, pg, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 100) == MAP_FAILED);
+	CHECK_INT(errno, EINVAL);
+	errno = 0;
+	CHECK(own_mmap(NULL, (size_t)PTRDIFF_MAX, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED);
+	CHECK_INT(errno, ENOMEM);
+	errno = 0;
+	CHECK(own_mmap(NULL, pg, PROT_READ, MAP_PRIVATE, -1, 0) == MAP_FAILED);
+	CHECK_INT(errno, EBADF);
+	p = own_mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	errno = 0;
+	CHECK(own_mremap(p, pg, (size_t)PTRDIFF_MAX + 1, MREMAP_MAYMOVE) == MAP_FAILED);
+	CHECK_INT(errno, ENOMEM);
+	errno = 0;
+	CHECK(own_mremap(p, pg, 2 * pg, 0x40) == MAP_FAILED);
+	CHECK_INT(errno, EINVAL);
+	CHECK_INT(own_munmap(p, pg), 0);
+	errno = 0;
+	CHECK_INT(own_munmap((char *)p + 1, pg), -1);
+	CHECK_INT(errno, EINVAL);
+	/* a file's second page */
+	char path[512];
+	snprintf(path, sizeof path, "%s/mapped", unit_tmpdir());
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	CHECK_INT(ftruncate(fd, (off_t)(2 * pg)), 0);
+	CHECK_INT(pwrite(fd, "page two", 8, (off_t)pg), 8);
+	p = own_mmap(NULL, pg, PROT_READ, MAP_SHARED, fd, (off_t)pg);
+	CHECK(p != MAP_FAILED && !memcmp(p, "page two", 8));
+	if (p != MAP_FAILED)
+		CHECK_INT(own_munmap(p, pg), 0);
+	close(fd);
+	unlink(path);
+}
