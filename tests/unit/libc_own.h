@@ -410,4 +410,12 @@ int munmap(void *, size_t);
 #undef mmap
 #undef mremap
 #undef munmap
+#include <sys/time.h>
+#define gettimeofday own_gettimeofday
+#define time own_time
+int gettimeofday(struct timeval *restrict, void *restrict);
+time_t time(time_t *);
+#include "../../lib/libc/gettimeofday.c"
+#undef gettimeofday
+#undef time
 #endif

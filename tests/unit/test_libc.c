@@ -1574,3 +1574,18 @@ TEST(libc_mmap_as_musl)
 	close(fd);
 	unlink(path);
 }
+
+/* gettimeofday and time: the real-time clock as glibc's reads it, NULL arguments allowed */
+TEST(libc_gettimeofday_as_glibc)
+{
+	struct timeval a = {0, -1}, b;
+	CHECK_INT(gettimeofday(&b, NULL), 0);
+	CHECK_INT(own_gettimeofday(&a, NULL), 0);
+	CHECK(a.tv_usec >= 0 && a.tv_usec < 1000000);
+	long long d = (a.tv_sec - b.tv_sec) * 1000000LL + a.tv_usec - b.tv_usec;
+	CHECK(d >= 0 && d < 2000000);
+	CHECK_INT(own_gettimeofday(NULL, NULL), 0);
+	time_t t0 = time(NULL), t1 = 0, t2 = own_time(&t1);
+	CHECK(t2 == t1 && t2 >= t0 && t2 - t0 < 2);
+	CHECK(own_time(NULL) >= t2);
+}
