@@ -1589,3 +1589,35 @@ TEST(libc_gettimeofday_as_glibc)
 	CHECK(t2 == t1 && t2 >= t0 && t2 - t0 < 2);
 	CHECK(own_time(NULL) >= t2);
 }
+
+#if defined(__x86_64__) || defined(__aarch64__)
+/* syscall(): every argument in its place (up to six: mmap's, then sendto's with an address), the
+ * result, and -1 with errno on failure, as glibc's syscall() */
+TEST(libc_syscall_as_glibc)
+{
+	CHECK_INT(own_syscall(SYS_getpid), getpid());
+	char *p = (char *)own_syscall(SYS_mmap, 0, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(p != MAP_FAILED && p[8191] == 0);
+	CHECK_INT(own_syscall(SYS_munmap, p, 8192), 0);
+	int a = socket(AF_INET, SOCK_DGRAM, 0), b = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t sl = sizeof sa;
+	CHECK_INT(bind(a, (struct sockaddr *)&sa, sizeof sa), 0);
+	CHECK_INT(getsockname(a, (struct sockaddr *)&sa, &sl), 0);
+	CHECK_INT(own_syscall(SYS_sendto, b, "six", 3, 0, &sa, sizeof sa), 3);
+	char buf[8];
+	CHECK_INT(own_syscall(SYS_recvfrom, a, buf, sizeof buf, 0, 0, 0), 3);
+	CHECK(!memcmp(buf, "six", 3));
+	close(a);
+	close(b);
+	errno = 0;
+	CHECK_INT(own_syscall(SYS_close, -1), -1);
+	CHECK_INT(errno, EBADF);
+	errno = 0;
+	CHECK_INT(own_syscall(SYS_openat, AT_FDCWD, "/nonexistent/x", O_RDONLY, 0), -1);
+	CHECK_INT(errno, ENOENT);
+	errno = 0;
+	CHECK_INT(own_syscall(100000), -1);
+	CHECK_INT(errno, ENOSYS);
+}
+#endif
