@@ -2,7 +2,8 @@
  * never pulled. musl's follows every O_CLOEXEC open with fcntl(F_SETFD, FD_CLOEXEC) for kernels
  * before 2.6.23, which ignored the flag: one more system call for nearly every file spoolbox
  * opens (they all ask for O_CLOEXEC). This is the openat call with the directory AT_FDCWD, as
- * every architecture has it, with O_LARGEFILE added as musl adds it. */
+ * every architecture has it, with O_LARGEFILE added as musl adds it. openat likewise: musl's is
+ * the same call made as a thread cancellation point (spoolbox starts no thread). */
 #include <fcntl.h>
 #include <stdarg.h>
 #include <sys/syscall.h>
@@ -18,4 +19,16 @@ int open(const char *path, int flags, ...)
 		va_end(ap);
 	}
 	return (int)syscall(SYS_openat, AT_FDCWD, path, flags | O_LARGEFILE, mode);
+}
+
+int openat(int dir, const char *path, int flags, ...)
+{
+	unsigned mode = 0;
+	if (flags & O_CREAT || (flags & O_TMPFILE) == O_TMPFILE) {
+		va_list ap;
+		va_start(ap, flags);
+		mode = va_arg(ap, unsigned);
+		va_end(ap);
+	}
+	return (int)syscall(SYS_openat, dir, path, flags | O_LARGEFILE, mode);
 }

@@ -5,7 +5,10 @@
  * never starts a thread (no pthread call anywhere), so the kernel's calls, which change the
  * calling thread only, change the whole process: these are the plain system calls, -1 and errno
  * on failure (what syscall() returns). 32-bit ARM and i386 have 16-bit ids in the old call
- * numbers; the *32 calls take full ids, as musl's own wrappers do. */
+ * numbers; the *32 calls take full ids, as musl's own wrappers do. getrlimit is here with
+ * setrlimit: musl's falls back to the old getrlimit call for kernels before 2.6.36 (prlimit64)
+ * and turns the kernel's infinity into RLIM_INFINITY, which are the same number on these
+ * architectures. */
 #include <grp.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -66,4 +69,9 @@ int setgroups(size_t n, const gid_t *list)
 int setrlimit(int resource, const struct rlimit *rl)
 {
 	return (int)syscall(SYS_prlimit64, 0, resource, rl, 0);
+}
+
+int getrlimit(int resource, struct rlimit *rl)
+{
+	return (int)syscall(SYS_prlimit64, 0, resource, 0, rl);
 }

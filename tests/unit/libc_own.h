@@ -3,6 +3,7 @@
  * headers; the standard names mean glibc's again afterwards. */
 #ifndef SPOOLBOX_LIBC_OWN_H
 #define SPOOLBOX_LIBC_OWN_H
+#include <errno.h>
 #include <inttypes.h>
 #include <stddef.h>
 #include <wchar.h>
@@ -36,6 +37,7 @@
 #define setegid own_setegid
 #define setgroups own_setgroups
 #define setrlimit own_setrlimit
+#define getrlimit own_getrlimit
 #define getpwnam own_getpwnam
 #define getpwuid own_getpwuid
 #define getgrnam own_getgrnam
@@ -81,6 +83,7 @@ int seteuid(uid_t);
 int setegid(gid_t);
 int setgroups(size_t, const gid_t *);
 int setrlimit(int, const struct rlimit *);
+int getrlimit(int, struct rlimit *);
 struct passwd *getpwnam(const char *);
 struct passwd *getpwuid(uid_t);
 struct group *getgrnam(const char *);
@@ -196,6 +199,7 @@ int vfprintf(FILE *restrict, const char *restrict, va_list);
 #undef setegid
 #undef setgroups
 #undef setrlimit
+#undef getrlimit
 #undef getpwnam
 #undef getpwuid
 #undef getgrnam
@@ -270,9 +274,12 @@ int fcntl(int, int, ...);
 #include "../../lib/libc/fcntl.c"
 #undef fcntl
 #define open own_open
+#define openat own_openat
 int open(const char *, int, ...);
+int openat(int, const char *, int, ...);
 #include "../../lib/libc/open.c"
 #undef open
+#undef openat
 /* sigaction.c's return trampoline is musl's; here an x86-64 one of the same two instructions */
 #define SIGACTION own_sigaction
 #define SA_RESTORER 0x04000000 /* the kernel's; glibc keeps it to itself */
@@ -321,4 +328,109 @@ void (*signal(int, void (*)(int)))(int);
 int execvp(const char *, char *const[]);
 #include "../../lib/libc/execvp.c"
 #undef execvp
+#define socket own_socket
+#define socketpair own_socketpair
+#define accept4 own_accept4
+int socket(int, int, int);
+int socketpair(int, int, int, int[2]);
+int accept4(int, struct sockaddr *restrict, socklen_t *restrict, int);
+#include "../../lib/libc/socket.c"
+#undef socket
+#undef socketpair
+#undef accept4
+#define futimens own_futimens
+int futimens(int, const struct timespec[2]);
+#include "../../lib/libc/futimens.c"
+#undef futimens
+#define sigprocmask own_sigprocmask
+int sigprocmask(int, const sigset_t *restrict, sigset_t *restrict);
+#include "../../lib/libc/sigprocmask.c"
+#undef sigprocmask
+#define isatty own_isatty
+int isatty(int);
+#include "../../lib/libc/isatty.c"
+#undef isatty
+#define nanosleep own_nanosleep
+int nanosleep(const struct timespec *, struct timespec *);
+#include "../../lib/libc/nanosleep.c"
+#undef nanosleep
+#include <poll.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#define read own_read
+#define write own_write
+#define close own_close
+#define pread own_pread
+#define pwrite own_pwrite
+#define fsync own_fsync
+#define fdatasync own_fdatasync
+#define waitpid own_waitpid
+#define connect own_connect
+#define sendto own_sendto
+#define recvfrom own_recvfrom
+#define poll own_poll
+#define ppoll own_ppoll
+#define getrandom own_getrandom
+ssize_t read(int, void *, size_t);
+ssize_t write(int, const void *, size_t);
+int close(int);
+ssize_t pread(int, void *, size_t, off_t);
+ssize_t pwrite(int, const void *, size_t, off_t);
+int fsync(int);
+int fdatasync(int);
+pid_t waitpid(pid_t, int *, int);
+int connect(int, const struct sockaddr *, socklen_t);
+ssize_t sendto(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
+ssize_t recvfrom(int, void *restrict, size_t, int, struct sockaddr *restrict, socklen_t *restrict);
+int poll(struct pollfd *, nfds_t, int);
+int ppoll(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *);
+ssize_t getrandom(void *, size_t, unsigned);
+#include "../../lib/libc/cancel.c"
+#undef read
+#undef write
+#undef close
+#undef pread
+#undef pwrite
+#undef fsync
+#undef fdatasync
+#undef waitpid
+#undef connect
+#undef sendto
+#undef recvfrom
+#undef poll
+#undef ppoll
+#undef getrandom
+#include <sys/mman.h>
+#define mmap own_mmap
+#define mremap own_mremap
+#define munmap own_munmap
+void *mmap(void *, size_t, int, int, int, off_t);
+void *mremap(void *, size_t, size_t, int, ...);
+int munmap(void *, size_t);
+#include "../../lib/libc/mmap.c"
+#undef mmap
+#undef mremap
+#undef munmap
+#include <sys/time.h>
+#define gettimeofday own_gettimeofday
+#define time own_time
+int gettimeofday(struct timeval *restrict, void *restrict);
+time_t time(time_t *);
+#include "../../lib/libc/gettimeofday.c"
+#undef gettimeofday
+#undef time
+/* syscall.c's assembly under another name, with musl's __syscall_ret written out */
+#define SYSCALL_NAME "own_syscall"
+#define SYSCALL_RET "own_syscall_ret"
+long own_syscall(long, ...);
+long own_syscall_ret(unsigned long);
+long own_syscall_ret(unsigned long r)
+{
+	if (r > -4096UL) {
+		errno = (int)-r;
+		return -1;
+	}
+	return (long)r;
+}
+#include "../../lib/libc/syscall.c"
 #endif
