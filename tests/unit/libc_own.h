@@ -258,10 +258,6 @@ int unsetenv(const char *);
 #undef setenv
 #undef putenv
 #undef unsetenv
-#define faccessat own_faccessat
-int faccessat(int, const char *, int, int);
-#include "../../lib/libc/faccessat.c"
-#undef faccessat
 #define inet_pton own_inet_pton
 #define inet_ntop own_inet_ntop
 int inet_pton(int, const char *restrict, void *restrict);

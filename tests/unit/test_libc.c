@@ -271,16 +271,6 @@ TEST(libc_environment_as_glibc)
 	CHECK_STR(a, "6|-|/bin|-|0,0,0,0,0,0,0,0,-1,22,-1,22,0,0,0,0,0,0,-1,22,0,0,0,0,;PATH=/bin;B=put;E=6;D=put;F=7");
 }
 
-/* own_faccessat and glibc's give the same answer and errno */
-static int same_access(const char *path, int amode, int flag)
-{
-	errno = 0;
-	int a = own_faccessat(AT_FDCWD, path, amode, flag), ea = errno;
-	errno = 0;
-	int b = faccessat(AT_FDCWD, path, amode, flag), eb = errno;
-	return a == b && (a == 0 || ea == eb);
-}
-
 /* a new directory NAME (mode dmode) under the test's directory with an empty file in it (fmode);
  * their paths in dir (512 bytes) and file (600) */
 static int dir_with_file(const char *name, mode_t dmode, const char *fname, mode_t fmode, char *dir, char *file)
@@ -289,42 +279,6 @@ static int dir_with_file(const char *name, mode_t dmode, const char *fname, mode
 	snprintf(file, 600, "%s/%s", dir, fname);
 	int fd = mkdir(dir, dmode) < 0 ? -1 : open(file, O_WRONLY | O_CREAT, fmode);
 	return fd < 0 ? -1 : close(fd);
-}
-
-TEST(libc_faccessat_as_glibc)
-{
-	char dir[512], file[600];
-	CHECK_INT(dir_with_file("private", 0700, "f", 0600, dir, file), 0);
-	static const int modes[] = {F_OK, R_OK, W_OK, X_OK, R_OK | X_OK};
-	static const int flags[] = {0, AT_EACCESS, 0x1234};
-	const char *paths[] = {file, dir, "/no/such/file", ""};
-	for (size_t i = 0; i < 4; i++)
-		for (size_t m = 0; m < 5; m++)
-			for (size_t f = 0; f < 3; f++)
-				CHECK(same_access(paths[i], modes[m], flags[f]));
-	if (geteuid() != 0)
-		return;
-	/* the child of a kernel without faccessat2: real and effective ids apart, both ways */
-	pid_t pid = fork();
-	if (pid == 0) {
-		int bad = 0;
-		if (setresuid(65534, 0, 0) != 0)
-			_exit(1);
-		bad |= eaccess_child(AT_FDCWD, file, R_OK | W_OK) != 0;
-		bad |= !same_access(file, R_OK, AT_EACCESS) << 1;
-		bad |= (faccessat(AT_FDCWD, file, R_OK, 0) != -1 || errno != EACCES) << 2;
-		bad |= (eaccess_child(AT_FDCWD, "/no/such", F_OK) != -1 || errno != ENOENT) << 3;
-		if (setresuid(0, 65534, 0) != 0)
-			_exit(1 << 4);
-		errno = 0;
-		bad |= (eaccess_child(AT_FDCWD, file, R_OK) != -1 || errno != EACCES) << 5;
-		bad |= !same_access(file, F_OK, AT_EACCESS) << 6;
-		bad |= !same_access(file, R_OK, 0) << 7;
-		_exit(bad);
-	}
-	int st = -1;
-	CHECK_INT(waitpid(pid, &st, 0), pid);
-	CHECK_INT(st, 0);
 }
 
 TEST(libc_inet_pton_as_glibc)
