@@ -211,7 +211,8 @@ int hdr_reader_eof(struct hdr_reader *r)
 	return 0;
 }
 
-static int say(char *err, size_t errlen, const char *fmt, size_t a)
+/* noinline: one copy, not one per caller (docs/size.md) */
+__attribute__((noinline)) static int say(char *err, size_t errlen, const char *fmt, size_t a)
 {
 	if (err && errlen)
 		snprintf(err, errlen, fmt, a);

@@ -76,7 +76,8 @@ static char *xdup_after(struct pctx *c, const char *pre, size_t pl, const char *
 	return p;
 }
 
-static char *xdup(struct pctx *c, const char *s)
+/* noinline: one copy, not one per caller (docs/size.md) */
+__attribute__((noinline)) static char *xdup(struct pctx *c, const char *s)
 {
 	return xdup_after(c, "", 0, s);
 }
