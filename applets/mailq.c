@@ -268,7 +268,7 @@ static int act_on_spool(struct mq *q)
 	return c.failed ? EX_TEMPFAIL : rc;
 }
 
-static int mode_action(struct mq *q)
+static __attribute__((noinline)) int mode_action(struct mq *q)
 {
 	for (int i = 0; i < q->nids; i++)
 		if (!spool_id_valid(q->ids[i])) {
@@ -312,7 +312,7 @@ static int mode_action(struct mq *q)
 
 /* -q, -qR, -qI: a running scheduler is asked; without one, root makes the messages due now
  * and runs the queue once in the foreground (scheduler -1), as dma -q does without a daemon. */
-static int mode_run(struct mq *q)
+static __attribute__((noinline)) int mode_run(struct mq *q)
 {
 	char line[300];
 	if (q->nids)
