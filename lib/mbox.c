@@ -41,7 +41,7 @@ int mbox_from_line(char *out, size_t size, const char *sender, time_t t)
 }
 
 /* A .lock file is stale when it is old, or names a process that is gone. */
-static int dotlock_stale(const char *lock)
+static __attribute__((noinline)) int dotlock_stale(const char *lock)
 {
 	struct stat st;
 	if (lstat(lock, &st) < 0)
