@@ -85,7 +85,7 @@ static void group_set(const struct mq *q, int raise)
 }
 
 /* For good: another configuration or spool is never read with the group. */
-static int group_drop(struct mq *q)
+static __attribute__((noinline)) int group_drop(struct mq *q)
 {
 	if (q->gid_real != q->gid_set && setresgid(q->gid_real, q->gid_real, q->gid_real) < 0)
 		return -1;
@@ -141,7 +141,7 @@ static int show_one(void *ctx, const struct mq_item *it)
 	return ferror(q->out.f) ? -2 : 0;
 }
 
-static int list(struct mq *q, long sched)
+static __attribute__((noinline)) int list(struct mq *q, long sched)
 {
 	mq_out_init(&q->out, stdout, (long long)time(NULL));
 	q->out.verbose = q->mode == M_VERBOSE;
@@ -212,7 +212,7 @@ static int act_one(struct each_ctx *c, const char *id)
 }
 
 /* 1 when a recipient of m that is not done has its host at domain or below it (-qR). */
-static int at_domain(const struct spool_msg *m, const char *domain)
+static __attribute__((noinline)) int at_domain(const struct spool_msg *m, const char *domain)
 {
 	size_t dl = strlen(domain);
 	for (size_t i = 0; m && i < m->nrcpt; i++) {
