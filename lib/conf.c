@@ -40,7 +40,7 @@ static const unsigned char key_type[CK__COUNT] = {
 #undef CONF
 };
 
-const char *conf_name(enum conf_key k)
+__attribute__((noinline)) const char *conf_name(enum conf_key k)
 {
 	return (const char *)&strs + key_name[k];
 }
