@@ -460,7 +460,7 @@ static int live(struct mq *q)
 	return rc;
 }
 
-static int parse(int argc, char **argv, struct mq *q)
+static __attribute__((noinline)) int parse(int argc, char **argv, struct mq *q)
 {
 	/* the options that are a word alone: a mode, -Q's level, an action (in qctl_action's order) */
 	static const char words[] = "-v\0--json\0-s\0-q\0-Q\0-QQ\0-QQQ\0--hold\0--release\0--delete\0--retry\0";
