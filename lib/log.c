@@ -44,7 +44,7 @@ static struct {
 	struct log_hold *hold; /* lines held for one write (log_hold), or NULL */
 } lg = {"spoolbox", LOG_TO_STDERR, LOG_INFO, 2, -1, 0, 0, 0, NULL};
 
-static long my_pid(void)
+static __attribute__((noinline)) long my_pid(void)
 {
 	if (!lg.pid)
 		lg.pid = (long)getpid();
