@@ -40,6 +40,7 @@ static const unsigned char key_type[CK__COUNT] = {
 #undef CONF
 };
 
+/* noinline: one copy, not one per caller (docs/size.md) */
 __attribute__((noinline)) const char *conf_name(enum conf_key k)
 {
 	return (const char *)&strs + key_name[k];
