@@ -85,7 +85,8 @@ static void group_set(const struct mq *q, int raise)
 }
 
 /* For good: another configuration or spool is never read with the group. */
-static int group_drop(struct mq *q)
+/* noinline: one copy, not one per caller (docs/size.md) */
+__attribute__((noinline)) static int group_drop(struct mq *q)
 {
 	if (q->gid_real != q->gid_set && setresgid(q->gid_real, q->gid_real, q->gid_real) < 0)
 		return -1;
@@ -141,7 +142,8 @@ static int show_one(void *ctx, const struct mq_item *it)
 	return ferror(q->out.f) ? -2 : 0;
 }
 
-static int list(struct mq *q, long sched)
+/* noinline: one copy, not one per caller (docs/size.md) */
+__attribute__((noinline)) static int list(struct mq *q, long sched)
 {
 	mq_out_init(&q->out, stdout, (long long)time(NULL));
 	q->out.verbose = q->mode == M_VERBOSE;
@@ -212,7 +214,8 @@ static int act_one(struct each_ctx *c, const char *id)
 }
 
 /* 1 when a recipient of m that is not done has its host at domain or below it (-qR). */
-static int at_domain(const struct spool_msg *m, const char *domain)
+/* noinline: one copy, not one per caller (docs/size.md) */
+__attribute__((noinline)) static int at_domain(const struct spool_msg *m, const char *domain)
 {
 	size_t dl = strlen(domain);
 	for (size_t i = 0; m && i < m->nrcpt; i++) {
@@ -268,7 +271,8 @@ static int act_on_spool(struct mq *q)
 	return c.failed ? EX_TEMPFAIL : rc;
 }
 
-static int mode_action(struct mq *q)
+/* noinline: one copy, not one per caller (docs/size.md) */
+__attribute__((noinline)) static int mode_action(struct mq *q)
 {
 	for (int i = 0; i < q->nids; i++)
 		if (!spool_id_valid(q->ids[i])) {
@@ -312,7 +316,8 @@ static int mode_action(struct mq *q)
 
 /* -q, -qR, -qI: a running scheduler is asked; without one, root makes the messages due now
  * and runs the queue once in the foreground (scheduler -1), as dma -q does without a daemon. */
-static int mode_run(struct mq *q)
+/* noinline: one copy, not one per caller (docs/size.md) */
+__attribute__((noinline)) static int mode_run(struct mq *q)
 {
 	char line[300];
 	if (q->nids)
@@ -460,7 +465,8 @@ static int live(struct mq *q)
 	return rc;
 }
 
-static int parse(int argc, char **argv, struct mq *q)
+/* noinline: one copy, not one per caller (docs/size.md) */
+__attribute__((noinline)) static int parse(int argc, char **argv, struct mq *q)
 {
 	/* the options that are a word alone: a mode, -Q's level, an action (in qctl_action's order) */
 	static const char words[] = "-v\0--json\0-s\0-q\0-Q\0-QQ\0-QQQ\0--hold\0--release\0--delete\0--retry\0";

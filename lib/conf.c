@@ -40,7 +40,8 @@ static const unsigned char key_type[CK__COUNT] = {
 #undef CONF
 };
 
-const char *conf_name(enum conf_key k)
+/* noinline: one copy, not one per caller (docs/size.md) */
+__attribute__((noinline)) const char *conf_name(enum conf_key k)
 {
 	return (const char *)&strs + key_name[k];
 }

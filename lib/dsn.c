@@ -78,7 +78,8 @@ static int is_smtp_reply(const char *s)
 	       (s[3] == ' ' || s[3] == '-' || s[3] == 0);
 }
 
-static void date(long long t, char *out, size_t size)
+/* noinline: one copy, not one per caller (docs/size.md) */
+__attribute__((noinline)) static void date(long long t, char *out, size_t size)
 {
 	if (hdr_date((time_t)t, out, size) < 0)
 		str_lcpy(out, "Thu, 1 Jan 1970 00:00:00 +0000", size);

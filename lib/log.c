@@ -44,7 +44,8 @@ static struct {
 	struct log_hold *hold; /* lines held for one write (log_hold), or NULL */
 } lg = {"spoolbox", LOG_TO_STDERR, LOG_INFO, 2, -1, 0, 0, 0, NULL};
 
-static long my_pid(void)
+/* noinline: one copy, not one per caller (docs/size.md) */
+__attribute__((noinline)) static long my_pid(void)
 {
 	if (!lg.pid)
 		lg.pid = (long)getpid();

@@ -32,7 +32,8 @@ int xtext_encode(const char *in, size_t n, char *out, size_t size)
 }
 
 /* RFC 3461 4: hexchar is "+" and two of 0-9 A-F, upper case only. */
-static int hexval(char c)
+/* noinline: one copy, not one per caller (docs/size.md) */
+__attribute__((noinline)) static int hexval(char c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
