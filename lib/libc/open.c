@@ -9,26 +9,26 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-int open(const char *path, int flags, ...)
+/* the mode argument, which exists only when a file may be created */
+static unsigned create_mode(int flags, va_list *ap)
 {
-	unsigned mode = 0;
-	if (flags & O_CREAT || (flags & O_TMPFILE) == O_TMPFILE) {
-		va_list ap;
-		va_start(ap, flags);
-		mode = va_arg(ap, unsigned);
-		va_end(ap);
-	}
-	return (int)syscall(SYS_openat, AT_FDCWD, path, flags | O_LARGEFILE, mode);
+	return flags & O_CREAT || (flags & O_TMPFILE) == O_TMPFILE ? va_arg(*ap, unsigned) : 0;
 }
 
 int openat(int dir, const char *path, int flags, ...)
 {
-	unsigned mode = 0;
-	if (flags & O_CREAT || (flags & O_TMPFILE) == O_TMPFILE) {
-		va_list ap;
-		va_start(ap, flags);
-		mode = va_arg(ap, unsigned);
-		va_end(ap);
-	}
+	va_list ap;
+	va_start(ap, flags);
+	unsigned mode = create_mode(flags, &ap);
+	va_end(ap);
 	return (int)syscall(SYS_openat, dir, path, flags | O_LARGEFILE, mode);
+}
+
+int open(const char *path, int flags, ...)
+{
+	va_list ap;
+	va_start(ap, flags);
+	unsigned mode = create_mode(flags, &ap);
+	va_end(ap);
+	return (int)syscall(SYS_openat, AT_FDCWD, path, flags | O_LARGEFILE, mode);
 }

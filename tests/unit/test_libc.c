@@ -387,6 +387,17 @@ TEST(libc_inet_ntop_as_musl)
 	CHECK_STR(own_inet_ntop(AF_INET6, lead, a, 64), "0:0:1::2:3:4"); /* musl's, not RFC 5952's */
 }
 
+/* 0 when fd is open with mode, close-on-exec and access accmode; it is closed */
+static int created_as(int fd, mode_t mode, int accmode)
+{
+	struct stat st;
+	int bad = fd < 0 || fstat(fd, &st) < 0 || (st.st_mode & 07777) != mode ||
+	          fcntl(fd, F_GETFD) != FD_CLOEXEC || (fcntl(fd, F_GETFL) & O_ACCMODE) != accmode;
+	if (fd >= 0)
+		close(fd);
+	return -bad;
+}
+
 /* open(): the file created with its mode (under the umask), O_CLOEXEC set without an fcntl,
  * O_EXCL and O_NOFOLLOW refusing as glibc's open does, a missing file ENOENT */
 TEST(libc_open_as_glibc)
@@ -399,13 +410,7 @@ TEST(libc_open_as_glibc)
 	mode_t old = umask(022);
 	int fd = own_open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0664);
 	umask(old);
-	CHECK(fd >= 0);
-	struct stat st;
-	CHECK_INT(fstat(fd, &st), 0);
-	CHECK_INT(st.st_mode & 07777, 0644);
-	CHECK_INT(fcntl(fd, F_GETFD), FD_CLOEXEC);
-	CHECK_INT(fcntl(fd, F_GETFL) & O_ACCMODE, O_WRONLY);
-	close(fd);
+	CHECK_INT(created_as(fd, 0644, O_WRONLY), 0);
 	fd = own_open(path, O_RDONLY);
 	CHECK(fd >= 0);
 	CHECK_INT(fcntl(fd, F_GETFD), 0);
@@ -1274,13 +1279,7 @@ TEST(libc_openat_as_glibc)
 	mode_t old = umask(027);
 	int fd = own_openat(d, "at-file", O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 	umask(old);
-	CHECK(fd >= 0);
-	struct stat st;
-	CHECK_INT(fstat(fd, &st), 0);
-	CHECK_INT(st.st_mode & 07777, 0640);
-	CHECK_INT(fcntl(fd, F_GETFD), FD_CLOEXEC);
-	CHECK_INT(fcntl(fd, F_GETFL) & O_ACCMODE, O_RDWR);
-	close(fd);
+	CHECK_INT(created_as(fd, 0640, O_RDWR), 0);
 	static const int fl[] = {O_RDONLY, O_WRONLY | O_APPEND, O_RDONLY | O_NOFOLLOW | O_DIRECTORY,
 	                         O_WRONLY | O_CREAT | O_EXCL, O_PATH | O_NOFOLLOW | O_CLOEXEC};
 	for (size_t i = 0; i < sizeof fl / sizeof *fl; i++) {
