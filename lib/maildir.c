@@ -11,28 +11,26 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-/* Makes dir and its tmp/, new/, cur/ (mode 0700); fsyncs the parents of what it created. */
-static int make_dirs(const char *dir, struct dl_result *r)
+/* Makes dir (dl bytes in p) and its tmp/, new/, cur/ (mode 0700); fsyncs the parents of what
+ * it created. The subdirectories' names are written after dir in p (room is the caller's) and
+ * taken off again. */
+static int make_dirs(char *p, size_t dl, struct dl_result *r)
 {
 	struct stat st;
-	if (stat(dir, &st) < 0) {
-		if (errno != ENOENT || fio_mkdirs(dir, 0700) < 0) {
-			dl_set_errno(r, errno, "mkdir", dir);
+	if (stat(p, &st) < 0) {
+		if (errno != ENOENT || fio_mkdirs(p, 0700) < 0) {
+			dl_set_errno(r, errno, "mkdir", p);
 			return -1;
 		}
-		fio_fsync_parent(dir);
+		fio_fsync_parent(p);
 	} else if (!S_ISDIR(st.st_mode)) {
-		dl_set(r, DL_DEFER, "4.2.0", "Maildir %s is not a directory", dir);
+		dl_set(r, DL_DEFER, "4.2.0", "Maildir %s is not a directory", p);
 		return -1;
 	}
-	static const char *const sub[] = {"tmp", "new", "cur"};
+	static const char sub[][5] = {"/tmp", "/new", "/cur"};
 	int made = 0;
 	for (size_t i = 0; i < ARRAY_LEN(sub); i++) {
-		char p[4200];
-		if (str_fmt(p, sizeof p, "%s/%s", dir, sub[i]) < 0) {
-			dl_set(r, DL_FAIL, "5.3.5", "Maildir path too long: %s", dir);
-			return -1;
-		}
+		memcpy(p + dl, sub[i], 5);
 		if (mkdir(p, 0700) == 0)
 			made = 1;
 		else if (errno != EEXIST) {
@@ -40,8 +38,9 @@ static int make_dirs(const char *dir, struct dl_result *r)
 			return -1;
 		}
 	}
+	p[dl] = 0;
 	if (made)
-		fio_fsync_dir(dir);
+		fio_fsync_dir(p);
 	return 0;
 }
 
@@ -58,34 +57,34 @@ static void host_part(char *out, size_t size, const char *host)
 	out[n] = 0;
 }
 
-void maildir_deliver(const char *dir_, const char *host, const struct dl_msg *m, struct dl_result *r)
+void maildir_deliver(const char *dir, const char *host, const struct dl_msg *m, struct dl_result *r)
 {
-	char dir[4096];
-	if (str_lcpy(dir, dir_, sizeof dir) >= sizeof dir - 100) {
+	/* one buffer: the Maildir (under 3996 bytes), then DIR/tmp/NAME; DIR/new/NAME in nw (a
+	 * name is under 400 bytes: the host part is cut at 299) */
+	char p[4608], nw[sizeof p];
+	size_t dl = str_lcpy(p, dir, 4096);
+	if (dl >= 4096 - 100) {
 		dl_set(r, DL_FAIL, "5.3.5", "Maildir path too long");
 		return;
 	}
-	size_t dl = strlen(dir);
-	while (dl > 1 && dir[dl - 1] == '/')
-		dir[--dl] = 0;
-	if (make_dirs(dir, r) < 0)
+	while (dl > 1 && p[dl - 1] == '/')
+		p[--dl] = 0;
+	if (make_dirs(p, dl, r) < 0)
 		return;
 	char hp[300];
 	host_part(hp, sizeof hp, host);
-	char tmp[4600], new_[4600], name[400];
 	int fd = -1;
 	for (unsigned attempt = 0; attempt < 8; attempt++) {
 		struct timeval tv;
 		gettimeofday(&tv, NULL);
-		snprintf(name, sizeof name, "%lld.M%ldP%ldQ%u.%s", (long long)tv.tv_sec, (long)tv.tv_usec,
+		snprintf(p + dl, sizeof p - dl, "/tmp/%lld.M%ldP%ldQ%u.%s", (long long)tv.tv_sec, (long)tv.tv_usec,
 		         (long)getpid(), attempt, hp);
-		snprintf(tmp, sizeof tmp, "%s/tmp/%s", dir, name);
-		fd = openat(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		fd = openat(AT_FDCWD, p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd >= 0 || errno != EEXIST)
 			break;
 	}
 	if (fd < 0) {
-		dl_set_errno(r, errno, "create", tmp);
+		dl_set_errno(r, errno, "create", p);
 		return;
 	}
 	int rd_fail = 0, e = 0;
@@ -98,30 +97,33 @@ void maildir_deliver(const char *dir_, const char *host, const struct dl_msg *m,
 	if (close(fd) < 0 && !e)
 		e = errno;
 	if (e) {
-		unlink(tmp);
+		unlink(p);
 		/* "read message file: ..." (a read: never ENOSPC or EDQUOT, so 4.3.0) or "write ..." */
-		dl_set_errno(r, e, rd_fail ? "read message" : "write", rd_fail ? "file" : tmp);
+		dl_set_errno(r, e, rd_fail ? "read message" : "write", rd_fail ? "file" : p);
 		return;
 	}
-	snprintf(new_, sizeof new_, "%s/new/%s", dir, name);
-	if (link(tmp, new_) < 0) {
+	memcpy(nw, p, sizeof p);
+	memcpy(nw + dl + 1, "new", 3);
+	if (link(p, nw) < 0) {
 		/* filesystems without hard links: a rename does the same job here */
-		if ((errno != EPERM && errno != ENOSYS && errno != EOPNOTSUPP) || rename(tmp, new_) < 0) {
+		if ((errno != EPERM && errno != ENOSYS && errno != EOPNOTSUPP) || rename(p, nw) < 0) {
 			e = errno;
-			unlink(tmp);
-			dl_set_errno(r, e, "link", new_);
+			unlink(p);
+			dl_set_errno(r, e, "link", nw);
 			return;
 		}
 	} else {
-		unlink(tmp);
+		unlink(p);
 	}
-	char nd[4200];
-	snprintf(nd, sizeof nd, "%s/new", dir);
-	if (fio_fsync_dir(nd) < 0) {
+	nw[dl + 4] = 0; /* DIR/new */
+	if (fio_fsync_dir(nw) < 0) {
 		e = errno;
-		unlink(new_);
-		dl_set_errno(r, e, "fsync", nd);
+		nw[dl + 4] = '/';
+		unlink(nw);
+		nw[dl + 4] = 0;
+		dl_set_errno(r, e, "fsync", nw);
 		return;
 	}
-	dl_set(r, DL_OK, "2.0.0", "delivered to Maildir %s", dir);
+	p[dl] = 0;
+	dl_set(r, DL_OK, "2.0.0", "delivered to Maildir %s", p);
 }
