@@ -31,6 +31,7 @@
 #include <fcntl.h>
 #include <pwd.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -270,7 +271,7 @@ static void child_maildir(void *arg, struct dl_result *r)
 {
 	struct child_arg *a = arg;
 	if (!ENABLE_MAILDIR) {
-		dl_set(r, DL_DEFER, "4.3.5", "Maildir %.300s: this spoolbox is built without Maildir delivery "
+		dl_set(r, "d4.3.5", "Maildir %.300s: this spoolbox is built without Maildir delivery "
 		       "(ENABLE_MAILDIR)", a->path);
 		return;
 	}
@@ -321,7 +322,7 @@ static void deliver_mailbox(struct local *L, const struct dl_target *t, struct c
 {
 	if (L->maildir) {
 		if (maildir_path(L, &t->user, path, TARGET_PATH_MAX) < 0) {
-			dl_set(r, DL_FAIL, "5.3.5", "Maildir path of %s too long", t->user.name);
+			dl_set(r, "f5.3.5", "Maildir path of %s too long", t->user.name);
 			return;
 		}
 		dl_run_as(&t->user, -1, L->run_timeout, child_maildir, a, r);
@@ -329,7 +330,7 @@ static void deliver_mailbox(struct local *L, const struct dl_target *t, struct c
 	}
 	const char *dir = conf_str(&L->conf, CK_MBOX_DIR);
 	if (str_fmt(path, TARGET_PATH_MAX, "%s/%s", dir, t->user.name) < 0) {
-		dl_set(r, DL_FAIL, "5.3.5", "mailbox path of %s too long", t->user.name);
+		dl_set(r, "f5.3.5", "mailbox path of %s too long", t->user.name);
 		return;
 	}
 	struct stat st;
@@ -382,7 +383,10 @@ __attribute__((noinline)) static void deliver_target(struct local *L, const stru
 	if (k == DK_ERROR) {
 		if (t->public_text) /* the full text, which may quote a user's file, is for the log */
 			log_msg(LOG_NOTICE, NULL, "to=<%s> %s: %s", m->rcpt, t->enh, t->text);
-		dl_set(r, t->status == 'd' ? DL_DEFER : DL_FAIL, t->enh, "%s", t->public_text ? t->public_text : t->text);
+		/* t->status ('d' or 'f', DL_DEFER or DL_FAIL) and t->enh are dl_set's code */
+		_Static_assert(offsetof(struct dl_target, enh) == offsetof(struct dl_target, status) + 1 &&
+		               DL_DEFER == 'd' && DL_FAIL == 'f', "dl_target: status, then enh");
+		dl_set(r, &t->status, "%s", t->public_text ? t->public_text : t->text);
 	} else if (k == DK_MAILBOX) {
 		a.path = path;
 		deliver_mailbox(L, t, &a, path, r);
@@ -398,7 +402,7 @@ __attribute__((noinline)) static void deliver_target(struct local *L, const stru
 	} else if (k == DK_COMMAND && ENABLE_DELIVER_CMD) { /* else never made: aliases_expand refuses |command */
 		deliver_command(L, t, m, r);
 	} else {
-		dl_set(r, DL_DEFER, "4.3.0", "internal error: unexpected target kind");
+		dl_set(r, "d4.3.0", "internal error: unexpected target kind");
 	}
 }
 
@@ -411,7 +415,7 @@ static void resubmit(struct local *L, const char *sender, const char **addr, siz
 	int p[2];
 	if (!argv || dl_pipe(p) < 0) {
 		free(argv);
-		dl_set(r, DL_DEFER, "4.3.0", "cannot run submit: %s", strerror(errno ? errno : ENOMEM));
+		dl_set(r, "d4.3.0", "cannot run submit: %s", strerror(errno ? errno : ENOMEM));
 		return;
 	}
 	size_t k = 0;
@@ -455,11 +459,11 @@ static void resubmit(struct local *L, const char *sender, const char **addr, siz
 	if (w < 0 && code == 0)
 		code = EX_TEMPFAIL;
 	if (code == 0)
-		dl_set(r, DL_OK, "2.0.0", "queued again for %s%s", addr[0], n > 1 ? " and others" : "");
+		dl_set(r, "o2.0.0", "queued again for %s%s", addr[0], n > 1 ? " and others" : "");
 	else if (code == EX_DATAERR || code == EX_NOUSER || code == EX_NOHOST)
-		dl_set(r, DL_FAIL, "5.1.3", "submit refused %s: exit %d", addr[0], code);
+		dl_set(r, "f5.1.3", "submit refused %s: exit %d", addr[0], code);
 	else
-		dl_set(r, DL_DEFER, "4.3.0", "submit for %s failed: %s", addr[0],
+		dl_set(r, "d4.3.0", "submit for %s failed: %s", addr[0],
 		       w < 0 ? strerror(e) : code < 0 ? "killed" : "temporary failure");
 }
 

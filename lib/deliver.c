@@ -13,10 +13,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-void dl_set(struct dl_result *r, char status, const char *enh, const char *fmt, ...)
+void dl_set(struct dl_result *r, const char *code, const char *fmt, ...)
 {
-	r->status = status;
-	str_lcpy(r->enh, enh, sizeof r->enh);
+	r->status = code[0];
+	str_lcpy(r->enh, code + 1, sizeof r->enh);
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(r->text, sizeof r->text, fmt, ap);
@@ -25,8 +25,7 @@ void dl_set(struct dl_result *r, char status, const char *enh, const char *fmt, 
 
 void dl_set_errno(struct dl_result *r, int err, const char *op, const char *path)
 {
-	const char *enh = err == ENOSPC ? "4.3.1" : err == EDQUOT ? "4.2.2" : "4.3.0";
-	dl_set(r, DL_DEFER, enh, "%s %s: %s", op, path, strerror(err));
+	dl_set(r, err == ENOSPC ? "d4.3.1" : err == EDQUOT ? "d4.2.2" : "d4.3.0", "%s %s: %s", op, path, strerror(err));
 }
 
 void dl_io(struct io *io, int fd, ssize_t (*w)(void *, const void *, size_t, int), void *ctx)

@@ -42,8 +42,8 @@ struct dl_target {
 	enum dl_kind kind;
 	char *text;
 	char *sender;   /* DK_REMOTE: envelope sender to use (owner-NAME), NULL: the original */
-	char status;    /* DK_ERROR: 'f' (permanent) or 'd' (temporary) */
-	char enh[8];    /* DK_ERROR: enhanced status code */
+	char status;    /* DK_ERROR: 'f' (permanent) or 'd' (temporary), DL_FAIL or DL_DEFER */
+	char enh[8];    /* DK_ERROR: enhanced status code (after status: both dl_set's code) */
 	/* DK_ERROR raised inside a user's .forward or include files: text may quote what root read
 	 * there, so reports use this instead (it names the file only); NULL: text is fit for one */
 	char *public_text;
@@ -72,7 +72,9 @@ struct dl_result {
 	char text[400];
 };
 
-void dl_set(struct dl_result *r, char status, const char *enh, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* code: the status letter, then the enhanced status code: "d4.3.0" is DL_DEFER and 4.3.0 (one
+ * argument fewer at every call). */
+void dl_set(struct dl_result *r, const char *code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Sets a deferral for a failed system call on path: ENOSPC → 4.3.1, EDQUOT → 4.2.2, anything
  * else 4.3.0; the text is "op path: strerror". */
 void dl_set_errno(struct dl_result *r, int err, const char *op, const char *path);

@@ -116,10 +116,9 @@ static void map_exit(int code, struct dl_result *r, const char *sep, const char 
 	    "\1165.3.5 configuration error\0" /* EX_CONFIG */
 	    "\1775.3.0 command not found\0" /* the shell's */
 	    "\0" "5.3.0 unknown error", (unsigned)code);
-	char enh[6];
-	memcpy(enh, t, 5);
-	enh[5] = 0;
-	dl_set(r, DL_FAIL, enh, "command exited %d (%s)%s%s", code, t + 6, sep, out);
+	char code_[7] = {DL_FAIL};
+	memcpy(code_ + 1, t, 5);
+	dl_set(r, code_, "command exited %d (%s)%s%s", code, t + 6, sep, out);
 }
 
 void dl_command(const char *cmd, const struct dl_user *u, char *const env[], const struct dl_msg *m,
@@ -214,24 +213,24 @@ void dl_command(const char *cmd, const struct dl_user *u, char *const env[], con
 	}
 	const char *sep = *c.keep ? ": " : ""; /* before what the command said */
 	if (c.timed_out && !done) {
-		dl_set(r, DL_DEFER, "4.3.0", "command timed out after %lds%s%s", timeout, sep, c.keep);
+		dl_set(r, "d4.3.0", "command timed out after %lds%s%s", timeout, sep, c.keep);
 		return;
 	}
 	if (WIFSIGNALED(st)) {
-		dl_set(r, DL_DEFER, "4.3.0", "command killed by signal %d%s%s", WTERMSIG(st), sep, c.keep);
+		dl_set(r, "d4.3.0", "command killed by signal %d%s%s", WTERMSIG(st), sep, c.keep);
 		return;
 	}
 	int code = WEXITSTATUS(st);
 	if (code == 0) {
 		if (wr < 0) { /* it exited 0, yet we could not hand it the message */
-			dl_set(r, DL_DEFER, "4.3.0", "writing to command: %s", strerror(wr_errno));
+			dl_set(r, "d4.3.0", "writing to command: %s", strerror(wr_errno));
 			return;
 		}
-		dl_set(r, DL_OK, "2.0.0", "delivered to command");
+		dl_set(r, "o2.0.0", "delivered to command");
 		return;
 	}
 	if (code == EX_TEMPFAIL) {
-		dl_set(r, DL_DEFER, "4.3.0", "command exited 75 (temporary failure)%s%s", sep, c.keep);
+		dl_set(r, "d4.3.0", "command exited 75 (temporary failure)%s%s", sep, c.keep);
 		return;
 	}
 	map_exit(code, r, sep, c.keep);

@@ -93,7 +93,7 @@ void dl_run_as(const struct dl_user *u, long extra_gid, long timeout, dl_child_f
 		struct dl_result res;
 		memset(&res, 0, sizeof res);
 		if (dl_become(u, extra_gid) < 0)
-			dl_set(&res, DL_DEFER, "4.3.0", "cannot switch to user %s (uid %ld): %s", u->name, (long)u->uid, strerror(errno));
+			dl_set(&res, "d4.3.0", "cannot switch to user %s (uid %ld): %s", u->name, (long)u->uid, strerror(errno));
 		else
 			fn(arg, &res);
 		ssize_t w = write(p[1], &res, sizeof res);
@@ -128,14 +128,14 @@ void dl_run_as(const struct dl_user *u, long extra_gid, long timeout, dl_child_f
 	r->died = 1;
 	if (timed_out) {
 		log_msg(LOG_WARNING, NULL, "delivery process %ld for %s timed out after %lds: killed", (long)pid, u->name, timeout);
-		dl_set(r, DL_DEFER, "4.3.0", "delivery as %s timed out after %lds (process killed)", u->name, timeout);
+		dl_set(r, "d4.3.0", "delivery as %s timed out after %lds (process killed)", u->name, timeout);
 		return;
 	}
 	if (got != sizeof *r || (r->status != DL_OK && r->status != DL_DEFER && r->status != DL_FAIL && r->status != DL_CREATE)) {
 		if (WIFSIGNALED(st))
-			dl_set(r, DL_DEFER, "4.3.0", "delivery process for %s killed by signal %d", u->name, WTERMSIG(st));
+			dl_set(r, "d4.3.0", "delivery process for %s killed by signal %d", u->name, WTERMSIG(st));
 		else
-			dl_set(r, DL_DEFER, "4.3.0", "delivery process for %s exited %d without a result", u->name,
+			dl_set(r, "d4.3.0", "delivery process for %s exited %d without a result", u->name,
 			       WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 		return;
 	}

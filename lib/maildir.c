@@ -24,7 +24,7 @@ static int make_dirs(char *p, size_t dl, struct dl_result *r)
 		}
 		fio_fsync_parent(p);
 	} else if (!S_ISDIR(st.st_mode)) {
-		dl_set(r, DL_DEFER, "4.2.0", "Maildir %s is not a directory", p);
+		dl_set(r, "d4.2.0", "Maildir %s is not a directory", p);
 		return -1;
 	}
 	static const char sub[][5] = {"/tmp", "/new", "/cur"};
@@ -64,7 +64,7 @@ void maildir_deliver(const char *dir, const char *host, const struct dl_msg *m, 
 	char p[4608], nw[sizeof p];
 	size_t dl = str_lcpy(p, dir, 4096);
 	if (dl >= 4096 - 100) {
-		dl_set(r, DL_FAIL, "5.3.5", "Maildir path too long");
+		dl_set(r, "f5.3.5", "Maildir path too long");
 		return;
 	}
 	while (dl > 1 && p[dl - 1] == '/')
@@ -125,5 +125,5 @@ void maildir_deliver(const char *dir, const char *host, const struct dl_msg *m, 
 		return;
 	}
 	p[dl] = 0;
-	dl_set(r, DL_OK, "2.0.0", "delivered to Maildir %s", p);
+	dl_set(r, "o2.0.0", "delivered to Maildir %s", p);
 }

@@ -113,7 +113,7 @@ static int dotlock_take(const char *lock, long long deadline, struct dl_result *
 			continue;
 		}
 		if (clock_mono_ms() >= deadline) {
-			dl_set(r, DL_DEFER, "4.2.0", "mailbox locked: %s exists", lock);
+			dl_set(r, "d4.2.0", "mailbox locked: %s exists", lock);
 			return -1;
 		}
 		nanosleep(&lock_poll, NULL);
@@ -131,7 +131,7 @@ static int fcntl_take(int fd, const char *path, long long deadline, struct dl_re
 			return -1;
 		}
 		if (clock_mono_ms() >= deadline) {
-			dl_set(r, DL_DEFER, "4.2.0", "mailbox locked: %s (fcntl lock held by another process)", path);
+			dl_set(r, "d4.2.0", "mailbox locked: %s (fcntl lock held by another process)", path);
 			return -1;
 		}
 		nanosleep(&lock_poll, NULL);
@@ -149,15 +149,15 @@ static int open_mailbox(const char *path, const struct mbox_opts *o, int *create
 		if (fd < 0 && errno == EEXIST)
 			fd = openat(AT_FDCWD, path, flags);
 		if (fd < 0 && (errno == EACCES || errno == EPERM)) {
-			dl_set(r, DL_CREATE, "4.2.0", "create %s: %s", path, strerror(errno));
+			dl_set(r, "c4.2.0", "create %s: %s", path, strerror(errno));
 			return -1;
 		}
 	}
 	if (fd < 0) {
 		if (errno == ELOOP)
-			dl_set(r, DL_DEFER, "4.2.0", "refusing mailbox %s: it is a symlink", path);
+			dl_set(r, "d4.2.0", "refusing mailbox %s: it is a symlink", path);
 		else if (errno == ENOENT)
-			dl_set(r, DL_DEFER, "4.2.0", "mailbox %s does not exist", path);
+			dl_set(r, "d4.2.0", "mailbox %s does not exist", path);
 		else
 			dl_set_errno(r, errno, "open", path);
 		return -1;
@@ -174,7 +174,7 @@ static int open_mailbox(const char *path, const struct mbox_opts *o, int *create
 		why = "it is owned by another user";
 	if (why) {
 		close(fd);
-		dl_set(r, DL_DEFER, "4.2.0", "refusing mailbox %s: %s", path, why);
+		dl_set(r, "d4.2.0", "refusing mailbox %s: %s", path, why);
 		return -1;
 	}
 	fcntl(fd, F_SETFL, O_WRONLY | O_APPEND);
@@ -185,7 +185,7 @@ void mbox_deliver(const char *path, const struct dl_msg *m, const struct mbox_op
 {
 	char lock[4200];
 	if (str_fmt(lock, sizeof lock, "%s.lock", path) < 0) {
-		dl_set(r, DL_FAIL, "5.3.5", "mailbox path too long: %s", path);
+		dl_set(r, "f5.3.5", "mailbox path too long: %s", path);
 		return;
 	}
 	long long deadline = clock_mono_ms() + (o->lock_timeout > 0 ? o->lock_timeout : 0) * 1000LL;
@@ -218,7 +218,7 @@ void mbox_deliver(const char *path, const struct dl_msg *m, const struct mbox_op
 	/* an append that a kill or a power cut left unfinished goes first */
 	off_t old = mbox_journal_recover(o->journal, fd, rfd, &st, path);
 	if (!m) {
-		dl_set(r, DL_OK, "2.0.0", "mailbox %s checked", path);
+		dl_set(r, "o2.0.0", "mailbox %s checked", path);
 		goto out;
 	}
 	/* the previous message must end with a blank line, or our From_ line is not a separator */
@@ -270,7 +270,7 @@ void mbox_deliver(const char *path, const struct dl_msg *m, const struct mbox_op
 		goto out;
 	}
 	mbox_journal_end(o->journal);
-	dl_set(r, DL_OK, "2.0.0", "delivered to mailbox %s", path);
+	dl_set(r, "o2.0.0", "delivered to mailbox %s", path);
 out:
 	if (rfd >= 0)
 		close(rfd);
@@ -285,7 +285,7 @@ void mbox_create(const char *path, uid_t uid, gid_t gid, struct dl_result *r)
 	int fd = openat(AT_FDCWD, path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		if (errno == EEXIST) {
-			dl_set(r, DL_OK, "2.0.0", "exists");
+			dl_set(r, "o2.0.0", "exists");
 			return;
 		}
 		dl_set_errno(r, errno, "create", path);
@@ -299,7 +299,7 @@ void mbox_create(const char *path, uid_t uid, gid_t gid, struct dl_result *r)
 		return;
 	}
 	close(fd);
-	dl_set(r, DL_OK, "2.0.0", "created");
+	dl_set(r, "o2.0.0", "created");
 }
 
 int mbox_unplant(const char *dir, const char *name, uid_t uid)
