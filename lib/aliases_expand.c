@@ -270,13 +270,8 @@ static int read_safe(const char *path, const struct dl_user *owner, int need_wor
 	if (!why) {
 		/* the same inode, opened for reading: through /proc when it is there (no window for a
 		 * swap), else by name again and compared */
-		char proc[64];
-		struct stat st2;
-		snprintf(proc, sizeof proc, "/proc/self/fd/%d", pfd);
-		fd = openat(AT_FDCWD, proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-		if (fd < 0 && errno == ENOENT)
-			fd = openat(AT_FDCWD, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-		if (fd < 0) {
+		fd = dl_reopen(pfd, path, st, 0);
+		if (fd == -1) {
 			int e = errno;
 			close(pfd);
 			if (e == EACCES) { /* read with a user's rights: a file she may not read */
@@ -286,7 +281,7 @@ static int read_safe(const char *path, const struct dl_user *owner, int need_wor
 			str_fmt(err, errlen, "cannot open %s: %s", path, strerror(e));
 			return -1;
 		}
-		if (fstat(fd, &st2) < 0 || st2.st_dev != st->st_dev || st2.st_ino != st->st_ino)
+		if (fd < 0)
 			why = "changed while it was opened";
 	}
 	close(pfd);

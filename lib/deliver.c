@@ -10,6 +10,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -195,6 +196,21 @@ void dl_env_clean(char *s)
 int dl_pipe(int p[2])
 {
 	return (int)syscall(SYS_pipe2, p, (long)O_CLOEXEC);
+}
+
+int dl_reopen(int fd, const char *path, const struct stat *st, int any)
+{
+	char proc[32];
+	struct stat st2;
+	snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+	int r = openat(AT_FDCWD, proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (r < 0 && (any || errno == ENOENT))
+		r = openat(AT_FDCWD, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (r >= 0 && (fstat(r, &st2) < 0 || st2.st_dev != st->st_dev || st2.st_ino != st->st_ino)) {
+		close(r);
+		r = -2;
+	}
+	return r;
 }
 
 void dl_close_from(int from)

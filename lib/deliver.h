@@ -121,6 +121,13 @@ void dl_env_clean(char *s);
  * not linked for its fallback to pipe and fcntl on older kernels. */
 int dl_pipe(int p[2]);
 
+/* The file of fd (st: its fstat) opened again for reading, never blocking (on a FIFO swapped in
+ * under the name): through /proc/self/fd when that is there, else by path without following a
+ * symlink (any != 0: also when the /proc open failed otherwise). Returns the descriptor; -1 with
+ * errno when the open failed; -2 when what it opened is not the same file. */
+struct stat;
+int dl_reopen(int fd, const char *path, const struct stat *st, int any);
+
 /* Closes every descriptor from `from` up (before exec). */
 void dl_close_from(int from);
 #endif

@@ -203,18 +203,9 @@ void mbox_deliver(const char *path, const struct dl_msg *m, const struct mbox_op
 		dl_set_errno(r, errno, "stat", path);
 		goto out;
 	}
-	/* the same inode for reading (fd is write-only): by /proc, else by name and compared,
-	 * never blocking on a FIFO swapped in under the name */
-	char proc[64];
-	struct stat rst;
-	snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
-	rfd = openat(AT_FDCWD, proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (rfd < 0)
-		rfd = openat(AT_FDCWD, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (rfd >= 0 && (fstat(rfd, &rst) < 0 || rst.st_dev != st.st_dev || rst.st_ino != st.st_ino)) {
-		close(rfd);
-		rfd = -1;
-	}
+	/* the same inode for reading (fd is write-only): by /proc, else by name and compared;
+	 * none (< 0) when that fails */
+	rfd = dl_reopen(fd, path, &st, 1);
 	/* an append that a kill or a power cut left unfinished goes first */
 	off_t old = mbox_journal_recover(o->journal, fd, rfd, &st, path);
 	if (!m) {
