@@ -283,25 +283,24 @@ static void child_maildir(void *arg, struct dl_result *r)
 static int maildir_path(const struct local *L, const struct dl_user *u, char *out, size_t size)
 {
 	const char *t = conf_str(&L->conf, CK_MAILDIR);
-	struct buf b;
-	buf_init(&b, size - 1);
-	int bad = 0;
-	if (t[0] == '~' && (t[1] == '/' || t[1] == 0))
-		bad |= buf_adds(&b, u->home), t++;
-	else if (t[0] != '/')
-		bad |= buf_adds(&b, u->home) | buf_addc(&b, '/');
+	/* the home directory first: "~/x" and "~" (the '~' taken), "x" (a '/' added), "/x" none */
+	if (str_fmt(out, size, t[0] == '~' && (t[1] == '/' || t[1] == 0) ? (t++, "%s") : t[0] != '/' ? "%s/" : "",
+	            u->home) < 0)
+		return -1;
+	size_t n = strlen(out);
 	for (; *t; t++) {
 		if (t[0] == '%' && t[1] == 'u') {
-			bad |= buf_adds(&b, u->name);
+			n += str_lcpy(out + n, u->name, size - n);
 			t++;
+		} else if (n + 1 < size) {
+			out[n++] = *t, out[n] = 0;
 		} else {
-			bad |= buf_addc(&b, *t);
+			return -1;
 		}
+		if (n >= size)
+			return -1;
 	}
-	if (!bad)
-		str_lcpy(out, b.p ? b.p : "", size);
-	buf_free(&b);
-	return bad ? -1 : 0;
+	return 0;
 }
 
 /* The mbox directory's group, when it is the Debian layout (group-writable, e.g. 2775
