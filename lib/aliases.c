@@ -214,29 +214,23 @@ static void finish_entry(struct pstate *s)
 		finding(s, line, "entry longer than %d bytes", ALIASES_ENTRY_MAX);
 		return;
 	}
-	if (*p == '"') {
-		for (p++; p < end && *p != '"'; p++) {
-			if (*p == '\\' && p + 1 < end)
-				p++;
-			if (n >= ALIASES_NAME_MAX) {
-				finding(s, line, "alias name longer than %d bytes", ALIASES_NAME_MAX);
-				return;
-			}
-			name[n++] = lower(*p);
+	/* a "quoted name" (backslash escapes) up to its quote, else up to ':' or a blank: one loop */
+	int quoted = *p == '"';
+	for (p += quoted; p < end && (quoted ? *p != '"' : *p != ':' && !is_space(*p) && *p != '\n'); p++) {
+		if (quoted && *p == '\\' && p + 1 < end)
+			p++;
+		if (n >= ALIASES_NAME_MAX) {
+			finding(s, line, "alias name longer than %d bytes", ALIASES_NAME_MAX);
+			return;
 		}
+		name[n++] = lower(*p);
+	}
+	if (quoted) {
 		if (p >= end) {
 			finding(s, line, "unterminated quoted name");
 			return;
 		}
 		p++;
-	} else {
-		for (; p < end && *p != ':' && !is_space(*p) && *p != '\n'; p++) {
-			if (n >= ALIASES_NAME_MAX) {
-				finding(s, line, "alias name longer than %d bytes", ALIASES_NAME_MAX);
-				return;
-			}
-			name[n++] = lower(*p);
-		}
 	}
 	name[n] = 0;
 	while (p < end && is_space(*p))
@@ -375,10 +369,10 @@ int aliases_load(struct aliases *a, const char *path, aliases_report_fn *report,
 		if (e == ENOENT)
 			return 0;
 		a->errors = 1;
-		str_fmt(a->first_error, sizeof a->first_error, "%s: %s", path,
-		        e == EFBIG ? "larger than the limit of 4 MiB" : strerror(e));
+		const char *why = e == EFBIG ? "larger than the limit of 4 MiB" : strerror(e);
+		str_fmt(a->first_error, sizeof a->first_error, "%s: %s", path, why);
 		if (report)
-			report(ctx, path, 0, e == EFBIG ? "larger than the limit of 4 MiB" : strerror(e));
+			report(ctx, path, 0, why);
 		return 1;
 	}
 	int r = aliases_parse(a, path, text, len, report, ctx);
