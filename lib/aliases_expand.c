@@ -384,6 +384,19 @@ static void user_delivery(struct xs *s, const struct dl_user *u, int forward, co
 	free(text);
 }
 
+/* The targets of an aliases file entry (or ROOT's, or the catch-all's), pushed on the stack:
+ * their |commands and /files run as the file's user (norun: the refusal when there is none). */
+static void walk_alias(struct xs *s, const char *rhs, const char *self, const char *owner, const char *what,
+                       const char *norun)
+{
+	struct src src = {s, s->cfg->alias_user, norun, self, owner, NULL}; /* refuse: read without priv only */
+	if (s->cfg->aliases_unsafe)
+		src.priv = NULL, src.refuse = "the aliases file is group or world writable";
+	walk(&src, rhs, strlen(rhs), 0, what);
+	pop(s);
+	s->out->aliased = 1;
+}
+
 /* A local name that is not (or no longer) an alias: a user, with +detail and catch-all. */
 static void local_user(struct xs *s, const char *name, const char *owner, int top, int forward)
 {
@@ -413,12 +426,7 @@ static void local_user(struct xs *s, const char *name, const char *owner, int to
 	}
 	const char *all = top && forward && s->cfg->aliases ? aliases_lookup(s->cfg->aliases, "*") : NULL;
 	if (all && push(s, 'a', "*") == 0) {
-		struct src src = {s, s->cfg->alias_user, NULL, NULL, owner, NULL};
-		if (s->cfg->aliases_unsafe)
-			src.priv = NULL, src.refuse = "the aliases file is group or world writable";
-		walk(&src, all, strlen(all), 0, "*");
-		pop(s);
-		s->out->aliased = 1;
+		walk_alias(s, all, NULL, owner, "*", NULL);
 		return;
 	}
 	add_error(s, 'f', "5.1.1", "unknown user: %s", name);
@@ -461,14 +469,7 @@ static void expand_local(struct xs *s, const char *name, const char *owner, int 
 	    aliases_lookup(s->cfg->aliases, ownbuf) &&
 	    str_fmt(ownbuf, sizeof ownbuf, "owner-%s@%s", lname, s->cfg->myhostname ? s->cfg->myhostname : "localhost") == 0)
 		owner = ownbuf;
-	struct src src = {s, s->cfg->alias_user, NULL, lname, owner, NULL};
-	if (!src.priv)
-		src.refuse = "no user to run it as (DEFAULT_USER)";
-	if (s->cfg->aliases_unsafe)
-		src.priv = NULL, src.refuse = "the aliases file is group or world writable";
-	walk(&src, rhs, strlen(rhs), 0, what);
-	pop(s);
-	s->out->aliased = 1;
+	walk_alias(s, rhs, lname, owner, what, "no user to run it as (DEFAULT_USER)");
 }
 
 static int on_target(void *ctx, enum alias_tkind kind, const char *text, size_t len)
