@@ -88,19 +88,20 @@ static const char *word(const char **p, size_t *len)
 	return s;
 }
 
-static int kw(const char *w, size_t len, const char *name, const char **val)
+/* Which of names (each NUL-ended, "" ends them) the parameter w (len bytes) is: its index, and
+ * *val, *vlen its value after '=' (NULL and 0 without one); -1 when none. */
+static int param(const char *w, size_t len, const char *names, const char **val, size_t *vlen)
 {
-	size_t n = strlen(name);
-	if (len < n || !str_ncaseeq(w, name, n))
-		return 0;
-	if (len == n) {
-		*val = NULL;
-		return 1;
+	for (int i = 0; *names; i++) {
+		size_t n = strlen(names);
+		if (len >= n && str_ncaseeq(w, names, n) && (len == n || w[n] == '=')) {
+			*val = len == n ? NULL : w + n + 1;
+			*vlen = len - n - (len != n);
+			return i;
+		}
+		names += n + 1;
 	}
-	if (w[n] != '=')
-		return 0;
-	*val = w + n + 1;
-	return 1;
+	return -1;
 }
 
 static int parse_digits(const char *p, size_t n, long long *out)
@@ -138,24 +139,25 @@ static void cmd_mail(struct smtpd *s, const char *arg)
 	size_t len;
 	while ((w = word(&p, &len))) {
 		const char *v;
+		size_t vl;
 		if (!s->esmtp)
 			return error(s, 555, "5.5.4 MAIL parameters need EHLO");
-		if (kw(w, len, "SIZE", &v) && v) {
-			if (parse_digits(v, len - 5, &m.size) < 0)
+		int k = param(w, len, "SIZE\0BODY\0RET\0ENVID\0SMTPUTF8\0", &v, &vl);
+		if (k == 0 && v) {
+			if (parse_digits(v, vl, &m.size) < 0)
 				return error(s, 501, "5.5.4 Bad SIZE value");
-		} else if (kw(w, len, "BODY", &v) && v) {
-			size_t vl = len - 5;
+		} else if (k == 1 && v) {
 			if (vl == 8 && str_ncaseeq(v, "8BITMIME", 8))
 				m.body8 = 1;
 			else if (!(vl == 4 && str_ncaseeq(v, "7BIT", 4)))
 				return error(s, 555, "5.5.4 Unsupported BODY type");
-		} else if (ENABLE_DSN && kw(w, len, "RET", &v) && v) {
-			if (!(m.ret = dsn_ret_parse(v, len - 4)))
+		} else if (ENABLE_DSN && k == 2 && v) {
+			if (!(m.ret = dsn_ret_parse(v, vl)))
 				return error(s, 501, "5.5.4 Bad RET value");
-		} else if (ENABLE_DSN && kw(w, len, "ENVID", &v) && v) {
-			if (xtext_decode(v, len - 6, m.envid, sizeof m.envid) <= 0)
+		} else if (ENABLE_DSN && k == 3 && v) {
+			if (xtext_decode(v, vl, m.envid, sizeof m.envid) <= 0)
 				return error(s, 501, "5.5.4 Bad ENVID value");
-		} else if (kw(w, len, "SMTPUTF8", &v) && !v) {
+		} else if (k == 4 && !v) {
 			m.smtputf8 = 1;
 		} else {
 			return error(s, 555, "5.5.4 Unsupported MAIL parameter");
@@ -191,16 +193,18 @@ static void cmd_rcpt(struct smtpd *s, const char *arg)
 	size_t len;
 	while ((w = word(&p, &len))) {
 		const char *v;
+		size_t vl;
 		if (!s->esmtp)
 			return error(s, 555, "5.5.4 RCPT parameters need EHLO");
-		if (ENABLE_DSN && kw(w, len, "NOTIFY", &v) && v) {
-			if (dsn_notify_parse(v, len - 7, &r.notify) < 0)
+		int k = ENABLE_DSN ? param(w, len, "NOTIFY\0ORCPT\0", &v, &vl) : -1;
+		if (k == 0 && v) {
+			if (dsn_notify_parse(v, vl, &r.notify) < 0)
 				return error(s, 501, "5.5.4 Bad NOTIFY value");
-		} else if (ENABLE_DSN && kw(w, len, "ORCPT", &v) && v) {
-			const char *semi = memchr(v, ';', len - 6);
+		} else if (k == 1 && v) {
+			const char *semi = memchr(v, ';', vl);
 			char dec[SMTPD_ORCPT_MAX + 1];
 			if (!semi || semi == v || (size_t)(semi - v) > 32 ||
-			    xtext_decode(semi + 1, len - 6 - (size_t)(semi - v) - 1, dec, sizeof dec) <= 0)
+			    xtext_decode(semi + 1, vl - (size_t)(semi - v) - 1, dec, sizeof dec) <= 0)
 				return error(s, 501, "5.5.4 Bad ORCPT value");
 			snprintf(r.orcpt, sizeof r.orcpt, "%.*s;%s", (int)(semi - v), v, dec);
 		} else {
