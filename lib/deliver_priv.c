@@ -90,14 +90,13 @@ void dl_run_as(const struct dl_user *u, long extra_gid, long timeout, dl_child_f
 		sigfillset(&all);
 		sigprocmask(SIG_BLOCK, &all, NULL);
 		signal(SIGXFSZ, SIG_IGN);
-		struct dl_result res;
-		memset(&res, 0, sizeof res);
+		/* the result in r, this process's copy (zeroed above) */
 		if (dl_become(u, extra_gid) < 0)
-			dl_set(&res, "d4.3.0", "cannot switch to user %s (uid %ld): %s", u->name, (long)u->uid, strerror(errno));
+			dl_set(r, "d4.3.0", "cannot switch to user %s (uid %ld): %s", u->name, (long)u->uid, strerror(errno));
 		else
-			fn(arg, &res);
-		ssize_t w = write(p[1], &res, sizeof res);
-		_exit(w == (ssize_t)sizeof res ? 0 : 1);
+			fn(arg, r);
+		ssize_t w = write(p[1], r, sizeof *r);
+		_exit(w == (ssize_t)sizeof *r ? 0 : 1);
 	}
 	close(p[1]);
 	size_t got = 0; /* r: zeroed above */
