@@ -31,7 +31,6 @@
 #include <fcntl.h>
 #include <pwd.h>
 #include <signal.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -383,8 +382,6 @@ __attribute__((noinline)) static void deliver_target(struct local *L, const stru
 		if (t->public_text) /* the full text, which may quote a user's file, is for the log */
 			log_msg(LOG_NOTICE, NULL, "to=<%s> %s: %s", m->rcpt, t->enh, t->text);
 		/* t->status ('d' or 'f', DL_DEFER or DL_FAIL) and t->enh are dl_set's code */
-		_Static_assert(offsetof(struct dl_target, enh) == offsetof(struct dl_target, status) + 1 &&
-		               DL_DEFER == 'd' && DL_FAIL == 'f', "dl_target: status, then enh");
 		dl_set(r, &t->status, "%s", t->public_text ? t->public_text : t->text);
 	} else if (k == DK_MAILBOX) {
 		a.path = path;

@@ -57,27 +57,30 @@ static int user_lookup(struct xs *s, const char *name, struct dl_user *u)
 	return fn(s->cfg->getpw_ctx, name, u);
 }
 
-static void add(struct xs *s, enum dl_kind kind, const char *text, size_t len, const struct dl_user *u,
-                const char *sender, char status, const char *enh)
+/* Adds a target; returns it, or NULL when nothing was added. A DK_ERROR target's status and
+ * enh are the caller's to set, unless status is set already (the list is full: that error). */
+static struct dl_target *add(struct xs *s, enum dl_kind kind, const char *text, size_t len, const struct dl_user *u,
+                             const char *sender)
 {
 	struct expansion *x = s->out;
 	if (s->oom || s->full)
-		return;
+		return NULL;
 	for (size_t i = 0; i < x->n; i++) /* the same delivery twice is done once */
 		if (x->t[i].kind == kind && strlen(x->t[i].text) == len && memcmp(x->t[i].text, text, len) == 0 &&
 		    (!u || x->t[i].user.uid == u->uid))
-			return;
+			return NULL;
+	const char *code = NULL;
 	if (x->n >= EXPAND_TARGETS_MAX) {
 		s->full = 1;
 		kind = DK_ERROR, text = "too many delivery targets", len = strlen(text);
-		status = 'f', enh = "5.3.4", u = NULL, sender = NULL;
+		code = "f5.3.4", u = NULL, sender = NULL;
 	}
 	if (x->n == x->cap) {
 		size_t cap = x->cap ? x->cap * 2 : 4;
 		struct dl_target *nt = realloc(x->t, cap * sizeof *nt);
 		if (!nt) {
 			s->oom = 1;
-			return;
+			return NULL;
 		}
 		x->t = nt;
 		x->cap = cap;
@@ -91,16 +94,16 @@ static void add(struct xs *s, enum dl_kind kind, const char *text, size_t len, c
 		free(t->text);
 		free(t->sender);
 		s->oom = 1;
-		return;
+		return NULL;
 	}
 	memcpy(t->text, text, len);
 	t->text[len] = 0;
 	if (u)
 		t->user = *u;
-	t->status = status;
-	if (enh)
-		str_lcpy(t->enh, enh, sizeof t->enh);
+	if (code) /* status, then enh (dl_set's code) */
+		memcpy(&t->status, code, 7);
 	x->n++;
+	return t;
 }
 
 static void add_error(struct xs *s, char status, const char *enh, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -111,13 +114,16 @@ static void add_error(struct xs *s, char status, const char *enh, const char *fm
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof text, fmt, ap);
 	va_end(ap);
-	size_t n = s->out->n;
-	add(s, DK_ERROR, text, strlen(text), NULL, NULL, status, enh);
-	if (s->udepth > 0 && s->out->n > n) {
+	struct dl_target *t = add(s, DK_ERROR, text, strlen(text), NULL, NULL);
+	if (t && !t->status) {
+		t->status = status;
+		str_lcpy(t->enh, enh, sizeof t->enh);
+	}
+	if (s->udepth > 0 && t) {
 		/* what a user's file says never goes into a report (a bounce to the sender) */
 		char pub[300];
 		str_fmt(pub, sizeof pub, "a target in %.200s could not be delivered (details in the mail log)", s->ufile);
-		if (!(s->out->t[n].public_text = strdup(pub)))
+		if (!(t->public_text = strdup(pub)))
 			s->oom = 1;
 	}
 }
@@ -341,7 +347,7 @@ static void walk(struct src *src, const char *text, size_t len, int lines, const
 
 static void mailbox(struct xs *s, const struct dl_user *u)
 {
-	add(s, DK_MAILBOX, u->name, strlen(u->name), u, NULL, 0, NULL);
+	add(s, DK_MAILBOX, u->name, strlen(u->name), u, NULL);
 }
 
 /* A user's mailbox, through ~/.forward when allowed. */
@@ -494,10 +500,7 @@ static int on_target(void *ctx, enum alias_tkind kind, const char *text, size_t 
 			          buf, src->refuse ? src->refuse : "no privileges");
 			return 0;
 		}
-		if (kind == AT_COMMAND)
-			add(s, DK_COMMAND, buf, len, src->priv, NULL, 0, NULL);
-		else
-			add(s, buf[len - 1] == '/' ? DK_MAILDIR : DK_FILE, buf, len, src->priv, NULL, 0, NULL);
+		add(s, kind == AT_COMMAND ? DK_COMMAND : buf[len - 1] == '/' ? DK_MAILDIR : DK_FILE, buf, len, src->priv, NULL);
 		return 0;
 	case AT_INCLUDE: {
 		if (push(s, 'i', buf) < 0)
@@ -554,7 +557,7 @@ static int on_target(void *ctx, enum alias_tkind kind, const char *text, size_t 
 	case AT_ADDR: {
 		char *at = strrchr(buf, '@');
 		if (at && !expand_domain_is_local(s->cfg, at + 1)) {
-			add(s, DK_REMOTE, buf, len, NULL, src->owner, 0, NULL);
+			add(s, DK_REMOTE, buf, len, NULL, src->owner);
 			return 0;
 		}
 		if (at)

@@ -64,6 +64,9 @@ struct dl_msg {
 /* DL_CREATE is internal to mbox delivery: the user may not create the mailbox, root must
  * create it empty first (the way dma's dma-mbox-create does). */
 enum { DL_OK = 'o', DL_DEFER = 'd', DL_FAIL = 'f', DL_CREATE = 'c' };
+/* a DK_ERROR target's status and enh, one after the other, are dl_set's code ("f5.1.1") */
+_Static_assert(offsetof(struct dl_target, enh) == offsetof(struct dl_target, status) + 1 && DL_DEFER == 'd' &&
+               DL_FAIL == 'f', "dl_target: status, then enh");
 
 struct dl_result {
 	char status;          /* DL_OK, DL_DEFER, DL_FAIL */
