@@ -150,15 +150,20 @@ void dl_command(const char *cmd, const struct dl_user *u, char *const env[], con
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		signal(SIGPIPE, SIG_DFL);
-		if (dl_become(u, -1) < 0) {
-			dprintf(2, "cannot switch to user %s: %s\n", u->name, strerror(errno));
-			_exit(EX_TEMPFAIL);
+		int switched = dl_become(u, -1) == 0;
+		if (switched) {
+			if (chdir(u->home) < 0 && chdir("/") < 0)
+				_exit(EX_TEMPFAIL);
+			char *const argv[] = {"sh", "-c", (char *)cmd, NULL};
+			execve("/bin/sh", argv, env);
 		}
-		if (chdir(u->home) < 0 && chdir("/") < 0)
-			_exit(EX_TEMPFAIL);
-		char *const argv[] = {"sh", "-c", (char *)cmd, NULL};
-		execve("/bin/sh", argv, env);
-		dprintf(2, "cannot run /bin/sh: %s\n", strerror(errno));
+		/* the complaint, the command's output: one snprintf and write (no dprintf linked) */
+		char msg[200];
+		int n = snprintf(msg, sizeof msg, "cannot %s%s: %s\n", switched ? "run " : "switch to user ",
+		                 switched ? "/bin/sh" : u->name, strerror(errno));
+		if (write(2, msg, (size_t)n) < 0) {
+			/* nowhere else to say it */
+		}
 		_exit(EX_TEMPFAIL);
 	}
 	close(in[0]);
