@@ -158,14 +158,12 @@ int aliases_targets(const char *text, size_t len, int lines, alias_target_fn *fn
 			break;
 		}
 		/* Quotes around a whole target only group it ("|cmd a, b"); quotes inside an
-		 * address are part of its local part and keep their meaning. */
-		if (quoted && !all_quoted) {
-			/* re-collect the raw text, quotes included: it is an address */
-			n = 0;
-			for (size_t j = start; j < i && n <= ALIASES_TARGET_MAX; j++)
-				tok[n++] = text[j];
-		}
-		rc = classify(tok, n, quoted, fn, ctx, err, errlen);
+		 * address are part of its local part and keep their meaning: then the raw text, quotes
+		 * included, is the target. */
+		const char *t = tok;
+		if (quoted && !all_quoted)
+			t = text + start, n = i - start;
+		rc = classify(t, n, quoted, fn, ctx, err, errlen);
 	}
 	free(tok);
 	return rc < 0 ? -1 : 0;

@@ -34,8 +34,8 @@ struct xs {
 	 * per user, not once per file: an expansion may read thousands) */
 	long gl_uid;                /* -1: none yet */
 	int gl_n;
-	gid_t gl[64];
 	char *stack[EXPAND_DEPTH_MAX + 1]; /* "a:name", "f:user", "i:path" being expanded */
+	gid_t gl[64];
 };
 
 /* Where a target list came from: it decides the privileges of its |command and /file targets
