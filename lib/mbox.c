@@ -212,20 +212,17 @@ void mbox_deliver(const char *path, const struct dl_msg *m, const struct mbox_op
 		dl_set(r, "o2.0.0", "mailbox %s checked", path);
 		goto out;
 	}
-	/* the previous message must end with a blank line, or our From_ line is not a separator */
-	char sep[4] = "", tail[2] = {'\n', '\n'};
+	/* the previous message must end with a blank line, or our From_ line is not a separator:
+	 * slen newlines before it */
+	char tail[2] = {'\n', '\n'}, from[MBOXJ_PREFIX_MAX + 1100];
+	size_t slen = 0;
+	from[0] = from[1] = '\n'; /* not "= {...}": that zeroes all of it */
 	if (old > 0) {
 		size_t k = old >= 2 ? 2 : 1;
 		if (rfd < 0 || pread(rfd, tail + 2 - k, k, old - (off_t)k) != (ssize_t)k)
 			tail[0] = tail[1] = '\n';
-		if (tail[1] != '\n')
-			str_lcpy(sep, "\n\n", sizeof sep);
-		else if (tail[0] != '\n')
-			str_lcpy(sep, "\n", sizeof sep);
+		slen = tail[1] != '\n' ? 2 : tail[0] != '\n';
 	}
-	char from[MBOXJ_PREFIX_MAX + 1100];
-	size_t slen = strlen(sep);
-	memcpy(from, sep, slen);
 	mbox_from_line(from + slen, sizeof from - slen, m->sender, m->now);
 	size_t flen = strlen(from);
 	int rd_fail = 0, e = 0;
