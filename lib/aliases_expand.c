@@ -592,16 +592,14 @@ int expand_recipient(const struct expand_cfg *cfg, const char *rcpt, struct expa
 	char local[ALIASES_NAME_MAX + 2];
 	const char *at = strrchr(rcpt, '@');
 	size_t n = at ? (size_t)(at - rcpt) : strlen(rcpt);
-	if (n > ALIASES_NAME_MAX) {
-		add_error(&s, 'f', "5.1.3", "local part longer than %d bytes", ALIASES_NAME_MAX);
-	} else {
-		memcpy(local, rcpt, n);
-		local[n] = 0;
-		if (memchr(local, '/', n))
-			add_error(&s, 'f', "5.1.1", "unknown user: %s", local);
-		else
-			expand_local(&s, local, NULL, 1);
-	}
+	if (n > ALIASES_NAME_MAX) /* one byte too many: expand_local refuses it */
+		n = ALIASES_NAME_MAX + 1;
+	memcpy(local, rcpt, n);
+	local[n] = 0;
+	if (n <= ALIASES_NAME_MAX && memchr(local, '/', n))
+		add_error(&s, 'f', "5.1.1", "unknown user: %s", local);
+	else
+		expand_local(&s, local, NULL, 1);
 	while (s.depth)
 		pop(&s);
 	if (s.oom) {
