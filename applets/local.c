@@ -60,7 +60,6 @@ struct local {
 	long lock_timeout, cmd_timeout;
 	long run_timeout;          /* a mailbox/file/Maildir process is killed after this */
 	int journal_dir;           /* SPOOL/mbox/: 0 not looked at yet, 1 usable, -1 not */
-	int al_loaded;
 	size_t ndt;
 	int dt_overflow;
 	long hops, hop_limit;     /* Received: fields of the message; HOPCOUNT_LIMIT */
@@ -110,16 +109,15 @@ static void aliases_refresh(struct local *L)
 	memset(&st, 0, sizeof st);
 	if (stat(path, &st) < 0 && errno != ENOENT)
 		log_msg(LOG_WARNING, NULL, "stat %s: %s", path, strerror(errno));
-	if (L->al_loaded && st.st_ino == L->al_st.st_ino && st.st_dev == L->al_st.st_dev &&
+	if (L->xc.aliases && st.st_ino == L->al_st.st_ino && st.st_dev == L->al_st.st_dev &&
 	    st.st_size == L->al_st.st_size && st.st_mtime == L->al_st.st_mtime && st.st_ctime == L->al_st.st_ctime)
 		return;
-	if (L->al_loaded)
+	if (L->xc.aliases) /* set once the file was read (loaded) */
 		aliases_free(&L->al);
 	aliases_load(&L->al, path, NULL, NULL);
 	if (L->al.errors)
 		log_msg(LOG_ERR, NULL, "aliases file has errors, local delivery deferred: %s", L->al.first_error);
 	L->al_st = st;
-	L->al_loaded = 1;
 	L->xc.aliases = &L->al;
 	L->xc.aliases_unsafe = st.st_ino && (st.st_mode & 022);
 	L->xc.alias_user = NULL;
@@ -666,7 +664,7 @@ int local_main(int argc, char **argv)
 			rc = ta_main_loop(&L->sp, "local", &ops, L, debug_id);
 		}
 	}
-	if (L->al_loaded)
+	if (L->xc.aliases)
 		aliases_free(&L->al);
 	conf_free(&L->conf);
 	free(L->copy_buf);
