@@ -89,14 +89,15 @@ static const char *word(const char **p, size_t *len)
 }
 
 /* Which of names (each NUL-ended, "" ends them) the parameter w (len bytes) is: its index, and
- * *val, *vlen its value after '=' (NULL and 0 without one); -1 when none. */
+ * *val, *vlen its value after '=' (NULL and 0 without one); -1 when none (NULL, 0). */
 static int param(const char *w, size_t len, const char *names, const char **val, size_t *vlen)
 {
+	*val = NULL, *vlen = 0;
 	for (int i = 0; *names; i++) {
 		size_t n = strlen(names);
 		if (len >= n && str_ncaseeq(w, names, n) && (len == n || w[n] == '=')) {
-			*val = len == n ? NULL : w + n + 1;
-			*vlen = len - n - (len != n);
+			if (len != n)
+				*val = w + n + 1, *vlen = len - n - 1;
 			return i;
 		}
 		names += n + 1;
@@ -196,11 +197,11 @@ static void cmd_rcpt(struct smtpd *s, const char *arg)
 		size_t vl;
 		if (!s->esmtp)
 			return error(s, 555, "5.5.4 RCPT parameters need EHLO");
-		int k = ENABLE_DSN ? param(w, len, "NOTIFY\0ORCPT\0", &v, &vl) : -1;
-		if (k == 0 && v) {
+		int k = param(w, len, "NOTIFY\0ORCPT\0", &v, &vl);
+		if (ENABLE_DSN && k == 0 && v) {
 			if (dsn_notify_parse(v, vl, &r.notify) < 0)
 				return error(s, 501, "5.5.4 Bad NOTIFY value");
-		} else if (k == 1 && v) {
+		} else if (ENABLE_DSN && k == 1 && v) {
 			const char *semi = memchr(v, ';', vl);
 			char dec[SMTPD_ORCPT_MAX + 1];
 			if (!semi || semi == v || (size_t)(semi - v) > 32 ||
