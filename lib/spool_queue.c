@@ -636,27 +636,32 @@ int spool_ctl_rebuild(const struct spool *sp, const char *id, char *err, size_t 
 		str_lcpy(err, "invalid message id", errlen);
 		return -1;
 	}
-	int fd = openat(AT_FDCWD, ctl, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "%s: %s", ctl, fd < 0 ? strerror(errno) : "not a regular file");
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
+	/* every failure: "where: why" at the one exit (why NULL: err is already written) */
+	const char *where = ctl, *why;
 	struct buf b;
 	buf_init(&b, SPOOL_CTL_MAX);
+	int fd = openat(AT_FDCWD, ctl, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	struct stat st;
+	if (fd < 0) {
+		why = strerror(errno);
+		goto fail;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		why = "not a regular file";
+		goto fail;
+	}
 	struct spool_msg m;
 	/* only a file that can be read and does not parse is damaged; a read error is not */
 	if ((unsigned long long)st.st_size <= SPOOL_CTL_MAX) {
 		size_t n = (size_t)st.st_size;
 		char *text = read_whole(fd, n, ctl, err, errlen);
+		why = NULL;
 		if (!text)
 			goto fail;
 		int ok = spool_msg_parse(text, n, 0, &m, perr, sizeof perr) == 0;
+		why = "out of memory";
 		if (!ok && errno == ENOMEM) {
 			free(text);
-			snprintf(err, errlen, "%s: out of memory", ctl);
 			goto fail;
 		}
 		if (ok) {
@@ -665,37 +670,38 @@ int spool_ctl_rebuild(const struct spool *sp, const char *id, char *err, size_t 
 		}
 		long v = first_line_version(text, n);
 		free(text);
-		if (ok || v > SPOOL_VERSION) {
-			snprintf(err, errlen, "%s: %s", ctl, ok ? "not damaged" : "written by a newer version: left alone");
+		why = ok ? "not damaged" : "written by a newer version: left alone";
+		if (ok || v > SPOOL_VERSION)
 			goto fail;
-		}
 	}
-	if (read_envelope(msg, &b) < 0) {
-		snprintf(err, errlen, "%s: no complete envelope block to rebuild from", msg);
+	where = msg;
+	why = "no complete envelope block to rebuild from";
+	if (read_envelope(msg, &b) < 0)
 		goto fail;
-	}
 	/* (an out-of-memory parse here refuses too: nothing has been written yet) */
-	if (spool_msg_parse(b.p, b.len, 1, &m, perr, sizeof perr) < 0) {
-		snprintf(err, errlen, "%s: %s", msg, perr);
+	why = perr;
+	if (spool_msg_parse(b.p, b.len, 1, &m, perr, sizeof perr) < 0)
 		goto fail;
-	}
 	int same = !strcmp(m.id, id);
 	spool_msg_free(&m);
-	if (!same) {
-		snprintf(err, errlen, "%s: id does not match the file name", msg);
+	why = "id does not match the file name";
+	if (!same)
 		goto fail;
-	}
 	/* in place: the due link is another name of this inode */
 	if (fio_pwrite_all(fd, b.p, b.len, 0, ctl) < 0 || ftruncate(fd, (off_t)b.len) < 0 || fio_fsync(fd, ctl) < 0) {
 		snprintf(err, errlen, "rewriting %s: %s", ctl, strerror(errno));
+		why = NULL;
 		goto fail;
 	}
 	buf_free(&b);
 	close(fd);
 	return 0;
 fail:
+	if (why)
+		snprintf(err, errlen, "%s: %s", where, why);
 	buf_free(&b);
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	return -1;
 }
 
