@@ -17,12 +17,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* SPOOL/sub into out (SPOOL_PATH_MAX bytes); str_fmt's result. */
-static int spool_sub(const struct spool *sp, const char *sub, char *out)
-{
-	return str_fmt(out, SPOOL_PATH_MAX, "%s/%s", sp->dir, sub);
-}
-
 int qctl_path_hold(const struct spool *sp, const char *id, char *out, size_t size)
 {
 	if (!spool_id_valid(id))

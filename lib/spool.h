@@ -130,6 +130,8 @@ long long spool_id_time(const char *id);
 int spool_path_ctl(const struct spool *sp, const char *id, char *out, size_t size);
 int spool_path_msg(const struct spool *sp, const char *id, char *out, size_t size);
 int spool_path_incoming(const struct spool *sp, const char *id, char *out, size_t size);
+/* SPOOL/sub into out (SPOOL_PATH_MAX bytes); str_fmt's result. */
+int spool_sub(const struct spool *sp, const char *sub, char *out);
 int spool_path_due(const struct spool *sp, const char *id, long long t, char *out, size_t size);
 
 /* ---- opening ---- */

@@ -73,6 +73,11 @@ int spool_path_msg(const struct spool *sp, const char *id, char *out, size_t siz
 	return queue_path(sp, id, out, size, 'd');
 }
 
+int spool_sub(const struct spool *sp, const char *sub, char *out)
+{
+	return str_fmt(out, SPOOL_PATH_MAX, "%s/%s", sp->dir, sub);
+}
+
 int spool_path_incoming(const struct spool *sp, const char *id, char *out, size_t size)
 {
 	if (!spool_id_valid(id))

@@ -19,7 +19,7 @@
 int spool_trigger_open(const struct spool *sp)
 {
 	char path[SPOOL_PATH_MAX];
-	if (str_fmt(path, sizeof path, "%s/trigger", sp->dir) < 0)
+	if (spool_sub(sp, "trigger", path) < 0)
 		return -1;
 	struct stat st;
 	if (lstat(path, &st) == 0 && !S_ISFIFO(st.st_mode) && !S_ISDIR(st.st_mode)) {
@@ -29,7 +29,7 @@ int spool_trigger_open(const struct spool *sp)
 		log_msg(LOG_WARNING, NULL, "%s is not a FIFO: replaced by one", path);
 		char inc[SPOOL_PATH_MAX];
 		struct stat ist;
-		if (unlink(path) == 0 && mkfifo(path, 0620) == 0 && str_fmt(inc, sizeof inc, "%s/incoming", sp->dir) == 0 &&
+		if (unlink(path) == 0 && mkfifo(path, 0620) == 0 && spool_sub(sp, "incoming", inc) == 0 &&
 		    stat(inc, &ist) == 0 && (chmod(path, 0620) < 0 || chown(path, (uid_t)-1, ist.st_gid) < 0))
 			log_msg(LOG_WARNING, NULL, "set mode/group of %s: %s", path, strerror(errno));
 	}
@@ -114,7 +114,7 @@ static int each_entry(const char *dir, const char *suffix, spool_each_fn *fn, vo
 int spool_incoming_each(const struct spool *sp, spool_each_fn *fn, void *ctx)
 {
 	char dir[SPOOL_PATH_MAX];
-	str_fmt(dir, sizeof dir, "%s/incoming", sp->dir);
+	spool_sub(sp, "incoming", dir);
 	return each_entry(dir, NULL, fn, ctx);
 }
 
@@ -404,7 +404,7 @@ int spool_sync_dirty(struct spool *sp)
 		sp->dirty_due[i] = 0;
 	}
 	if (sp->dirty_incoming) {
-		str_fmt(dir, sizeof dir, "%s/incoming", sp->dir);
+		spool_sub(sp, "incoming", dir);
 		r |= fio_fsync_dir(dir);
 		sp->dirty_incoming = 0;
 	}
@@ -441,7 +441,7 @@ static int cmp_ll(const void *a, const void *b)
 static long long *list_buckets(const struct spool *sp, size_t *n)
 {
 	char dir[SPOOL_PATH_MAX];
-	str_fmt(dir, sizeof dir, "%s/due", sp->dir);
+	spool_sub(sp, "due", dir);
 	*n = 0;
 	DIR *d = opendir(dir);
 	if (!d) {
