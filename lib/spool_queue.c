@@ -289,23 +289,17 @@ int spool_pickup_prepare(struct spool *sp, const char *id, long long *arrival, s
 		return -1;
 	}
 	struct spool_msg m;
-	int pr = spool_msg_parse(b.p, b.len, 1, &m, err, sizeof err);
+	int pr = spool_msg_parse(b.p, b.len, 1, &m, err, sizeof err), r = -1, h = hash_index(id);
+	/* (a failed parse leaves m empty: the exit's spool_msg_free does nothing with it) */
 	if (pr < 0 && errno == ENOMEM) {
 		log_msg(LOG_ERR, id, "%s: %s; picked up later", src, err);
-		close(src_fd);
-		buf_free(&b);
-		return -1;
+		goto out;
 	}
 	if (pr < 0 || strcmp(m.id, id) != 0) {
-		close(src_fd);
 		quarantine(sp, id, src, err[0] ? err : "id does not match the file name");
-		if (!err[0])
-			spool_msg_free(&m);
-		buf_free(&b);
-		return -1;
+		goto out;
 	}
 	*arrival = m.arrival;
-	int r = -1, h = hash_index(id);
 	if (!(sp->have_queue & (1UL << h))) {
 		if (ensure_dir_of(ctl) < 0)
 			goto out;
