@@ -27,8 +27,7 @@ struct lex {
 
 static int fail(struct lex *L, size_t at, const char *why)
 {
-	if (L->err && L->errlen)
-		snprintf(L->err, L->errlen, "column %zu: %s", at + 1, why);
+	snprintf(L->err, L->errlen, "column %zu: %s", at + 1, why);
 	return -1;
 }
 
@@ -580,8 +579,7 @@ int addr_utf8_valid(const unsigned char *s, size_t n)
 
 static int why(char *err, size_t errlen, const char *text)
 {
-	if (err && errlen)
-		snprintf(err, errlen, "%s", text);
+	str_lcpy(err, text, errlen);
 	return -1;
 }
 
