@@ -321,13 +321,9 @@ int qctl_apply_at(struct spool *sp, enum qctl_action a, const char *id, long lon
 		errno = EINVAL;
 		return -1;
 	}
-	switch (a) {
-	case QA_HOLD: return do_hold(sp, id, due);
-	case QA_RELEASE: return do_release(sp, id, now);
-	case QA_DELETE: return do_delete(sp, id, due);
-	case QA_RETRY: return do_retry(sp, id, now);
-	}
-	return -1;
+	/* by the enum's order; hold and delete take the due time, release and retry now */
+	static int (*const step[])(struct spool *, const char *, long long) = {do_hold, do_release, do_delete, do_retry};
+	return step[a](sp, id, a == QA_HOLD || a == QA_DELETE ? due : now);
 }
 
 const char *qctl_name(enum qctl_action a)
