@@ -33,14 +33,16 @@ int spool_trigger_open(const struct spool *sp)
 		    stat(inc, &ist) == 0 && (chmod(path, 0620) < 0 || chown(path, (uid_t)-1, ist.st_gid) < 0))
 			log_msg(LOG_WARNING, NULL, "set mode/group of %s: %s", path, strerror(errno));
 	}
-	if (mkfifo(path, 0620) < 0 && errno != EEXIST) {
-		log_syserr(NULL, "mkfifo", path, NULL);
-		return -1;
-	}
+	const char *op = "mkfifo";
+	int fd;
+	if (mkfifo(path, 0620) < 0 && errno != EEXIST)
+		goto fail;
 	/* O_RDWR keeps a writer open, so the FIFO never reports EOF between submits */
-	int fd = openat(AT_FDCWD, path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	op = "open";
+	fd = openat(AT_FDCWD, path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
-		log_syserr(NULL, "open", path, NULL);
+fail:
+		log_syserr(NULL, op, path, NULL);
 		return -1;
 	}
 	if (fstat(fd, &st) < 0 || !S_ISFIFO(st.st_mode)) {
