@@ -144,7 +144,8 @@ static int next(struct lex *L, struct token *t)
 	return fail(L, L->pos, "character not allowed in an address");
 }
 
-static int peek(struct lex *L, struct token *t)
+/* noinline: one copy, not one per caller (docs/size.md) */
+__attribute__((noinline)) static int peek(struct lex *L, struct token *t)
 {
 	size_t save = L->pos;
 	int r = next(L, t);
@@ -577,7 +578,8 @@ int addr_utf8_valid(const unsigned char *s, size_t n)
 	return 1;
 }
 
-static int why(char *err, size_t errlen, const char *text)
+/* noinline: one copy, not one per caller (docs/size.md) */
+__attribute__((noinline)) static int why(char *err, size_t errlen, const char *text)
 {
 	str_lcpy(err, text, errlen);
 	return -1;
