@@ -19,9 +19,7 @@
 
 int qctl_path_hold(const struct spool *sp, const char *id, char *out, size_t size)
 {
-	if (!spool_id_valid(id))
-		return -1;
-	return str_fmt(out, size, "%s/hold/%s", sp->dir, id);
+	return spool_path_in(sp, "hold", id, out, size);
 }
 
 int qctl_held(const struct spool *sp, const char *id)

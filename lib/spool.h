@@ -133,6 +133,8 @@ int spool_path_msg(const struct spool *sp, const char *id, char *out, size_t siz
 int spool_path_incoming(const struct spool *sp, const char *id, char *out, size_t size);
 /* SPOOL/sub into out (SPOOL_PATH_MAX bytes); str_fmt's result. */
 int spool_sub(const struct spool *sp, const char *sub, char *out);
+/* SPOOL/sub/id (incoming/, hold/): -1 for an invalid id, as the other path builders. */
+int spool_path_in(const struct spool *sp, const char *sub, const char *id, char *out, size_t size);
 int spool_path_due(const struct spool *sp, const char *id, long long t, char *out, size_t size);
 
 /* ---- opening ---- */
