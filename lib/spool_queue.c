@@ -193,7 +193,7 @@ static int link_due(struct spool *sp, const char *from, const char *to, long lon
 static void quarantine(const struct spool *sp, const char *id, const char *from, const char *why)
 {
 	char to[SPOOL_PATH_MAX];
-	str_fmt(to, sizeof to, "%s/corrupt/%s", sp->dir, id);
+	spool_path_in(sp, "corrupt", id, to, sizeof to); /* id: valid (its incoming/ path was made) */
 	ensure_dir_of(to);
 	if (rename(from, to) == 0)
 		log_msg(LOG_ERR, id, "unreadable message moved to %s: %s", to, why);
