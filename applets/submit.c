@@ -23,7 +23,6 @@
 #include "util.h"
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -449,8 +448,7 @@ static int setup(struct submit_ctx *x, const struct opts *o)
 		log_msg(LOG_NOTICE, NULL, "ignored option %s: spoolbox does not use it", o->ignored[i]);
 	if (priv.active) {
 		const char *sg = conf_str(&x->conf, CK_SUBMIT_GROUP);
-		struct group *g = getgrnam(sg);
-		if (!g || g->gr_gid != priv.group) {
+		if (spool_submit_gid(sg) != (long)priv.group) { /* -1: no such group */
 			log_msg(LOG_WARNING, NULL, "running setgid to gid %ld, which is not SUBMIT_GROUP=%s: privilege dropped",
 			        (long)priv.group, sg);
 			if (priv_drop() < 0)
@@ -512,8 +510,7 @@ int submit_open_spool(struct submit_ctx *x)
 	int root = x->ec.uid == 0, looked = 0;
 	if (root && str_fmt(in, sizeof in, "%s/incoming", dir) == 0 && !(looked = stat(in, &st) == 0) && errno == ENOENT) {
 		/* first use on a fresh system, before the scheduler ever ran */
-		struct group *g = getgrnam(conf_str(&x->conf, CK_SUBMIT_GROUP));
-		r = spool_open(&x->sp, dir, 1, g ? (long)g->gr_gid : -1);
+		r = spool_open(&x->sp, dir, 1, spool_submit_gid(conf_str(&x->conf, CK_SUBMIT_GROUP)));
 	} else {
 		/* incoming/ seen a moment ago: spool_open need not look again */
 		r = spool_open(&x->sp, dir, looked && S_ISDIR(st.st_mode) ? -1 : 0, -1);

@@ -27,8 +27,7 @@ struct lex {
 
 static int fail(struct lex *L, size_t at, const char *why)
 {
-	if (L->err && L->errlen)
-		snprintf(L->err, L->errlen, "column %zu: %s", at + 1, why);
+	snprintf(L->err, L->errlen, "column %zu: %s", at + 1, why);
 	return -1;
 }
 
@@ -145,7 +144,8 @@ static int next(struct lex *L, struct token *t)
 	return fail(L, L->pos, "character not allowed in an address");
 }
 
-static int peek(struct lex *L, struct token *t)
+/* noinline: one copy, not one per caller (docs/size.md) */
+__attribute__((noinline)) static int peek(struct lex *L, struct token *t)
 {
 	size_t save = L->pos;
 	int r = next(L, t);
@@ -578,10 +578,10 @@ int addr_utf8_valid(const unsigned char *s, size_t n)
 	return 1;
 }
 
-static int why(char *err, size_t errlen, const char *text)
+/* noinline: one copy, not one per caller (docs/size.md) */
+__attribute__((noinline)) static int why(char *err, size_t errlen, const char *text)
 {
-	if (err && errlen)
-		snprintf(err, errlen, "%s", text);
+	str_lcpy(err, text, errlen);
 	return -1;
 }
 

@@ -214,8 +214,7 @@ int hdr_reader_eof(struct hdr_reader *r)
 /* noinline: one copy, not one per caller (docs/size.md) */
 __attribute__((noinline)) static int say(char *err, size_t errlen, const char *fmt, size_t a)
 {
-	if (err && errlen)
-		snprintf(err, errlen, fmt, a);
+	snprintf(err, errlen, fmt, a);
 	return -1;
 }
 

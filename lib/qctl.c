@@ -17,17 +17,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* SPOOL/sub into out (SPOOL_PATH_MAX bytes); str_fmt's result. */
-static int spool_sub(const struct spool *sp, const char *sub, char *out)
-{
-	return str_fmt(out, SPOOL_PATH_MAX, "%s/%s", sp->dir, sub);
-}
-
 int qctl_path_hold(const struct spool *sp, const char *id, char *out, size_t size)
 {
-	if (!spool_id_valid(id))
-		return -1;
-	return str_fmt(out, size, "%s/hold/%s", sp->dir, id);
+	return spool_path_in(sp, "hold", id, out, size);
 }
 
 int qctl_held(const struct spool *sp, const char *id)
@@ -327,13 +319,9 @@ int qctl_apply_at(struct spool *sp, enum qctl_action a, const char *id, long lon
 		errno = EINVAL;
 		return -1;
 	}
-	switch (a) {
-	case QA_HOLD: return do_hold(sp, id, due);
-	case QA_RELEASE: return do_release(sp, id, now);
-	case QA_DELETE: return do_delete(sp, id, due);
-	case QA_RETRY: return do_retry(sp, id, now);
-	}
-	return -1;
+	/* by the enum's order; hold and delete take the due time, release and retry now */
+	static int (*const step[])(struct spool *, const char *, long long) = {do_hold, do_release, do_delete, do_retry};
+	return step[a](sp, id, a == QA_HOLD || a == QA_DELETE ? due : now);
 }
 
 const char *qctl_name(enum qctl_action a)

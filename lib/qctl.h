@@ -30,7 +30,8 @@ void qctl_unlock(struct qctl_lock *lk);
 /* The time in the name of the message's due link, 0 when it has none. */
 long long qctl_due_time(const struct spool *sp, const char *id);
 /* One action on one message, with the lock held (or by the scheduler for a trigger line, for
- * a message it does not have in memory). now is the time written for retry and release. */
+ * a message it does not have in memory). now is the time written for retry and release. a MUST
+ * be one of the four actions (as for qctl_name). */
 int qctl_apply(struct spool *sp, enum qctl_action a, const char *id, long long now);
 /* Users' runs of the queue (sendmail -q by anyone but root, issue 11 point 10): at most one per
  * QCTL_QRUN_INTERVAL seconds for all users together, counted by the time of SPOOL/tmp/.qrun

@@ -98,22 +98,23 @@ struct spool_msg {
 
 /* An open spool: the root directory and what pick-up touched (for batched directory fsyncs). */
 struct spool {
-	char dir[SPOOL_PATH_MAX - 64];
 	unsigned long dirty_queue;   /* bit h: queue/<h>/ needs fsync */
-	long long dirty_due[8];      /* due buckets needing fsync (0 = unused) */
-	int dirty_incoming;
 	unsigned long have_queue;    /* bit h: queue/<h>/ is known to exist (saves a mkdir) */
-	long long have_due[4];       /* due buckets known to exist, +1 (0 = unused) */
+	unsigned long have_qgid;     /* bit h: qgid[h] is the group files made in queue/<h>/ get */
+	int dirty_incoming;
 	/* The scheduler's pick-up sets defer_sync: the new control files are left open here, unsynced,
 	 * and spool_sync_dirty() makes them durable with the directories, after the jobs went out
 	 * (docs/spool.md 6); npending is at most SPOOL_PENDING_MAX (a full list is synced first). */
 	int defer_sync;
 	unsigned npending;
-	int pending_fd[SPOOL_PENDING_MAX];
-	char pending_id[SPOOL_PENDING_MAX][SPOOL_ID_MAX];
-	unsigned char pending_lent[SPOOL_PENDING_MAX]; /* 1: pending_fd[i] is lent (spool_pending_lend) */
-	unsigned long have_qgid;     /* bit h: qgid[h] is the group files made in queue/<h>/ get */
+	long long dirty_due[8];      /* due buckets needing fsync (0 = unused) */
+	long long have_due[4];       /* due buckets known to exist, +1 (0 = unused) */
 	gid_t qgid[36];
+	int pending_fd[SPOOL_PENDING_MAX];
+	unsigned char pending_lent[SPOOL_PENDING_MAX]; /* 1: pending_fd[i] is lent (spool_pending_lend) */
+	char pending_id[SPOOL_PENDING_MAX][SPOOL_ID_MAX];
+	/* the arrays after the scalars, the path last: one-byte displacements (docs/size.md) */
+	char dir[SPOOL_PATH_MAX - 64];
 };
 
 /* ---- ids and paths ---- */
@@ -130,6 +131,10 @@ long long spool_id_time(const char *id);
 int spool_path_ctl(const struct spool *sp, const char *id, char *out, size_t size);
 int spool_path_msg(const struct spool *sp, const char *id, char *out, size_t size);
 int spool_path_incoming(const struct spool *sp, const char *id, char *out, size_t size);
+/* SPOOL/sub into out (SPOOL_PATH_MAX bytes); str_fmt's result. */
+int spool_sub(const struct spool *sp, const char *sub, char *out);
+/* SPOOL/sub/id (incoming/, hold/): -1 for an invalid id, as the other path builders. */
+int spool_path_in(const struct spool *sp, const char *sub, const char *id, char *out, size_t size);
 int spool_path_due(const struct spool *sp, const char *id, long long t, char *out, size_t size);
 
 /* ---- opening ---- */

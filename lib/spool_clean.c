@@ -66,7 +66,7 @@ static void sweep(const char *dir, int links1, long long before, const char *wha
 static void clean_due(const struct spool *sp, unsigned *count)
 {
 	char top[SPOOL_PATH_MAX], dir[SPOOL_PATH_MAX];
-	str_fmt(top, sizeof top, "%s/due", sp->dir);
+	spool_sub(sp, "due", top);
 	DIR *d = opendir(top);
 	if (!d)
 		return;
@@ -79,7 +79,7 @@ static void clean_due(const struct spool *sp, unsigned *count)
 	}
 	closedir(d);
 	/* the hold index (docs/spool.md 12): a held message deleted by a crashed mailq */
-	if (str_fmt(dir, sizeof dir, "%s/hold", sp->dir) == 0)
+	if (spool_sub(sp, "hold", dir) == 0)
 		sweep(dir, 1, 0, "stale index entry", count);
 }
 
@@ -87,7 +87,7 @@ int spool_clean(struct spool *sp, long long now, long long max_age, struct spool
 {
 	struct spool_clean_counts c = {0, 0, 0};
 	char tmp[SPOOL_PATH_MAX];
-	if (str_fmt(tmp, sizeof tmp, "%s/tmp", sp->dir) == 0)
+	if (spool_sub(sp, "tmp", tmp) == 0)
 		sweep(tmp, 0, now - max_age, "abandoned temporary file", &c.tmp);
 	for (int h = 0; h < 36; h++)
 		clean_queue_dir(sp, spool_b36[h], &c.orphan_msg);

@@ -20,8 +20,7 @@ static int perr(struct pctx *c, const char *what)
 {
 	if (!strcmp(what, "out of memory"))
 		c->oom = 1;
-	if (c->errlen)
-		snprintf(c->err, c->errlen, "line %d: %s", c->line, c->oom ? "out of memory" : what);
+	snprintf(c->err, c->errlen, "line %d: %s", c->line, c->oom ? "out of memory" : what);
 	return -1;
 }
 

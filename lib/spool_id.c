@@ -73,11 +73,21 @@ int spool_path_msg(const struct spool *sp, const char *id, char *out, size_t siz
 	return queue_path(sp, id, out, size, 'd');
 }
 
-int spool_path_incoming(const struct spool *sp, const char *id, char *out, size_t size)
+int spool_sub(const struct spool *sp, const char *sub, char *out)
+{
+	return str_fmt(out, SPOOL_PATH_MAX, "%s/%s", sp->dir, sub);
+}
+
+int spool_path_in(const struct spool *sp, const char *sub, const char *id, char *out, size_t size)
 {
 	if (!spool_id_valid(id))
 		return -1;
-	return str_fmt(out, size, "%s/incoming/%s", sp->dir, id);
+	return str_fmt(out, size, "%s/%s/%s", sp->dir, sub, id);
+}
+
+int spool_path_incoming(const struct spool *sp, const char *id, char *out, size_t size)
+{
+	return spool_path_in(sp, "incoming", id, out, size);
 }
 
 int spool_path_due(const struct spool *sp, const char *id, long long t, char *out, size_t size)

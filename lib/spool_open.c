@@ -30,7 +30,7 @@ int spool_open(struct spool *sp, const char *dir, int create, long gid)
 		 * a restore) is put right; what cannot be is logged */
 		return spool_perm(dir, gid, 1, NULL, NULL) < 0 ? -1 : 0;
 	}
-	str_fmt(path, sizeof path, "%s/incoming", dir);
+	spool_sub(sp, "incoming", path);
 	struct stat st;
 	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		log_msg(LOG_ERR, NULL, "spool %s is not set up (%s: %s)", dir, path,

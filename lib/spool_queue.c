@@ -19,7 +19,7 @@
 int spool_trigger_open(const struct spool *sp)
 {
 	char path[SPOOL_PATH_MAX];
-	if (str_fmt(path, sizeof path, "%s/trigger", sp->dir) < 0)
+	if (spool_sub(sp, "trigger", path) < 0)
 		return -1;
 	struct stat st;
 	if (lstat(path, &st) == 0 && !S_ISFIFO(st.st_mode) && !S_ISDIR(st.st_mode)) {
@@ -29,18 +29,20 @@ int spool_trigger_open(const struct spool *sp)
 		log_msg(LOG_WARNING, NULL, "%s is not a FIFO: replaced by one", path);
 		char inc[SPOOL_PATH_MAX];
 		struct stat ist;
-		if (unlink(path) == 0 && mkfifo(path, 0620) == 0 && str_fmt(inc, sizeof inc, "%s/incoming", sp->dir) == 0 &&
+		if (unlink(path) == 0 && mkfifo(path, 0620) == 0 && spool_sub(sp, "incoming", inc) == 0 &&
 		    stat(inc, &ist) == 0 && (chmod(path, 0620) < 0 || chown(path, (uid_t)-1, ist.st_gid) < 0))
 			log_msg(LOG_WARNING, NULL, "set mode/group of %s: %s", path, strerror(errno));
 	}
-	if (mkfifo(path, 0620) < 0 && errno != EEXIST) {
-		log_syserr(NULL, "mkfifo", path, NULL);
-		return -1;
-	}
+	const char *op = "mkfifo";
+	int fd;
+	if (mkfifo(path, 0620) < 0 && errno != EEXIST)
+		goto fail;
 	/* O_RDWR keeps a writer open, so the FIFO never reports EOF between submits */
-	int fd = openat(AT_FDCWD, path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	op = "open";
+	fd = openat(AT_FDCWD, path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
-		log_syserr(NULL, "open", path, NULL);
+fail:
+		log_syserr(NULL, op, path, NULL);
 		return -1;
 	}
 	if (fstat(fd, &st) < 0 || !S_ISFIFO(st.st_mode)) {
@@ -114,7 +116,7 @@ static int each_entry(const char *dir, const char *suffix, spool_each_fn *fn, vo
 int spool_incoming_each(const struct spool *sp, spool_each_fn *fn, void *ctx)
 {
 	char dir[SPOOL_PATH_MAX];
-	str_fmt(dir, sizeof dir, "%s/incoming", sp->dir);
+	spool_sub(sp, "incoming", dir);
 	return each_entry(dir, NULL, fn, ctx);
 }
 
@@ -191,7 +193,7 @@ static int link_due(struct spool *sp, const char *from, const char *to, long lon
 static void quarantine(const struct spool *sp, const char *id, const char *from, const char *why)
 {
 	char to[SPOOL_PATH_MAX];
-	str_fmt(to, sizeof to, "%s/corrupt/%s", sp->dir, id);
+	spool_path_in(sp, "corrupt", id, to, sizeof to); /* id: valid (its incoming/ path was made) */
 	ensure_dir_of(to);
 	if (rename(from, to) == 0)
 		log_msg(LOG_ERR, id, "unreadable message moved to %s: %s", to, why);
@@ -289,23 +291,17 @@ int spool_pickup_prepare(struct spool *sp, const char *id, long long *arrival, s
 		return -1;
 	}
 	struct spool_msg m;
-	int pr = spool_msg_parse(b.p, b.len, 1, &m, err, sizeof err);
+	int pr = spool_msg_parse(b.p, b.len, 1, &m, err, sizeof err), r = -1, h = hash_index(id);
+	/* (a failed parse leaves m empty: the exit's spool_msg_free does nothing with it) */
 	if (pr < 0 && errno == ENOMEM) {
 		log_msg(LOG_ERR, id, "%s: %s; picked up later", src, err);
-		close(src_fd);
-		buf_free(&b);
-		return -1;
+		goto out;
 	}
 	if (pr < 0 || strcmp(m.id, id) != 0) {
-		close(src_fd);
 		quarantine(sp, id, src, err[0] ? err : "id does not match the file name");
-		if (!err[0])
-			spool_msg_free(&m);
-		buf_free(&b);
-		return -1;
+		goto out;
 	}
 	*arrival = m.arrival;
-	int r = -1, h = hash_index(id);
 	if (!(sp->have_queue & (1UL << h))) {
 		if (ensure_dir_of(ctl) < 0)
 			goto out;
@@ -404,7 +400,7 @@ int spool_sync_dirty(struct spool *sp)
 		sp->dirty_due[i] = 0;
 	}
 	if (sp->dirty_incoming) {
-		str_fmt(dir, sizeof dir, "%s/incoming", sp->dir);
+		spool_sub(sp, "incoming", dir);
 		r |= fio_fsync_dir(dir);
 		sp->dirty_incoming = 0;
 	}
@@ -441,7 +437,7 @@ static int cmp_ll(const void *a, const void *b)
 static long long *list_buckets(const struct spool *sp, size_t *n)
 {
 	char dir[SPOOL_PATH_MAX];
-	str_fmt(dir, sizeof dir, "%s/due", sp->dir);
+	spool_sub(sp, "due", dir);
 	*n = 0;
 	DIR *d = opendir(dir);
 	if (!d) {
@@ -636,27 +632,32 @@ int spool_ctl_rebuild(const struct spool *sp, const char *id, char *err, size_t 
 		str_lcpy(err, "invalid message id", errlen);
 		return -1;
 	}
-	int fd = openat(AT_FDCWD, ctl, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "%s: %s", ctl, fd < 0 ? strerror(errno) : "not a regular file");
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
+	/* every failure: "where: why" at the one exit (why NULL: err is already written) */
+	const char *where = ctl, *why;
 	struct buf b;
 	buf_init(&b, SPOOL_CTL_MAX);
+	int fd = openat(AT_FDCWD, ctl, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	struct stat st;
+	if (fd < 0) {
+		why = strerror(errno);
+		goto fail;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		why = "not a regular file";
+		goto fail;
+	}
 	struct spool_msg m;
 	/* only a file that can be read and does not parse is damaged; a read error is not */
 	if ((unsigned long long)st.st_size <= SPOOL_CTL_MAX) {
 		size_t n = (size_t)st.st_size;
 		char *text = read_whole(fd, n, ctl, err, errlen);
+		why = NULL;
 		if (!text)
 			goto fail;
 		int ok = spool_msg_parse(text, n, 0, &m, perr, sizeof perr) == 0;
+		why = "out of memory";
 		if (!ok && errno == ENOMEM) {
 			free(text);
-			snprintf(err, errlen, "%s: out of memory", ctl);
 			goto fail;
 		}
 		if (ok) {
@@ -665,37 +666,38 @@ int spool_ctl_rebuild(const struct spool *sp, const char *id, char *err, size_t 
 		}
 		long v = first_line_version(text, n);
 		free(text);
-		if (ok || v > SPOOL_VERSION) {
-			snprintf(err, errlen, "%s: %s", ctl, ok ? "not damaged" : "written by a newer version: left alone");
+		why = ok ? "not damaged" : "written by a newer version: left alone";
+		if (ok || v > SPOOL_VERSION)
 			goto fail;
-		}
 	}
-	if (read_envelope(msg, &b) < 0) {
-		snprintf(err, errlen, "%s: no complete envelope block to rebuild from", msg);
+	where = msg;
+	why = "no complete envelope block to rebuild from";
+	if (read_envelope(msg, &b) < 0)
 		goto fail;
-	}
 	/* (an out-of-memory parse here refuses too: nothing has been written yet) */
-	if (spool_msg_parse(b.p, b.len, 1, &m, perr, sizeof perr) < 0) {
-		snprintf(err, errlen, "%s: %s", msg, perr);
+	why = perr;
+	if (spool_msg_parse(b.p, b.len, 1, &m, perr, sizeof perr) < 0)
 		goto fail;
-	}
 	int same = !strcmp(m.id, id);
 	spool_msg_free(&m);
-	if (!same) {
-		snprintf(err, errlen, "%s: id does not match the file name", msg);
+	why = "id does not match the file name";
+	if (!same)
 		goto fail;
-	}
 	/* in place: the due link is another name of this inode */
 	if (fio_pwrite_all(fd, b.p, b.len, 0, ctl) < 0 || ftruncate(fd, (off_t)b.len) < 0 || fio_fsync(fd, ctl) < 0) {
 		snprintf(err, errlen, "rewriting %s: %s", ctl, strerror(errno));
+		why = NULL;
 		goto fail;
 	}
 	buf_free(&b);
 	close(fd);
 	return 0;
 fail:
+	if (why)
+		snprintf(err, errlen, "%s: %s", where, why);
 	buf_free(&b);
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	return -1;
 }
 
@@ -770,26 +772,26 @@ void spool_clean_copy(char *dst, size_t size, const char *src)
 	dst[o] = 0;
 }
 
-static int word_ok(const char *s)
+/* s when it is one word of printable ASCII, else "-". noinline: one copy for the three
+ * fields (docs/size.md) */
+__attribute__((noinline)) static const char *word_or_dash(const char *s)
 {
-	if (!*s)
-		return 0;
-	for (; *s; s++)
-		if ((unsigned char)*s <= ' ' || (unsigned char)*s >= 0x7f)
-			return 0;
-	return 1;
+	const char *p = s;
+	for (; *p; p++)
+		if ((unsigned char)*p <= ' ' || (unsigned char)*p >= 0x7f)
+			return "-";
+	return p == s ? "-" : s;
 }
 
 int spool_attempt_append_at(int fd, const struct spool_attempt *a, const char *path, off_t *end)
 {
 	char remote[3 * 256 + 4], text[SPOOL_TEXT_MAX + 1], line[SPOOL_LINE_MAX];
-	str_lcpy(remote, "-", sizeof remote); /* not "= "-"": that zeroes all of it */
-	if (a->remote && *a->remote && xtext_encode(a->remote, strnlen(a->remote, 255), remote, sizeof remote) < 0)
+	/* (a str_lcpy, not "= "-"": that zeroes all of it) */
+	if (!a->remote || !*a->remote || xtext_encode(a->remote, strnlen(a->remote, 255), remote, sizeof remote) < 0)
 		str_lcpy(remote, "-", sizeof remote);
 	spool_clean_copy(text, sizeof text, a->text);
-	const char *code = word_ok(a->code) ? a->code : "-", *action = word_ok(a->action) ? a->action : "-",
-	           *enh = word_ok(a->enh) ? a->enh : "-";
-	if (str_fmt(line, sizeof line, "A %d %lld %s %s %s %s %s", a->rcpt, a->time, code, action, enh, remote, text) < 0)
+	if (str_fmt(line, sizeof line, "A %d %lld %s %s %s %s %s", a->rcpt, a->time, word_or_dash(a->code),
+	            word_or_dash(a->action), word_or_dash(a->enh), remote, text) < 0)
 		return -1;
 	return spool_record_append_at(fd, line, path, end);
 }

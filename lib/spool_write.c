@@ -177,7 +177,7 @@ int spool_writer_commit(struct spool_writer *w)
 	}
 	w->fd = -1;
 	if (spool_path_incoming(w->sp, w->id, dst, sizeof dst) < 0 ||
-	    str_fmt(dir, sizeof dir, "%s/incoming", w->sp->dir) < 0)
+	    spool_sub(w->sp, "incoming", dir) < 0)
 		goto fail;
 	if (rename(w->tmppath, dst) < 0) {
 		log_syserr(w->id, "rename", w->tmppath, dst);
@@ -215,7 +215,7 @@ void spool_writer_abort(struct spool_writer *w)
 int spool_trigger_send(const struct spool *sp, const char *line)
 {
 	char path[SPOOL_PATH_MAX], msg[512];
-	if (str_fmt(path, sizeof path, "%s/trigger", sp->dir) < 0 || str_fmt(msg, sizeof msg, "%s\n", line) < 0) {
+	if (spool_sub(sp, "trigger", path) < 0 || str_fmt(msg, sizeof msg, "%s\n", line) < 0) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
