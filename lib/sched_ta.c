@@ -119,15 +119,9 @@ static int drop_to(const struct ta_ids *ids)
 	return 0;
 }
 
-static struct sta *sta_spawn(struct sched *s, struct thread *thr)
+/* key, argv and env: thread_key()'s for thr (staff() expanded them). */
+static struct sta *sta_spawn(struct sched *s, struct thread *thr, const char *key, char **argv, char **env)
 {
-	char key[KEY_MAX], abuf[SC_VALUE_MAX * 2 + 512];
-	char *argv[SC_ARGV_MAX + 1], *env[SC_ARGV_MAX + 1];
-	if (thread_key(s, thr, key, sizeof key, abuf, sizeof abuf, argv, env) < 0) {
-		log_msg(LOG_ERR, NULL, "%s/%s: the command does not expand: %s", thr->name, thr->host,
-		        thr->p.command ? thr->p.command : "(none)");
-		return NULL;
-	}
 	struct ta_ids ids;
 	char why[200];
 	if (resolve_ids(s, &thr->p, &ids, why, sizeof why) < 0) {
@@ -202,7 +196,7 @@ static struct sta *sta_spawn(struct sched *s, struct thread *thr)
 			msg[1] = strerror(errno);
 			msg[2] = msg[3] = "";
 		}
-		char line[sizeof abuf + 200];
+		char line[SC_VALUE_MAX * 2 + 712];
 		int n = snprintf(line, sizeof line, "spoolbox/scheduler: TA %s: %s%s%s%s\n", argv[0], msg[0], msg[1], msg[2],
 		                 msg[3]);
 		if (n > 0 && write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1) < 0) {
@@ -614,7 +608,7 @@ static void staff(struct sched *s, struct thread *thr)
 				close_oldest_idle(s);
 			return;
 		}
-		t = sta_spawn(s, thr);
+		t = sta_spawn(s, thr, key, argv, env);
 		if (!t) {
 			block_later(s, thr);
 			return;
