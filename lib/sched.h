@@ -103,7 +103,7 @@ struct sched {
 	int maxta_fd;                 /* maxta when the configuration says 0 */
 	unsigned gen;                 /* configuration generation: TAs of an older one take no new job */
 	int said_nopasswd;            /* logged once: user=root without /etc/passwd */
-	/* signals */
+	/* signals (in the order of sched_loop.c's handled[], which sets them by position) */
 	volatile sig_atomic_t sig_term, sig_quit, sig_hup, sig_usr1, sig_usr2, sig_alrm, sig_chld;
 	long long wall_mono;          /* real time minus monotonic time, to see the clock jump */
 	struct sched_mq *mq;          /* the live query socket (sched_mq.c), NULL = none */

@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,24 +26,26 @@
 
 static struct sched *sig_target;
 
+static const unsigned char handled[] = { /* (signal numbers fit a byte) */
+	SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM, SIGCHLD};
+
+/* handled[i] sets the i - 1-th of the flags sig_term ... sig_chld (INT counts as TERM): a table,
+ * not a switch */
+_Static_assert(offsetof(struct sched, sig_chld) == offsetof(struct sched, sig_term) + 6 * sizeof(sig_atomic_t),
+               "struct sched's signal flags follow handled[]");
 static void on_signal(int sig)
 {
 	struct sched *s = sig_target;
 	if (!s)
 		return;
-	switch (sig) {
-	case SIGTERM: case SIGINT: s->sig_term = s->sig_term < 2 ? s->sig_term + 1 : 2; break;
-	case SIGQUIT: s->sig_quit = 1; break;
-	case SIGHUP: s->sig_hup = 1; break;
-	case SIGUSR1: s->sig_usr1 = 1; break;
-	case SIGUSR2: s->sig_usr2 = 1; break;
-	case SIGALRM: s->sig_alrm = 1; break;
-	case SIGCHLD: s->sig_chld = 1; break;
-	}
+	for (unsigned i = 0; i < sizeof handled; i++)
+		if (handled[i] == sig) {
+			volatile sig_atomic_t *f = (volatile sig_atomic_t *)((char *)s + offsetof(struct sched, sig_term) +
+			                                                     (i ? i - 1 : 0) * sizeof *f);
+			*f = !(i & ~1u) && *f ? 2 : 1; /* a second TERM or INT: 2 */
+			return;
+		}
 }
-
-static const unsigned char handled[] = { /* (signal numbers fit a byte) */
-	SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM, SIGCHLD};
 
 void sched_log_report(void *ctx, const char *file, int line, const char *reason)
 {
