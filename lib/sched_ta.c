@@ -137,12 +137,13 @@ static struct sta *sta_spawn(struct sched *s, struct thread *thr, const char *ke
 	/* everything the parent needs, before the fork: out of memory is a start that failed, and
 	 * the thread's work is tried again later (staff blocks it), never an exit */
 	const char *base = strrchr(argv[0], '/');
-	struct sta *t = calloc(1, sizeof *t);
-	char *rbuf = malloc(STA_RBUF);
-	char *tkey = strdup(key), *targv0 = strdup(base ? base + 1 : argv[0]);
+	base = base ? base + 1 : argv[0];
+	/* the read buffer, key and name in the struct's allocation (one free) */
+	size_t kl = strlen(key) + 1, bl = strlen(base) + 1;
+	struct sta *t = calloc(1, sizeof *t + STA_RBUF + kl + bl);
 	struct sta_ack *acks = malloc(8 * sizeof *acks);
 	pid_t pid = -1;
-	if (!t || !rbuf || !tkey || !targv0 || !acks) {
+	if (!t || !acks) {
 		log_msg(LOG_ERR, NULL, "out of memory starting %s for %s/%s", argv[0], thr->name, thr->host);
 		goto undo;
 	}
@@ -158,9 +159,6 @@ static struct sta *sta_spawn(struct sched *s, struct thread *thr, const char *ke
 		log_syserr(NULL, "fork for", argv[0], NULL);
 	undo:
 		free(t);
-		free(rbuf);
-		free(tkey);
-		free(targv0);
 		free(acks);
 		close(sv[0]);
 		close(sv[1]);
@@ -212,12 +210,12 @@ static struct sta *sta_spawn(struct sched *s, struct thread *thr, const char *ke
 	t->xc = -1;
 	t->state = STA_STARTING;
 	t->ring = thr->ring;
-	t->key = tkey;
-	t->argv0 = targv0;
+	t->rbuf = (char *)(t + 1);
+	t->key = memcpy(t->rbuf + STA_RBUF, key, kl);
+	t->argv0 = memcpy(t->key + kl, base, bl);
 	t->since = s->now;
 	t->gen = s->gen;
 	t->idlemax = sched_idlemax(&thr->p);
-	t->rbuf = rbuf;
 	t->acks = acks;
 	t->ackcap = 8;
 	t->acks[t->nack++] = (struct sta_ack){NULL, 0, 0}; /* its first #hungry */
@@ -320,9 +318,6 @@ static void sta_free(struct sta *t)
 {
 	close(t->fd);
 	free(t->acks);
-	free(t->key);
-	free(t->argv0);
-	free(t->rbuf);
 	free(t);
 }
 
