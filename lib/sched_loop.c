@@ -586,18 +586,9 @@ int sched_run(struct sched *s)
 void sched_free(struct sched *s)
 {
 	sta_free_all(s);
-	/* the messages' thread references go with them; then the threads themselves */
-	for (struct qmsg *m = s->head; m; m = m->next)
-		for (unsigned i = 0; i < m->nrcpt; i++)
-			m->r[i].thr = NULL;
-	while (s->head) {
-		struct qmsg *m = s->head;
-		s->head = m->next;
-		if (m->fd >= 0)
-			close(m->fd);
-		free(m->r);
-		free(m);
-	}
+	/* the messages with their thread references (st_put frees none with jobs or agents
+	 * counted); then the threads themselves */
+	sq_free_all(s);
 	st_free_all(s);
 	free(s->hash);
 	free(s->thash);
