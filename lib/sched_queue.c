@@ -232,33 +232,11 @@ static int record_append(struct sched *s, struct qmsg *m, const char *line)
 	return 0;
 }
 
-/* A delay notice's recipient is back from the error channel: waiting as before (its next time
- * was kept), and the message's W record after the first final answer (the notice is durable
- * by then; a crash before the W is synced sends it again: a duplicate, never none). */
-static void delay_result(struct sched *s, struct qmsg *m, unsigned i, enum sched_outcome oc, const char *message,
-                         const char *word)
-{
-	struct qrcpt *r = &m->r[i];
-	r->tag = r->tries ? RT_DEFERRED : RT_NEW;
-	write_status(s, m, i);
-	if (oc != SO_DELIVERED && oc != SO_FAILED) {
-		m->warned = WARN_LATER;
-		log_msg(LOG_NOTICE, m->id, "rcpt %u: the error channel could not send the delay notice (%s); again "
-		        "after the next attempt", r->idx, message);
-		return;
-	}
-	if (m->warned != WARN_DONE) {
-		char line[40];
-		snprintf(line, sizeof line, "W %lld", s->now);
-		record_append(s, m, line);
-		m->warned = WARN_DONE;
-	}
-	int is_id = oc == SO_DELIVERED && spool_id_valid(word);
-	log_msg(LOG_INFO, m->id, "rcpt %u: delay %s%s", r->idx, is_id ? "notice sent as " : "notice handled: ", is_id ? word : message);
-}
-
 /* The error phase: a report from the error channel about a failed recipient (F), a delivered
- * one that wants a success notice (S), or a waiting one in a delay notice. */
+ * one that wants a success notice (S), or a waiting one in a delay notice. A delay notice's
+ * recipient is back waiting as before (its next time was kept), and the message's W record
+ * follows the first final answer (the notice is durable by then; a crash before the W is synced
+ * sends it again: a duplicate, never none). */
 static void error_result(struct sched *s, struct qmsg *m, unsigned i, enum sched_outcome oc, const char *message)
 {
 	struct qrcpt *r = &m->r[i];
@@ -271,14 +249,22 @@ static void error_result(struct sched *s, struct qmsg *m, unsigned i, enum sched
 		n++;
 	memcpy(word, message, n);
 	word[n] = 0;
+	int final = oc == SO_DELIVERED || oc == SO_FAILED;
+	int is_id = oc == SO_DELIVERED && spool_id_valid(word);
+	const char *what = delay ? "delay notice" : succ ? "success notice" : "failure";
+	char line[80];
 	if (delay) {
-		delay_result(s, m, i, oc, message, word);
-		return;
-	}
-	const char *what = succ ? "success notice" : "failure";
-	if (oc == SO_DELIVERED || oc == SO_FAILED) {
-		if (oc == SO_DELIVERED && spool_id_valid(word)) {
-			char line[80];
+		r->tag = r->tries ? RT_DEFERRED : RT_NEW;
+		write_status(s, m, i);
+		if (!final) {
+			m->warned = WARN_LATER;
+		} else if (m->warned != WARN_DONE) {
+			snprintf(line, sizeof line, "W %lld", s->now);
+			record_append(s, m, line);
+			m->warned = WARN_DONE;
+		}
+	} else if (final) {
+		if (is_id) {
 			snprintf(line, sizeof line, "B %lld %s", s->now, word);
 			record_append(s, m, line);
 		}
@@ -289,15 +275,18 @@ static void error_result(struct sched *s, struct qmsg *m, unsigned i, enum sched
 			r->next = s->now + 60;
 			return;
 		}
-		int is_id = oc == SO_DELIVERED && spool_id_valid(word);
-		log_msg(LOG_INFO, m->id, "rcpt %u: %s %s%s", r->idx, what, is_id ? "reported as " : "handled: ", is_id ? word : message);
 		rcpt_done(s, r);
 	} else {
 		r->tag = succ ? RT_SUCCESS : RT_FAILED;
 		r->next = s->now + (r->thr ? r->thr->p.interval : 60);
 		write_status(s, m, i);
-		log_msg(LOG_NOTICE, m->id, "rcpt %u: the error channel could not report the %s (%s); again later", r->idx, what, message);
 	}
+	if (final)
+		log_msg(LOG_INFO, m->id, "rcpt %u: %s %s%s", r->idx, what,
+		        is_id ? (delay ? "sent as " : "reported as ") : "handled: ", is_id ? word : message);
+	else
+		log_msg(LOG_NOTICE, m->id, "rcpt %u: the error channel could not %s the %s (%s); again %s", r->idx,
+		        delay ? "send" : "report", what, message, delay ? "after the next attempt" : "later");
 }
 
 /* Applies one result to recipient i: history record, then the status field, then memory. */
