@@ -92,15 +92,22 @@ static void stat_line(struct sched *s, const struct qmsg *m, const char *state, 
 		log_syserr(NULL, "statistics", "log", NULL);
 }
 
+/* 1 while a recipient of m is not done: in memory, or waiting on disk (a window, issue 14
+ * point 5). */
+static int undone(const struct qmsg *m)
+{
+	if (m->unread < m->nfile || m->evicted)
+		return 1; /* some wait on disk */
+	for (unsigned i = 0; i < m->nrcpt; i++)
+		if (m->r[i].tag != RT_DELIVERED && m->r[i].tag != RT_REPORTED)
+			return 1;
+	return 0;
+}
+
 /* 1 when every recipient is done and no job points at m: settle() removes it this turn. */
 static int finished(const struct qmsg *m)
 {
-	if (m->unread < m->nfile || m->evicted)
-		return 0; /* some wait on disk */
-	for (unsigned i = 0; i < m->nrcpt; i++)
-		if (m->r[i].tag != RT_DELIVERED && m->r[i].tag != RT_REPORTED)
-			return 0;
-	return m->jobs == 0;
+	return !undone(m) && m->jobs == 0;
 }
 
 /* Makes this turn's writes durable (fdatasync, unless PARAMmsgwriteasync) and closes the files.
@@ -366,10 +373,7 @@ static void apply_result(struct sched *s, struct qmsg *m, unsigned i, const char
 	 * (recover_outcome): the same end, one pwrite less (docs/spool.md 7, D2). Only the last
 	 * of the whole file: recipients still on disk or let go (a window, issue 14 point 5) keep
 	 * the file, and a refill must find this one done. */
-	unsigned left = m->unread < m->nfile || m->evicted;
-	for (unsigned k = 0; k < m->nrcpt; k++)
-		left += m->r[k].tag != RT_DELIVERED && m->r[k].tag != RT_REPORTED;
-	if (left)
+	if (undone(m))
 		write_status(s, m, i);
 	if (oc == SO_DEFERALL && thr && newtag == RT_DEFERRED)
 		st_block(s, thr, next);
