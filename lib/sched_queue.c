@@ -872,6 +872,21 @@ static int recover_outcome(struct sched *s, struct qmsg *m, unsigned i, char las
 	return 1;
 }
 
+#define FOREIGN_WHY 120
+
+/* Recipient i is T with a TA of an earlier scheduler (its jobseq: the last outcome on record, as
+ * take() found it): 1 when that TA is gone and nothing is on record, with the reason in why
+ * (FOREIGN_WHY bytes) for the caller to count the attempt lost; 0 when the TA lives, or its
+ * outcome was recovered. */
+static int foreign_lost(struct sched *s, struct qmsg *m, unsigned i, char *why)
+{
+	struct qrcpt *r = &m->r[i];
+	if (pid_is_ta(s, r->pid) || recover_outcome(s, m, i, (char)r->jobseq))
+		return 0;
+	snprintf(why, FOREIGN_WHY, "transport agent [%ld] of an earlier scheduler ended without a report", r->pid);
+	return 1;
+}
+
 /* 1 while a message in memory has a recipient in transit with a TA of an earlier scheduler: a
  * one-shot run waits for it (sq_timer_pass looks again) instead of leaving the message behind. */
 int sq_foreign_transit(const struct sched *s)
@@ -897,13 +912,9 @@ void sq_timer_pass(struct sched *s)
 		m->wake = 0;
 		for (unsigned i = 0; i < m->nrcpt; i++) {
 			struct qrcpt *r = &m->r[i];
-			if (r->tag == RT_TRANSIT && !(r->flags & RF_OURS) && !pid_is_ta(s, r->pid)) {
-				if (recover_outcome(s, m, i, (char)r->jobseq))
-					continue;
-				char why[120];
-				snprintf(why, sizeof why, "transport agent [%ld] of an earlier scheduler ended without a report", r->pid);
+			char why[FOREIGN_WHY];
+			if (r->tag == RT_TRANSIT && !(r->flags & RF_OURS) && foreign_lost(s, m, i, why))
 				lose(s, m, i, why);
-			}
 		}
 		sched_touch(s, m);
 	}
@@ -1031,11 +1042,9 @@ static void rcpt_state(struct sched *s, struct qmsg *m, unsigned i, long long du
 		if (r->next > at)
 			r->next = at;
 	}
-	char last = r->tag == RT_TRANSIT ? (char)r->jobseq : 0; /* as take() found it on record */
-	if (r->tag == RT_TRANSIT && !pid_is_ta(s, r->pid)) {
-		if (!recover_outcome(s, m, i, last)) {
-			char why[120];
-			snprintf(why, sizeof why, "transport agent [%ld] of an earlier scheduler ended without a report", r->pid);
+	char why[160];
+	if (r->tag == RT_TRANSIT) {
+		if (foreign_lost(s, m, i, why)) {
 			s->lost++;
 			write_attempt(s, m, i, "lost", "delayed", "4.0.0", NULL, why);
 			r->tag = RT_DEFERRED;
@@ -1044,10 +1053,7 @@ static void rcpt_state(struct sched *s, struct qmsg *m, unsigned i, long long du
 			write_status(s, m, i);
 			log_msg(LOG_NOTICE, m->id, "rcpt %u: %s", r->idx, why);
 		}
-	} else if (r->tag == RT_TRANSIT) {
-		r->jobseq = (unsigned char)last; /* for sq_timer_pass, when that TA is gone */
 	} else if ((r->tag == RT_NEW || r->tag == RT_DEFERRED) && sched_expired(&r->thr->p, m->arrival, m->tried, s->now, 0)) {
-		char why[160];
 		snprintf(why, sizeof why, "expired: undeliverable for %llds (expiry %llds + expiry2 %llds)",
 		         s->now - m->arrival, r->thr->p.expiry, r->thr->p.expiry2);
 		if (write_attempt(s, m, i, "error", "failed", "4.4.7", NULL, why) == 0) {
