@@ -86,8 +86,8 @@ static void stat_line(struct sched *s, const struct qmsg *m, const char *state, 
 	long long made = spool_id_time(m->id);
 	long long dt1 = made >= 0 && m->arrival >= made ? m->arrival - made : 0;
 	char line[600];
-	int n = snprintf(line, sizeof line, "%s %lld %lld %s %s/%s\n", m->id, dt1, s->now - m->arrival, state,
-	                 t ? t->name : "-", t ? t->host : "-");
+	int n = snprintf(line, sizeof line, "%s %lld %lld %s %s/%s\n", m->id, dt1, s->now - m->arrival, state, t->name,
+	                 t->host);
 	if (n > 0 && n < (int)sizeof line && write(s->stats_fd, line, (size_t)n) < 0)
 		log_syserr(NULL, "statistics", "log", NULL);
 }
@@ -221,14 +221,6 @@ static void rcpt_done(struct sched *s, struct qrcpt *r)
 	r->thr = NULL;
 }
 
-static const char *thr_desc(const struct thread *t, char *buf, size_t size)
-{
-	if (!t)
-		return "-";
-	snprintf(buf, size, "%s/%s", t->name, t->host);
-	return buf;
-}
-
 static int record_append(struct sched *s, struct qmsg *m, const char *line)
 {
 	char path[SPOOL_PATH_MAX];
@@ -285,7 +277,7 @@ static void error_result(struct sched *s, struct qmsg *m, unsigned i, enum sched
 		rcpt_done(s, r);
 	} else {
 		r->tag = succ ? RT_SUCCESS : RT_FAILED;
-		r->next = s->now + (r->thr ? r->thr->p.interval : 60);
+		r->next = s->now + r->thr->p.interval; /* T in the error thread */
 		write_status(s, m, i);
 	}
 	if (final)
@@ -296,7 +288,9 @@ static void error_result(struct sched *s, struct qmsg *m, unsigned i, enum sched
 		        delay ? "send" : "report", what, message, delay ? "after the next attempt" : "later");
 }
 
-/* Applies one result to recipient i: history record, then the status field, then memory. */
+/* Applies one result to recipient i: history record, then the status field, then memory. Its
+ * recipient is T, queued or being queued, so it has a thread (r->thr is NULL only once it is
+ * done, D or X, and take_one() reads none in without one). */
 static void apply_result(struct sched *s, struct qmsg *m, unsigned i, const char *status, const char *action,
                          const char *enh, const char *remote, const char *text, const char *message,
                          const char *final)
@@ -308,10 +302,7 @@ static void apply_result(struct sched *s, struct qmsg *m, unsigned i, const char
 		error_result(s, m, i, oc, message);
 		return;
 	}
-	struct sc_params def;
-	const struct sc_params *p = thr ? &thr->p : (sc_params_default(&def), &def);
-	char tb[300];
-	const char *where = thr_desc(thr, tb, sizeof tb);
+	const struct sc_params *p = &thr->p;
 	char newtag;
 	long long next = s->now;
 	switch (oc) {
@@ -375,7 +366,7 @@ static void apply_result(struct sched *s, struct qmsg *m, unsigned i, const char
 	 * the file, and a refill must find this one done. */
 	if (undone(m))
 		write_status(s, m, i);
-	if (oc == SO_DEFERALL && thr && newtag == RT_DEFERRED)
+	if (oc == SO_DEFERALL && newtag == RT_DEFERRED)
 		st_block(s, thr, next);
 	/* one log line of the outcome, then the statistics line */
 	const char *fin = final && *final ? final : "", *state = "ok";
@@ -403,7 +394,7 @@ static void apply_result(struct sched *s, struct qmsg *m, unsigned i, const char
 		snprintf(tail, sizeof tail, "; next attempt in %llds", next - s->now);
 		break;
 	}
-	log_msg(level, m->id, "rcpt %u %s %s: %s %s %s%s", r->idx, fin, where, status, enh, text, tail);
+	log_msg(level, m->id, "rcpt %u %s %s/%s: %s %s %s%s", r->idx, fin, thr->name, thr->host, status, enh, text, tail);
 	if (state)
 		stat_line(s, m, state, thr);
 	if (newtag == RT_DELIVERED)
