@@ -952,6 +952,13 @@ static void look_later(struct sched *s, const char *id, long long due, long long
 		earliest(&s->disk_next, s->now + secs);
 }
 
+/* The same for a message that could not be loaded, said why (what, then detail) at LOG_ERR. */
+static void not_now(struct sched *s, const char *id, long long due, int secs, const char *what, const char *detail)
+{
+	log_msg(LOG_ERR, id, "%s%s; looked at again in %ds", what, detail, secs);
+	look_later(s, id, due, secs);
+}
+
 /* Loads message id into memory. given != NULL: its envelope as pick-up just wrote it (taken
  * over, the control file is not read back); else the control file is read. */
 static int load(struct sched *s, const char *id, long long due, struct spool_msg *given)
@@ -986,8 +993,7 @@ static int load(struct sched *s, const char *id, long long due, struct spool_msg
 	int lr = spool_ctl_load(&s->sp, id, 0, &sm, &fd, err, sizeof err);
 	if (lr < 0 && errno == ENOMEM) {
 		/* memory, not damage: soon again, and never rebuilt */
-		log_msg(LOG_ERR, id, "out of memory loading the control file; looked at again in %ds", NOMEM_RETRY);
-		look_later(s, id, due, NOMEM_RETRY);
+		not_now(s, id, due, NOMEM_RETRY, "out of memory loading the control file", "");
 		return -1;
 	}
 	if (lr < 0) {
@@ -1000,8 +1006,7 @@ static int load(struct sched *s, const char *id, long long due, struct spool_msg
 		}
 	}
 	if (lr < 0) {
-		log_msg(LOG_ERR, id, "cannot load the control file: %s; looked at again in %ds", err, BADLOAD_RETRY);
-		look_later(s, id, due, BADLOAD_RETRY);
+		not_now(s, id, due, BADLOAD_RETRY, "cannot load the control file: ", err);
 		return -1;
 	}
 	return load_msg(s, id, due, &sm, fd);
@@ -1366,11 +1371,10 @@ static int load_msg(struct sched *s, const char *id, long long due, struct spool
 	sched_touch(s, m);
 	return 0;
 nomem:
-	log_msg(LOG_ERR, id, "out of memory loading the message; looked at again in %ds", NOMEM_RETRY);
 	spool_msg_free(&sm);
 	if (fd >= 0)
 		close(fd);
-	look_later(s, id, due, NOMEM_RETRY);
+	not_now(s, id, due, NOMEM_RETRY, "out of memory loading the message", "");
 	return -1;
 }
 
