@@ -589,7 +589,8 @@ static void delay_notice(struct sched *s, struct qmsg *m)
 				cap = c;
 		}
 	}
-	if (!want || sched_tried_add(m->tried, m->seen, s->now, cap) < s->o.delay_warn)
+	long long tried = sched_tried_add(m->tried, m->seen, s->now, cap);
+	if (!want || tried < s->o.delay_warn)
 		return;
 	struct thread *et = st_get(s, "error", SPOOL_ANY_HOST, 1);
 	if (!et)
@@ -601,7 +602,7 @@ static void delay_notice(struct sched *s, struct qmsg *m)
 				r->flags |= RF_QUEUED | RF_DELAYQ;
 		}
 		log_msg(LOG_INFO, m->id, "%u recipient%s still waiting after %llds of trying: delay notice", want,
-		        want == 1 ? "" : "s", sched_tried_add(m->tried, m->seen, s->now, cap));
+		        want == 1 ? "" : "s", tried);
 	}
 	st_put(s, et); /* the job keeps the thread (st_put frees none with ready jobs) */
 }
