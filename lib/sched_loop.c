@@ -136,9 +136,7 @@ static void reload(struct sched *s)
 	sx_reload(s, &old);
 	schedconf_free(&old);
 	s->gen++;
-	for (struct sta *t = s->tas; t; t = t->next)
-		if (t->state == STA_IDLE)
-			sta_close(t);
+	sta_close_all(s, 0); /* the idle ones */
 	log_msg(LOG_INFO, NULL, "reload: %s read (%zu clauses)", s->conf.file, s->conf.n);
 }
 
