@@ -471,26 +471,14 @@ int sq_claim(struct sched *s, struct thread *thr, struct qmsg *m, long pid, uint
 			s->mem_wake = s->now;
 		return -1;
 	}
-	for (unsigned i = 0; i < m->nrcpt; i++) {
-		const struct qrcpt *r = &m->r[i];
-		if (!st_has(r, thr))
-			continue;
-		/* one job at a time per message and thread: a TA reads every T recipient of its pid */
-		if (r->tag == RT_TRANSIT && (r->flags & RF_OURS))
+	/* one job at a time per message and thread: a TA reads every T recipient of its pid */
+	for (unsigned i = 0; i < m->nrcpt; i++)
+		if (st_has(&m->r[i], thr) && m->r[i].tag == RT_TRANSIT && (m->r[i].flags & RF_OURS))
 			return 0;
-		if (r->flags & RF_QUEUED)
-			n++;
-	}
-	if (n == 0) {
-		m->jobs--;
-		sched_touch(s, m);
-		return -1;
-	}
 	unsigned char was_dirty = m->dirty;
 	/* maxrcpt (Courier's MAXRCPT): at most that many per job; the rest stay queued in a job of
 	 * their own behind this one. Not for the error thread: its job is the message's one report. */
 	unsigned max = thr->p.maxrcpt > 0 && !thr->is_error ? (unsigned)thr->p.maxrcpt : UINT_MAX, rest = 0;
-	n = 0;
 	for (unsigned i = 0; i < m->nrcpt; i++) {
 		struct qrcpt *r = &m->r[i];
 		if (!st_has(r, thr) || !(r->flags & RF_QUEUED))
@@ -525,7 +513,7 @@ int sq_claim(struct sched *s, struct thread *thr, struct qmsg *m, long pid, uint
 				m->r[i].flags &= (unsigned char)~RF_QUEUED;
 		sched_touch(s, m);
 	}
-	if (n == 0) {
+	if (n == 0) { /* none was queued, or none could be written */
 		m->jobs--;
 		sched_touch(s, m);
 		return -1;
