@@ -930,7 +930,7 @@ static int msg_file_present(struct sched *s, const char *id)
 	return -1;
 }
 
-static int load_msg(struct sched *s, const char *id, long long due, struct spool_msg *smp, int fd);
+static int load_msg(struct sched *s, const char *id, long long due, struct spool_msg *sm, int fd);
 
 /* A message that could not be loaded now: its due link moves `secs` ahead, and the due index is
  * read again then. */
@@ -956,10 +956,9 @@ static int load(struct sched *s, const char *id, long long due, struct spool_msg
 	int fd = -1;
 	char err[256];
 	if (given) {
-		sm = *given;
-		memset(given, 0, sizeof *given);
-		off_t end = sm.env_end; /* the new control file is the envelope block, no more */
-		if (load_msg(s, id, due, &sm, fd) < 0)
+		/* taken over: load_msg frees it (spool_msg_free leaves it empty for the caller's) */
+		off_t end = given->env_end; /* the new control file is the envelope block, no more */
+		if (load_msg(s, id, due, given, fd) < 0)
 			return -1;
 		struct qmsg *m = sq_find(s, id);
 		if (m && m->fd < 0) {
@@ -1315,13 +1314,12 @@ static int take(struct sched *s, struct qmsg *m, const struct spool_msg *sm)
 
 /* The in-memory message from its parsed control file sm (freed here, and fd closed): its first
  * batch of recipients. */
-static int load_msg(struct sched *s, const char *id, long long due, struct spool_msg *smp, int fd)
+static int load_msg(struct sched *s, const char *id, long long due, struct spool_msg *sm, int fd)
 {
-	struct spool_msg sm = *smp;
 	struct qmsg *m = NULL;
-	if (sm.nrcpt == 0 || sm.nrcpt > SPOOL_RCPT_MAX) {
-		log_msg(LOG_ERR, id, "control file with %zu recipients; looked at again in %ds", sm.nrcpt, BADLOAD_RETRY);
-		spool_msg_free(&sm);
+	if (sm->nrcpt == 0 || sm->nrcpt > SPOOL_RCPT_MAX) {
+		log_msg(LOG_ERR, id, "control file with %zu recipients; looked at again in %ds", sm->nrcpt, BADLOAD_RETRY);
+		spool_msg_free(sm);
 		if (fd >= 0)
 			close(fd);
 		look_later(s, id, due, BADLOAD_RETRY);
@@ -1331,10 +1329,10 @@ static int load_msg(struct sched *s, const char *id, long long due, struct spool
 	if (!m)
 		goto nomem;
 	str_lcpy(m->id, id, sizeof m->id);
-	m->nfile = (unsigned)sm.nrcpt;
+	m->nfile = (unsigned)sm->nrcpt;
 	m->pool.first = 1;
-	m->arrival = sm.arrival;
-	m->warned = sm.warned > 0 ? WARN_DONE : WARN_NOT_YET;
+	m->arrival = sm->arrival;
+	m->warned = sm->warned > 0 ? WARN_DONE : WARN_NOT_YET;
 	m->due = due;
 	m->fd = -1;
 	unsigned h = hash_id(id) & s->hmask;
@@ -1345,22 +1343,22 @@ static int load_msg(struct sched *s, const char *id, long long due, struct spool
 		s->head->prev = m;
 	s->head = m;
 	s->count++;
-	m->notices = sm.sender && *sm.sender;
-	if (take(s, m, &sm) < 0) {
+	m->notices = sm->sender && *sm->sender;
+	if (take(s, m, sm) < 0) {
 		msg_free(s, m);
 		goto nomem;
 	}
 	/* Postfix's qmgr line: the message is in memory (active); log summarisers take its size
 	 * and sender from it, once per id */
 	log_msg_as("spoolbox/qmgr", LOG_INFO, id, "from=<%s>, size=%lld, nrcpt=%zu (queue active)",
-	           sm.sender ? sm.sender : "", sm.size, sm.nrcpt);
-	spool_msg_free(&sm);
+	           sm->sender ? sm->sender : "", sm->size, sm->nrcpt);
+	spool_msg_free(sm);
 	if (fd >= 0)
 		close(fd);
 	sched_touch(s, m);
 	return 0;
 nomem:
-	spool_msg_free(&sm);
+	spool_msg_free(sm);
 	if (fd >= 0)
 		close(fd);
 	not_now(s, id, due, NOMEM_RETRY, "out of memory loading the message", "");
