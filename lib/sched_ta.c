@@ -526,11 +526,6 @@ static void feed(struct sched *s, struct sta *t)
 	}
 }
 
-static int count_ring_tas(const struct ring *r)
-{
-	return r ? r->tas : 0;
-}
-
 /* An idle TA (or one to be closed to make room) for thread thr. */
 static struct sta *find_idle(struct sched *s, struct thread *thr, const char *key)
 {
@@ -597,7 +592,7 @@ static void staff(struct sched *s, struct thread *thr)
 			continue;
 		}
 		int live = s->ntas; /* every agent in s->tas, as sta_spawn and sta_gone count them */
-		if (!sched_may_start(&thr->p, s->maxta_fd, live, count_ring_tas(thr->ring), thr->chan->running,
+		if (!sched_may_start(&thr->p, s->maxta_fd, live, thr->ring->tas /* a thread on a ring */, thr->chan->running,
 		                     thr->running)) {
 			if (live >= sched_maxta(&thr->p, s->maxta_fd))
 				close_oldest_idle(s);
