@@ -204,7 +204,7 @@ static struct sta *sta_spawn(struct sched *s, struct thread *thr, const char *ke
 	}
 	if (sv[1] >= 0)
 		close(sv[1]);
-	fcntl(sv[0], F_SETFL, fcntl(sv[0], F_GETFL) | O_NONBLOCK);
+	fcntl(sv[0], F_SETFL, O_NONBLOCK); /* a new socket (ours or the simulator's): no other status flag */
 	t->pid = pid;
 	t->fd = sv[0];
 	t->xc = -1;
