@@ -62,8 +62,9 @@ struct sched_opts {
 
 /* The process layer's seam (issue 14 point 1): NULL is real agents (fork, exec, a socket pair).
  * The simulator (tests/sim/schedsim.c) gives its own: spawn returns 0 with a pid and the
- * scheduler's end of a new socket (whose status flags become O_NONBLOCK alone), so job lines, reports and #hungry still go through the real
- * protocol code; kill replaces kill(pid, SIGKILL). */
+ * scheduler's end of a new socket (its status flags become O_NONBLOCK alone), so job lines,
+ * reports and #hungry still go through the real protocol code; kill replaces kill(pid,
+ * SIGKILL). */
 struct sched_agent_ops {
 	int (*spawn)(void *ctx, const char *channel, const char *host, pid_t *pid, int *fd);
 	void (*kill)(void *ctx, pid_t pid);
