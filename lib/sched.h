@@ -62,8 +62,9 @@ struct sched_opts {
 
 /* The process layer's seam (issue 14 point 1): NULL is real agents (fork, exec, a socket pair).
  * The simulator (tests/sim/schedsim.c) gives its own: spawn returns 0 with a pid and the
- * scheduler's end of a socket, so job lines, reports and #hungry still go through the real
- * protocol code; kill replaces kill(pid, SIGKILL). */
+ * scheduler's end of a new socket (its status flags become O_NONBLOCK alone), so job lines,
+ * reports and #hungry still go through the real protocol code; kill replaces kill(pid,
+ * SIGKILL). */
 struct sched_agent_ops {
 	int (*spawn)(void *ctx, const char *channel, const char *host, pid_t *pid, int *fd);
 	void (*kill)(void *ctx, pid_t pid);
@@ -103,7 +104,7 @@ struct sched {
 	int maxta_fd;                 /* maxta when the configuration says 0 */
 	unsigned gen;                 /* configuration generation: TAs of an older one take no new job */
 	int said_nopasswd;            /* logged once: user=root without /etc/passwd */
-	/* signals */
+	/* signals (in the order of sched_loop.c's handled[], which sets them by position) */
 	volatile sig_atomic_t sig_term, sig_quit, sig_hup, sig_usr1, sig_usr2, sig_alrm, sig_chld;
 	long long wall_mono;          /* real time minus monotonic time, to see the clock jump */
 	struct sched_mq *mq;          /* the live query socket (sched_mq.c), NULL = none */

@@ -190,7 +190,7 @@ struct sta {
 	struct thread *thr;           /* attached thread, or NULL */
 	char *argv0;                  /* for logs */
 	struct sta_ack *acks;          /* FIFO of what each coming #hungry answers */
-	char *rbuf;
+	char *rbuf;                   /* rbuf, key and argv0: in the same allocation behind the struct */
 	size_t rlen;
 	long long since;              /* started, or idle since */
 	long long deadline;           /* the job at the FIFO's head must be done by then, 0 = none */

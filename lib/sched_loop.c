@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,24 +26,26 @@
 
 static struct sched *sig_target;
 
+static const unsigned char handled[] = { /* (signal numbers fit a byte) */
+	SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM, SIGCHLD};
+
+/* handled[i] sets the i - 1-th of the flags sig_term ... sig_chld (INT counts as TERM): a table,
+ * not a switch */
+_Static_assert(offsetof(struct sched, sig_chld) == offsetof(struct sched, sig_term) + 6 * sizeof(sig_atomic_t),
+               "struct sched's signal flags follow handled[]");
 static void on_signal(int sig)
 {
 	struct sched *s = sig_target;
 	if (!s)
 		return;
-	switch (sig) {
-	case SIGTERM: case SIGINT: s->sig_term = s->sig_term < 2 ? s->sig_term + 1 : 2; break;
-	case SIGQUIT: s->sig_quit = 1; break;
-	case SIGHUP: s->sig_hup = 1; break;
-	case SIGUSR1: s->sig_usr1 = 1; break;
-	case SIGUSR2: s->sig_usr2 = 1; break;
-	case SIGALRM: s->sig_alrm = 1; break;
-	case SIGCHLD: s->sig_chld = 1; break;
-	}
+	for (unsigned i = 0; i < sizeof handled; i++)
+		if (handled[i] == sig) {
+			volatile sig_atomic_t *f = (volatile sig_atomic_t *)((char *)s + offsetof(struct sched, sig_term) +
+			                                                     (i ? i - 1 : 0) * sizeof *f);
+			*f = !(i & ~1u) && *f ? 2 : 1; /* a second TERM or INT: 2 */
+			return;
+		}
 }
-
-static const unsigned char handled[] = { /* (signal numbers fit a byte) */
-	SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM, SIGCHLD};
 
 void sched_log_report(void *ctx, const char *file, int line, const char *reason)
 {
@@ -133,9 +136,7 @@ static void reload(struct sched *s)
 	sx_reload(s, &old);
 	schedconf_free(&old);
 	s->gen++;
-	for (struct sta *t = s->tas; t; t = t->next)
-		if (t->state == STA_IDLE)
-			sta_close(t);
+	sta_close_all(s, 0); /* the idle ones */
 	log_msg(LOG_INFO, NULL, "reload: %s read (%zu clauses)", s->conf.file, s->conf.n);
 }
 
@@ -583,18 +584,9 @@ int sched_run(struct sched *s)
 void sched_free(struct sched *s)
 {
 	sta_free_all(s);
-	/* the messages' thread references go with them; then the threads themselves */
-	for (struct qmsg *m = s->head; m; m = m->next)
-		for (unsigned i = 0; i < m->nrcpt; i++)
-			m->r[i].thr = NULL;
-	while (s->head) {
-		struct qmsg *m = s->head;
-		s->head = m->next;
-		if (m->fd >= 0)
-			close(m->fd);
-		free(m->r);
-		free(m);
-	}
+	/* the messages with their thread references (st_put frees none with jobs or agents
+	 * counted); then the threads themselves */
+	sq_free_all(s);
 	st_free_all(s);
 	free(s->hash);
 	free(s->thash);

@@ -114,7 +114,8 @@ int sched_expired(const struct sc_params *p, long long arrival, long long tried,
 	return p->expiry2 > 0 && now >= arrival + p->expiry + p->expiry2;
 }
 
-int sched_maxta(const struct sc_params *p, int fd_budget)
+/* noinline: one copy, not one per caller (docs/size.md) */
+__attribute__((noinline)) int sched_maxta(const struct sc_params *p, int fd_budget)
 {
 	return p->maxta > 0 ? p->maxta : (fd_budget > 0 ? fd_budget : 1);
 }

@@ -32,7 +32,8 @@ static void link_after(struct spr_list *l, struct spr_job *prev, struct spr_job 
 		l->head = j;
 }
 
-static void unlink_job(struct spr_list *l, struct spr_job *j)
+/* noinline: one copy, not one per caller (docs/size.md) */
+__attribute__((noinline)) static void unlink_job(struct spr_list *l, struct spr_job *j)
 {
 	if (j->prev)
 		j->prev->next = j->next;

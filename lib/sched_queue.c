@@ -86,21 +86,28 @@ static void stat_line(struct sched *s, const struct qmsg *m, const char *state, 
 	long long made = spool_id_time(m->id);
 	long long dt1 = made >= 0 && m->arrival >= made ? m->arrival - made : 0;
 	char line[600];
-	int n = snprintf(line, sizeof line, "%s %lld %lld %s %s/%s\n", m->id, dt1, s->now - m->arrival, state,
-	                 t ? t->name : "-", t ? t->host : "-");
+	int n = snprintf(line, sizeof line, "%s %lld %lld %s %s/%s\n", m->id, dt1, s->now - m->arrival, state, t->name,
+	                 t->host);
 	if (n > 0 && n < (int)sizeof line && write(s->stats_fd, line, (size_t)n) < 0)
 		log_syserr(NULL, "statistics", "log", NULL);
+}
+
+/* 1 while a recipient of m is not done: in memory, or waiting on disk (a window, issue 14
+ * point 5). */
+static int undone(const struct qmsg *m)
+{
+	if (m->unread < m->nfile || m->evicted)
+		return 1; /* some wait on disk */
+	for (unsigned i = 0; i < m->nrcpt; i++)
+		if (m->r[i].tag != RT_DELIVERED && m->r[i].tag != RT_REPORTED)
+			return 1;
+	return 0;
 }
 
 /* 1 when every recipient is done and no job points at m: settle() removes it this turn. */
 static int finished(const struct qmsg *m)
 {
-	if (m->unread < m->nfile || m->evicted)
-		return 0; /* some wait on disk */
-	for (unsigned i = 0; i < m->nrcpt; i++)
-		if (m->r[i].tag != RT_DELIVERED && m->r[i].tag != RT_REPORTED)
-			return 0;
-	return m->jobs == 0;
+	return !undone(m) && m->jobs == 0;
 }
 
 /* Makes this turn's writes durable (fdatasync, unless PARAMmsgwriteasync) and closes the files.
@@ -214,14 +221,6 @@ static void rcpt_done(struct sched *s, struct qrcpt *r)
 	r->thr = NULL;
 }
 
-static const char *thr_desc(const struct thread *t, char *buf, size_t size)
-{
-	if (!t)
-		return "-";
-	snprintf(buf, size, "%s/%s", t->name, t->host);
-	return buf;
-}
-
 static int record_append(struct sched *s, struct qmsg *m, const char *line)
 {
 	char path[SPOOL_PATH_MAX];
@@ -232,33 +231,11 @@ static int record_append(struct sched *s, struct qmsg *m, const char *line)
 	return 0;
 }
 
-/* A delay notice's recipient is back from the error channel: waiting as before (its next time
- * was kept), and the message's W record after the first final answer (the notice is durable
- * by then; a crash before the W is synced sends it again: a duplicate, never none). */
-static void delay_result(struct sched *s, struct qmsg *m, unsigned i, enum sched_outcome oc, const char *message,
-                         const char *word)
-{
-	struct qrcpt *r = &m->r[i];
-	r->tag = r->tries ? RT_DEFERRED : RT_NEW;
-	write_status(s, m, i);
-	if (oc != SO_DELIVERED && oc != SO_FAILED) {
-		m->warned = WARN_LATER;
-		log_msg(LOG_NOTICE, m->id, "rcpt %u: the error channel could not send the delay notice (%s); again "
-		        "after the next attempt", r->idx, message);
-		return;
-	}
-	if (m->warned != WARN_DONE) {
-		char line[40];
-		snprintf(line, sizeof line, "W %lld", s->now);
-		record_append(s, m, line);
-		m->warned = WARN_DONE;
-	}
-	int is_id = oc == SO_DELIVERED && spool_id_valid(word);
-	log_msg(LOG_INFO, m->id, "rcpt %u: delay %s%s", r->idx, is_id ? "notice sent as " : "notice handled: ", is_id ? word : message);
-}
-
 /* The error phase: a report from the error channel about a failed recipient (F), a delivered
- * one that wants a success notice (S), or a waiting one in a delay notice. */
+ * one that wants a success notice (S), or a waiting one in a delay notice. A delay notice's
+ * recipient is back waiting as before (its next time was kept), and the message's W record
+ * follows the first final answer (the notice is durable by then; a crash before the W is synced
+ * sends it again: a duplicate, never none). */
 static void error_result(struct sched *s, struct qmsg *m, unsigned i, enum sched_outcome oc, const char *message)
 {
 	struct qrcpt *r = &m->r[i];
@@ -271,14 +248,22 @@ static void error_result(struct sched *s, struct qmsg *m, unsigned i, enum sched
 		n++;
 	memcpy(word, message, n);
 	word[n] = 0;
+	int final = oc == SO_DELIVERED || oc == SO_FAILED;
+	int is_id = oc == SO_DELIVERED && spool_id_valid(word);
+	const char *what = delay ? "delay notice" : succ ? "success notice" : "failure";
+	char line[80];
 	if (delay) {
-		delay_result(s, m, i, oc, message, word);
-		return;
-	}
-	const char *what = succ ? "success notice" : "failure";
-	if (oc == SO_DELIVERED || oc == SO_FAILED) {
-		if (oc == SO_DELIVERED && spool_id_valid(word)) {
-			char line[80];
+		r->tag = r->tries ? RT_DEFERRED : RT_NEW;
+		write_status(s, m, i);
+		if (!final) {
+			m->warned = WARN_LATER;
+		} else if (m->warned != WARN_DONE) {
+			snprintf(line, sizeof line, "W %lld", s->now);
+			record_append(s, m, line);
+			m->warned = WARN_DONE;
+		}
+	} else if (final) {
+		if (is_id) {
 			snprintf(line, sizeof line, "B %lld %s", s->now, word);
 			record_append(s, m, line);
 		}
@@ -289,18 +274,23 @@ static void error_result(struct sched *s, struct qmsg *m, unsigned i, enum sched
 			r->next = s->now + 60;
 			return;
 		}
-		int is_id = oc == SO_DELIVERED && spool_id_valid(word);
-		log_msg(LOG_INFO, m->id, "rcpt %u: %s %s%s", r->idx, what, is_id ? "reported as " : "handled: ", is_id ? word : message);
 		rcpt_done(s, r);
 	} else {
 		r->tag = succ ? RT_SUCCESS : RT_FAILED;
-		r->next = s->now + (r->thr ? r->thr->p.interval : 60);
+		r->next = s->now + r->thr->p.interval; /* T in the error thread */
 		write_status(s, m, i);
-		log_msg(LOG_NOTICE, m->id, "rcpt %u: the error channel could not report the %s (%s); again later", r->idx, what, message);
 	}
+	if (final)
+		log_msg(LOG_INFO, m->id, "rcpt %u: %s %s%s", r->idx, what,
+		        is_id ? (delay ? "sent as " : "reported as ") : "handled: ", is_id ? word : message);
+	else
+		log_msg(LOG_NOTICE, m->id, "rcpt %u: the error channel could not %s the %s (%s); again %s", r->idx,
+		        delay ? "send" : "report", what, message, delay ? "after the next attempt" : "later");
 }
 
-/* Applies one result to recipient i: history record, then the status field, then memory. */
+/* Applies one result to recipient i: history record, then the status field, then memory. Its
+ * recipient is T, queued or being queued, so it has a thread (r->thr is NULL only once it is
+ * done, D or X, and take_one() reads none in without one). */
 static void apply_result(struct sched *s, struct qmsg *m, unsigned i, const char *status, const char *action,
                          const char *enh, const char *remote, const char *text, const char *message,
                          const char *final)
@@ -312,10 +302,7 @@ static void apply_result(struct sched *s, struct qmsg *m, unsigned i, const char
 		error_result(s, m, i, oc, message);
 		return;
 	}
-	struct sc_params def;
-	const struct sc_params *p = thr ? &thr->p : (sc_params_default(&def), &def);
-	char tb[300];
-	const char *where = thr_desc(thr, tb, sizeof tb);
+	const struct sc_params *p = &thr->p;
 	char newtag;
 	long long next = s->now;
 	switch (oc) {
@@ -377,12 +364,9 @@ static void apply_result(struct sched *s, struct qmsg *m, unsigned i, const char
 	 * (recover_outcome): the same end, one pwrite less (docs/spool.md 7, D2). Only the last
 	 * of the whole file: recipients still on disk or let go (a window, issue 14 point 5) keep
 	 * the file, and a refill must find this one done. */
-	unsigned left = m->unread < m->nfile || m->evicted;
-	for (unsigned k = 0; k < m->nrcpt; k++)
-		left += m->r[k].tag != RT_DELIVERED && m->r[k].tag != RT_REPORTED;
-	if (left)
+	if (undone(m))
 		write_status(s, m, i);
-	if (oc == SO_DEFERALL && thr && newtag == RT_DEFERRED)
+	if (oc == SO_DEFERALL && newtag == RT_DEFERRED)
 		st_block(s, thr, next);
 	/* one log line of the outcome, then the statistics line */
 	const char *fin = final && *final ? final : "", *state = "ok";
@@ -410,7 +394,7 @@ static void apply_result(struct sched *s, struct qmsg *m, unsigned i, const char
 		snprintf(tail, sizeof tail, "; next attempt in %llds", next - s->now);
 		break;
 	}
-	log_msg(level, m->id, "rcpt %u %s %s: %s %s %s%s", r->idx, fin, where, status, enh, text, tail);
+	log_msg(level, m->id, "rcpt %u %s %s/%s: %s %s %s%s", r->idx, fin, thr->name, thr->host, status, enh, text, tail);
 	if (state)
 		stat_line(s, m, state, thr);
 	if (newtag == RT_DELIVERED)
@@ -487,26 +471,14 @@ int sq_claim(struct sched *s, struct thread *thr, struct qmsg *m, long pid, uint
 			s->mem_wake = s->now;
 		return -1;
 	}
-	for (unsigned i = 0; i < m->nrcpt; i++) {
-		const struct qrcpt *r = &m->r[i];
-		if (!st_has(r, thr))
-			continue;
-		/* one job at a time per message and thread: a TA reads every T recipient of its pid */
-		if (r->tag == RT_TRANSIT && (r->flags & RF_OURS))
+	/* one job at a time per message and thread: a TA reads every T recipient of its pid */
+	for (unsigned i = 0; i < m->nrcpt; i++)
+		if (st_has(&m->r[i], thr) && m->r[i].tag == RT_TRANSIT && (m->r[i].flags & RF_OURS))
 			return 0;
-		if (r->flags & RF_QUEUED)
-			n++;
-	}
-	if (n == 0) {
-		m->jobs--;
-		sched_touch(s, m);
-		return -1;
-	}
 	unsigned char was_dirty = m->dirty;
 	/* maxrcpt (Courier's MAXRCPT): at most that many per job; the rest stay queued in a job of
 	 * their own behind this one. Not for the error thread: its job is the message's one report. */
 	unsigned max = thr->p.maxrcpt > 0 && !thr->is_error ? (unsigned)thr->p.maxrcpt : UINT_MAX, rest = 0;
-	n = 0;
 	for (unsigned i = 0; i < m->nrcpt; i++) {
 		struct qrcpt *r = &m->r[i];
 		if (!st_has(r, thr) || !(r->flags & RF_QUEUED))
@@ -541,7 +513,7 @@ int sq_claim(struct sched *s, struct thread *thr, struct qmsg *m, long pid, uint
 				m->r[i].flags &= (unsigned char)~RF_QUEUED;
 		sched_touch(s, m);
 	}
-	if (n == 0) {
+	if (n == 0) { /* none was queued, or none could be written */
 		m->jobs--;
 		sched_touch(s, m);
 		return -1;
@@ -605,7 +577,8 @@ static void delay_notice(struct sched *s, struct qmsg *m)
 				cap = c;
 		}
 	}
-	if (!want || sched_tried_add(m->tried, m->seen, s->now, cap) < s->o.delay_warn)
+	long long tried = sched_tried_add(m->tried, m->seen, s->now, cap);
+	if (!want || tried < s->o.delay_warn)
 		return;
 	struct thread *et = st_get(s, "error", SPOOL_ANY_HOST, 1);
 	if (!et)
@@ -617,7 +590,7 @@ static void delay_notice(struct sched *s, struct qmsg *m)
 				r->flags |= RF_QUEUED | RF_DELAYQ;
 		}
 		log_msg(LOG_INFO, m->id, "%u recipient%s still waiting after %llds of trying: delay notice", want,
-		        want == 1 ? "" : "s", sched_tried_add(m->tried, m->seen, s->now, cap));
+		        want == 1 ? "" : "s", tried);
 	}
 	st_put(s, et); /* the job keeps the thread (st_put frees none with ready jobs) */
 }
@@ -879,6 +852,21 @@ static int recover_outcome(struct sched *s, struct qmsg *m, unsigned i, char las
 	return 1;
 }
 
+#define FOREIGN_WHY 120
+
+/* Recipient i is T with a TA of an earlier scheduler (its jobseq: the last outcome on record, as
+ * take() found it): 1 when that TA is gone and nothing is on record, with the reason in why
+ * (FOREIGN_WHY bytes) for the caller to count the attempt lost; 0 when the TA lives, or its
+ * outcome was recovered. */
+static int foreign_lost(struct sched *s, struct qmsg *m, unsigned i, char *why)
+{
+	struct qrcpt *r = &m->r[i];
+	if (pid_is_ta(s, r->pid) || recover_outcome(s, m, i, (char)r->jobseq))
+		return 0;
+	snprintf(why, FOREIGN_WHY, "transport agent [%ld] of an earlier scheduler ended without a report", r->pid);
+	return 1;
+}
+
 /* 1 while a message in memory has a recipient in transit with a TA of an earlier scheduler: a
  * one-shot run waits for it (sq_timer_pass looks again) instead of leaving the message behind. */
 int sq_foreign_transit(const struct sched *s)
@@ -904,13 +892,9 @@ void sq_timer_pass(struct sched *s)
 		m->wake = 0;
 		for (unsigned i = 0; i < m->nrcpt; i++) {
 			struct qrcpt *r = &m->r[i];
-			if (r->tag == RT_TRANSIT && !(r->flags & RF_OURS) && !pid_is_ta(s, r->pid)) {
-				if (recover_outcome(s, m, i, (char)r->jobseq))
-					continue;
-				char why[120];
-				snprintf(why, sizeof why, "transport agent [%ld] of an earlier scheduler ended without a report", r->pid);
+			char why[FOREIGN_WHY];
+			if (r->tag == RT_TRANSIT && !(r->flags & RF_OURS) && foreign_lost(s, m, i, why))
 				lose(s, m, i, why);
-			}
 		}
 		sched_touch(s, m);
 	}
@@ -946,7 +930,7 @@ static int msg_file_present(struct sched *s, const char *id)
 	return -1;
 }
 
-static int load_msg(struct sched *s, const char *id, long long due, struct spool_msg *smp, int fd);
+static int load_msg(struct sched *s, const char *id, long long due, struct spool_msg *sm, int fd);
 
 /* A message that could not be loaded now: its due link moves `secs` ahead, and the due index is
  * read again then. */
@@ -957,6 +941,13 @@ static void look_later(struct sched *s, const char *id, long long due, long long
 		earliest(&s->disk_next, s->now + secs);
 }
 
+/* The same for a message that could not be loaded, said why (what, then detail) at LOG_ERR. */
+static void not_now(struct sched *s, const char *id, long long due, int secs, const char *what, const char *detail)
+{
+	log_msg(LOG_ERR, id, "%s%s; looked at again in %ds", what, detail, secs);
+	look_later(s, id, due, secs);
+}
+
 /* Loads message id into memory. given != NULL: its envelope as pick-up just wrote it (taken
  * over, the control file is not read back); else the control file is read. */
 static int load(struct sched *s, const char *id, long long due, struct spool_msg *given)
@@ -965,10 +956,9 @@ static int load(struct sched *s, const char *id, long long due, struct spool_msg
 	int fd = -1;
 	char err[256];
 	if (given) {
-		sm = *given;
-		memset(given, 0, sizeof *given);
-		off_t end = sm.env_end; /* the new control file is the envelope block, no more */
-		if (load_msg(s, id, due, &sm, fd) < 0)
+		/* taken over: load_msg frees it (spool_msg_free leaves it empty for the caller's) */
+		off_t end = given->env_end; /* the new control file is the envelope block, no more */
+		if (load_msg(s, id, due, given, fd) < 0)
 			return -1;
 		struct qmsg *m = sq_find(s, id);
 		if (m && m->fd < 0) {
@@ -991,8 +981,7 @@ static int load(struct sched *s, const char *id, long long due, struct spool_msg
 	int lr = spool_ctl_load(&s->sp, id, 0, &sm, &fd, err, sizeof err);
 	if (lr < 0 && errno == ENOMEM) {
 		/* memory, not damage: soon again, and never rebuilt */
-		log_msg(LOG_ERR, id, "out of memory loading the control file; looked at again in %ds", NOMEM_RETRY);
-		look_later(s, id, due, NOMEM_RETRY);
+		not_now(s, id, due, NOMEM_RETRY, "out of memory loading the control file", "");
 		return -1;
 	}
 	if (lr < 0) {
@@ -1005,8 +994,7 @@ static int load(struct sched *s, const char *id, long long due, struct spool_msg
 		}
 	}
 	if (lr < 0) {
-		log_msg(LOG_ERR, id, "cannot load the control file: %s; looked at again in %ds", err, BADLOAD_RETRY);
-		look_later(s, id, due, BADLOAD_RETRY);
+		not_now(s, id, due, BADLOAD_RETRY, "cannot load the control file: ", err);
 		return -1;
 	}
 	return load_msg(s, id, due, &sm, fd);
@@ -1038,11 +1026,9 @@ static void rcpt_state(struct sched *s, struct qmsg *m, unsigned i, long long du
 		if (r->next > at)
 			r->next = at;
 	}
-	char last = r->tag == RT_TRANSIT ? (char)r->jobseq : 0; /* as take() found it on record */
-	if (r->tag == RT_TRANSIT && !pid_is_ta(s, r->pid)) {
-		if (!recover_outcome(s, m, i, last)) {
-			char why[120];
-			snprintf(why, sizeof why, "transport agent [%ld] of an earlier scheduler ended without a report", r->pid);
+	char why[160];
+	if (r->tag == RT_TRANSIT) {
+		if (foreign_lost(s, m, i, why)) {
 			s->lost++;
 			write_attempt(s, m, i, "lost", "delayed", "4.0.0", NULL, why);
 			r->tag = RT_DEFERRED;
@@ -1051,10 +1037,7 @@ static void rcpt_state(struct sched *s, struct qmsg *m, unsigned i, long long du
 			write_status(s, m, i);
 			log_msg(LOG_NOTICE, m->id, "rcpt %u: %s", r->idx, why);
 		}
-	} else if (r->tag == RT_TRANSIT) {
-		r->jobseq = (unsigned char)last; /* for sq_timer_pass, when that TA is gone */
 	} else if ((r->tag == RT_NEW || r->tag == RT_DEFERRED) && sched_expired(&r->thr->p, m->arrival, m->tried, s->now, 0)) {
-		char why[160];
 		snprintf(why, sizeof why, "expired: undeliverable for %llds (expiry %llds + expiry2 %llds)",
 		         s->now - m->arrival, r->thr->p.expiry, r->thr->p.expiry2);
 		if (write_attempt(s, m, i, "error", "failed", "4.4.7", NULL, why) == 0) {
@@ -1331,13 +1314,12 @@ static int take(struct sched *s, struct qmsg *m, const struct spool_msg *sm)
 
 /* The in-memory message from its parsed control file sm (freed here, and fd closed): its first
  * batch of recipients. */
-static int load_msg(struct sched *s, const char *id, long long due, struct spool_msg *smp, int fd)
+static int load_msg(struct sched *s, const char *id, long long due, struct spool_msg *sm, int fd)
 {
-	struct spool_msg sm = *smp;
 	struct qmsg *m = NULL;
-	if (sm.nrcpt == 0 || sm.nrcpt > SPOOL_RCPT_MAX) {
-		log_msg(LOG_ERR, id, "control file with %zu recipients; looked at again in %ds", sm.nrcpt, BADLOAD_RETRY);
-		spool_msg_free(&sm);
+	if (sm->nrcpt == 0 || sm->nrcpt > SPOOL_RCPT_MAX) {
+		log_msg(LOG_ERR, id, "control file with %zu recipients; looked at again in %ds", sm->nrcpt, BADLOAD_RETRY);
+		spool_msg_free(sm);
 		if (fd >= 0)
 			close(fd);
 		look_later(s, id, due, BADLOAD_RETRY);
@@ -1347,10 +1329,10 @@ static int load_msg(struct sched *s, const char *id, long long due, struct spool
 	if (!m)
 		goto nomem;
 	str_lcpy(m->id, id, sizeof m->id);
-	m->nfile = (unsigned)sm.nrcpt;
+	m->nfile = (unsigned)sm->nrcpt;
 	m->pool.first = 1;
-	m->arrival = sm.arrival;
-	m->warned = sm.warned > 0 ? WARN_DONE : WARN_NOT_YET;
+	m->arrival = sm->arrival;
+	m->warned = sm->warned > 0 ? WARN_DONE : WARN_NOT_YET;
 	m->due = due;
 	m->fd = -1;
 	unsigned h = hash_id(id) & s->hmask;
@@ -1361,26 +1343,25 @@ static int load_msg(struct sched *s, const char *id, long long due, struct spool
 		s->head->prev = m;
 	s->head = m;
 	s->count++;
-	m->notices = sm.sender && *sm.sender;
-	if (take(s, m, &sm) < 0) {
+	m->notices = sm->sender && *sm->sender;
+	if (take(s, m, sm) < 0) {
 		msg_free(s, m);
 		goto nomem;
 	}
 	/* Postfix's qmgr line: the message is in memory (active); log summarisers take its size
 	 * and sender from it, once per id */
 	log_msg_as("spoolbox/qmgr", LOG_INFO, id, "from=<%s>, size=%lld, nrcpt=%zu (queue active)",
-	           sm.sender ? sm.sender : "", sm.size, sm.nrcpt);
-	spool_msg_free(&sm);
+	           sm->sender ? sm->sender : "", sm->size, sm->nrcpt);
+	spool_msg_free(sm);
 	if (fd >= 0)
 		close(fd);
 	sched_touch(s, m);
 	return 0;
 nomem:
-	log_msg(LOG_ERR, id, "out of memory loading the message; looked at again in %ds", NOMEM_RETRY);
-	spool_msg_free(&sm);
+	spool_msg_free(sm);
 	if (fd >= 0)
 		close(fd);
-	look_later(s, id, due, NOMEM_RETRY);
+	not_now(s, id, due, NOMEM_RETRY, "out of memory loading the message", "");
 	return -1;
 }
 
@@ -1473,14 +1454,14 @@ int sq_pickup(struct sched *s)
 	p.cap = PICKUP_BATCH;
 	if (s->o.newents_max > 0 && s->o.newents_max < (long)p.cap)
 		p.cap = (unsigned)s->o.newents_max;
-	p.ids = malloc(p.cap * sizeof *p.ids);
-	p.arrival = malloc(p.cap * sizeof *p.arrival);
-	if (!p.ids || !p.arrival) {
-		free(p.ids);
-		free(p.arrival);
+	/* the ids and their arrival times in one allocation (an id's 32 bytes keep the times aligned) */
+	_Static_assert(SPOOL_ID_MAX % sizeof(long long) == 0, "p.arrival aligned behind p.ids");
+	p.ids = malloc(p.cap * (sizeof *p.ids + sizeof *p.arrival));
+	if (!p.ids) {
 		log_msg(LOG_ERR, NULL, "out of memory picking up new mail; tried again later");
 		return -1;
 	}
+	p.arrival = (long long *)(p.ids + p.cap);
 	/* the parsed envelopes go straight to load (issue 9 point 7); without memory for them,
 	 * load reads the control files instead */
 	struct spool_msg *env = calloc(p.cap, sizeof *env);
@@ -1523,7 +1504,6 @@ int sq_pickup(struct sched *s)
 			spool_msg_free(&env[i]);
 	free(env);
 	free(p.ids);
-	free(p.arrival);
 	return (int)ok;
 }
 

@@ -119,15 +119,9 @@ static int drop_to(const struct ta_ids *ids)
 	return 0;
 }
 
-static struct sta *sta_spawn(struct sched *s, struct thread *thr)
+/* key, argv and env: thread_key()'s for thr (staff() expanded them). */
+static struct sta *sta_spawn(struct sched *s, struct thread *thr, const char *key, char **argv, char **env)
 {
-	char key[KEY_MAX], abuf[SC_VALUE_MAX * 2 + 512];
-	char *argv[SC_ARGV_MAX + 1], *env[SC_ARGV_MAX + 1];
-	if (thread_key(s, thr, key, sizeof key, abuf, sizeof abuf, argv, env) < 0) {
-		log_msg(LOG_ERR, NULL, "%s/%s: the command does not expand: %s", thr->name, thr->host,
-		        thr->p.command ? thr->p.command : "(none)");
-		return NULL;
-	}
 	struct ta_ids ids;
 	char why[200];
 	if (resolve_ids(s, &thr->p, &ids, why, sizeof why) < 0) {
@@ -143,12 +137,13 @@ static struct sta *sta_spawn(struct sched *s, struct thread *thr)
 	/* everything the parent needs, before the fork: out of memory is a start that failed, and
 	 * the thread's work is tried again later (staff blocks it), never an exit */
 	const char *base = strrchr(argv[0], '/');
-	struct sta *t = calloc(1, sizeof *t);
-	char *rbuf = malloc(STA_RBUF);
-	char *tkey = strdup(key), *targv0 = strdup(base ? base + 1 : argv[0]);
+	base = base ? base + 1 : argv[0];
+	/* the read buffer, key and name in the struct's allocation (one free) */
+	size_t kl = strlen(key) + 1, bl = strlen(base) + 1;
+	struct sta *t = calloc(1, sizeof *t + STA_RBUF + kl + bl);
 	struct sta_ack *acks = malloc(8 * sizeof *acks);
 	pid_t pid = -1;
-	if (!t || !rbuf || !tkey || !targv0 || !acks) {
+	if (!t || !acks) {
 		log_msg(LOG_ERR, NULL, "out of memory starting %s for %s/%s", argv[0], thr->name, thr->host);
 		goto undo;
 	}
@@ -164,9 +159,6 @@ static struct sta *sta_spawn(struct sched *s, struct thread *thr)
 		log_syserr(NULL, "fork for", argv[0], NULL);
 	undo:
 		free(t);
-		free(rbuf);
-		free(tkey);
-		free(targv0);
 		free(acks);
 		close(sv[0]);
 		close(sv[1]);
@@ -202,7 +194,7 @@ static struct sta *sta_spawn(struct sched *s, struct thread *thr)
 			msg[1] = strerror(errno);
 			msg[2] = msg[3] = "";
 		}
-		char line[sizeof abuf + 200];
+		char line[SC_VALUE_MAX * 2 + 712];
 		int n = snprintf(line, sizeof line, "spoolbox/scheduler: TA %s: %s%s%s%s\n", argv[0], msg[0], msg[1], msg[2],
 		                 msg[3]);
 		if (n > 0 && write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1) < 0) {
@@ -212,18 +204,18 @@ static struct sta *sta_spawn(struct sched *s, struct thread *thr)
 	}
 	if (sv[1] >= 0)
 		close(sv[1]);
-	fcntl(sv[0], F_SETFL, fcntl(sv[0], F_GETFL) | O_NONBLOCK);
+	fcntl(sv[0], F_SETFL, O_NONBLOCK); /* a new socket (ours or the simulator's): no other status flag */
 	t->pid = pid;
 	t->fd = sv[0];
 	t->xc = -1;
 	t->state = STA_STARTING;
 	t->ring = thr->ring;
-	t->key = tkey;
-	t->argv0 = targv0;
+	t->rbuf = (char *)(t + 1);
+	t->key = memcpy(t->rbuf + STA_RBUF, key, kl);
+	t->argv0 = memcpy(t->key + kl, base, bl);
 	t->since = s->now;
 	t->gen = s->gen;
 	t->idlemax = sched_idlemax(&thr->p);
-	t->rbuf = rbuf;
 	t->acks = acks;
 	t->ackcap = 8;
 	t->acks[t->nack++] = (struct sta_ack){NULL, 0, 0}; /* its first #hungry */
@@ -326,9 +318,6 @@ static void sta_free(struct sta *t)
 {
 	close(t->fd);
 	free(t->acks);
-	free(t->key);
-	free(t->argv0);
-	free(t->rbuf);
 	free(t);
 }
 
@@ -537,11 +526,6 @@ static void feed(struct sched *s, struct sta *t)
 	}
 }
 
-static int count_ring_tas(const struct ring *r)
-{
-	return r ? r->tas : 0;
-}
-
 /* An idle TA (or one to be closed to make room) for thread thr. */
 static struct sta *find_idle(struct sched *s, struct thread *thr, const char *key)
 {
@@ -608,13 +592,13 @@ static void staff(struct sched *s, struct thread *thr)
 			continue;
 		}
 		int live = s->ntas; /* every agent in s->tas, as sta_spawn and sta_gone count them */
-		if (!sched_may_start(&thr->p, s->maxta_fd, live, count_ring_tas(thr->ring), thr->chan->running,
+		if (!sched_may_start(&thr->p, s->maxta_fd, live, thr->ring->tas /* a thread on a ring */, thr->chan->running,
 		                     thr->running)) {
 			if (live >= sched_maxta(&thr->p, s->maxta_fd))
 				close_oldest_idle(s);
 			return;
 		}
-		t = sta_spawn(s, thr);
+		t = sta_spawn(s, thr, key, argv, env);
 		if (!t) {
 			block_later(s, thr);
 			return;
