@@ -257,10 +257,13 @@ static int precheck(struct smtp_conn *c, struct smtp_txn *t)
 	return 1;
 }
 
-/* A command of the transaction: pipelined, only buffered; else sent and its reply read. */
-static int command(struct smtp_conn *c, const char *line, struct smtp_reply *r, int pipelining)
+/* One command of the transaction in a pass: pass 0 (pipelining only) buffers it; pass 1 reads
+ * its reply, after sending it first when not pipelining. */
+static int exchange(struct smtp_conn *c, int pass, int pipelining, const char *line, struct smtp_reply *r, int timeout)
 {
-	return pipelining ? smtp_send(c, line) : smtp_cmd(c, line, r, c->to.cmd);
+	if (!pass)
+		return smtp_send(c, line);
+	return pipelining ? smtp_read_reply(c, r, timeout) : smtp_cmd(c, line, r, timeout);
 }
 
 int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
@@ -293,7 +296,7 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 			sendable++;
 		}
 	}
-	int ret = 0, mail_ok = 1, pipelining_rset = pipelining;
+	int ret = 0, mail_ok = 1, stale = 0;
 	if (!sendable)
 		goto out;
 	if (mail_line(c, t, line, sizeof line) < 0) {
@@ -301,70 +304,48 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 		set_local(&t->mail, 553, "5.1.7", "the MAIL command would be too long");
 		goto mail_failed;
 	}
-	if (c->rset_pending) {
-		c->rset_pending = 0;
-		if (command(c, "RSET", &r, pipelining) < 0 || (!pipelining && r.code != 250)) {
-			ret = SMTP_TXN_STALE;
-			goto out;
+	stale = c->rset_pending;
+	c->rset_pending = 0;
+	/* With PIPELINING the whole group (RSET, MAIL, RCPT..., DATA: the last of the group, RFC 2920
+	 * 3.1) is sent in pass 0 and the replies read in pass 1; without, pass 1 alone sends each
+	 * command and reads its reply. line holds the MAIL command until the RCPT lines. */
+	for (int pass = !pipelining; pass < 2; pass++) {
+		if (stale) {
+			/* a cached connection whose RSET gets no 250: see lost */
+			if (exchange(c, pass, pipelining, "RSET", &r, c->to.cmd) < 0 || (pass && r.code != 250))
+				goto lost;
+			stale = !pass;
 		}
-	} else {
-		pipelining_rset = 0;
-	}
-	/* MAIL */
-	if (command(c, line, &r, pipelining) < 0)
-		goto lost;
-	if (!pipelining) {
-		set_reply(&t->mail, &r);
-		if (r.code / 100 != 2)
-			goto mail_failed;
-	}
-	/* RCPT */
-	for (i = 0; i < t->n; i++) {
-		if (t->rcpt[i].res.local)
-			continue;
-		rcpt_line(c, &t->rcpt[i], line, sizeof line);
-		if (command(c, line, &r, pipelining) < 0)
+		if (exchange(c, pass, pipelining, line, &r, c->to.cmd) < 0)
 			goto lost;
-		if (!pipelining) {
-			set_reply(&t->rcpt[i].res, &r);
-			if (r.code / 100 == 2)
-				t->accepted++;
+		if (pass) {
+			set_reply(&t->mail, &r);
+			mail_ok = r.code / 100 == 2;
+			if (!mail_ok && !pipelining)
+				goto mail_failed;
 		}
-	}
-	if (!pipelining && !t->accepted)
-		goto out; /* nothing accepted: no DATA; the caller's RSET ends the transaction */
-	/* DATA: with PIPELINING it is the last command of the group (RFC 2920 3.1). */
-	if (smtp_send(c, "DATA") < 0 || smtp_flush(c, pipelining ? c->to.cmd : c->to.data_init) < 0)
-		goto lost;
-	if (pipelining) {
-		if (pipelining_rset && (smtp_read_reply(c, &r, c->to.cmd) < 0 || r.code != 250))
-			goto lost; /* stale: see there */
-		pipelining_rset = 0;
-		if (smtp_read_reply(c, &r, c->to.cmd) < 0)
-			goto lost;
-		set_reply(&t->mail, &r);
-		mail_ok = r.code / 100 == 2;
 		for (i = 0; i < t->n; i++) {
 			if (t->rcpt[i].res.local)
 				continue;
-			if (smtp_read_reply(c, &r, c->to.cmd) < 0)
+			rcpt_line(c, &t->rcpt[i], line, sizeof line);
+			if (exchange(c, pass, pipelining, line, &r, c->to.cmd) < 0)
 				goto lost;
-			if (mail_ok) {
+			if (pass && mail_ok) {
 				set_reply(&t->rcpt[i].res, &r);
 				if (r.code / 100 == 2)
 					t->accepted++;
 			}
 		}
-		if (!mail_ok) {
-			if (smtp_read_reply(c, &r, c->to.data_init) < 0)
-				goto lost;
-			if (r.code == 354) /* a server that accepts DATA after all: send nothing */
-				goto empty_data;
-			goto mail_failed;
-		}
+		if (pass && !pipelining && !t->accepted)
+			goto out; /* nothing accepted: no DATA; the caller's RSET ends the transaction */
+		if (exchange(c, pass, pipelining, "DATA", &r, c->to.data_init) < 0 || (!pass && smtp_flush(c, c->to.cmd) < 0))
+			goto lost;
 	}
-	if (smtp_read_reply(c, &r, c->to.data_init) < 0)
-		goto lost;
+	if (!mail_ok) {
+		if (r.code == 354) /* a server that accepts DATA after all: send nothing */
+			goto empty_data;
+		goto mail_failed;
+	}
 	set_reply(&t->data, &r);
 	if (r.code != 354 && r.code / 100 != 4 && r.code / 100 != 5) {
 		/* A 2xx to DATA itself is no delivery (the body was never sent): a protocol error,
@@ -427,7 +408,7 @@ lost_data:
 	ret = -1;
 	goto out;
 lost:
-	if (pipelining_rset) {
+	if (stale) {
 		/* A cached connection the server had given up before answering the RSET that leads
 		 * the group: nothing happened on it, the caller reconnects. */
 		ret = SMTP_TXN_STALE;
