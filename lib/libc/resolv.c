@@ -187,17 +187,6 @@ static socklen_t res_sa(const struct sockaddr_in6 *ns, int fam, struct sockaddr_
 	return sizeof *s4;
 }
 
-/* Whether a reply came from the server: the same port and address. */
-static int res_same(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
-{
-	if (a->ss_family == AF_INET6) {
-		const struct sockaddr_in6 *x = (const void *)a, *y = (const void *)b;
-		return x->sin6_port == y->sin6_port && !memcmp(&x->sin6_addr, &y->sin6_addr, 16);
-	}
-	const struct sockaddr_in *x = (const void *)a, *y = (const void *)b;
-	return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
-}
-
 static int res_send_q(const unsigned char *q, int ql, unsigned char *ans, int anslen)
 {
 	struct res_conf c;
@@ -230,8 +219,11 @@ static int res_send_q(const unsigned char *q, int ql, unsigned char *ans, int an
 			left = ms - (int)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
 			/* one of our servers, a response, our id and our question: else not the answer */
 			int known = 0;
+			/* the same port and address: the kernel's address is the one res_sa() makes (zero
+			 * flow label; a scope id only for the link-local addresses, which a server
+			 * without one cannot have answered from) */
 			for (int i = 0; i < c.n; i++)
-				known |= nl[i] && res_same(&from, &ns[i]);
+				known |= nl[i] && !memcmp(&from, &ns[i], nl[i]);
 			if (!known || r < ql || !(ans[2] & 0x80) || memcmp(ans, q, 2) || memcmp(ans + 12, q + 12, (size_t)ql - 12))
 				continue;
 			best = (int)r;
