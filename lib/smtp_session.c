@@ -1,6 +1,7 @@
 /* Routing, failover, TLS, AUTH and the cached connection of the smtp transport (see
  * smtp_session.h). */
 #include "smtp_session.h"
+#include "config_default.h"
 #include "auth.h"
 #include "creds.h"
 #include "dns.h"
@@ -301,7 +302,7 @@ again:
 	c->verbose = cfg->verbose;
 	str_fmt(c->name, sizeof c->name, "%s:%u", remote, t->port);
 	s->tlsdesc[0] = 0;
-	if (pol >= TLS_ENCRYPT && !tls_available()) {
+	if (pol >= TLS_ENCRYPT && !ENABLE_TLS) { /* a constant: this text is only in a TLS=0 build */
 		fail(why, RANK_TLS, "4.7.5", remote, "TLS is required for %s (tls=%s), but this spoolbox is built without TLS",
 		     t->name, tls_policy_name(pol));
 		return -1;
@@ -328,7 +329,7 @@ again:
 		goto lost;
 	if (g > 0)
 		goto refusal;
-	int want_tls = !smtps && !cleartext_retry && pol != TLS_NONE && tls_available();
+	int want_tls = !smtps && !cleartext_retry && pol != TLS_NONE && ENABLE_TLS;
 	if (want_tls && !(c->caps.ext & SMTP_EXT_STARTTLS)) {
 		if (pol >= TLS_ENCRYPT) {
 			fail(why, RANK_TLS, "4.7.4", remote, "TLS is required for %s (tls=%s), but %s does not offer STARTTLS",
