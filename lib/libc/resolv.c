@@ -24,6 +24,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include "clock.h"
 
 #ifndef RES_CONF_FILE
 #define RES_CONF_FILE "/etc/resolv.conf"
@@ -207,16 +208,14 @@ static int res_send_q(const unsigned char *q, int ql, unsigned char *ans, int an
 		for (int i = 0; i < c.n; i++)
 			if (nl[i])
 				sendto(fd, q, (size_t)ql, MSG_NOSIGNAL, (struct sockaddr *)&ns[i], nl[i]);
-		struct timespec t0, t1;
-		clock_gettime(CLOCK_MONOTONIC, &t0);
+		long long t0 = clock_mono_ms();
 		for (int left = ms; left > 0;) {
 			struct pollfd pf = {fd, POLLIN, 0};
 			if (poll(&pf, 1, left) <= 0)
 				break;
 			socklen_t fl = sizeof from;
 			ssize_t r = recvfrom(fd, ans, (size_t)anslen, 0, (struct sockaddr *)&from, &fl);
-			clock_gettime(CLOCK_MONOTONIC, &t1);
-			left = ms - (int)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
+			left = ms - (int)(clock_mono_ms() - t0);
 			/* one of our servers, a response, our id and our question: else not the answer */
 			int known = 0;
 			/* the same port and address: the kernel's address is the one res_sa() makes (zero
