@@ -301,22 +301,22 @@ int smtp_cmd(struct smtp_conn *c, const char *line, struct smtp_reply *r, int ti
 int smtp_ehlo(struct smtp_conn *c, const char *helo_name, struct smtp_reply *r)
 {
 	char line[300];
-	str_fmt(line, sizeof line, "EHLO %s", helo_name);
-	if (smtp_cmd(c, line, r, c->to.helo) < 0)
-		return -1;
-	if (r->code / 100 == 2) {
-		smtp_parse_ehlo(r, &c->caps);
-		c->caps.esmtp = 1;
-		return 0;
+	for (int helo = 0;; helo = 1) {
+		str_fmt(line, sizeof line, "%s %s", helo ? "HELO" : "EHLO", helo_name);
+		if (smtp_cmd(c, line, r, c->to.helo) < 0)
+			return -1;
+		if (helo) { /* an old server: no extensions */
+			memset(&c->caps, 0, sizeof c->caps);
+			return r->code / 100 == 2 ? 0 : 1;
+		}
+		if (r->code / 100 == 2) {
+			smtp_parse_ehlo(r, &c->caps);
+			c->caps.esmtp = 1;
+			return 0;
+		}
+		if (r->code / 100 != 5)
+			return 1; /* HELO only after a 5xx to EHLO */
 	}
-	if (r->code / 100 != 5)
-		return 1;
-	/* An old server: HELO, no extensions. */
-	str_fmt(line, sizeof line, "HELO %s", helo_name);
-	if (smtp_cmd(c, line, r, c->to.helo) < 0)
-		return -1;
-	memset(&c->caps, 0, sizeof c->caps);
-	return r->code / 100 == 2 ? 0 : 1;
 }
 
 int smtp_greet(struct smtp_conn *c, const char *helo_name, struct smtp_reply *r)
