@@ -93,7 +93,8 @@ static void res_parse_conf(char *text, struct res_conf *c)
 	}
 }
 
-static void res_load_conf(struct res_conf *c)
+/* noinline: its 4 KiB buffer and the call cost less than inlined into res_send_q (-54 bytes) */
+__attribute__((noinline)) static void res_load_conf(struct res_conf *c)
 {
 	char text[RES_CONF_MAX + 1];
 	ssize_t r = -1;
