@@ -178,7 +178,8 @@ void smtp_parse_ehlo(const struct smtp_reply *r, struct smtp_caps *caps)
 			kl++;
 		unsigned bit = 1;
 		for (const char *kw = kws; *kw; kw += strlen(kw) + 1, bit <<= 1) {
-			if (strlen(kw) != kl || !str_ncaseeq(line, kw, kl))
+			/* the line's kl bytes hold no NUL: a shorter keyword differs at its end */
+			if (!str_ncaseeq(line, kw, kl) || kw[kl])
 				continue;
 			caps->ext |= bit;
 			const char *arg = line + kl;
