@@ -55,13 +55,6 @@ static void fail_reply(struct smtp_fail *f, int rank, const char *remote, const 
 	fail(f, rank, enh, remote, "%s %s: %s", remote, what, one);
 }
 
-static unsigned default_port(const struct smarthost *sh, unsigned mx_port)
-{
-	if (!sh)
-		return mx_port;
-	return smarthost_port(sh);
-}
-
 /* Adds the MX hosts of domain (or the domain itself when it has none) to the targets. */
 static int add_mx(const char *domain, const struct smarthost *sh, unsigned port, struct target *t, size_t max, size_t *n,
                   struct smtp_fail *why)
@@ -101,7 +94,7 @@ __attribute__((noinline)) static size_t route(const struct smtp_config *cfg, con
 	if (cfg->nsmarthost) {
 		for (int i = 0; i < cfg->nsmarthost && n < max; i++) {
 			const struct smarthost *sh = &cfg->smarthost[i];
-			unsigned port = default_port(sh, cfg->mx_port);
+			unsigned port = smarthost_port(sh);
 			if (sh->mx) {
 				add_mx(sh->host, sh, port, t, max, &n, why);
 				continue;
