@@ -520,8 +520,7 @@ int smtp_main(int argc, char **argv)
 	applet_log_setup(&c, NULL, test ? LOG_TO_STDERR : 0u, verbose);
 	/* root's smtp -t and -m read the agents' credentials as theirs (secfile.h): the user named
 	 * in this file counts, not only one from the environment (which overrides the file anyway) */
-	if (!getenv("AGENT_USER"))
-		setenv("AGENT_USER", conf_str(&c, CK_AGENT_USER), 1);
+	setenv("AGENT_USER", conf_str(&c, CK_AGENT_USER), 0); /* 0: not over one already set */
 	struct smtp_ta *ta = calloc(1, sizeof *ta);
 	if (!ta) {
 		conf_free(&c);
