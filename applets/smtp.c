@@ -522,20 +522,17 @@ int smtp_main(int argc, char **argv)
 	 * in this file counts, not only one from the environment (which overrides the file anyway) */
 	setenv("AGENT_USER", conf_str(&c, CK_AGENT_USER), 0); /* 0: not over one already set */
 	struct smtp_ta *ta = calloc(1, sizeof *ta);
-	if (!ta) {
-		conf_free(&c);
-		return EX_OSERR;
-	}
 	struct conf_stderr_ctx rc = {0, "error"};
-	if (load(ta, &c, conf_report_stderr, &rc)) {
-		conf_free(&c);
-		free(ta);
-		return EX_CONFIG;
-	}
-	ta->cfg.verbose = verbose;
-	smtp_session_init(&ta->sess);
 	struct spool sp;
-	int code = EX_OK;
+	int code = EX_OSERR;
+	if (!ta)
+		goto end;
+	/* a zeroed session (calloc) is what smtp_session_init() makes: freed below as it is */
+	code = EX_CONFIG;
+	if (load(ta, &c, conf_report_stderr, &rc))
+		goto end;
+	ta->cfg.verbose = verbose;
+	code = EX_OK;
 	if (test) {
 		char self[300];
 		if (!from && *conf_str(&c, CK_ALLMAILFROM))
@@ -555,9 +552,10 @@ int smtp_main(int argc, char **argv)
 		smtp_session_end(&ta->sess);
 	}
 	smtp_session_free(&ta->sess);
-	conf_free(&c);
 	free(ta->rc);
 	free(ta->body_buf);
+end:
+	conf_free(&c);
 	free(ta);
 	return code;
 }
