@@ -233,15 +233,14 @@ static int smtp_job(void *ctx, struct ta_job *job)
 	char why[SMTP_TEXT_MAX + 1];
 	if (ta->dead[0] && !strcmp(ta->dead, smtp_session_key(&ta->cfg, job->host))) {
 		report_all(ta, job, 0, 0, "4.4.2", ta->dead_why, NULL, ta->dead_timeout > 0);
-		ta->sess.conn.logid = NULL;
-		return 0;
+		goto end;
 	}
 	ta->dead[0] = 0;
 	int fd = ta_msg_fd(job); /* positioned below; the job closes it */
 	if (fd < 0) {
 		str_fmt(why, sizeof why, "cannot open the message file of %s", job->id);
 		report_all(ta, job, 0, 0, "4.3.0", why, NULL, 0);
-		return 0;
+		goto end;
 	}
 	if (!ta->body_buf)
 		ta->body_buf = malloc(SMTP_TXN_BUF); /* without it, each transaction allocates its own */
@@ -263,7 +262,7 @@ static int smtp_job(void *ctx, struct ta_job *job)
 		/* a loop: bounced here as Postfix's cleanup would, not relayed once more */
 		str_fmt(why, sizeof why, "mail forwarding loop: %ld Received: header fields (limit %ld)", hops, ta->hop_limit);
 		report_all(ta, job, 0, 1, "5.4.6", why, NULL, 0);
-		return 0;
+		goto end;
 	}
 	size_t max = ta->maxrcpt > 0 ? (size_t)ta->maxrcpt : 1;
 	if (!ta->rc)
@@ -342,6 +341,9 @@ done:
 		report_all(ta, job, 0, 0, "4.3.0", "out of memory", NULL, 0);
 	if (cfd >= 0)
 		close(cfd);
+end:
+	/* the early ends too: idle_arm() does nothing there, as no connection was opened and none
+	 * is left open after a job with SMTP_IDLE=0 */
 	ta->sess.conn.logid = NULL;
 	idle_arm(ta);
 	return 0;
