@@ -837,11 +837,10 @@ void tls_describe(const struct io *io, char *out, size_t size)
 		return;
 	}
 	const struct tls_conn *t = io->ctx;
-	br_ssl_session_parameters sp;
-	br_ssl_engine_get_session_parameters(&t->cc.eng, &sp);
+	/* the suite read in place: br_ssl_engine_get_session_parameters() copies the whole session */
 	const char *suite = "?";
 	for (size_t i = 0; i < ARRAY_LEN(suites); i++)
-		if (suites[i] == sp.cipher_suite)
+		if (suites[i] == t->cc.eng.session.cipher_suite)
 			suite = suite_names[i];
 	str_fmt(out, size, "TLSv1.2 %s %s%s", suite, t->verified ? "verified" : t->pinned ? "pinned" : "unverified",
 	        t->verified && t->pinned ? "+pinned" : "");
