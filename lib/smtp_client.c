@@ -357,7 +357,9 @@ int smtp_auth(struct smtp_conn *c, int mech, const char *user, const char *secre
 		auth_redact(line, shown, sizeof shown);
 		transcript_out(c, shown);
 		c->io.timeout_ms = c->to.cmd;
-		if (io_write(&c->io, line, (size_t)n) < 0 || io_write(&c->io, "\r\n", 2) < 0 || smtp_flush(c, c->to.cmd) < 0)
+		line[n] = '\r'; /* LINE - 2 was the room given: the line end fits after it */
+		line[n + 1] = '\n';
+		if (io_write(&c->io, line, (size_t)n + 2) < 0 || smtp_flush(c, c->to.cmd) < 0)
 			goto out;
 		if (smtp_read_reply(c, r, c->to.cmd) < 0)
 			goto out;
@@ -407,7 +409,6 @@ void smtp_quit(struct smtp_conn *c)
 		return;
 	struct smtp_reply r;
 	/* A polite goodbye, not worth waiting long for. */
-	if (smtp_send(c, "QUIT") == 0 && smtp_flush(c, 2000) == 0)
-		smtp_read_reply(c, &r, 2000);
+	smtp_cmd(c, "QUIT", &r, 2000);
 	smtp_close(c);
 }
