@@ -244,21 +244,16 @@ int res_query(const char *name, int class, int type, unsigned char *dest, int le
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	int ql = res_mkq(name, class, type, q, (unsigned)ts.tv_nsec ^ (unsigned)getpid() << 16);
-	if (ql < 0) {
-		h_errno = NO_RECOVERY;
-		return -1;
+	int r = -1, e = NO_RECOVERY; /* the h_errno of a failure, set once (musl's is a call) */
+	if (ql >= 0) {
+		r = res_send_q(q, ql, dest, len);
+		e = r < 12                                      ? TRY_AGAIN
+		    : (dest[3] & 15) == 3                       ? HOST_NOT_FOUND
+		    : (dest[3] & 15) == 0 && !dest[6] && !dest[7] ? NO_DATA
+		                                                : 0;
 	}
-	int r = res_send_q(q, ql, dest, len);
-	if (r < 12) {
-		h_errno = TRY_AGAIN;
-		return -1;
-	}
-	if ((dest[3] & 15) == 3) {
-		h_errno = HOST_NOT_FOUND;
-		return -1;
-	}
-	if ((dest[3] & 15) == 0 && !dest[6] && !dest[7]) {
-		h_errno = NO_DATA;
+	if (e) {
+		h_errno = e;
 		return -1;
 	}
 	return r;
