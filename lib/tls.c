@@ -572,9 +572,7 @@ _Static_assert(BR_ERR_UNSUPPORTED_VERSION == 3 && BR_ERR_BAD_VERSION == 4 && BR_
 
 static void engine_reason(struct tls_conn *t)
 {
-	int err = br_ssl_engine_last_error(&t->cc.eng);
-	if (t->st != TLS_OK)
-		return;
+	int err = br_ssl_engine_last_error(&t->cc.eng); /* fail() keeps a reason already set */
 	if (err == BR_ERR_IO || err == BR_ERR_OK) {
 		/* one call: the fixed texts ignore the argument */
 		const char *fmt = t->io_errno == ETIMEDOUT ? "timeout during the TLS handshake"
