@@ -222,7 +222,7 @@ done:
 }
 
 /* The checks RFC 1870, 6152 and 6531 ask for before a transaction starts. 1 when they failed
- * (every recipient has its result). */
+ * (t->mail has the result every recipient gets). */
 static int precheck(struct smtp_conn *c, struct smtp_txn *t)
 {
 	unsigned ext = c->caps.ext;
@@ -252,8 +252,6 @@ static int precheck(struct smtp_conn *c, struct smtp_txn *t)
 		snprintf(text, sizeof t->mail.text, fmt, c->name);
 	}
 	set_local(&t->mail, code, enh, NULL);
-	for (size_t i = 0; i < t->n; i++)
-		t->rcpt[i].res = t->mail;
 	return 1;
 }
 
@@ -283,8 +281,9 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 	for (i = 0; i < t->n && !utf8; i++)
 		utf8 = has8(t->rcpt[i].addr);
 	t->smtputf8 = utf8;
+	int ret = 0, mail_ok = 1, stale = 0;
 	if (precheck(c, t))
-		return 0;
+		goto mail_failed; /* no recipient is marked local yet: each gets MAIL's result */
 	/* Recipients whose address cannot be sent fail here: until the end, res.local marks them
 	 * (every other result so far is the zeroed one or a server's reply; each step that gives
 	 * the others a local result is the last) */
@@ -296,7 +295,6 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 			sendable++;
 		}
 	}
-	int ret = 0, mail_ok = 1, stale = 0;
 	if (!sendable)
 		goto out;
 	if (mail_line(c, t, line, sizeof line) < 0) {
