@@ -371,14 +371,14 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 		goto out;
 	}
 	char why[256];
+	const char *lost_enh = ""; /* lost_data's enhanced code */
 	int b = send_body(c, t, why, sizeof why);
 	if (b == -2) {
 		/* Never let a partial message look complete: drop the connection without ".". */
 		str_fmt(c->err, sizeof c->err, "message not sent: %s", why);
-		settle(c, t, 0, NULL, "4.3.0");
 		smtp_close(c);
-		ret = -1;
-		goto out;
+		lost_enh = "4.3.0";
+		goto lost_data;
 	}
 	if (b < 0) {
 		int to = c->timed_out = errno == ETIMEDOUT;
@@ -402,7 +402,7 @@ mail_failed:
 	goto out;
 lost_data:
 	/* Accepted recipients are not delivered: the server never confirmed the end of data. */
-	settle(c, t, 0, NULL, "");
+	settle(c, t, 0, NULL, lost_enh);
 	ret = -1;
 	goto out;
 lost:
