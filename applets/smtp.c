@@ -233,15 +233,14 @@ static int smtp_job(void *ctx, struct ta_job *job)
 	char why[SMTP_TEXT_MAX + 1];
 	if (ta->dead[0] && !strcmp(ta->dead, smtp_session_key(&ta->cfg, job->host))) {
 		report_all(ta, job, 0, 0, "4.4.2", ta->dead_why, NULL, ta->dead_timeout > 0);
-		ta->sess.conn.logid = NULL;
-		return 0;
+		goto end;
 	}
 	ta->dead[0] = 0;
 	int fd = ta_msg_fd(job); /* positioned below; the job closes it */
 	if (fd < 0) {
 		str_fmt(why, sizeof why, "cannot open the message file of %s", job->id);
 		report_all(ta, job, 0, 0, "4.3.0", why, NULL, 0);
-		return 0;
+		goto end;
 	}
 	if (!ta->body_buf)
 		ta->body_buf = malloc(SMTP_TXN_BUF); /* without it, each transaction allocates its own */
@@ -263,7 +262,7 @@ static int smtp_job(void *ctx, struct ta_job *job)
 		/* a loop: bounced here as Postfix's cleanup would, not relayed once more */
 		str_fmt(why, sizeof why, "mail forwarding loop: %ld Received: header fields (limit %ld)", hops, ta->hop_limit);
 		report_all(ta, job, 0, 1, "5.4.6", why, NULL, 0);
-		return 0;
+		goto end;
 	}
 	size_t max = ta->maxrcpt > 0 ? (size_t)ta->maxrcpt : 1;
 	if (!ta->rc)
@@ -342,6 +341,9 @@ done:
 		report_all(ta, job, 0, 0, "4.3.0", "out of memory", NULL, 0);
 	if (cfd >= 0)
 		close(cfd);
+end:
+	/* the early ends too: idle_arm() does nothing there, as no connection was opened and none
+	 * is left open after a job with SMTP_IDLE=0 */
 	ta->sess.conn.logid = NULL;
 	idle_arm(ta);
 	return 0;
@@ -520,23 +522,19 @@ int smtp_main(int argc, char **argv)
 	applet_log_setup(&c, NULL, test ? LOG_TO_STDERR : 0u, verbose);
 	/* root's smtp -t and -m read the agents' credentials as theirs (secfile.h): the user named
 	 * in this file counts, not only one from the environment (which overrides the file anyway) */
-	if (!getenv("AGENT_USER"))
-		setenv("AGENT_USER", conf_str(&c, CK_AGENT_USER), 1);
+	setenv("AGENT_USER", conf_str(&c, CK_AGENT_USER), 0); /* 0: not over one already set */
 	struct smtp_ta *ta = calloc(1, sizeof *ta);
-	if (!ta) {
-		conf_free(&c);
-		return EX_OSERR;
-	}
 	struct conf_stderr_ctx rc = {0, "error"};
-	if (load(ta, &c, conf_report_stderr, &rc)) {
-		conf_free(&c);
-		free(ta);
-		return EX_CONFIG;
-	}
-	ta->cfg.verbose = verbose;
-	smtp_session_init(&ta->sess);
 	struct spool sp;
-	int code = EX_OK;
+	int code = EX_OSERR;
+	if (!ta)
+		goto end;
+	/* a zeroed session (calloc) is what smtp_session_init() makes: freed below as it is */
+	code = EX_CONFIG;
+	if (load(ta, &c, conf_report_stderr, &rc))
+		goto end;
+	ta->cfg.verbose = verbose;
+	code = EX_OK;
 	if (test) {
 		char self[300];
 		if (!from && *conf_str(&c, CK_ALLMAILFROM))
@@ -556,9 +554,10 @@ int smtp_main(int argc, char **argv)
 		smtp_session_end(&ta->sess);
 	}
 	smtp_session_free(&ta->sess);
-	conf_free(&c);
 	free(ta->rc);
 	free(ta->body_buf);
+end:
+	conf_free(&c);
 	free(ta);
 	return code;
 }

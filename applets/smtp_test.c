@@ -68,9 +68,11 @@ int smtp_test(struct smtp_session *s, const struct smtp_config *cfg, const struc
 	}
 	step("route", 1, route);
 	struct smtp_fail why;
+	int rc = EX_TEMPFAIL;
+	const char *v = "mail would be deferred (connect, EHLO, TLS or AUTH failed: see above)";
 	if (smtp_session_get(s, cfg, domain, &why) < 0) {
 		step("session", 0, why.text);
-		return verdict(EX_TEMPFAIL, "mail would be deferred (connect, EHLO, TLS or AUTH failed: see above)");
+		goto end; /* the session's end does nothing on a connection never opened */
 	}
 	step("connect", 1, s->relay);
 	step("EHLO", 1, s->conn.caps.esmtp ? "ESMTP" : "HELO only");
@@ -122,9 +124,9 @@ int smtp_test(struct smtp_session *s, const struct smtp_config *cfg, const struc
 	} else if (code == 250) {
 		step("RCPT", 1, "skipped (give a recipient address to test RCPT TO)");
 	}
-	int ok = code >= 200 && code < 300, rc = 0;
-	const char *v = send && rcpt ? "the setup works: a test message was accepted"
-	                             : "the setup works: mail would be accepted";
+	int ok = code >= 200 && code < 300;
+	rc = 0;
+	v = send && rcpt ? "the setup works: a test message was accepted" : "the setup works: mail would be accepted";
 	if (ok) {
 		if (!send)
 			step("DATA", 1, "not sent (-s sends a test message)");
@@ -136,6 +138,7 @@ int smtp_test(struct smtp_session *s, const struct smtp_config *cfg, const struc
 		rc = EX_TEMPFAIL;
 		v = "mail would be deferred (see above)";
 	}
+end:
 	smtp_session_end(s);
 	return verdict(rc, v);
 }

@@ -151,7 +151,8 @@ fail:
 	return -1;
 }
 
-static const char *next_line(const char *p, const char **end)
+/* always_inline: both its calls are in smtp_parse_ehlo, which then keeps its pointers in registers (-13 bytes) */
+static inline __attribute__((always_inline)) const char *next_line(const char *p, const char **end)
 {
 	const char *nl = strchr(p, '\n');
 	*end = nl ? nl : p + strlen(p);
@@ -178,7 +179,8 @@ void smtp_parse_ehlo(const struct smtp_reply *r, struct smtp_caps *caps)
 			kl++;
 		unsigned bit = 1;
 		for (const char *kw = kws; *kw; kw += strlen(kw) + 1, bit <<= 1) {
-			if (strlen(kw) != kl || !str_ncaseeq(line, kw, kl))
+			/* the line's kl bytes hold no NUL: a shorter keyword differs at its end */
+			if (!str_ncaseeq(line, kw, kl) || kw[kl])
 				continue;
 			caps->ext |= bit;
 			const char *arg = line + kl;
@@ -301,22 +303,22 @@ int smtp_cmd(struct smtp_conn *c, const char *line, struct smtp_reply *r, int ti
 int smtp_ehlo(struct smtp_conn *c, const char *helo_name, struct smtp_reply *r)
 {
 	char line[300];
-	str_fmt(line, sizeof line, "EHLO %s", helo_name);
-	if (smtp_cmd(c, line, r, c->to.helo) < 0)
-		return -1;
-	if (r->code / 100 == 2) {
-		smtp_parse_ehlo(r, &c->caps);
-		c->caps.esmtp = 1;
-		return 0;
+	for (int helo = 0;; helo = 1) {
+		str_fmt(line, sizeof line, "%s %s", helo ? "HELO" : "EHLO", helo_name);
+		if (smtp_cmd(c, line, r, c->to.helo) < 0)
+			return -1;
+		if (helo) { /* an old server: no extensions */
+			memset(&c->caps, 0, sizeof c->caps);
+			return r->code / 100 == 2 ? 0 : 1;
+		}
+		if (r->code / 100 == 2) {
+			smtp_parse_ehlo(r, &c->caps);
+			c->caps.esmtp = 1;
+			return 0;
+		}
+		if (r->code / 100 != 5)
+			return 1; /* HELO only after a 5xx to EHLO */
 	}
-	if (r->code / 100 != 5)
-		return 1;
-	/* An old server: HELO, no extensions. */
-	str_fmt(line, sizeof line, "HELO %s", helo_name);
-	if (smtp_cmd(c, line, r, c->to.helo) < 0)
-		return -1;
-	memset(&c->caps, 0, sizeof c->caps);
-	return r->code / 100 == 2 ? 0 : 1;
 }
 
 int smtp_greet(struct smtp_conn *c, const char *helo_name, struct smtp_reply *r)
@@ -355,7 +357,9 @@ int smtp_auth(struct smtp_conn *c, int mech, const char *user, const char *secre
 		auth_redact(line, shown, sizeof shown);
 		transcript_out(c, shown);
 		c->io.timeout_ms = c->to.cmd;
-		if (io_write(&c->io, line, (size_t)n) < 0 || io_write(&c->io, "\r\n", 2) < 0 || smtp_flush(c, c->to.cmd) < 0)
+		line[n] = '\r'; /* LINE - 2 was the room given: the line end fits after it */
+		line[n + 1] = '\n';
+		if (io_write(&c->io, line, (size_t)n + 2) < 0 || smtp_flush(c, c->to.cmd) < 0)
 			goto out;
 		if (smtp_read_reply(c, r, c->to.cmd) < 0)
 			goto out;
@@ -405,7 +409,6 @@ void smtp_quit(struct smtp_conn *c)
 		return;
 	struct smtp_reply r;
 	/* A polite goodbye, not worth waiting long for. */
-	if (smtp_send(c, "QUIT") == 0 && smtp_flush(c, 2000) == 0)
-		smtp_read_reply(c, &r, 2000);
+	smtp_cmd(c, "QUIT", &r, 2000);
 	smtp_close(c);
 }

@@ -1,6 +1,7 @@
 /* Routing, failover, TLS, AUTH and the cached connection of the smtp transport (see
  * smtp_session.h). */
 #include "smtp_session.h"
+#include "config_default.h"
 #include "auth.h"
 #include "creds.h"
 #include "dns.h"
@@ -54,13 +55,6 @@ static void fail_reply(struct smtp_fail *f, int rank, const char *remote, const 
 	fail(f, rank, enh, remote, "%s %s: %s", remote, what, one);
 }
 
-static unsigned default_port(const struct smarthost *sh, unsigned mx_port)
-{
-	if (!sh)
-		return mx_port;
-	return smarthost_port(sh);
-}
-
 /* Adds the MX hosts of domain (or the domain itself when it has none) to the targets. */
 static int add_mx(const char *domain, const struct smarthost *sh, unsigned port, struct target *t, size_t max, size_t *n,
                   struct smtp_fail *why)
@@ -100,7 +94,7 @@ __attribute__((noinline)) static size_t route(const struct smtp_config *cfg, con
 	if (cfg->nsmarthost) {
 		for (int i = 0; i < cfg->nsmarthost && n < max; i++) {
 			const struct smarthost *sh = &cfg->smarthost[i];
-			unsigned port = default_port(sh, cfg->mx_port);
+			unsigned port = smarthost_port(sh);
 			if (sh->mx) {
 				add_mx(sh->host, sh, port, t, max, &n, why);
 				continue;
@@ -301,7 +295,7 @@ again:
 	c->verbose = cfg->verbose;
 	str_fmt(c->name, sizeof c->name, "%s:%u", remote, t->port);
 	s->tlsdesc[0] = 0;
-	if (pol >= TLS_ENCRYPT && !tls_available()) {
+	if (pol >= TLS_ENCRYPT && !ENABLE_TLS) { /* a constant: this text is only in a TLS=0 build */
 		fail(why, RANK_TLS, "4.7.5", remote, "TLS is required for %s (tls=%s), but this spoolbox is built without TLS",
 		     t->name, tls_policy_name(pol));
 		return -1;
@@ -328,7 +322,7 @@ again:
 		goto lost;
 	if (g > 0)
 		goto refusal;
-	int want_tls = !smtps && !cleartext_retry && pol != TLS_NONE && tls_available();
+	int want_tls = !smtps && !cleartext_retry && pol != TLS_NONE && ENABLE_TLS;
 	if (want_tls && !(c->caps.ext & SMTP_EXT_STARTTLS)) {
 		if (pol >= TLS_ENCRYPT) {
 			fail(why, RANK_TLS, "4.7.4", remote, "TLS is required for %s (tls=%s), but %s does not offer STARTTLS",

@@ -222,7 +222,7 @@ done:
 }
 
 /* The checks RFC 1870, 6152 and 6531 ask for before a transaction starts. 1 when they failed
- * (every recipient has its result). */
+ * (t->mail has the result every recipient gets). */
 static int precheck(struct smtp_conn *c, struct smtp_txn *t)
 {
 	unsigned ext = c->caps.ext;
@@ -252,15 +252,16 @@ static int precheck(struct smtp_conn *c, struct smtp_txn *t)
 		snprintf(text, sizeof t->mail.text, fmt, c->name);
 	}
 	set_local(&t->mail, code, enh, NULL);
-	for (size_t i = 0; i < t->n; i++)
-		t->rcpt[i].res = t->mail;
 	return 1;
 }
 
-/* A command of the transaction: pipelined, only buffered; else sent and its reply read. */
-static int command(struct smtp_conn *c, const char *line, struct smtp_reply *r, int pipelining)
+/* One command of the transaction in a pass: pass 0 (pipelining only) buffers it; pass 1 reads
+ * its reply, after sending it first when not pipelining. */
+static int exchange(struct smtp_conn *c, int pass, int pipelining, const char *line, struct smtp_reply *r, int timeout)
 {
-	return pipelining ? smtp_send(c, line) : smtp_cmd(c, line, r, c->to.cmd);
+	if (!pass)
+		return smtp_send(c, line);
+	return pipelining ? smtp_read_reply(c, r, timeout) : smtp_cmd(c, line, r, timeout);
 }
 
 int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
@@ -280,8 +281,9 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 	for (i = 0; i < t->n && !utf8; i++)
 		utf8 = has8(t->rcpt[i].addr);
 	t->smtputf8 = utf8;
+	int ret = 0, mail_ok = 1, stale = 0;
 	if (precheck(c, t))
-		return 0;
+		goto mail_failed; /* no recipient is marked local yet: each gets MAIL's result */
 	/* Recipients whose address cannot be sent fail here: until the end, res.local marks them
 	 * (every other result so far is the zeroed one or a server's reply; each step that gives
 	 * the others a local result is the last) */
@@ -293,7 +295,6 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 			sendable++;
 		}
 	}
-	int ret = 0, mail_ok = 1, pipelining_rset = pipelining;
 	if (!sendable)
 		goto out;
 	if (mail_line(c, t, line, sizeof line) < 0) {
@@ -301,70 +302,48 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 		set_local(&t->mail, 553, "5.1.7", "the MAIL command would be too long");
 		goto mail_failed;
 	}
-	if (c->rset_pending) {
-		c->rset_pending = 0;
-		if (command(c, "RSET", &r, pipelining) < 0 || (!pipelining && r.code != 250)) {
-			ret = SMTP_TXN_STALE;
-			goto out;
+	stale = c->rset_pending;
+	c->rset_pending = 0;
+	/* With PIPELINING the whole group (RSET, MAIL, RCPT..., DATA: the last of the group, RFC 2920
+	 * 3.1) is sent in pass 0 and the replies read in pass 1; without, pass 1 alone sends each
+	 * command and reads its reply. line holds the MAIL command until the RCPT lines. */
+	for (int pass = !pipelining; pass < 2; pass++) {
+		if (stale) {
+			/* a cached connection whose RSET gets no 250: see lost */
+			if (exchange(c, pass, pipelining, "RSET", &r, c->to.cmd) < 0 || (pass && r.code != 250))
+				goto lost;
+			stale = !pass;
 		}
-	} else {
-		pipelining_rset = 0;
-	}
-	/* MAIL */
-	if (command(c, line, &r, pipelining) < 0)
-		goto lost;
-	if (!pipelining) {
-		set_reply(&t->mail, &r);
-		if (r.code / 100 != 2)
-			goto mail_failed;
-	}
-	/* RCPT */
-	for (i = 0; i < t->n; i++) {
-		if (t->rcpt[i].res.local)
-			continue;
-		rcpt_line(c, &t->rcpt[i], line, sizeof line);
-		if (command(c, line, &r, pipelining) < 0)
+		if (exchange(c, pass, pipelining, line, &r, c->to.cmd) < 0)
 			goto lost;
-		if (!pipelining) {
-			set_reply(&t->rcpt[i].res, &r);
-			if (r.code / 100 == 2)
-				t->accepted++;
+		if (pass) {
+			set_reply(&t->mail, &r);
+			mail_ok = r.code / 100 == 2;
+			if (!mail_ok && !pipelining)
+				goto mail_failed;
 		}
-	}
-	if (!pipelining && !t->accepted)
-		goto out; /* nothing accepted: no DATA; the caller's RSET ends the transaction */
-	/* DATA: with PIPELINING it is the last command of the group (RFC 2920 3.1). */
-	if (smtp_send(c, "DATA") < 0 || smtp_flush(c, pipelining ? c->to.cmd : c->to.data_init) < 0)
-		goto lost;
-	if (pipelining) {
-		if (pipelining_rset && (smtp_read_reply(c, &r, c->to.cmd) < 0 || r.code != 250))
-			goto lost; /* stale: see there */
-		pipelining_rset = 0;
-		if (smtp_read_reply(c, &r, c->to.cmd) < 0)
-			goto lost;
-		set_reply(&t->mail, &r);
-		mail_ok = r.code / 100 == 2;
 		for (i = 0; i < t->n; i++) {
 			if (t->rcpt[i].res.local)
 				continue;
-			if (smtp_read_reply(c, &r, c->to.cmd) < 0)
+			rcpt_line(c, &t->rcpt[i], line, sizeof line);
+			if (exchange(c, pass, pipelining, line, &r, c->to.cmd) < 0)
 				goto lost;
-			if (mail_ok) {
+			if (pass && mail_ok) {
 				set_reply(&t->rcpt[i].res, &r);
 				if (r.code / 100 == 2)
 					t->accepted++;
 			}
 		}
-		if (!mail_ok) {
-			if (smtp_read_reply(c, &r, c->to.data_init) < 0)
-				goto lost;
-			if (r.code == 354) /* a server that accepts DATA after all: send nothing */
-				goto empty_data;
-			goto mail_failed;
-		}
+		if (pass && !pipelining && !t->accepted)
+			goto out; /* nothing accepted: no DATA; the caller's RSET ends the transaction */
+		if (exchange(c, pass, pipelining, "DATA", &r, c->to.data_init) < 0 || (!pass && smtp_flush(c, c->to.cmd) < 0))
+			goto lost;
 	}
-	if (smtp_read_reply(c, &r, c->to.data_init) < 0)
-		goto lost;
+	if (!mail_ok) {
+		if (r.code == 354) /* a server that accepts DATA after all: send nothing */
+			goto empty_data;
+		goto mail_failed;
+	}
 	set_reply(&t->data, &r);
 	if (r.code != 354 && r.code / 100 != 4 && r.code / 100 != 5) {
 		/* A 2xx to DATA itself is no delivery (the body was never sent): a protocol error,
@@ -392,14 +371,14 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 		goto out;
 	}
 	char why[256];
+	const char *lost_enh = ""; /* lost_data's enhanced code */
 	int b = send_body(c, t, why, sizeof why);
 	if (b == -2) {
 		/* Never let a partial message look complete: drop the connection without ".". */
 		str_fmt(c->err, sizeof c->err, "message not sent: %s", why);
-		settle(c, t, 0, NULL, "4.3.0");
 		smtp_close(c);
-		ret = -1;
-		goto out;
+		lost_enh = "4.3.0";
+		goto lost_data;
 	}
 	if (b < 0) {
 		int to = c->timed_out = errno == ETIMEDOUT;
@@ -423,11 +402,11 @@ mail_failed:
 	goto out;
 lost_data:
 	/* Accepted recipients are not delivered: the server never confirmed the end of data. */
-	settle(c, t, 0, NULL, "");
+	settle(c, t, 0, NULL, lost_enh);
 	ret = -1;
 	goto out;
 lost:
-	if (pipelining_rset) {
+	if (stale) {
 		/* A cached connection the server had given up before answering the RSET that leads
 		 * the group: nothing happened on it, the caller reconnects. */
 		ret = SMTP_TXN_STALE;

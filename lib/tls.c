@@ -572,9 +572,7 @@ _Static_assert(BR_ERR_UNSUPPORTED_VERSION == 3 && BR_ERR_BAD_VERSION == 4 && BR_
 
 static void engine_reason(struct tls_conn *t)
 {
-	int err = br_ssl_engine_last_error(&t->cc.eng);
-	if (t->st != TLS_OK)
-		return;
+	int err = br_ssl_engine_last_error(&t->cc.eng); /* fail() keeps a reason already set */
 	if (err == BR_ERR_IO || err == BR_ERR_OK) {
 		/* one call: the fixed texts ignore the argument */
 		const char *fmt = t->io_errno == ETIMEDOUT ? "timeout during the TLS handshake"
@@ -837,11 +835,10 @@ void tls_describe(const struct io *io, char *out, size_t size)
 		return;
 	}
 	const struct tls_conn *t = io->ctx;
-	br_ssl_session_parameters sp;
-	br_ssl_engine_get_session_parameters(&t->cc.eng, &sp);
+	/* the suite read in place: br_ssl_engine_get_session_parameters() copies the whole session */
 	const char *suite = "?";
 	for (size_t i = 0; i < ARRAY_LEN(suites); i++)
-		if (suites[i] == sp.cipher_suite)
+		if (suites[i] == t->cc.eng.session.cipher_suite)
 			suite = suite_names[i];
 	str_fmt(out, size, "TLSv1.2 %s %s%s", suite, t->verified ? "verified" : t->pinned ? "pinned" : "unverified",
 	        t->verified && t->pinned ? "+pinned" : "");

@@ -38,7 +38,8 @@ static void dn_append(void *ctx, const void *p, size_t n)
 }
 
 /* One certificate into an anchor: 0 added, 1 skipped (unusable), -1 fatal. */
-static int add_cert(struct load *l, const unsigned char *der, size_t len)
+/* always_inline: its one caller then keeps one frame, not two (-36 bytes) */
+static inline __attribute__((always_inline)) int add_cert(struct load *l, const unsigned char *der, size_t len)
 {
 	struct tls_anchors *a = l->a;
 	br_x509_decoder_context dc;
