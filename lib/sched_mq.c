@@ -262,6 +262,16 @@ static void show_thread(struct sched *s, struct mq_client *c, const char *chan, 
 		}
 }
 
+/* The index of w in list ("A\0B\0...\0"), or the number of words in it when w is not one (or
+ * NULL). */
+static int word_at(const char *list, const char *w)
+{
+	int k = 0;
+	for (; *list && (!w || strcmp(w, list)); list += strlen(list) + 1)
+		k++;
+	return k;
+}
+
 static void command(struct sched *s, struct mq_client *c, char *line)
 {
 	char *w[4] = {NULL, NULL, NULL, NULL};
@@ -278,70 +288,65 @@ static void command(struct sched *s, struct mq_client *c, char *line)
 	}
 	if (!n)
 		return;
-	struct {
-		const char *a, *b;
-		unsigned need;
-	} const acl[] = {{"SHOW", "SNMP", MQA_SNMP}, {"SHOW", "QUEUE", 0}, {"SHOW", "THREAD", MQA_TT},
-	                 {"ETRN", NULL, MQA_ETRN}, {"KILL", NULL, MQA_KILL}};
-	for (size_t i = 0; i < ARRAY_LEN(acl); i++)
-		if (!strcmp(w[0], acl[i].a) && (!acl[i].b || (w[1] && !strcmp(w[1], acl[i].b)))) {
-			unsigned need = acl[i].need;
-			if (!need && w[2])
-				need = !strcmp(w[2], "SHORT") ? MQA_QQ : MQA_TT;
-			if ((c->attrs & need) != need) {
-				reply(c, "-ERR not allowed\n");
-				return;
-			}
-		}
-	if (!strcmp(w[0], "AUTH") && n == 3) {
+	enum { C_AUTH, C_SHOW, C_ETRN, C_KILL, C_QUIT };
+	enum { A_SNMP, A_QUEUE, A_THREAD, A_MSG };
+	int cmd = word_at("AUTH\0SHOW\0ETRN\0KILL\0QUIT\0", w[0]);
+	int arg = word_at("SNMP\0QUEUE\0THREAD\0MSG\0", w[1]);
+	int view = word_at("SHORT\0THREADS\0", w[2]); /* SHOW QUEUE's: 0, 1, else 2 */
+	/* what the command needs of the peer's attributes: SHOW SNMP, SHOW QUEUE SHORT, SHOW QUEUE
+	 * (anything else), SHOW THREAD, ETRN, KILL, whatever words follow */
+	unsigned need = cmd == C_ETRN ? MQA_ETRN : cmd == C_KILL ? MQA_KILL : 0;
+	if (cmd == C_SHOW)
+		need = arg == A_SNMP ? MQA_SNMP : arg == A_THREAD ? MQA_TT : arg == A_QUEUE && w[2] ? (view ? MQA_TT : MQA_QQ) : 0;
+	if ((c->attrs & need) != need) {
+		reply(c, "-ERR not allowed\n");
+		return;
+	}
+	const char *answer = "-ERR unknown command\n";
+	char t[300];
+	if (cmd == C_AUTH && n == 3) {
 		char text[MQAUTH_FILE_MAX], pass[256], err[160], want[33];
 		size_t len;
 		unsigned attrs = 0;
+		err[0] = 0; /* a user not in the file is no fault of the file */
+		answer = "-LOGIN FAILED\n";
 		if (!s->conf.authfile ||
 		    mqauth_read(s->conf.authfile, geteuid(), text, sizeof text, &len, err, sizeof err) < 0 ||
 		    mqauth_lookup(text, len, w[1], c->ip, pass, sizeof pass, &attrs, err, sizeof err) != 1) {
 			if (s->conf.authfile && err[0])
 				log_msg(LOG_WARNING, NULL, "mailq authentication file %s", err);
-			reply(c, "-LOGIN FAILED\n");
-			return;
+		} else {
+			mqauth_digest(c->challenge, pass, want);
+			if (!strcmp(want, w[2])) {
+				c->attrs = attrs;
+				answer = "+OK\n";
+			}
 		}
-		mqauth_digest(c->challenge, pass, want);
-		if (strcmp(want, w[2])) {
-			reply(c, "-LOGIN FAILED\n");
-			return;
-		}
-		c->attrs = attrs;
-		reply(c, "+OK\n");
-	} else if (!strcmp(w[0], "SHOW") && ((n == 2 && !strcmp(w[1], "SNMP")) ||
-	                                     (n == 3 && !strcmp(w[1], "QUEUE") &&
-	                                      (!strcmp(w[2], "SHORT") || !strcmp(w[2], "THREADS"))) ||
-	                                     (n == 4 && !strcmp(w[1], "THREAD")))) {
+	} else if (cmd == C_SHOW && ((n == 2 && arg == A_SNMP) || (n == 3 && arg == A_QUEUE && view < 2) ||
+	                             (n == 4 && arg == A_THREAD))) {
 		/* one answer frame for the three (n tells them apart) */
 		reply(c, "+OK until LF.LF\n");
 		if (n == 2)
 			show_snmp(s, c);
 		else if (n == 3)
-			show_threads(s, c, w[2][0] == 'T');
+			show_threads(s, c, view);
 		else
 			show_thread(s, c, w[2], w[3]);
 		end(c);
-	} else if (!strcmp(w[0], "ETRN") && n == 2 && strlen(w[1]) < 250) {
-		/* the same as sendmail -qR: a trigger line the loop reads next */
-		char t[300];
-		snprintf(t, sizeof t, "R%s", w[1]);
-		reply(c, spool_trigger_send(&s->sp, t) == 0 ? "+OK\n" : "-ERR cannot reach the trigger\n");
-	} else if (!strcmp(w[0], "KILL") && n == 3 && !strcmp(w[1], "MSG") && spool_id_valid(w[2])) {
-		char t[SPOOL_ID_MAX + 2];
-		snprintf(t, sizeof t, "D%s", w[2]);
-		reply(c, spool_trigger_send(&s->sp, t) == 0 ? "+OK\n" : "-ERR cannot reach the trigger\n");
-	} else if (!strcmp(w[0], "KILL") && n == 4 && !strcmp(w[1], "THREAD")) {
-		reply(c, "-ERR KILL THREAD is not implemented (KILL MSG each message)\n");
-	} else if (!strcmp(w[0], "QUIT")) {
-		reply(c, "+OK\n");
+		return;
+	} else if ((cmd == C_ETRN && n == 2 && strlen(w[1]) < 250) ||
+	           (cmd == C_KILL && n == 3 && arg == A_MSG && spool_id_valid(w[2]))) {
+		/* ETRN is the same as sendmail -qR, KILL MSG as mailq --delete: a trigger line the
+		 * loop reads next */
+		snprintf(t, sizeof t, "%c%s", cmd == C_ETRN ? 'R' : 'D', w[n - 1]);
+		answer = spool_trigger_send(&s->sp, t) == 0 ? "+OK\n" : "-ERR cannot reach the trigger\n";
+	} else if (cmd == C_KILL && n == 4 && arg == A_THREAD) {
+		answer = "-ERR KILL THREAD is not implemented (KILL MSG each message)\n";
+	} else if (cmd == C_QUIT) {
+		answer = "+OK\n";
 		c->closing = 1;
-	} else {
-		reply(c, "-ERR unknown command\n");
 	}
+	reply(c, answer);
 }
 
 /* The seed's version 1 dump ("zmailer 1.0"): every message in memory as a vertex (key, file,
