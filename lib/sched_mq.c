@@ -139,7 +139,6 @@ int sched_mq_open(struct sched *s)
 	q->lfd = q->v1fd = -1;
 	s->mq = q;
 	const char *p = s->conf.mailqpath;
-	char path[SPOOL_PATH_MAX];
 	if (p && str_starts(p, "TCP:")) {
 		/* only when asked: the seed's MAILQ port (174, "mailq") or the number given */
 		char *e;
@@ -155,13 +154,10 @@ int sched_mq_open(struct sched *s)
 		log_msg(LOG_WARNING, NULL, "PARAMmailqpath=%s: not UNIX:/path or TCP:port; using the spool's socket", p);
 		p = NULL;
 	}
-	if ((p ? str_fmt(path, sizeof path, "%s", p + 5) : str_fmt(path, sizeof path, "%s/scheduler.sock", s->sp.dir)) < 0 ||
-	    strlen(path) >= sizeof q->path) {
+	if (str_fmt(q->path, sizeof q->path, p ? "%s" : "%s/scheduler.sock", p ? p + 5 : s->sp.dir) < 0) {
 		log_msg(LOG_ERR, NULL, "the mailq socket path is too long: no live queries");
-		q->lfd = -1;
 		return -1;
 	}
-	str_lcpy(q->path, path, sizeof q->path);
 	q->lfd = listen_at(q->path);
 	char v1[sizeof q->path + 3];
 	q->v1fd = snprintf(v1, sizeof v1, "%s.v1", q->path) < (int)sizeof q->path ? listen_at(v1) : -1;
@@ -432,10 +428,14 @@ static unsigned peer_attrs(struct sched *s, struct mq_client *c)
 	if (!s->conf.authfile || mqauth_read(s->conf.authfile, geteuid(), text, sizeof text, &n, err, sizeof err) < 0)
 		return 0;
 	struct passwd *pw = cr.uid != (uid_t)-1 ? getpwuid(cr.uid) : NULL;
-	if ((pw && mqauth_lookup(text, n, pw->pw_name, c->ip, pass, sizeof pass, &attrs, err, sizeof err) == 1) ||
-	    mqauth_lookup(text, n, "nobody", c->ip, pass, sizeof pass, &attrs, err, sizeof err) == 1)
-		return attrs;
-	return 0;
+	/* the peer's user name, then "nobody" */
+	static const char nobody[] = "nobody";
+	for (const char *user = pw ? pw->pw_name : nobody;; user = nobody) {
+		if (mqauth_lookup(text, n, user, c->ip, pass, sizeof pass, &attrs, err, sizeof err) == 1)
+			return attrs;
+		if (user == nobody)
+			return 0;
+	}
 }
 
 static void accept_all(struct sched *s, struct sched_mq *q, int lfd)
