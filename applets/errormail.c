@@ -67,15 +67,17 @@ static enum dsn_kind code_kind(const char *c)
 	return DSN_DELAYED;
 }
 
-/* The last attempt that failed recipient i (the failure being reported), else its last one. */
-static const struct spool_attempt *last_attempt(const struct spool_msg *m, size_t i)
+/* The attempt a report of that kind is about: for a failure the last one that failed recipient
+ * i (the failure being reported), else its last one; for any other kind (DSN_DELAYED when it
+ * is only asked for the record) its last attempt record, whatever it says. */
+static const struct spool_attempt *attempt_for(const struct spool_msg *m, size_t i, enum dsn_kind kind)
 {
 	const struct spool_attempt *any = NULL;
 	for (size_t k = m->natt; k-- > 0;) {
 		const struct spool_attempt *a = &m->att[k];
 		if (a->rcpt != (int)i)
 			continue;
-		if (code_kind(a->code) == DSN_FAILED)
+		if (kind != DSN_FAILED || code_kind(a->code) == DSN_FAILED)
 			return a;
 		if (!any)
 			any = a;
@@ -83,32 +85,17 @@ static const struct spool_attempt *last_attempt(const struct spool_msg *m, size_
 	return any;
 }
 
-/* Recipient i's last attempt record, whatever it says. */
-static const struct spool_attempt *last_any(const struct spool_msg *m, size_t i)
-{
-	for (size_t k = m->natt; k-- > 0;)
-		if (m->att[k].rcpt == (int)i)
-			return &m->att[k];
-	return NULL;
-}
-
 /* Which report recipient i is in: its last attempt failed (F: a failure report), delivered (S:
  * a success notice), or anything else, none included (waiting: a delay notice). The scheduler
  * appends the A record before it sets the tag, so the record says why it is here. */
 static enum dsn_kind kind_of(const struct spool_msg *m, size_t i)
 {
-	const struct spool_attempt *a = last_any(m, i);
+	const struct spool_attempt *a = attempt_for(m, i, DSN_DELAYED);
 	return a ? code_kind(a->code) : DSN_DELAYED;
 }
 
 static const char *const kind_name[] = {"failure", "delay", "success"};
 static const char *const kind_action[] = {"failed", "delayed", "delivered"};
-
-/* The attempt a report of that kind is about: for a failure the failing one, else the last. */
-static const struct spool_attempt *attempt_for(const struct spool_msg *m, size_t i, enum dsn_kind kind)
-{
-	return kind == DSN_FAILED ? last_attempt(m, i) : last_any(m, i);
-}
 
 static const char *enh_of(const struct spool_attempt *a, enum dsn_kind kind)
 {
