@@ -258,6 +258,26 @@ static void show_thread(struct sched *s, struct mq_client *c, const char *chan, 
 		}
 }
 
+#define MQ_PASS 256 /* a password, cut */
+#define MQ_ERR 160  /* what was wrong with the auth file */
+
+/* The password and attributes of the first of user, then user2 (unless NULL), that the auth file
+ * gives the client's address: 1; else 0, with err saying what was wrong with the file ("" when
+ * nothing was, or there is no file). */
+static int auth_lookup(const struct sched *s, const struct mq_client *c, const char *user, const char *user2,
+                       char pass[MQ_PASS], unsigned *attrs, char err[MQ_ERR])
+{
+	char text[MQAUTH_FILE_MAX];
+	size_t len;
+	err[0] = 0;
+	if (!s->conf.authfile || mqauth_read(s->conf.authfile, geteuid(), text, sizeof text, &len, err, MQ_ERR) < 0)
+		return 0;
+	for (; user; user = user2, user2 = NULL)
+		if (mqauth_lookup(text, len, user, c->ip, pass, MQ_PASS, attrs, err, MQ_ERR) == 1)
+			return 1;
+	return 0;
+}
+
 /* The index of w in list ("A\0B\0...\0"), or the number of words in it when w is not one (or
  * NULL). */
 static int word_at(const char *list, const char *w)
@@ -301,15 +321,11 @@ static void command(struct sched *s, struct mq_client *c, char *line)
 	const char *answer = "-ERR unknown command\n";
 	char t[300];
 	if (cmd == C_AUTH && n == 3) {
-		char text[MQAUTH_FILE_MAX], pass[256], err[160], want[33];
-		size_t len;
+		char pass[MQ_PASS], err[MQ_ERR], want[33];
 		unsigned attrs = 0;
-		err[0] = 0; /* a user not in the file is no fault of the file */
 		answer = "-LOGIN FAILED\n";
-		if (!s->conf.authfile ||
-		    mqauth_read(s->conf.authfile, geteuid(), text, sizeof text, &len, err, sizeof err) < 0 ||
-		    mqauth_lookup(text, len, w[1], c->ip, pass, sizeof pass, &attrs, err, sizeof err) != 1) {
-			if (s->conf.authfile && err[0])
+		if (!auth_lookup(s, c, w[1], NULL, pass, &attrs, err)) {
+			if (err[0])
 				log_msg(LOG_WARNING, NULL, "mailq authentication file %s", err);
 		} else {
 			mqauth_digest(c->challenge, pass, want);
@@ -422,20 +438,11 @@ static unsigned peer_attrs(struct sched *s, struct mq_client *c)
 	}
 	if (cr.uid == 0)
 		return MQA_ALL;
-	char text[MQAUTH_FILE_MAX], pass[256], err[160];
-	size_t n;
+	char pass[MQ_PASS], err[MQ_ERR];
 	unsigned attrs = 0;
-	if (!s->conf.authfile || mqauth_read(s->conf.authfile, geteuid(), text, sizeof text, &n, err, sizeof err) < 0)
-		return 0;
 	struct passwd *pw = cr.uid != (uid_t)-1 ? getpwuid(cr.uid) : NULL;
 	/* the peer's user name, then "nobody" */
-	static const char nobody[] = "nobody";
-	for (const char *user = pw ? pw->pw_name : nobody;; user = nobody) {
-		if (mqauth_lookup(text, n, user, c->ip, pass, sizeof pass, &attrs, err, sizeof err) == 1)
-			return attrs;
-		if (user == nobody)
-			return 0;
-	}
+	return auth_lookup(s, c, pw ? pw->pw_name : "nobody", pw ? "nobody" : NULL, pass, &attrs, err) ? attrs : 0;
 }
 
 static void accept_all(struct sched *s, struct sched_mq *q, int lfd)
