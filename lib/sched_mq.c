@@ -23,6 +23,7 @@
 #include <poll.h>
 #include <pwd.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -385,21 +386,24 @@ static void dump_v1(struct sched *s, struct mq_client *c)
 	}
 	for (int hosts = 0; hosts < 2; hosts++) {
 		put(c, hosts ? "Hosts:\n" : "Channels:\n", hosts ? 7 : 10);
+		/* the thread's host or its channel name: one field, by its offset */
+		size_t off = hosts ? offsetof(struct thread, host) : offsetof(struct thread, name);
+#define WORD(t) (*(char *const *)((const char *)(t) + off))
 		/* each channel (or thread's host) once, with the keys of its messages */
 		for (unsigned b = 0; b <= s->tmask; b++)
 			for (struct thread *t = s->thash[b]; t; t = t->hnext) {
-				const char *word = hosts ? t->host : t->name;
+				const char *word = WORD(t);
 				int seen = 0;
 				for (unsigned b2 = 0; b2 <= b && !seen; b2++)
 					for (struct thread *u = s->thash[b2]; u && u != t && !seen; u = u->hnext)
-						seen = !strcmp(hosts ? u->host : u->name, word);
+						seen = !strcmp(WORD(u), word);
 				if (seen)
 					continue;
 				int n = snprintf(line, sizeof line, "%s:\t", word);
 				key = 0;
 				for (struct qmsg *m = s->head; m; m = m->next, key++)
 					for (unsigned i = 0; i < m->nrcpt; i++)
-						if (m->r[i].thr && !strcmp(hosts ? m->r[i].thr->host : m->r[i].thr->name, word)) {
+						if (m->r[i].thr && !strcmp(WORD(m->r[i].thr), word)) {
 							if (n > (int)sizeof line - 24) {
 								put(c, line, (size_t)n);
 								n = 0;
@@ -411,6 +415,7 @@ static void dump_v1(struct sched *s, struct mq_client *c)
 				put(c, line, (size_t)n);
 			}
 	}
+#undef WORD
 	put(c, "End:\n", 5);
 	if (c->cut)
 		end(c); /* the reader sees it was cut */
