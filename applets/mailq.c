@@ -271,25 +271,44 @@ static int act_on_spool(struct mq *q)
 	return c.failed ? EX_TEMPFAIL : rc;
 }
 
+/* --hold, --release, --delete, --retry (M_ACTION), and -q, -qR, -qI (M_RUN): a running
+ * scheduler is asked; without one, the steps are done on the spool under its lock, and for
+ * -q... root makes the messages due now and runs the queue once in the foreground (scheduler
+ * -1), as dma -q does without a daemon. */
 /* noinline: one copy, not one per caller (docs/size.md) */
-__attribute__((noinline)) static int mode_action(struct mq *q)
+__attribute__((noinline)) static int mode_control(struct mq *q)
 {
 	for (int i = 0; i < q->nids; i++)
 		if (!spool_id_valid(q->ids[i])) {
 			say("%s: not a message id\n", q->ids[i]);
 			return EX_USAGE;
 		}
-	struct qctl_lock lk;
+	int run = q->mode == M_RUN;
+	char line[300];
 	long pid;
+	if (run) {
+		if (q->nids)
+			qctl_line(QA_RETRY, q->ids[0], line, sizeof line);
+		else if (q->domain)
+			snprintf(line, sizeof line, "R%s", q->domain);
+		else
+			str_lcpy(line, "Q", sizeof line);
+		pid = qctl_scheduler_pid(&q->sp);
+		if (pid > 0)
+			return ask_scheduler(q, line, line[0] == 'Q' ? "run the queue" : line);
+	}
+	struct qctl_lock lk;
 	int lr = qctl_lock(&q->sp, &lk, &pid);
 	if (lr < 0) {
 		say("cannot lock %s/scheduler.pid: %s\n", q->sp.dir, strerror(errno));
 		return EX_TEMPFAIL;
 	}
+	if (lr == 1 && run)
+		return ask_scheduler(q, line, line);
 	if (lr == 1) {
 		int rc = 0;
 		for (int i = 0; i < (q->all ? 1 : q->nids); i++) {
-			char line[SPOOL_ID_MAX + 8], what[SPOOL_ID_MAX + 16];
+			char what[SPOOL_ID_MAX + 16];
 			const char *id = q->all ? "ALL" : q->ids[i], *name = qctl_name(q->action);
 			if (!q->all && mq_find(&q->sp, id, NULL, NULL) != 0) {
 				say("%s: no such message in the queue\n", id);
@@ -309,37 +328,10 @@ __attribute__((noinline)) static int mode_action(struct mq *q)
 		}
 		return rc;
 	}
-	int rc = act_on_spool(q);
-	qctl_unlock(&lk);
-	return rc;
-}
-
-/* -q, -qR, -qI: a running scheduler is asked; without one, root makes the messages due now
- * and runs the queue once in the foreground (scheduler -1), as dma -q does without a daemon. */
-/* noinline: one copy, not one per caller (docs/size.md) */
-__attribute__((noinline)) static int mode_run(struct mq *q)
-{
-	char line[300];
-	if (q->nids)
-		qctl_line(QA_RETRY, q->ids[0], line, sizeof line);
-	else if (q->domain)
-		snprintf(line, sizeof line, "R%s", q->domain);
-	else
-		str_lcpy(line, "Q", sizeof line);
-	if (q->nids && !spool_id_valid(q->ids[0])) {
-		say("%s: not a message id\n", q->ids[0]);
-		return EX_USAGE;
-	}
-	long pid = qctl_scheduler_pid(&q->sp);
-	if (pid > 0)
-		return ask_scheduler(q, line, line[0] == 'Q' ? "run the queue" : line);
-	struct qctl_lock lk;
-	int lr = qctl_lock(&q->sp, &lk, &pid);
-	if (lr == 1)
-		return ask_scheduler(q, line, line);
-	if (lr < 0) {
-		say("cannot lock %s/scheduler.pid: %s\n", q->sp.dir, strerror(errno));
-		return EX_TEMPFAIL;
+	if (!run) {
+		int rc = act_on_spool(q);
+		qctl_unlock(&lk);
+		return rc;
 	}
 	struct each_ctx c = {q, (long long)time(NULL), 0, 0};
 	q->action = QA_RETRY;
@@ -586,8 +578,8 @@ refused:
 	if (rc)
 		return rc;
 	switch (q.mode) {
-	case M_ACTION: return mode_action(&q);
-	case M_RUN: return mode_run(&q);
+	case M_ACTION:
+	case M_RUN: return mode_control(&q);
 	case M_LIVE: return ENABLE_MAILQ_PROTO ? live(&q) : EX_USAGE;
 	default: return list(&q, qctl_scheduler_pid(&q.sp));
 	}

@@ -128,8 +128,8 @@ int mq_find(const struct spool *sp, const char *id, mq_fn *fn, void *ctx)
 	int r = 0;
 	/* queued first: a message moves from incoming/ to queue/, so looking in this order can
 	 * only miss one that is being picked up right now, and that one is then looked for again */
-	if (show(sp, id, MQ_QUEUE, fn, ctx, &r) == 0 || show(sp, id, MQ_INCOMING, fn, ctx, &r) == 0 ||
-	    show(sp, id, MQ_QUEUE, fn, ctx, &r) == 0)
-		return 0;
+	for (int k = 0; k < 3; k++)
+		if (show(sp, id, k == 1 ? MQ_INCOMING : MQ_QUEUE, fn, ctx, &r) == 0)
+			return 0;
 	return 1;
 }

@@ -486,8 +486,7 @@ static void accept_all(struct sched *s, struct sched_mq *q, int lfd)
 		clock_gettime(CLOCK_REALTIME, &ts);
 		snprintf(c->challenge, sizeof c->challenge, "MAILQ-V2-CHALLENGE: %lld.%06ld.%lu", (long long)ts.tv_sec,
 		         ts.tv_nsec / 1000, ++q->serial);
-		say(c, "version zmailer 2.0");
-		say(c, "%s", c->challenge);
+		say(c, "version zmailer 2.0\n%s", c->challenge); /* two lines; neither starts with a dot */
 	}
 }
 
