@@ -175,21 +175,14 @@ static void send_dsn(struct em *em, struct ta_job *job, const size_t *want, size
 		return;
 	}
 	struct dsn_rcpt *dr = calloc(n, sizeof *dr);
-	char **finals = calloc(n, sizeof *finals);
-	if (!dr || !finals) {
-		free(dr);
-		free(finals);
+	if (!dr) {
 		report_all(job, want, n, kind, TA_DEFERRED, "out of memory building the DSN");
 		return;
 	}
 	for (size_t k = 0; k < n; k++) {
 		const struct spool_rcpt *r = &m->rcpt[want[k]];
 		const struct spool_attempt *a = attempt_for(m, want[k], kind);
-		size_t len = strlen(r->addr) + strlen(em->hostname) + 2;
-		finals[k] = malloc(len);
-		if (finals[k])
-			snprintf(finals[k], len, strchr(r->addr, '@') ? "%s" : "%s@%s", r->addr, em->hostname);
-		dr[k].final = finals[k] ? finals[k] : r->addr;
+		dr[k].final = r->addr; /* a local user's is shown at em->hostname (dsn.c) */
 		dr[k].action = a ? a->action : NULL;
 		dr[k].orcpt = r->orcpt;
 		dr[k].enh = enh_of(a, kind);
@@ -251,9 +244,6 @@ static void send_dsn(struct em *em, struct ta_job *job, const size_t *want, size
 	}
 	if (fd >= 0)
 		close(fd);
-	for (size_t k = 0; k < n; k++)
-		free(finals[k]);
-	free(finals);
 	free(dr);
 }
 

@@ -137,6 +137,15 @@ static const char *subject_of(const struct dsn *d)
 	return "Undelivered Mail Returned to Sender";
 }
 
+/* The recipient's address, cleaned into v: at our host name when it has no domain (a local
+ * user). */
+static void final_of(const struct dsn *d, const struct dsn_rcpt *r, char v[DSN_FIELD_MAX])
+{
+	char full[DSN_FIELD_MAX + 300]; /* an address (998) and a host name (255) fit whole */
+	snprintf(full, sizeof full, strchr(r->final, '@') ? "%s" : "%s@%s", r->final, d->hostname);
+	dsn_clean(v, DSN_FIELD_MAX, full);
+}
+
 /* host: the cleaned hostname; arrived: the arrival date */
 static void human_part(struct out *o, const struct dsn *d, int full, const char *host, const char *arrived)
 {
@@ -161,7 +170,7 @@ static void human_part(struct out *o, const struct dsn *d, int full, const char 
 		        "has been given up for good; the reason is given for each.\n\n", who);
 	for (size_t i = 0; i < d->nrcpt; i++) {
 		const struct dsn_rcpt *r = &d->rcpt[i];
-		CLEAN(a, r->final);
+		final_of(d, r, a);
 		CLEAN(v, r->diag && *r->diag ? r->diag : d->kind == DSN_FAILED ? "delivery failed" : "-");
 		if (d->kind == DSN_FAILED)
 			emit(o, "<%s>: %s\n", a, v);
@@ -198,7 +207,7 @@ static void status_part(struct out *o, const struct dsn *d, const char *host, co
 	emit(o, "Arrival-Date: %s\n", arrived);
 	for (size_t i = 0; i < d->nrcpt; i++) {
 		const struct dsn_rcpt *r = &d->rcpt[i];
-		CLEAN(v, r->final);
+		final_of(d, r, v);
 		emit(o, "\nFinal-Recipient: rfc822; %s\n", v);
 		if (r->orcpt && *r->orcpt) {
 			/* "type;addr": the type is kept, the address cleaned */

@@ -28,7 +28,8 @@ enum dsn_kind {
 
 /* One recipient. */
 struct dsn_rcpt {
-	const char *final;      /* the address as delivered ("user@host"), required */
+	const char *final;      /* the address as delivered ("user@host"), required; one without a
+	                         * domain is shown at the struct dsn's hostname */
 	const char *orcpt;      /* "rfc822;addr" from ORCPT, or NULL */
 	const char *enh;        /* "5.1.1"; anything not of that form becomes 5.0.0 */
 	const char *remote;     /* the remote MTA, or NULL */
