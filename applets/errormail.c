@@ -339,30 +339,24 @@ static int by_hand(struct em *em, const struct spool *sp, const char *id)
 	}
 	close(fd);
 	size_t nr = job.msg.nrcpt ? job.msg.nrcpt : 1;
-	size_t *mine = calloc(nr, sizeof *mine + 1); /* and taken[nr] after it */
+	size_t *mine = calloc(nr, sizeof *mine);
 	if (!mine) {
 		spool_msg_free(&job.msg);
 		return EX_OSERR;
 	}
-	char *taken = (char *)(mine + nr);
-	size_t jobs = 0;
-	for (size_t i = 0; i < job.msg.nrcpt; i++) {
-		if (taken[i] || !waits_for_report(&job.msg, i))
-			continue;
-		size_t n = 0;
-		for (size_t k = i; k < job.msg.nrcpt; k++)
-			if (!taken[k] && waits_for_report(&job.msg, k)) {
-				taken[k] = 1;
-				mine[n++] = k;
-			}
+	/* all of them in one job */
+	size_t n = 0;
+	for (size_t i = 0; i < job.msg.nrcpt; i++)
+		if (waits_for_report(&job.msg, i))
+			mine[n++] = i;
+	if (n) {
 		str_lcpy(job.host, SPOOL_ANY_HOST, sizeof job.host);
 		job.idx = mine;
 		job.n = n;
 		em_job(em, &job);
-		jobs++;
-	}
-	if (!jobs)
+	} else {
 		fprintf(stderr, "errormail: %s: no failed recipient waits for a report\n", id);
+	}
 	free(mine);
 	spool_msg_free(&job.msg);
 	return 0;
