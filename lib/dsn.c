@@ -211,18 +211,18 @@ static void status_part(struct out *o, const struct dsn *d, const char *host, co
 		emit(o, "\nFinal-Recipient: rfc822; %s\n", v);
 		if (r->orcpt && *r->orcpt) {
 			/* "type;addr": the type is kept, the address cleaned */
-			const char *semi = strchr(r->orcpt, ';');
-			char type[64];
-			if (semi && semi > r->orcpt && (size_t)(semi - r->orcpt) < sizeof type) {
-				snprintf(type, sizeof type, "%.*s", (int)(semi - r->orcpt), r->orcpt);
-				CLEAN(v, semi + 1);
-			} else {
-				str_lcpy(type, "rfc822", sizeof type);
-				CLEAN(v, r->orcpt);
+			const char *semi = strchr(r->orcpt, ';'), *type = "rfc822", *addr = r->orcpt;
+			char t[64];
+			int tl = 6;
+			if (semi && semi > r->orcpt && semi - r->orcpt < (int)sizeof t) {
+				type = r->orcpt;
+				tl = (int)(semi - r->orcpt);
+				addr = semi + 1;
 			}
-			char t2[64];
-			CLEAN(t2, type);
-			emit(o, "Original-Recipient: %s; %s\n", t2, v);
+			snprintf(t, sizeof t, "%.*s", tl, type);
+			CLEAN(t, t); /* in place: it never writes past what it has read */
+			CLEAN(v, addr);
+			emit(o, "Original-Recipient: %s; %s\n", t, v);
 		}
 		emit(o, "Action: %s\nStatus: %s\n", action_of(d, r), status_of(d, r->enh));
 		if (r->remote && *r->remote) {
