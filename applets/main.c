@@ -202,16 +202,13 @@ static char **name_process(const char *name, int argc, char **argv)
 	syscall(SYS_prctl, (long)PR_SET_NAME, name, 0L, 0L, 0L); /* prctl() itself is a wrapper of 0.1 KiB */
 	if (!title_area || !title_len)
 		return argv;
-	char **copy = malloc(((size_t)argc + 1) * sizeof *copy);
+	/* the argument strings lie in the area: one copy of it, behind the pointers */
+	char **copy = malloc(((size_t)argc + 1) * sizeof *copy + title_len);
 	if (!copy)
 		return argv;
+	char *strings = memcpy(copy + argc + 1, title_area, title_len);
 	for (int i = 0; i < argc; i++)
-		if (!(copy[i] = strdup(argv[i]))) {
-			while (i--)
-				free(copy[i]);
-			free(copy);
-			return argv;
-		}
+		copy[i] = strings + (argv[i] - title_area);
 	copy[argc] = NULL;
 	/* the environment strings that follow argv's make room for a longer title (the agents run
 	 * with a short argv): they move to the heap first */
