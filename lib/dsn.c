@@ -243,25 +243,6 @@ static void status_part(struct out *o, const struct dsn *d, const char *host, co
 	emit(o, "\n");
 }
 
-int dsn_write_head(const struct dsn *d, dsn_put_fn *put, void *ctx)
-{
-	struct out o = {put, ctx, 0};
-	char host[300], to[DSN_FIELD_MAX], arrived[64];
-	CLEAN(host, d->hostname);
-	CLEAN(to, d->to);
-	date(d->arrival, arrived, sizeof arrived);
-	int full = dsn_returns_full(d);
-	emit(&o, "From: Mail Delivery System <MAILER-DAEMON@%s>\nTo: <%s>\nSubject: %s\nAuto-Submitted: auto-replied\n"
-	     "MIME-Version: 1.0\nContent-Type: multipart/report; report-type=delivery-status;\n\tboundary=\"%s\"\n"
-	     "\nThis is a MIME-encapsulated message.\n\n", host, to, subject_of(d), d->boundary);
-	human_part(&o, d, full, host, arrived);
-	status_part(&o, d, host, arrived);
-	const char *desc = d->kind == DSN_FAILED ? "Undelivered Message" : d->kind == DSN_DELAYED ? "Delayed Message" : "Message";
-	emit(&o, "--%s\nContent-Type: %s\nContent-Description: %s%s\n%s\n", d->boundary,
-	     full ? "message/rfc822" : "text/rfc822-headers", desc, full ? "" : " Headers",
-	     d->body8 ? "Content-Transfer-Encoding: 8bit\n" : "");
-	return o.rc;
-}
 
 /* Reads up to n bytes; 0 at end of file. */
 static ssize_t read_some(int fd, char *p, size_t n)
@@ -274,14 +255,33 @@ static ssize_t read_some(int fd, char *p, size_t n)
 	}
 }
 
-int dsn_write_returned(const struct dsn *d, int fd, dsn_put_fn *put, void *ctx)
+int dsn_write(const struct dsn *d, int fd, dsn_put_fn *put, void *ctx)
 {
+	/* the header fields and everything up to the returned message's part header */
 	int full = dsn_returns_full(d);
+	struct out o = {put, ctx, 0};
+	char host[300], to[DSN_FIELD_MAX], arrived[64];
+	CLEAN(host, d->hostname);
+	CLEAN(to, d->to);
+	date(d->arrival, arrived, sizeof arrived);
+	emit(&o, "From: Mail Delivery System <MAILER-DAEMON@%s>\nTo: <%s>\nSubject: %s\nAuto-Submitted: auto-replied\n"
+	     "MIME-Version: 1.0\nContent-Type: multipart/report; report-type=delivery-status;\n\tboundary=\"%s\"\n"
+	     "\nThis is a MIME-encapsulated message.\n\n", host, to, subject_of(d), d->boundary);
+	human_part(&o, d, full, host, arrived);
+	status_part(&o, d, host, arrived);
+	const char *desc = d->kind == DSN_FAILED ? "Undelivered Message" : d->kind == DSN_DELAYED ? "Delayed Message" : "Message";
+	emit(&o, "--%s\nContent-Type: %s\nContent-Description: %s%s\n%s\n", d->boundary,
+	     full ? "message/rfc822" : "text/rfc822-headers", desc, full ? "" : " Headers",
+	     d->body8 ? "Content-Transfer-Encoding: 8bit\n" : "");
+	if (o.rc)
+		return o.rc;
+
+	/* the returned message (its header section, or all of it) and the closing boundary */
 	long long left = full ? d->size : (d->size < (long long)DSN_HDRS_MAX ? d->size : (long long)DSN_HDRS_MAX);
 	char buf[8192];
 	/* prev starts as a line end, so a message with no header at all returns nothing */
 	char last = '\n', prev = '\n';
-	int rc = 0;
+	int rc;
 	while (left > 0) {
 		ssize_t n = read_some(fd, buf, (size_t)(left < (long long)sizeof buf ? left : (long long)sizeof buf));
 		if (n < 0)
@@ -316,10 +316,4 @@ int dsn_write_returned(const struct dsn *d, int fd, dsn_put_fn *put, void *ctx)
 	char tail[160];
 	int n = snprintf(tail, sizeof tail, "%s\n--%s--\n", last == '\n' ? "" : "\n", d->boundary);
 	return put(ctx, tail, (size_t)n);
-}
-
-int dsn_write(const struct dsn *d, int fd, dsn_put_fn *put, void *ctx)
-{
-	int rc = dsn_write_head(d, put, ctx);
-	return rc ? rc : dsn_write_returned(d, fd, put, ctx);
 }

@@ -75,12 +75,6 @@ void dsn_boundary(char *out, size_t size, const char *id, long long t, unsigned 
  * value of put, or -1 when reading fd failed (errno set). */
 int dsn_write(const struct dsn *d, int fd, dsn_put_fn *put, void *ctx);
 
-/* The parts of dsn_write, for tests and for callers that build their own header:
- * the header fields and everything up to the returned message's part header; then the
- * returned message and the closing boundary. */
-int dsn_write_head(const struct dsn *d, dsn_put_fn *put, void *ctx);
-int dsn_write_returned(const struct dsn *d, int fd, dsn_put_fn *put, void *ctx);
-
 /* Copies s into out (size bytes) as one safe header-field value: control characters and bytes
  * >= 0x80 become '?', runs of spaces collapse, the result is cut at size-1 bytes. */
 void dsn_clean(char *out, size_t size, const char *s);
