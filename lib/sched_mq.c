@@ -89,40 +89,44 @@ void sched_mq_close(struct sched *s)
 	s->mq = NULL;
 }
 
-/* A listening socket at path, for anyone (the protocol decides who may do what); -1 logged.
- * It is made listening under a temporary name and renamed into place, so that a client that
- * sees the path never meets a socket that is bound but not yet listening (ECONNREFUSED). */
-static int listen_at(const char *path)
+/* A listening socket for anyone (the protocol decides who may do what): at path, a UNIX socket,
+ * or with path NULL on TCP port; -1 logged. The UNIX socket is made listening under a temporary
+ * name and renamed into place, so that a client that sees the path never meets a socket that is
+ * bound but not yet listening (ECONNREFUSED). */
+static int listen_at(const char *path, int port)
 {
-	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	int fd = -1;
-	if (snprintf(a.sun_path, sizeof a.sun_path, "%s.new", path) >= (int)sizeof a.sun_path) {
-		errno = ENAMETOOLONG;
-		goto fail;
+	union {
+		struct sockaddr sa;
+		struct sockaddr_un un;
+		struct sockaddr_in in; /* INADDR_ANY: 0 in either byte order */
+	} a;
+	memset(&a, 0, sizeof a);
+	socklen_t len = sizeof a.in;
+	int fd = -1, one = 1;
+	if (path) {
+		a.un.sun_family = AF_UNIX;
+		len = sizeof a.un;
+		if (snprintf(a.un.sun_path, sizeof a.un.sun_path, "%s.new", path) >= (int)sizeof a.un.sun_path) {
+			errno = ENAMETOOLONG;
+			goto fail;
+		}
+		/* we hold the spool's lock: a socket left there is a dead scheduler's */
+		unlink(a.un.sun_path);
+	} else {
+		a.in.sin_family = AF_INET;
+		a.in.sin_port = htons((uint16_t)port);
 	}
-	/* we hold the spool's lock: a socket left there is a dead scheduler's */
-	unlink(a.sun_path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || chmod(a.sun_path, 0666) < 0 ||
-	    listen(fd, MQ_CLIENTS) < 0 || rename(a.sun_path, path) < 0) {
-		unlink(a.sun_path);
+	fd = socket(a.sa.sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 || (!path && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0) ||
+	    bind(fd, &a.sa, len) < 0 || (path && chmod(a.un.sun_path, 0666) < 0) || listen(fd, MQ_CLIENTS) < 0 ||
+	    (path && rename(a.un.sun_path, path) < 0)) {
+		if (path)
+			unlink(a.un.sun_path);
 	fail:
-		log_msg(LOG_ERR, NULL, "mailq socket %s: %s: no live queries there", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-static int listen_tcp(int port)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr = {INADDR_ANY}}; /* 0 in either byte order */
-	int one = 1;
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
-	    bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, MQ_CLIENTS) < 0) {
-		log_msg(LOG_ERR, NULL, "mailq TCP port %d: %s: no live queries", port, strerror(errno));
+		if (path)
+			log_msg(LOG_ERR, NULL, "mailq socket %s: %s: no live queries there", path, strerror(errno));
+		else
+			log_msg(LOG_ERR, NULL, "mailq TCP port %d: %s: no live queries", port, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return -1;
@@ -148,7 +152,7 @@ int sched_mq_open(struct sched *s)
 			log_msg(LOG_ERR, NULL, "PARAMmailqpath=%s: not TCP:PORT: no live queries", p);
 			return -1;
 		}
-		q->lfd = listen_tcp((int)port);
+		q->lfd = listen_at(NULL, (int)port);
 		return q->lfd < 0 ? -1 : 0;
 	}
 	if (p && !str_starts(p, "UNIX:")) {
@@ -159,9 +163,9 @@ int sched_mq_open(struct sched *s)
 		log_msg(LOG_ERR, NULL, "the mailq socket path is too long: no live queries");
 		return -1;
 	}
-	q->lfd = listen_at(q->path);
+	q->lfd = listen_at(q->path, 0);
 	char v1[sizeof q->path + 3];
-	q->v1fd = snprintf(v1, sizeof v1, "%s.v1", q->path) < (int)sizeof q->path ? listen_at(v1) : -1;
+	q->v1fd = snprintf(v1, sizeof v1, "%s.v1", q->path) < (int)sizeof q->path ? listen_at(v1, 0) : -1;
 	return q->lfd < 0 ? -1 : 0;
 }
 
