@@ -378,8 +378,7 @@ static int setup(struct em *em, const struct conf *c)
 	 * message is capped below instead), one recipient */
 	ec->allmailfrom = "";
 	ec->rewrite_from = "";
-	ec->sizelimit = 0;
-	ec->maxrcpt = 1;
+	ec->maxrcpt = 1; /* sizelimit: 0 (em is calloc'd) */
 	if (route_conf_init(&ec->rc, conf_str(c, CK_LOCALDOMAINS), em->hostname) < 0) {
 		log_msg(LOG_ERR, NULL, "LOCALDOMAINS: list too long");
 		return EX_CONFIG;

@@ -523,8 +523,9 @@ int mailq_main(int argc, char **argv)
 		return applet_usage(mailq_usage, 1);
 	}
 	if (q.mode == M_ACTION) {
+		/* ALL alone (beside ids it is not an id: refused as one) */
 		q.all = q.nids == 1 && !strcmp(q.ids[0], "ALL");
-		if (!q.nids || (q.all && q.nids != 1))
+		if (!q.nids)
 			return applet_usage(mailq_usage, 1);
 		if (q.all)
 			q.nids = 0;
