@@ -239,14 +239,11 @@ static void show_snmp(struct sched *s, struct mq_client *c)
 static void show_threads(struct sched *s, struct mq_client *c, int full)
 {
 	for (unsigned b = 0; b <= s->tmask; b++)
-		for (struct thread *t = s->thash[b]; t; t = t->hnext) {
-			if (!full)
-				say(c, "%s/%s\tR=%u\tA=%d", t->name, t->host, t->nready, t->running);
-			else
-				say(c, "%s/%s\tready=%u\tagents=%d\trecipients=%d\tblocked=%lld\tclause=%d", t->name, t->host,
-				    t->nready, t->running, t->refs, t->blocked_until > s->now ? t->blocked_until - s->now : 0,
-				    t->ring ? t->ring->clause : -1);
-		}
+		for (struct thread *t = s->thash[b]; t; t = t->hnext)
+			/* one call: the short form leaves the last three arguments unread */
+			say(c, full ? "%s/%s\tready=%u\tagents=%d\trecipients=%d\tblocked=%lld\tclause=%d" : "%s/%s\tR=%u\tA=%d",
+			    t->name, t->host, t->nready, t->running, t->refs,
+			    t->blocked_until > s->now ? t->blocked_until - s->now : 0, t->ring ? t->ring->clause : -1);
 }
 
 static void show_thread(struct sched *s, struct mq_client *c, const char *chan, const char *host)
