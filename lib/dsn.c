@@ -172,26 +172,21 @@ static void human_part(struct out *o, const struct dsn *d, int full, const char 
 		const struct dsn_rcpt *r = &d->rcpt[i];
 		final_of(d, r, a);
 		CLEAN(v, r->diag && *r->diag ? r->diag : d->kind == DSN_FAILED ? "delivery failed" : "-");
-		if (d->kind == DSN_FAILED)
-			emit(o, "<%s>: %s\n", a, v);
-		else
-			emit(o, "<%s>: %s: %s\n", a, action_of(d, r), v);
+		int failed = d->kind == DSN_FAILED; /* a failure's line has no action */
+		emit(o, "<%s>: %s%s%s\n", a, failed ? "" : action_of(d, r), failed ? "" : ": ", v);
 		if (r->remote && *r->remote) {
 			CLEAN(v, r->remote);
 			emit(o, "    (reported by %s)\n", v);
 		}
 	}
 	emit(o, "\nThe message arrived on %s and was queued as %s.\n", arrived, d->queue_id);
-	if (d->postmaster || d->kind != DSN_FAILED)
-		emit(o, "Its header section is attached.\n\n");
-	else if (d->ret == 'H')
-		emit(o, "Its header section is attached (you asked for headers only).\n\n");
-	else if (!full)
-		emit(o, "It was %lld bytes long, more than the %lld bytes this system returns,\n"
-		        "so only its header section is attached.\n\n",
-		     d->size, d->return_max);
-	else
-		emit(o, "It is attached below.\n\n");
+	/* one emit: the formats without the sizes leave them unread */
+	emit(o, d->postmaster || d->kind != DSN_FAILED ? "Its header section is attached.\n\n" :
+	        d->ret == 'H' ? "Its header section is attached (you asked for headers only).\n\n" :
+	        !full ? "It was %lld bytes long, more than the %lld bytes this system returns,\n"
+	                "so only its header section is attached.\n\n" :
+	                "It is attached below.\n\n",
+	     d->size, d->return_max);
 }
 
 static void status_part(struct out *o, const struct dsn *d, const char *host, const char *arrived)
