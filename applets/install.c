@@ -225,11 +225,13 @@ int install_system(const char *binary)
 	/* chown clears the setgid bit, so the mode comes after the group */
 	struct stat st;
 	int setgid_ok = gid >= 0 && stat(binary, &st) == 0 && st.st_gid == (gid_t)gid && (st.st_mode & 07777) == 02755;
-	if (setgid_ok)
-		printf("%s is setgid %s (mode 2755)\n", binary, group);
-	else if (root && gid >= 0 && chown(binary, (uid_t)-1, (gid_t)gid) == 0 && chmod(binary, 02755) == 0) {
-		printf("made %s setgid %s (mode 2755): every user can submit\n", binary, group);
+	const char *said = "%s is setgid %s (mode 2755)\n";
+	if (!setgid_ok && root && gid >= 0 && chown(binary, (uid_t)-1, (gid_t)gid) == 0 && chmod(binary, 02755) == 0) {
+		said = "made %s setgid %s (mode 2755): every user can submit\n";
 		setgid_ok = 1;
+	}
+	if (setgid_ok) {
+		printf(said, binary, group);
 	} else if (root && gid >= 0) {
 		printf("cannot make %s setgid: %s\n", binary, strerror(errno));
 		failed = 1;
