@@ -165,20 +165,25 @@ static void send_dsn(struct em *em, struct ta_job *job, const size_t *want, size
 	const char *rcpt = pm ? em->postmaster : m->sender;
 	const char *from = pm ? em->double_bounce : "<>";
 	struct addr to;
+	struct enq e;
+	struct dsn_rcpt *dr = NULL;
 	char err[160], text[SPOOL_TEXT_MAX + 1];
+	/* every way out reports the recipients once, with status and why (text, logged as a
+	 * warning, when warn) */
+	const char *status = TA_ERROR, *why = text;
+	int fd = -1, warn = 1, enq = 0;
 	if (addr_parse_one(rcpt, strlen(rcpt), &to, err, sizeof err) < 0) {
 		/* it can never be delivered: say so and let the scheduler close the failure */
 		snprintf(text, sizeof text, pm ? "no postmaster notice: POSTMASTER is unusable: %s"
 		                               : "no DSN: the sender address is unusable: %s", err);
-		log_msg(LOG_WARNING, job->id, "%s", text);
-		report_all(job, want, n, kind, TA_ERROR, text);
-		return;
+		goto out;
 	}
-	struct dsn_rcpt *dr = calloc(n, sizeof *dr);
-	if (!dr) {
-		report_all(job, want, n, kind, TA_DEFERRED, "out of memory building the DSN");
-		return;
-	}
+	warn = 0;
+	status = TA_DEFERRED;
+	why = "out of memory building the DSN";
+	dr = calloc(n, sizeof *dr);
+	if (!dr)
+		goto out;
 	for (size_t k = 0; k < n; k++) {
 		const struct spool_rcpt *r = &m->rcpt[want[k]];
 		const struct spool_attempt *a = attempt_for(m, want[k], kind);
@@ -194,9 +199,10 @@ static void send_dsn(struct em *em, struct ta_job *job, const size_t *want, size
 	dsn_boundary(boundary, sizeof boundary, job->id, (long long)time(NULL), ++em->seq);
 	struct dsn d = {em->hostname, rcpt, job->id, m->envid, m->ret ? m->ret : em->ret_default, m->arrival, m->size,
 	                em->return_max, m->body8, boundary, dr, n, pm, kind};
-	int fd = spool_msg_open(job->sp, job->id, m->body_off);
+	fd = spool_msg_open(job->sp, job->id, m->body_off);
+	why = "cannot open the message file; the DSN is tried again later";
 	if (fd < 0) {
-		report_all(job, want, n, kind, TA_DEFERRED, "cannot open the message file; the DSN is tried again later");
+		/* as said */
 	} else if (em->by_hand) {
 		struct route rt;
 		route_addr(&em->ec.rc, &to, &rt);
@@ -205,17 +211,20 @@ static void send_dsn(struct em *em, struct ta_job *job, const size_t *want, size
 		       job->id);
 		int rc = dsn_write(&d, fd, put_stdout, NULL);
 		fflush(stdout);
-		report_all(job, want, n, kind, rc ? TA_DEFERRED : TA_OK, rc ? "reading the message failed" : "- (by hand: not queued)");
+		if (!rc)
+			status = TA_OK;
+		why = rc ? "reading the message failed" : "- (by hand: not queued)";
 	} else {
-		struct enq e;
 		enq_init(&e, &em->ec, 0, 0);
+		enq = 1;
 		e.body8_declared = m->body8;
+		warn = 1;
+		why = text;
 		int rc = enq_sender(&e, from);
 		if (!rc && (rc = enq_add_rcpt(&e, &to, 0, NULL)) != 0) {
 			/* an address submit would refuse (a non-ASCII domain): it can never be sent */
 			snprintf(text, sizeof text, "no DSN: %.400s", e.why);
-			log_msg(LOG_WARNING, job->id, "%s", text);
-			report_all(job, want, n, kind, TA_ERROR, text);
+			status = TA_ERROR;
 		} else {
 			if (!rc)
 				rc = dsn_write(&d, fd, put_enq, &e);
@@ -225,8 +234,6 @@ static void send_dsn(struct em *em, struct ta_job *job, const size_t *want, size
 				rc = enq_finish(&e);
 			if (rc) {
 				snprintf(text, sizeof text, "DSN not queued, tried again later: %.400s", e.why);
-				log_msg(LOG_WARNING, job->id, "%s", text);
-				report_all(job, want, n, kind, TA_DEFERRED, text);
 			} else {
 				/* durable (E3): now, and only now, the scheduler may close the failures */
 				snprintf(text, sizeof text, "%s %s queued for <%.400s>", e.m.id, what, e.m.rcpt[0].addr);
@@ -237,11 +244,17 @@ static void send_dsn(struct em *em, struct ta_job *job, const size_t *want, size
 				static const char *const pf[] = {"non-delivery", "delay", "delivery status"};
 				log_msg_as("spoolbox/bounce", LOG_INFO, job->id, "%s %s notification: %s", pm ? "postmaster" : "sender",
 				           pf[kind], e.m.id);
-				report_all(job, want, n, kind, TA_OK, text);
+				warn = 0;
+				status = TA_OK;
 			}
 		}
-		enq_free(&e);
 	}
+out:
+	if (warn)
+		log_msg(LOG_WARNING, job->id, "%s", text);
+	report_all(job, want, n, kind, status, why);
+	if (enq)
+		enq_free(&e);
 	if (fd >= 0)
 		close(fd);
 	free(dr);
