@@ -379,10 +379,10 @@ static int setup(struct em *em, const struct conf *c)
 {
 	char why[128];
 	const char *myhost = conf_str(c, CK_MYHOSTNAME), *qd = conf_str(c, CK_QUALIFYDOMAIN);
-	if (route_myhostname(myhost, em->hostname, sizeof em->hostname, why, sizeof why) < 0) {
-		log_msg(LOG_ERR, NULL, "MYHOSTNAME=%s is not a domain name: %s", myhost, why);
-		return EX_CONFIG;
-	}
+	/* a refusal: this text with a and b, logged once at the end */
+	const char *fmt = "MYHOSTNAME=%s is not a domain name: %s", *a = myhost;
+	if (route_myhostname(myhost, em->hostname, sizeof em->hostname, why, sizeof why) < 0)
+		goto bad;
 	struct enq_conf *ec = &em->ec;
 	ec->hostname = em->hostname;
 	str_lcpy(em->qualify, *qd ? qd : em->hostname, sizeof em->qualify);
@@ -392,10 +392,9 @@ static int setup(struct em *em, const struct conf *c)
 	ec->allmailfrom = "";
 	ec->rewrite_from = "";
 	ec->maxrcpt = 1; /* sizelimit: 0 (em is calloc'd) */
-	if (route_conf_init(&ec->rc, conf_str(c, CK_LOCALDOMAINS), em->hostname) < 0) {
-		log_msg(LOG_ERR, NULL, "LOCALDOMAINS: list too long");
-		return EX_CONFIG;
-	}
+	fmt = "LOCALDOMAINS: list too long";
+	if (route_conf_init(&ec->rc, conf_str(c, CK_LOCALDOMAINS), em->hostname) < 0)
+		goto bad;
 	ec->uid = (long)getuid();
 	str_lcpy(ec->user, "MAILER-DAEMON", sizeof ec->user);
 	em->return_max = conf_num(c, CK_DSN_RETURN_LIMIT);
@@ -403,15 +402,18 @@ static int setup(struct em *em, const struct conf *c)
 	snprintf(em->double_bounce, sizeof em->double_bounce, "double-bounce@%s", em->hostname);
 	const char *rd = conf_str(c, CK_DSN_RET_DEFAULT);
 	int hdrs = !strcasecmp(rd, "hdrs");
-	if (!hdrs && strcasecmp(rd, "full")) {
-		log_msg(LOG_ERR, NULL, "DSN_RET_DEFAULT=%s: not full or hdrs", rd);
-		return EX_CONFIG;
-	}
+	fmt = "DSN_RET_DEFAULT=%s: not full or hdrs";
+	a = rd;
+	if (!hdrs && strcasecmp(rd, "full"))
+		goto bad;
 	em->ret_default = hdrs ? 'H' : 0;
 	long long sl = conf_num(c, CK_SIZELIMIT);
 	if (sl > 0 && sl < em->return_max)
 		em->return_max = sl;
 	return 0;
+bad:
+	log_msg(LOG_ERR, NULL, fmt, a, why); /* a format without the %s leaves them unread */
+	return EX_CONFIG;
 }
 
 int errormail_main(int argc, char **argv)
