@@ -143,14 +143,14 @@ int sched_mq_open(struct sched *s)
 		q->c[i].fd = -1;
 	q->lfd = q->v1fd = -1;
 	s->mq = q;
-	const char *p = s->conf.mailqpath;
+	const char *p = s->conf.mailqpath, *bad;
 	if (p && str_starts(p, "TCP:")) {
 		/* only when asked: the seed's MAILQ port (174, "mailq") or the number given */
 		char *e;
 		long port = !strcmp(p + 4, "mailq") ? 174 : strtol(p + 4, &e, 10);
 		if (port < 1 || port > 65535 || (port != 174 && *e)) {
-			log_msg(LOG_ERR, NULL, "PARAMmailqpath=%s: not TCP:PORT: no live queries", p);
-			return -1;
+			bad = "PARAMmailqpath=%s: not TCP:PORT: no live queries";
+			goto bad;
 		}
 		q->lfd = listen_at(NULL, (int)port);
 		return q->lfd < 0 ? -1 : 0;
@@ -160,13 +160,16 @@ int sched_mq_open(struct sched *s)
 		p = NULL;
 	}
 	if (str_fmt(q->path, sizeof q->path, p ? "%s" : "%s/scheduler.sock", p ? p + 5 : s->sp.dir) < 0) {
-		log_msg(LOG_ERR, NULL, "the mailq socket path is too long: no live queries");
-		return -1;
+		bad = "the mailq socket path is too long: no live queries";
+		goto bad;
 	}
 	q->lfd = listen_at(q->path, 0);
 	char v1[sizeof q->path + 3];
 	q->v1fd = snprintf(v1, sizeof v1, "%s.v1", q->path) < (int)sizeof q->path ? listen_at(v1, 0) : -1;
 	return q->lfd < 0 ? -1 : 0;
+bad: /* a refusal: one of the two texts (the second leaves p unread) */
+	log_msg(LOG_ERR, NULL, bad, p);
+	return -1;
 }
 
 /* Appends to the client's output; what does not fit is dropped and marked (the answer ends
