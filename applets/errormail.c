@@ -285,17 +285,15 @@ static int em_job(void *ctx, struct ta_job *job)
 	const struct spool_msg *m = &job->msg;
 	size_t per = job->n ? job->n : 1;
 	size_t *want = calloc(3 * per, sizeof *want), n[3] = {0, 0, 0};
-	if (!want) {
-		for (size_t k = 0; k < job->n; k++)
-			report_one(job, job->idx[k], kind_of(m, job->idx[k]), TA_DEFERRED, "out of memory");
-		return 0;
-	}
 	for (size_t k = 0; k < job->n; k++) {
 		size_t i = job->idx[k];
 		enum dsn_kind kind = kind_of(m, i);
 		char why[96];
-		const char *no = no_report(em, m, i, kind, why, sizeof why);
-		if (no) {
+		/* out of memory: every recipient is tried again later, nothing logged */
+		const char *no = want ? no_report(em, m, i, kind, why, sizeof why) : "out of memory";
+		if (!want) {
+			report_one(job, i, kind, TA_DEFERRED, no);
+		} else if (no) {
 			/* a dropped failure is worth a warning: nobody hears of it */
 			log_msg(kind == DSN_FAILED && strstr(no, "dropped") ? LOG_WARNING : LOG_INFO, job->id, "rcpt %zu: %s", i, no);
 			report_one(job, i, kind, TA_ERROR, no);
