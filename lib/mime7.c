@@ -260,33 +260,26 @@ static int entity(const char *p, size_t n, const char *deftype, int depth, struc
 	cannot = "a %s part declared %s holds 8-bit bytes";
 	if (!strcmp(ph.cte, "quoted-printable") || !strcmp(ph.cte, "base64"))
 		goto cannot;
+	int multi = !strncmp(type, "multipart/", 10), msg = !strcmp(type, "message/rfc822") || !strcmp(type, "message/global");
+	cannot = "a %s part without a boundary holds 8-bit bytes";
+	if (multi && !ph.boundary[0])
+		goto cannot;
+	cannot = "a %s part holds 8-bit data that is not text";
+	if (!multi && !msg && strncmp(type, "text/", 5) != 0)
+		goto cannot;
 	/* what changes from 8bit: the label of a container, the encoding of a text leaf */
-	const char *relabel = ph.cte[0] ? "7bit" : NULL;
-	int r;
-	if (!strncmp(type, "multipart/", 10)) {
-		cannot = "a %s part without a boundary holds 8-bit bytes";
-		if (!ph.boundary[0])
-			goto cannot;
-		if (put_head(out, p, hlen, &ph, relabel))
-			return MIME7_NOMEM;
+	if (put_head(out, p, hlen, &ph, multi || msg ? (ph.cte[0] ? "7bit" : NULL) : "quoted-printable"))
+		return MIME7_NOMEM;
+	if (multi)
 		return multipart(body, blen, &ph, depth, out, why, whylen);
-	}
-	if (!strcmp(type, "message/rfc822") || !strcmp(type, "message/global")) {
-		if (put_head(out, p, hlen, &ph, relabel))
-			return MIME7_NOMEM;
+	if (msg) {
 		/* the body is itself a message: its header, and its parts */
 		size_t sep = blen && body[0] == '\n' ? 1 : 0;
 		if (sep && buf_addc(out, '\n'))
 			return MIME7_NOMEM;
 		return entity(body + sep, blen - sep, "text/plain", depth + 1, out, why, whylen);
 	}
-	cannot = "a %s part holds 8-bit data that is not text";
-	if (strncmp(type, "text/", 5) != 0)
-		goto cannot;
-	if (put_head(out, p, hlen, &ph, "quoted-printable"))
-		return MIME7_NOMEM;
-	r = put_qp(out, body, blen);
-	return r ? MIME7_NOMEM : 0;
+	return put_qp(out, body, blen) ? MIME7_NOMEM : 0;
 cannot:
 	snprintf(why, whylen, cannot, type, ph.cte); /* a format without the second %s ignores ph.cte */
 	return MIME7_CANNOT;
