@@ -352,7 +352,10 @@ __attribute__((noinline)) static int mode_control(struct mq *q)
 	/* -qR without a daemon: the one-shot scheduler runs only the threads at that domain */
 	char pat[300];
 	snprintf(pat, sizeof pat, "*/*%s", q->domain ? q->domain : "");
-	char *args[10] = {"scheduler", "-1", "-i"};
+	char *args[8]; /* at most 7 and the NULL */
+	args[0] = "scheduler";
+	args[1] = "-1";
+	args[2] = "-i";
 	int n = 3;
 	if (q->domain) {
 		args[n++] = "-p";
