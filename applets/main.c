@@ -188,10 +188,10 @@ static void drop_group_unless(const struct applet *a)
 static char *title_area;
 static size_t title_len;
 /* kept for the process's life (and seen by the leak checker): the applet's copy of its
- * arguments, and the environment moved out of the title's way */
+ * arguments and the environment moved out of the title's way (each one block: the pointers,
+ * then their strings) */
 static char **volatile title_argv;
 static char **volatile title_env;
-static char *volatile title_env_block;
 
 /* Names the process as admins look for it: comm (pgrep, top) is the applet's name, the command
  * line (ps) "spoolbox: NAME ARGS" — agents are started through /proc/self/exe and would show
@@ -216,10 +216,10 @@ static char **name_process(const char *name, int argc, char **argv)
 	size_t n = 0, bytes = 0;
 	while (environ && environ[n])
 		bytes += strlen(environ[n++]) + 1;
-	char **env = malloc((n + 1) * sizeof *env);
-	char *block = malloc(bytes ? bytes : 1), *end = title_area + title_len;
-	if (env && block) {
-		char *b = block;
+	/* the pointers and the strings behind them, one allocation */
+	char **env = malloc((n + 1) * sizeof *env + bytes), *end = title_area + title_len;
+	if (env) {
+		char *b = (char *)(env + n + 1);
 		for (size_t i = 0; i < n; i++) {
 			size_t k = strlen(environ[i]) + 1;
 			if (environ[i] == end)
@@ -230,11 +230,7 @@ static char **name_process(const char *name, int argc, char **argv)
 		env[n] = NULL;
 		environ = env;
 		title_env = env;
-		title_env_block = block;
 		title_len = (size_t)(end - title_area);
-	} else {
-		free(env);
-		free(block);
 	}
 	title_argv = copy;
 	size_t o = (size_t)snprintf(title_area, title_len, "spoolbox: %s", name);
