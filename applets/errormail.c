@@ -54,6 +54,7 @@ struct em {
 	char postmaster[256];     /* POSTMASTER: "" = failures of null-sender mail are dropped */
 	char double_bounce[300];  /* double-bounce@MYHOSTNAME: the sender of postmaster notices */
 	struct spool sp;          /* last: 9 KiB, allocated with the rest */
+	struct ta_job hand;       /* -m's job: reached through a pointer, zeroed by calloc */
 };
 
 /* What an attempt's code says: "error" or "error2" a failure, "ok", "ok2" or "ok3" a delivery,
@@ -334,42 +335,41 @@ static int waits_for_report(const struct spool_msg *m, size_t i)
  * what delivery agents want; ours are exactly the final-for-delivery ones.) */
 static int by_hand(struct em *em, const struct spool *sp, const char *id)
 {
-	struct ta_job job;
-	memset(&job, 0, sizeof job);
-	job.sp = sp;
+	struct ta_job *job = &em->hand;
+	job->sp = sp;
 	if (!spool_id_valid(id)) {
 		fprintf(stderr, "errormail: not a message id: %s\n", id);
 		return EX_USAGE;
 	}
-	str_lcpy(job.id, id, sizeof job.id);
+	str_lcpy(job->id, id, sizeof job->id);
 	char err[256];
 	int fd;
-	if (spool_ctl_load(sp, id, 1, &job.msg, &fd, err, sizeof err) < 0) {
+	if (spool_ctl_load(sp, id, 1, &job->msg, &fd, err, sizeof err) < 0) {
 		fprintf(stderr, "errormail: %s: %s\n", id, err);
 		return EX_NOINPUT;
 	}
 	close(fd);
-	size_t nr = job.msg.nrcpt ? job.msg.nrcpt : 1;
+	size_t nr = job->msg.nrcpt ? job->msg.nrcpt : 1;
 	size_t *mine = calloc(nr, sizeof *mine);
 	if (!mine) {
-		spool_msg_free(&job.msg);
+		spool_msg_free(&job->msg);
 		return EX_OSERR;
 	}
 	/* all of them in one job */
 	size_t n = 0;
-	for (size_t i = 0; i < job.msg.nrcpt; i++)
-		if (waits_for_report(&job.msg, i))
+	for (size_t i = 0; i < job->msg.nrcpt; i++)
+		if (waits_for_report(&job->msg, i))
 			mine[n++] = i;
 	if (n) {
-		str_lcpy(job.host, SPOOL_ANY_HOST, sizeof job.host);
-		job.idx = mine;
-		job.n = n;
-		em_job(em, &job);
+		str_lcpy(job->host, SPOOL_ANY_HOST, sizeof job->host);
+		job->idx = mine;
+		job->n = n;
+		em_job(em, job);
 	} else {
 		fprintf(stderr, "errormail: %s: no failed recipient waits for a report\n", id);
 	}
 	free(mine);
-	spool_msg_free(&job.msg);
+	spool_msg_free(&job->msg);
 	return 0;
 }
 
