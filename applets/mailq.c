@@ -498,52 +498,51 @@ __attribute__((noinline)) static int parse(int argc, char **argv, struct mq *q)
 	return i;
 }
 
-int mailq_main(int argc, char **argv)
+/* mailq_main's work on its zeroed state: reached through a pointer, the fields have one-byte
+ * offsets, where the stack frame's are four bytes (docs/size.md). */
+/* noinline: so that q stays a pointer */
+__attribute__((noinline)) static int mailq_run(struct mq *q, int argc, char **argv)
 {
-	if (applet_wants_help(argc, argv))
-		return applet_usage(mailq_usage, 0);
-	struct mq q;
-	memset(&q, 0, sizeof q);
-	q.gid_real = getgid();
-	q.gid_set = getegid();
+	q->gid_real = getgid();
+	q->gid_set = getegid();
 	/* setgid (a user's mailq): the group is lowered before anything is parsed */
-	if (q.gid_real != q.gid_set && setresgid((gid_t)-1, q.gid_real, (gid_t)-1) < 0) {
+	if (q->gid_real != q->gid_set && setresgid((gid_t)-1, q->gid_real, (gid_t)-1) < 0) {
 		say("cannot lower the setgid group: %s\n", strerror(errno));
 		return EX_OSERR;
 	}
-	int i = parse(argc, argv, &q);
+	int i = parse(argc, argv, q);
 	if (i < 0)
 		return applet_usage(mailq_usage, 1);
-	if (q.mode == M_LIVE && !ENABLE_MAILQ_PROTO) {
+	if (q->mode == M_LIVE && !ENABLE_MAILQ_PROTO) {
 		say("-Q: this spoolbox is built without the scheduler's query socket "
 		            "(ENABLE_MAILQ_PROTO); plain mailq reads the queue\n");
 		return EX_USAGE;
 	}
-	if (q.mode != M_RUN) {
-		q.ids = argv + i;
-		q.nids = argc - i;
+	if (q->mode != M_RUN) {
+		q->ids = argv + i;
+		q->nids = argc - i;
 	} else if (i != argc) {
 		return applet_usage(mailq_usage, 1);
 	}
-	if (q.mode == M_ACTION) {
+	if (q->mode == M_ACTION) {
 		/* ALL alone (beside ids it is not an id: refused as one) */
-		q.all = q.nids == 1 && !strcmp(q.ids[0], "ALL");
-		if (!q.nids)
+		q->all = q->nids == 1 && !strcmp(q->ids[0], "ALL");
+		if (!q->nids)
 			return applet_usage(mailq_usage, 1);
-		if (q.all)
-			q.nids = 0;
+		if (q->all)
+			q->nids = 0;
 	}
-	if ((q.mode == M_ACTION || q.mode == M_RUN) && geteuid() != 0) {
+	if ((q->mode == M_ACTION || q->mode == M_RUN) && geteuid() != 0) {
 		say("only root may %s%s (users may run sendmail -q, once a minute)\n",
-		    q.mode == M_RUN ? "run the queue with mailq" : qctl_name(q.action), q.mode == M_RUN ? "" : " messages");
+		    q->mode == M_RUN ? "run the queue with mailq" : qctl_name(q->action), q->mode == M_RUN ? "" : " messages");
 		return EX_NOPERM;
 	}
-	if ((q.conf_path || applet_env_overrides() || q.mode > M_LIVE) && group_drop(&q) < 0) {
+	if ((q->conf_path || applet_env_overrides() || q->mode > M_LIVE) && group_drop(q) < 0) {
 		say("cannot drop the setgid group: %s\n", strerror(errno));
 		return EX_OSERR;
 	}
 	struct conf conf;
-	int rc = applet_load_conf(&conf, q.conf_path);
+	int rc = applet_load_conf(&conf, q->conf_path);
 	if (rc)
 		return rc;
 	const char *group = conf_str(&conf, CK_SUBMIT_GROUP);
@@ -554,25 +553,25 @@ int mailq_main(int argc, char **argv)
 		goto refused;
 	}
 	rc = EX_OSERR;
-	if (q.gid_real != q.gid_set) {
+	if (q->gid_real != q->gid_set) {
 		/* the group must be the one the spool is made for, or it is dropped (as submit) */
 		struct group *g = getgrnam(group);
-		if ((!g || g->gr_gid != q.gid_set) && group_drop(&q) < 0)
+		if ((!g || g->gr_gid != q->gid_set) && group_drop(q) < 0)
 			goto refused;
 	}
 	applet_log_setup(&conf, NULL, 0, 0);
-	caller(q.user, sizeof q.user);
+	caller(q->user, sizeof q->user);
 	/* no check that the spool is set up: what is missing is simply empty (a queue nothing was
 	 * ever submitted to), and every path below is made from a checked id */
 	const char *dir = conf_str(&conf, CK_SPOOL);
 	rc = EX_CONFIG;
-	if (str_lcpy(q.sp.dir, dir, sizeof q.sp.dir) >= sizeof q.sp.dir || !*dir) {
+	if (str_lcpy(q->sp.dir, dir, sizeof q->sp.dir) >= sizeof q->sp.dir || !*dir) {
 		say("spool directory name too long or empty: %s\n", dir);
 		goto refused;
 	}
 	rc = EX_TEMPFAIL;
 	/* acting as the scheduler does (root): the spool's layout is made when missing */
-	if (q.mode > M_LIVE && spool_open(&q.sp, dir, 1, -1) < 0) {
+	if (q->mode > M_LIVE && spool_open(&q->sp, dir, 1, -1) < 0) {
 		say("cannot set up the spool %s\n", dir);
 		goto refused;
 	}
@@ -581,10 +580,19 @@ refused:
 	conf_free(&conf);
 	if (rc)
 		return rc;
-	switch (q.mode) {
+	switch (q->mode) {
 	case M_ACTION:
-	case M_RUN: return mode_control(&q);
-	case M_LIVE: return ENABLE_MAILQ_PROTO ? live(&q) : EX_USAGE;
-	default: return list(&q, qctl_scheduler_pid(&q.sp));
+	case M_RUN: return mode_control(q);
+	case M_LIVE: return ENABLE_MAILQ_PROTO ? live(q) : EX_USAGE;
+	default: return list(q, qctl_scheduler_pid(&q->sp));
 	}
+}
+
+int mailq_main(int argc, char **argv)
+{
+	if (applet_wants_help(argc, argv))
+		return applet_usage(mailq_usage, 0);
+	struct mq q;
+	memset(&q, 0, sizeof q);
+	return mailq_run(&q, argc, argv);
 }
