@@ -60,10 +60,10 @@ struct mq {
 	int nids;
 	int all;
 	int live;                  /* -Q 1, -QQ 2, -QQQ 3 */
-	struct spool sp;
+	gid_t gid_real, gid_set;   /* the setgid group (docs/spool.md 8), raised only to read */
+	struct spool sp;           /* its dir still at a one-byte offset */
 	struct mq_out out;
 	char user[64];
-	gid_t gid_real, gid_set;   /* the setgid group (docs/spool.md 8), raised only to read */
 };
 
 /* "mailq: " and the message on standard error: the prefix written once, not in each text. */
