@@ -54,6 +54,7 @@ struct em {
 	char postmaster[256];     /* POSTMASTER: "" = failures of null-sender mail are dropped */
 	char double_bounce[300];  /* double-bounce@MYHOSTNAME: the sender of postmaster notices */
 	struct spool sp;          /* last: 9 KiB, allocated with the rest */
+	struct ta_job hand;       /* -m's job: reached through a pointer, zeroed by calloc */
 };
 
 /* What an attempt's code says: "error" or "error2" a failure, "ok", "ok2" or "ok3" a delivery,
@@ -67,15 +68,17 @@ static enum dsn_kind code_kind(const char *c)
 	return DSN_DELAYED;
 }
 
-/* The last attempt that failed recipient i (the failure being reported), else its last one. */
-static const struct spool_attempt *last_attempt(const struct spool_msg *m, size_t i)
+/* The attempt a report of that kind is about: for a failure the last one that failed recipient
+ * i (the failure being reported), else its last one; for any other kind (DSN_DELAYED when it
+ * is only asked for the record) its last attempt record, whatever it says. */
+static const struct spool_attempt *attempt_for(const struct spool_msg *m, size_t i, enum dsn_kind kind)
 {
 	const struct spool_attempt *any = NULL;
 	for (size_t k = m->natt; k-- > 0;) {
 		const struct spool_attempt *a = &m->att[k];
 		if (a->rcpt != (int)i)
 			continue;
-		if (code_kind(a->code) == DSN_FAILED)
+		if (kind != DSN_FAILED || code_kind(a->code) == DSN_FAILED)
 			return a;
 		if (!any)
 			any = a;
@@ -83,32 +86,17 @@ static const struct spool_attempt *last_attempt(const struct spool_msg *m, size_
 	return any;
 }
 
-/* Recipient i's last attempt record, whatever it says. */
-static const struct spool_attempt *last_any(const struct spool_msg *m, size_t i)
-{
-	for (size_t k = m->natt; k-- > 0;)
-		if (m->att[k].rcpt == (int)i)
-			return &m->att[k];
-	return NULL;
-}
-
 /* Which report recipient i is in: its last attempt failed (F: a failure report), delivered (S:
  * a success notice), or anything else, none included (waiting: a delay notice). The scheduler
  * appends the A record before it sets the tag, so the record says why it is here. */
 static enum dsn_kind kind_of(const struct spool_msg *m, size_t i)
 {
-	const struct spool_attempt *a = last_any(m, i);
+	const struct spool_attempt *a = attempt_for(m, i, DSN_DELAYED);
 	return a ? code_kind(a->code) : DSN_DELAYED;
 }
 
 static const char *const kind_name[] = {"failure", "delay", "success"};
 static const char *const kind_action[] = {"failed", "delayed", "delivered"};
-
-/* The attempt a report of that kind is about: for a failure the failing one, else the last. */
-static const struct spool_attempt *attempt_for(const struct spool_msg *m, size_t i, enum dsn_kind kind)
-{
-	return kind == DSN_FAILED ? last_attempt(m, i) : last_any(m, i);
-}
 
 static const char *enh_of(const struct spool_attempt *a, enum dsn_kind kind)
 {
@@ -178,31 +166,29 @@ static void send_dsn(struct em *em, struct ta_job *job, const size_t *want, size
 	const char *rcpt = pm ? em->postmaster : m->sender;
 	const char *from = pm ? em->double_bounce : "<>";
 	struct addr to;
+	struct enq e;
+	struct dsn_rcpt *dr = NULL;
 	char err[160], text[SPOOL_TEXT_MAX + 1];
+	/* every way out reports the recipients once, with status and why (text, logged as a
+	 * warning, when warn) */
+	const char *status = TA_ERROR, *why = text;
+	int fd = -1, warn = 1, enq = 0;
 	if (addr_parse_one(rcpt, strlen(rcpt), &to, err, sizeof err) < 0) {
 		/* it can never be delivered: say so and let the scheduler close the failure */
 		snprintf(text, sizeof text, pm ? "no postmaster notice: POSTMASTER is unusable: %s"
 		                               : "no DSN: the sender address is unusable: %s", err);
-		log_msg(LOG_WARNING, job->id, "%s", text);
-		report_all(job, want, n, kind, TA_ERROR, text);
-		return;
+		goto out;
 	}
-	struct dsn_rcpt *dr = calloc(n, sizeof *dr);
-	char **finals = calloc(n, sizeof *finals);
-	if (!dr || !finals) {
-		free(dr);
-		free(finals);
-		report_all(job, want, n, kind, TA_DEFERRED, "out of memory building the DSN");
-		return;
-	}
+	warn = 0;
+	status = TA_DEFERRED;
+	why = "out of memory building the DSN";
+	dr = calloc(n, sizeof *dr);
+	if (!dr)
+		goto out;
 	for (size_t k = 0; k < n; k++) {
 		const struct spool_rcpt *r = &m->rcpt[want[k]];
 		const struct spool_attempt *a = attempt_for(m, want[k], kind);
-		size_t len = strlen(r->addr) + strlen(em->hostname) + 2;
-		finals[k] = malloc(len);
-		if (finals[k])
-			snprintf(finals[k], len, strchr(r->addr, '@') ? "%s" : "%s@%s", r->addr, em->hostname);
-		dr[k].final = finals[k] ? finals[k] : r->addr;
+		dr[k].final = r->addr; /* a local user's is shown at em->hostname (dsn.c) */
 		dr[k].action = a ? a->action : NULL;
 		dr[k].orcpt = r->orcpt;
 		dr[k].enh = enh_of(a, kind);
@@ -214,9 +200,10 @@ static void send_dsn(struct em *em, struct ta_job *job, const size_t *want, size
 	dsn_boundary(boundary, sizeof boundary, job->id, (long long)time(NULL), ++em->seq);
 	struct dsn d = {em->hostname, rcpt, job->id, m->envid, m->ret ? m->ret : em->ret_default, m->arrival, m->size,
 	                em->return_max, m->body8, boundary, dr, n, pm, kind};
-	int fd = spool_msg_open(job->sp, job->id, m->body_off);
+	fd = spool_msg_open(job->sp, job->id, m->body_off);
+	why = "cannot open the message file; the DSN is tried again later";
 	if (fd < 0) {
-		report_all(job, want, n, kind, TA_DEFERRED, "cannot open the message file; the DSN is tried again later");
+		/* as said */
 	} else if (em->by_hand) {
 		struct route rt;
 		route_addr(&em->ec.rc, &to, &rt);
@@ -225,17 +212,20 @@ static void send_dsn(struct em *em, struct ta_job *job, const size_t *want, size
 		       job->id);
 		int rc = dsn_write(&d, fd, put_stdout, NULL);
 		fflush(stdout);
-		report_all(job, want, n, kind, rc ? TA_DEFERRED : TA_OK, rc ? "reading the message failed" : "- (by hand: not queued)");
+		if (!rc)
+			status = TA_OK;
+		why = rc ? "reading the message failed" : "- (by hand: not queued)";
 	} else {
-		struct enq e;
 		enq_init(&e, &em->ec, 0, 0);
+		enq = 1;
 		e.body8_declared = m->body8;
+		warn = 1;
+		why = text;
 		int rc = enq_sender(&e, from);
 		if (!rc && (rc = enq_add_rcpt(&e, &to, 0, NULL)) != 0) {
 			/* an address submit would refuse (a non-ASCII domain): it can never be sent */
 			snprintf(text, sizeof text, "no DSN: %.400s", e.why);
-			log_msg(LOG_WARNING, job->id, "%s", text);
-			report_all(job, want, n, kind, TA_ERROR, text);
+			status = TA_ERROR;
 		} else {
 			if (!rc)
 				rc = dsn_write(&d, fd, put_enq, &e);
@@ -245,8 +235,6 @@ static void send_dsn(struct em *em, struct ta_job *job, const size_t *want, size
 				rc = enq_finish(&e);
 			if (rc) {
 				snprintf(text, sizeof text, "DSN not queued, tried again later: %.400s", e.why);
-				log_msg(LOG_WARNING, job->id, "%s", text);
-				report_all(job, want, n, kind, TA_DEFERRED, text);
 			} else {
 				/* durable (E3): now, and only now, the scheduler may close the failures */
 				snprintf(text, sizeof text, "%s %s queued for <%.400s>", e.m.id, what, e.m.rcpt[0].addr);
@@ -257,16 +245,19 @@ static void send_dsn(struct em *em, struct ta_job *job, const size_t *want, size
 				static const char *const pf[] = {"non-delivery", "delay", "delivery status"};
 				log_msg_as("spoolbox/bounce", LOG_INFO, job->id, "%s %s notification: %s", pm ? "postmaster" : "sender",
 				           pf[kind], e.m.id);
-				report_all(job, want, n, kind, TA_OK, text);
+				warn = 0;
+				status = TA_OK;
 			}
 		}
-		enq_free(&e);
 	}
+out:
+	if (warn)
+		log_msg(LOG_WARNING, job->id, "%s", text);
+	report_all(job, want, n, kind, status, why);
+	if (enq)
+		enq_free(&e);
 	if (fd >= 0)
 		close(fd);
-	for (size_t k = 0; k < n; k++)
-		free(finals[k]);
-	free(finals);
 	free(dr);
 }
 
@@ -295,17 +286,15 @@ static int em_job(void *ctx, struct ta_job *job)
 	const struct spool_msg *m = &job->msg;
 	size_t per = job->n ? job->n : 1;
 	size_t *want = calloc(3 * per, sizeof *want), n[3] = {0, 0, 0};
-	if (!want) {
-		for (size_t k = 0; k < job->n; k++)
-			report_one(job, job->idx[k], kind_of(m, job->idx[k]), TA_DEFERRED, "out of memory");
-		return 0;
-	}
 	for (size_t k = 0; k < job->n; k++) {
 		size_t i = job->idx[k];
 		enum dsn_kind kind = kind_of(m, i);
 		char why[96];
-		const char *no = no_report(em, m, i, kind, why, sizeof why);
-		if (no) {
+		/* out of memory: every recipient is tried again later, nothing logged */
+		const char *no = want ? no_report(em, m, i, kind, why, sizeof why) : "out of memory";
+		if (!want) {
+			report_one(job, i, kind, TA_DEFERRED, no);
+		} else if (no) {
 			/* a dropped failure is worth a warning: nobody hears of it */
 			log_msg(kind == DSN_FAILED && strstr(no, "dropped") ? LOG_WARNING : LOG_INFO, job->id, "rcpt %zu: %s", i, no);
 			report_one(job, i, kind, TA_ERROR, no);
@@ -346,48 +335,41 @@ static int waits_for_report(const struct spool_msg *m, size_t i)
  * what delivery agents want; ours are exactly the final-for-delivery ones.) */
 static int by_hand(struct em *em, const struct spool *sp, const char *id)
 {
-	struct ta_job job;
-	memset(&job, 0, sizeof job);
-	job.sp = sp;
+	struct ta_job *job = &em->hand;
+	job->sp = sp;
 	if (!spool_id_valid(id)) {
 		fprintf(stderr, "errormail: not a message id: %s\n", id);
 		return EX_USAGE;
 	}
-	str_lcpy(job.id, id, sizeof job.id);
+	str_lcpy(job->id, id, sizeof job->id);
 	char err[256];
 	int fd;
-	if (spool_ctl_load(sp, id, 1, &job.msg, &fd, err, sizeof err) < 0) {
+	if (spool_ctl_load(sp, id, 1, &job->msg, &fd, err, sizeof err) < 0) {
 		fprintf(stderr, "errormail: %s: %s\n", id, err);
 		return EX_NOINPUT;
 	}
 	close(fd);
-	size_t nr = job.msg.nrcpt ? job.msg.nrcpt : 1;
-	size_t *mine = calloc(nr, sizeof *mine + 1); /* and taken[nr] after it */
+	size_t nr = job->msg.nrcpt ? job->msg.nrcpt : 1;
+	size_t *mine = calloc(nr, sizeof *mine);
 	if (!mine) {
-		spool_msg_free(&job.msg);
+		spool_msg_free(&job->msg);
 		return EX_OSERR;
 	}
-	char *taken = (char *)(mine + nr);
-	size_t jobs = 0;
-	for (size_t i = 0; i < job.msg.nrcpt; i++) {
-		if (taken[i] || !waits_for_report(&job.msg, i))
-			continue;
-		size_t n = 0;
-		for (size_t k = i; k < job.msg.nrcpt; k++)
-			if (!taken[k] && waits_for_report(&job.msg, k)) {
-				taken[k] = 1;
-				mine[n++] = k;
-			}
-		str_lcpy(job.host, SPOOL_ANY_HOST, sizeof job.host);
-		job.idx = mine;
-		job.n = n;
-		em_job(em, &job);
-		jobs++;
-	}
-	if (!jobs)
+	/* all of them in one job */
+	size_t n = 0;
+	for (size_t i = 0; i < job->msg.nrcpt; i++)
+		if (waits_for_report(&job->msg, i))
+			mine[n++] = i;
+	if (n) {
+		str_lcpy(job->host, SPOOL_ANY_HOST, sizeof job->host);
+		job->idx = mine;
+		job->n = n;
+		em_job(em, job);
+	} else {
 		fprintf(stderr, "errormail: %s: no failed recipient waits for a report\n", id);
+	}
 	free(mine);
-	spool_msg_free(&job.msg);
+	spool_msg_free(&job->msg);
 	return 0;
 }
 
@@ -395,10 +377,10 @@ static int setup(struct em *em, const struct conf *c)
 {
 	char why[128];
 	const char *myhost = conf_str(c, CK_MYHOSTNAME), *qd = conf_str(c, CK_QUALIFYDOMAIN);
-	if (route_myhostname(myhost, em->hostname, sizeof em->hostname, why, sizeof why) < 0) {
-		log_msg(LOG_ERR, NULL, "MYHOSTNAME=%s is not a domain name: %s", myhost, why);
-		return EX_CONFIG;
-	}
+	/* a refusal: this text with a and b, logged once at the end */
+	const char *fmt = "MYHOSTNAME=%s is not a domain name: %s", *a = myhost;
+	if (route_myhostname(myhost, em->hostname, sizeof em->hostname, why, sizeof why) < 0)
+		goto bad;
 	struct enq_conf *ec = &em->ec;
 	ec->hostname = em->hostname;
 	str_lcpy(em->qualify, *qd ? qd : em->hostname, sizeof em->qualify);
@@ -407,12 +389,10 @@ static int setup(struct em *em, const struct conf *c)
 	 * message is capped below instead), one recipient */
 	ec->allmailfrom = "";
 	ec->rewrite_from = "";
-	ec->sizelimit = 0;
-	ec->maxrcpt = 1;
-	if (route_conf_init(&ec->rc, conf_str(c, CK_LOCALDOMAINS), em->hostname) < 0) {
-		log_msg(LOG_ERR, NULL, "LOCALDOMAINS: list too long");
-		return EX_CONFIG;
-	}
+	ec->maxrcpt = 1; /* sizelimit: 0 (em is calloc'd) */
+	fmt = "LOCALDOMAINS: list too long";
+	if (route_conf_init(&ec->rc, conf_str(c, CK_LOCALDOMAINS), em->hostname) < 0)
+		goto bad;
 	ec->uid = (long)getuid();
 	str_lcpy(ec->user, "MAILER-DAEMON", sizeof ec->user);
 	em->return_max = conf_num(c, CK_DSN_RETURN_LIMIT);
@@ -420,15 +400,18 @@ static int setup(struct em *em, const struct conf *c)
 	snprintf(em->double_bounce, sizeof em->double_bounce, "double-bounce@%s", em->hostname);
 	const char *rd = conf_str(c, CK_DSN_RET_DEFAULT);
 	int hdrs = !strcasecmp(rd, "hdrs");
-	if (!hdrs && strcasecmp(rd, "full")) {
-		log_msg(LOG_ERR, NULL, "DSN_RET_DEFAULT=%s: not full or hdrs", rd);
-		return EX_CONFIG;
-	}
+	fmt = "DSN_RET_DEFAULT=%s: not full or hdrs";
+	a = rd;
+	if (!hdrs && strcasecmp(rd, "full"))
+		goto bad;
 	em->ret_default = hdrs ? 'H' : 0;
 	long long sl = conf_num(c, CK_SIZELIMIT);
 	if (sl > 0 && sl < em->return_max)
 		em->return_max = sl;
 	return 0;
+bad:
+	log_msg(LOG_ERR, NULL, fmt, a, why); /* a format without the %s leaves them unread */
+	return EX_CONFIG;
 }
 
 int errormail_main(int argc, char **argv)

@@ -225,11 +225,13 @@ int install_system(const char *binary)
 	/* chown clears the setgid bit, so the mode comes after the group */
 	struct stat st;
 	int setgid_ok = gid >= 0 && stat(binary, &st) == 0 && st.st_gid == (gid_t)gid && (st.st_mode & 07777) == 02755;
-	if (setgid_ok)
-		printf("%s is setgid %s (mode 2755)\n", binary, group);
-	else if (root && gid >= 0 && chown(binary, (uid_t)-1, (gid_t)gid) == 0 && chmod(binary, 02755) == 0) {
-		printf("made %s setgid %s (mode 2755): every user can submit\n", binary, group);
+	const char *said = "%s is setgid %s (mode 2755)\n";
+	if (!setgid_ok && root && gid >= 0 && chown(binary, (uid_t)-1, (gid_t)gid) == 0 && chmod(binary, 02755) == 0) {
+		said = "made %s setgid %s (mode 2755): every user can submit\n";
 		setgid_ok = 1;
+	}
+	if (setgid_ok) {
+		printf(said, binary, group);
 	} else if (root && gid >= 0) {
 		printf("cannot make %s setgid: %s\n", binary, strerror(errno));
 		failed = 1;
@@ -297,20 +299,20 @@ int install_check(const struct conf *c, conf_report_fn *report, void *ctx)
 	struct stat st;
 	if (applet_exe(self, sizeof self) > 0 && stat(self, &st) == 0) {
 		int sg = (st.st_mode & S_ISGID) != 0;
+		/* the fix starts by making the group when there is none */
+		const char *ga = gid < 0 ? "groupadd -r " : "", *gn = gid < 0 ? group : "";
 		if (sg && gid >= 0 && st.st_gid == (gid_t)gid)
 			;
 		else if (sg)
 			conf_report_key(c, CK_SUBMIT_GROUP, report, ctx,
 			                CONF_WARNING "%s is setgid to gid %ld, not SUBMIT_GROUP=%s: submit drops it, so only "
 			                "root can submit; fix: %s%s chgrp %s %s && chmod 2755 %s",
-				                self, (long)st.st_gid, group, gid < 0 ? "groupadd -r " : "", gid < 0 ? group : "",
-			                group, self, self);
+			                self, (long)st.st_gid, group, ga, gn, group, self, self);
 		else
 			conf_reportf(report, ctx, self, 0,
 			             CONF_WARNING "not setgid: only root can submit mail; fix: %s%s%schgrp %s %s && chmod 2755 %s "
 			             "(or spoolbox --install as root)",
-			             gid < 0 ? "groupadd -r " : "", gid < 0 ? group : "", gid < 0 ? " && " : "", group, self,
-			             self);
+			             ga, gn, gid < 0 ? " && " : "", group, self, self);
 	}
 	struct perm_ctx pc = {report, ctx, 0};
 	if (access(spool, F_OK) < 0)

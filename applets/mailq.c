@@ -60,10 +60,10 @@ struct mq {
 	int nids;
 	int all;
 	int live;                  /* -Q 1, -QQ 2, -QQQ 3 */
-	struct spool sp;
+	gid_t gid_real, gid_set;   /* the setgid group (docs/spool.md 8), raised only to read */
+	struct spool sp;           /* its dir still at a one-byte offset */
 	struct mq_out out;
 	char user[64];
-	gid_t gid_real, gid_set;   /* the setgid group (docs/spool.md 8), raised only to read */
 };
 
 /* "mailq: " and the message on standard error: the prefix written once, not in each text. */
@@ -271,25 +271,44 @@ static int act_on_spool(struct mq *q)
 	return c.failed ? EX_TEMPFAIL : rc;
 }
 
+/* --hold, --release, --delete, --retry (M_ACTION), and -q, -qR, -qI (M_RUN): a running
+ * scheduler is asked; without one, the steps are done on the spool under its lock, and for
+ * -q... root makes the messages due now and runs the queue once in the foreground (scheduler
+ * -1), as dma -q does without a daemon. */
 /* noinline: one copy, not one per caller (docs/size.md) */
-__attribute__((noinline)) static int mode_action(struct mq *q)
+__attribute__((noinline)) static int mode_control(struct mq *q)
 {
 	for (int i = 0; i < q->nids; i++)
 		if (!spool_id_valid(q->ids[i])) {
 			say("%s: not a message id\n", q->ids[i]);
 			return EX_USAGE;
 		}
-	struct qctl_lock lk;
+	int run = q->mode == M_RUN;
+	char line[300];
 	long pid;
+	if (run) {
+		if (q->nids)
+			qctl_line(QA_RETRY, q->ids[0], line, sizeof line);
+		else if (q->domain)
+			snprintf(line, sizeof line, "R%s", q->domain);
+		else
+			str_lcpy(line, "Q", sizeof line);
+		pid = qctl_scheduler_pid(&q->sp);
+		if (pid > 0)
+			return ask_scheduler(q, line, line[0] == 'Q' ? "run the queue" : line);
+	}
+	struct qctl_lock lk;
 	int lr = qctl_lock(&q->sp, &lk, &pid);
 	if (lr < 0) {
 		say("cannot lock %s/scheduler.pid: %s\n", q->sp.dir, strerror(errno));
 		return EX_TEMPFAIL;
 	}
+	if (lr == 1 && run)
+		return ask_scheduler(q, line, line);
 	if (lr == 1) {
 		int rc = 0;
 		for (int i = 0; i < (q->all ? 1 : q->nids); i++) {
-			char line[SPOOL_ID_MAX + 8], what[SPOOL_ID_MAX + 16];
+			char what[SPOOL_ID_MAX + 16];
 			const char *id = q->all ? "ALL" : q->ids[i], *name = qctl_name(q->action);
 			if (!q->all && mq_find(&q->sp, id, NULL, NULL) != 0) {
 				say("%s: no such message in the queue\n", id);
@@ -309,37 +328,10 @@ __attribute__((noinline)) static int mode_action(struct mq *q)
 		}
 		return rc;
 	}
-	int rc = act_on_spool(q);
-	qctl_unlock(&lk);
-	return rc;
-}
-
-/* -q, -qR, -qI: a running scheduler is asked; without one, root makes the messages due now
- * and runs the queue once in the foreground (scheduler -1), as dma -q does without a daemon. */
-/* noinline: one copy, not one per caller (docs/size.md) */
-__attribute__((noinline)) static int mode_run(struct mq *q)
-{
-	char line[300];
-	if (q->nids)
-		qctl_line(QA_RETRY, q->ids[0], line, sizeof line);
-	else if (q->domain)
-		snprintf(line, sizeof line, "R%s", q->domain);
-	else
-		str_lcpy(line, "Q", sizeof line);
-	if (q->nids && !spool_id_valid(q->ids[0])) {
-		say("%s: not a message id\n", q->ids[0]);
-		return EX_USAGE;
-	}
-	long pid = qctl_scheduler_pid(&q->sp);
-	if (pid > 0)
-		return ask_scheduler(q, line, line[0] == 'Q' ? "run the queue" : line);
-	struct qctl_lock lk;
-	int lr = qctl_lock(&q->sp, &lk, &pid);
-	if (lr == 1)
-		return ask_scheduler(q, line, line);
-	if (lr < 0) {
-		say("cannot lock %s/scheduler.pid: %s\n", q->sp.dir, strerror(errno));
-		return EX_TEMPFAIL;
+	if (!run) {
+		int rc = act_on_spool(q);
+		qctl_unlock(&lk);
+		return rc;
 	}
 	struct each_ctx c = {q, (long long)time(NULL), 0, 0};
 	q->action = QA_RETRY;
@@ -360,7 +352,10 @@ __attribute__((noinline)) static int mode_run(struct mq *q)
 	/* -qR without a daemon: the one-shot scheduler runs only the threads at that domain */
 	char pat[300];
 	snprintf(pat, sizeof pat, "*/*%s", q->domain ? q->domain : "");
-	char *args[10] = {"scheduler", "-1", "-i"};
+	char *args[8]; /* at most 7 and the NULL */
+	args[0] = "scheduler";
+	args[1] = "-1";
+	args[2] = "-i";
 	int n = 3;
 	if (q->domain) {
 		args[n++] = "-p";
@@ -503,51 +498,51 @@ __attribute__((noinline)) static int parse(int argc, char **argv, struct mq *q)
 	return i;
 }
 
-int mailq_main(int argc, char **argv)
+/* mailq_main's work on its zeroed state: reached through a pointer, the fields have one-byte
+ * offsets, where the stack frame's are four bytes (docs/size.md). */
+/* noinline: so that q stays a pointer */
+__attribute__((noinline)) static int mailq_run(struct mq *q, int argc, char **argv)
 {
-	if (applet_wants_help(argc, argv))
-		return applet_usage(mailq_usage, 0);
-	struct mq q;
-	memset(&q, 0, sizeof q);
-	q.gid_real = getgid();
-	q.gid_set = getegid();
+	q->gid_real = getgid();
+	q->gid_set = getegid();
 	/* setgid (a user's mailq): the group is lowered before anything is parsed */
-	if (q.gid_real != q.gid_set && setresgid((gid_t)-1, q.gid_real, (gid_t)-1) < 0) {
+	if (q->gid_real != q->gid_set && setresgid((gid_t)-1, q->gid_real, (gid_t)-1) < 0) {
 		say("cannot lower the setgid group: %s\n", strerror(errno));
 		return EX_OSERR;
 	}
-	int i = parse(argc, argv, &q);
+	int i = parse(argc, argv, q);
 	if (i < 0)
 		return applet_usage(mailq_usage, 1);
-	if (q.mode == M_LIVE && !ENABLE_MAILQ_PROTO) {
+	if (q->mode == M_LIVE && !ENABLE_MAILQ_PROTO) {
 		say("-Q: this spoolbox is built without the scheduler's query socket "
 		            "(ENABLE_MAILQ_PROTO); plain mailq reads the queue\n");
 		return EX_USAGE;
 	}
-	if (q.mode != M_RUN) {
-		q.ids = argv + i;
-		q.nids = argc - i;
+	if (q->mode != M_RUN) {
+		q->ids = argv + i;
+		q->nids = argc - i;
 	} else if (i != argc) {
 		return applet_usage(mailq_usage, 1);
 	}
-	if (q.mode == M_ACTION) {
-		q.all = q.nids == 1 && !strcmp(q.ids[0], "ALL");
-		if (!q.nids || (q.all && q.nids != 1))
+	if (q->mode == M_ACTION) {
+		/* ALL alone (beside ids it is not an id: refused as one) */
+		q->all = q->nids == 1 && !strcmp(q->ids[0], "ALL");
+		if (!q->nids)
 			return applet_usage(mailq_usage, 1);
-		if (q.all)
-			q.nids = 0;
+		if (q->all)
+			q->nids = 0;
 	}
-	if ((q.mode == M_ACTION || q.mode == M_RUN) && geteuid() != 0) {
+	if ((q->mode == M_ACTION || q->mode == M_RUN) && geteuid() != 0) {
 		say("only root may %s%s (users may run sendmail -q, once a minute)\n",
-		    q.mode == M_RUN ? "run the queue with mailq" : qctl_name(q.action), q.mode == M_RUN ? "" : " messages");
+		    q->mode == M_RUN ? "run the queue with mailq" : qctl_name(q->action), q->mode == M_RUN ? "" : " messages");
 		return EX_NOPERM;
 	}
-	if ((q.conf_path || applet_env_overrides() || q.mode > M_LIVE) && group_drop(&q) < 0) {
+	if ((q->conf_path || applet_env_overrides() || q->mode > M_LIVE) && group_drop(q) < 0) {
 		say("cannot drop the setgid group: %s\n", strerror(errno));
 		return EX_OSERR;
 	}
 	struct conf conf;
-	int rc = applet_load_conf(&conf, q.conf_path);
+	int rc = applet_load_conf(&conf, q->conf_path);
 	if (rc)
 		return rc;
 	const char *group = conf_str(&conf, CK_SUBMIT_GROUP);
@@ -558,25 +553,25 @@ int mailq_main(int argc, char **argv)
 		goto refused;
 	}
 	rc = EX_OSERR;
-	if (q.gid_real != q.gid_set) {
+	if (q->gid_real != q->gid_set) {
 		/* the group must be the one the spool is made for, or it is dropped (as submit) */
 		struct group *g = getgrnam(group);
-		if ((!g || g->gr_gid != q.gid_set) && group_drop(&q) < 0)
+		if ((!g || g->gr_gid != q->gid_set) && group_drop(q) < 0)
 			goto refused;
 	}
 	applet_log_setup(&conf, NULL, 0, 0);
-	caller(q.user, sizeof q.user);
+	caller(q->user, sizeof q->user);
 	/* no check that the spool is set up: what is missing is simply empty (a queue nothing was
 	 * ever submitted to), and every path below is made from a checked id */
 	const char *dir = conf_str(&conf, CK_SPOOL);
 	rc = EX_CONFIG;
-	if (str_lcpy(q.sp.dir, dir, sizeof q.sp.dir) >= sizeof q.sp.dir || !*dir) {
+	if (str_lcpy(q->sp.dir, dir, sizeof q->sp.dir) >= sizeof q->sp.dir || !*dir) {
 		say("spool directory name too long or empty: %s\n", dir);
 		goto refused;
 	}
 	rc = EX_TEMPFAIL;
 	/* acting as the scheduler does (root): the spool's layout is made when missing */
-	if (q.mode > M_LIVE && spool_open(&q.sp, dir, 1, -1) < 0) {
+	if (q->mode > M_LIVE && spool_open(&q->sp, dir, 1, -1) < 0) {
 		say("cannot set up the spool %s\n", dir);
 		goto refused;
 	}
@@ -585,10 +580,19 @@ refused:
 	conf_free(&conf);
 	if (rc)
 		return rc;
-	switch (q.mode) {
-	case M_ACTION: return mode_action(&q);
-	case M_RUN: return mode_run(&q);
-	case M_LIVE: return ENABLE_MAILQ_PROTO ? live(&q) : EX_USAGE;
-	default: return list(&q, qctl_scheduler_pid(&q.sp));
+	switch (q->mode) {
+	case M_ACTION:
+	case M_RUN: return mode_control(q);
+	case M_LIVE: return ENABLE_MAILQ_PROTO ? live(q) : EX_USAGE;
+	default: return list(q, qctl_scheduler_pid(&q->sp));
 	}
+}
+
+int mailq_main(int argc, char **argv)
+{
+	if (applet_wants_help(argc, argv))
+		return applet_usage(mailq_usage, 0);
+	struct mq q;
+	memset(&q, 0, sizeof q);
+	return mailq_run(&q, argc, argv);
 }

@@ -188,10 +188,10 @@ static void drop_group_unless(const struct applet *a)
 static char *title_area;
 static size_t title_len;
 /* kept for the process's life (and seen by the leak checker): the applet's copy of its
- * arguments, and the environment moved out of the title's way */
+ * arguments and the environment moved out of the title's way (each one block: the pointers,
+ * then their strings) */
 static char **volatile title_argv;
 static char **volatile title_env;
-static char *volatile title_env_block;
 
 /* Names the process as admins look for it: comm (pgrep, top) is the applet's name, the command
  * line (ps) "spoolbox: NAME ARGS" — agents are started through /proc/self/exe and would show
@@ -202,16 +202,13 @@ static char **name_process(const char *name, int argc, char **argv)
 	syscall(SYS_prctl, (long)PR_SET_NAME, name, 0L, 0L, 0L); /* prctl() itself is a wrapper of 0.1 KiB */
 	if (!title_area || !title_len)
 		return argv;
-	char **copy = malloc(((size_t)argc + 1) * sizeof *copy);
+	/* the argument strings lie in the area: one copy of it, behind the pointers */
+	char **copy = malloc(((size_t)argc + 1) * sizeof *copy + title_len);
 	if (!copy)
 		return argv;
+	char *strings = memcpy(copy + argc + 1, title_area, title_len);
 	for (int i = 0; i < argc; i++)
-		if (!(copy[i] = strdup(argv[i]))) {
-			while (i--)
-				free(copy[i]);
-			free(copy);
-			return argv;
-		}
+		copy[i] = strings + (argv[i] - title_area);
 	copy[argc] = NULL;
 	/* the environment strings that follow argv's make room for a longer title (the agents run
 	 * with a short argv): they move to the heap first */
@@ -219,10 +216,10 @@ static char **name_process(const char *name, int argc, char **argv)
 	size_t n = 0, bytes = 0;
 	while (environ && environ[n])
 		bytes += strlen(environ[n++]) + 1;
-	char **env = malloc((n + 1) * sizeof *env);
-	char *block = malloc(bytes ? bytes : 1), *end = title_area + title_len;
-	if (env && block) {
-		char *b = block;
+	/* the pointers and the strings behind them, one allocation */
+	char **env = malloc((n + 1) * sizeof *env + bytes), *end = title_area + title_len;
+	if (env) {
+		char *b = (char *)(env + n + 1);
 		for (size_t i = 0; i < n; i++) {
 			size_t k = strlen(environ[i]) + 1;
 			if (environ[i] == end)
@@ -233,11 +230,7 @@ static char **name_process(const char *name, int argc, char **argv)
 		env[n] = NULL;
 		environ = env;
 		title_env = env;
-		title_env_block = block;
 		title_len = (size_t)(end - title_area);
-	} else {
-		free(env);
-		free(block);
 	}
 	title_argv = copy;
 	size_t o = (size_t)snprintf(title_area, title_len, "spoolbox: %s", name);

@@ -137,6 +137,15 @@ static const char *subject_of(const struct dsn *d)
 	return "Undelivered Mail Returned to Sender";
 }
 
+/* The recipient's address, cleaned into v: at our host name when it has no domain (a local
+ * user). */
+static void final_of(const struct dsn *d, const struct dsn_rcpt *r, char v[DSN_FIELD_MAX])
+{
+	char full[DSN_FIELD_MAX + 300]; /* an address (998) and a host name (255) fit whole */
+	snprintf(full, sizeof full, strchr(r->final, '@') ? "%s" : "%s@%s", r->final, d->hostname);
+	dsn_clean(v, DSN_FIELD_MAX, full);
+}
+
 /* host: the cleaned hostname; arrived: the arrival date */
 static void human_part(struct out *o, const struct dsn *d, int full, const char *host, const char *arrived)
 {
@@ -161,28 +170,23 @@ static void human_part(struct out *o, const struct dsn *d, int full, const char 
 		        "has been given up for good; the reason is given for each.\n\n", who);
 	for (size_t i = 0; i < d->nrcpt; i++) {
 		const struct dsn_rcpt *r = &d->rcpt[i];
-		CLEAN(a, r->final);
+		final_of(d, r, a);
 		CLEAN(v, r->diag && *r->diag ? r->diag : d->kind == DSN_FAILED ? "delivery failed" : "-");
-		if (d->kind == DSN_FAILED)
-			emit(o, "<%s>: %s\n", a, v);
-		else
-			emit(o, "<%s>: %s: %s\n", a, action_of(d, r), v);
+		int failed = d->kind == DSN_FAILED; /* a failure's line has no action */
+		emit(o, "<%s>: %s%s%s\n", a, failed ? "" : action_of(d, r), failed ? "" : ": ", v);
 		if (r->remote && *r->remote) {
 			CLEAN(v, r->remote);
 			emit(o, "    (reported by %s)\n", v);
 		}
 	}
 	emit(o, "\nThe message arrived on %s and was queued as %s.\n", arrived, d->queue_id);
-	if (d->postmaster || d->kind != DSN_FAILED)
-		emit(o, "Its header section is attached.\n\n");
-	else if (d->ret == 'H')
-		emit(o, "Its header section is attached (you asked for headers only).\n\n");
-	else if (!full)
-		emit(o, "It was %lld bytes long, more than the %lld bytes this system returns,\n"
-		        "so only its header section is attached.\n\n",
-		     d->size, d->return_max);
-	else
-		emit(o, "It is attached below.\n\n");
+	/* one emit: the formats without the sizes leave them unread */
+	emit(o, d->postmaster || d->kind != DSN_FAILED ? "Its header section is attached.\n\n" :
+	        d->ret == 'H' ? "Its header section is attached (you asked for headers only).\n\n" :
+	        !full ? "It was %lld bytes long, more than the %lld bytes this system returns,\n"
+	                "so only its header section is attached.\n\n" :
+	                "It is attached below.\n\n",
+	     d->size, d->return_max);
 }
 
 static void status_part(struct out *o, const struct dsn *d, const char *host, const char *arrived)
@@ -198,22 +202,22 @@ static void status_part(struct out *o, const struct dsn *d, const char *host, co
 	emit(o, "Arrival-Date: %s\n", arrived);
 	for (size_t i = 0; i < d->nrcpt; i++) {
 		const struct dsn_rcpt *r = &d->rcpt[i];
-		CLEAN(v, r->final);
+		final_of(d, r, v);
 		emit(o, "\nFinal-Recipient: rfc822; %s\n", v);
 		if (r->orcpt && *r->orcpt) {
 			/* "type;addr": the type is kept, the address cleaned */
-			const char *semi = strchr(r->orcpt, ';');
-			char type[64];
-			if (semi && semi > r->orcpt && (size_t)(semi - r->orcpt) < sizeof type) {
-				snprintf(type, sizeof type, "%.*s", (int)(semi - r->orcpt), r->orcpt);
-				CLEAN(v, semi + 1);
-			} else {
-				str_lcpy(type, "rfc822", sizeof type);
-				CLEAN(v, r->orcpt);
+			const char *semi = strchr(r->orcpt, ';'), *type = "rfc822", *addr = r->orcpt;
+			char t[64];
+			int tl = 6;
+			if (semi && semi > r->orcpt && semi - r->orcpt < (int)sizeof t) {
+				type = r->orcpt;
+				tl = (int)(semi - r->orcpt);
+				addr = semi + 1;
 			}
-			char t2[64];
-			CLEAN(t2, type);
-			emit(o, "Original-Recipient: %s; %s\n", t2, v);
+			snprintf(t, sizeof t, "%.*s", tl, type);
+			CLEAN(t, t); /* in place: it never writes past what it has read */
+			CLEAN(v, addr);
+			emit(o, "Original-Recipient: %s; %s\n", t, v);
 		}
 		emit(o, "Action: %s\nStatus: %s\n", action_of(d, r), status_of(d, r->enh));
 		if (r->remote && *r->remote) {
@@ -234,25 +238,6 @@ static void status_part(struct out *o, const struct dsn *d, const char *host, co
 	emit(o, "\n");
 }
 
-int dsn_write_head(const struct dsn *d, dsn_put_fn *put, void *ctx)
-{
-	struct out o = {put, ctx, 0};
-	char host[300], to[DSN_FIELD_MAX], arrived[64];
-	CLEAN(host, d->hostname);
-	CLEAN(to, d->to);
-	date(d->arrival, arrived, sizeof arrived);
-	int full = dsn_returns_full(d);
-	emit(&o, "From: Mail Delivery System <MAILER-DAEMON@%s>\nTo: <%s>\nSubject: %s\nAuto-Submitted: auto-replied\n"
-	     "MIME-Version: 1.0\nContent-Type: multipart/report; report-type=delivery-status;\n\tboundary=\"%s\"\n"
-	     "\nThis is a MIME-encapsulated message.\n\n", host, to, subject_of(d), d->boundary);
-	human_part(&o, d, full, host, arrived);
-	status_part(&o, d, host, arrived);
-	const char *desc = d->kind == DSN_FAILED ? "Undelivered Message" : d->kind == DSN_DELAYED ? "Delayed Message" : "Message";
-	emit(&o, "--%s\nContent-Type: %s\nContent-Description: %s%s\n%s\n", d->boundary,
-	     full ? "message/rfc822" : "text/rfc822-headers", desc, full ? "" : " Headers",
-	     d->body8 ? "Content-Transfer-Encoding: 8bit\n" : "");
-	return o.rc;
-}
 
 /* Reads up to n bytes; 0 at end of file. */
 static ssize_t read_some(int fd, char *p, size_t n)
@@ -265,14 +250,33 @@ static ssize_t read_some(int fd, char *p, size_t n)
 	}
 }
 
-int dsn_write_returned(const struct dsn *d, int fd, dsn_put_fn *put, void *ctx)
+int dsn_write(const struct dsn *d, int fd, dsn_put_fn *put, void *ctx)
 {
+	/* the header fields and everything up to the returned message's part header */
 	int full = dsn_returns_full(d);
+	struct out o = {put, ctx, 0};
+	char host[300], to[DSN_FIELD_MAX], arrived[64];
+	CLEAN(host, d->hostname);
+	CLEAN(to, d->to);
+	date(d->arrival, arrived, sizeof arrived);
+	emit(&o, "From: Mail Delivery System <MAILER-DAEMON@%s>\nTo: <%s>\nSubject: %s\nAuto-Submitted: auto-replied\n"
+	     "MIME-Version: 1.0\nContent-Type: multipart/report; report-type=delivery-status;\n\tboundary=\"%s\"\n"
+	     "\nThis is a MIME-encapsulated message.\n\n", host, to, subject_of(d), d->boundary);
+	human_part(&o, d, full, host, arrived);
+	status_part(&o, d, host, arrived);
+	const char *desc = d->kind == DSN_FAILED ? "Undelivered Message" : d->kind == DSN_DELAYED ? "Delayed Message" : "Message";
+	emit(&o, "--%s\nContent-Type: %s\nContent-Description: %s%s\n%s\n", d->boundary,
+	     full ? "message/rfc822" : "text/rfc822-headers", desc, full ? "" : " Headers",
+	     d->body8 ? "Content-Transfer-Encoding: 8bit\n" : "");
+	if (o.rc)
+		return o.rc;
+
+	/* the returned message (its header section, or all of it) and the closing boundary */
 	long long left = full ? d->size : (d->size < (long long)DSN_HDRS_MAX ? d->size : (long long)DSN_HDRS_MAX);
 	char buf[8192];
 	/* prev starts as a line end, so a message with no header at all returns nothing */
 	char last = '\n', prev = '\n';
-	int rc = 0;
+	int rc;
 	while (left > 0) {
 		ssize_t n = read_some(fd, buf, (size_t)(left < (long long)sizeof buf ? left : (long long)sizeof buf));
 		if (n < 0)
@@ -307,10 +311,4 @@ int dsn_write_returned(const struct dsn *d, int fd, dsn_put_fn *put, void *ctx)
 	char tail[160];
 	int n = snprintf(tail, sizeof tail, "%s\n--%s--\n", last == '\n' ? "" : "\n", d->boundary);
 	return put(ctx, tail, (size_t)n);
-}
-
-int dsn_write(const struct dsn *d, int fd, dsn_put_fn *put, void *ctx)
-{
-	int rc = dsn_write_head(d, put, ctx);
-	return rc ? rc : dsn_write_returned(d, fd, put, ctx);
 }

@@ -28,7 +28,8 @@ enum dsn_kind {
 
 /* One recipient. */
 struct dsn_rcpt {
-	const char *final;      /* the address as delivered ("user@host"), required */
+	const char *final;      /* the address as delivered ("user@host"), required; one without a
+	                         * domain is shown at the struct dsn's hostname */
 	const char *orcpt;      /* "rfc822;addr" from ORCPT, or NULL */
 	const char *enh;        /* "5.1.1"; anything not of that form becomes 5.0.0 */
 	const char *remote;     /* the remote MTA, or NULL */
@@ -73,12 +74,6 @@ void dsn_boundary(char *out, size_t size, const char *id, long long t, unsigned 
  * d->size bytes of it (the queue's message file after spool_msg_open). Returns 0, the non-zero
  * value of put, or -1 when reading fd failed (errno set). */
 int dsn_write(const struct dsn *d, int fd, dsn_put_fn *put, void *ctx);
-
-/* The parts of dsn_write, for tests and for callers that build their own header:
- * the header fields and everything up to the returned message's part header; then the
- * returned message and the closing boundary. */
-int dsn_write_head(const struct dsn *d, dsn_put_fn *put, void *ctx);
-int dsn_write_returned(const struct dsn *d, int fd, dsn_put_fn *put, void *ctx);
 
 /* Copies s into out (size bytes) as one safe header-field value: control characters and bytes
  * >= 0x80 become '?', runs of spaces collapse, the result is cut at size-1 bytes. */

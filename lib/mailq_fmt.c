@@ -157,10 +157,8 @@ void mq_postfix_msg(struct mq_out *o, const struct mq_item *it)
 
 void mq_postfix_end(struct mq_out *o)
 {
-	if (!o->count)
-		fputs("Mail queue is empty\n", o->f);
-	else
-		fprintf(o->f, "\n-- %llu Kbytes in %lu Request%s.\n", o->bytes / 1024, o->count, o->count == 1 ? "" : "s");
+	fprintf(o->f, o->count ? "\n-- %llu Kbytes in %lu Request%s.\n" : "Mail queue is empty\n", o->bytes / 1024, o->count,
+	        o->count == 1 ? "" : "s");
 }
 
 /* Length of the UTF-8 sequence at s (RFC 3629: no overlongs, no surrogates, at most U+10FFFF),
@@ -243,10 +241,8 @@ void mq_json_msg(struct mq_out *o, const struct mq_item *it)
 		fprintf(f, ",\"channel\":\"%s\",\"host\":", r->channel);
 		mq_json_str(f, r->host);
 		fprintf(f, ",\"state\":\"%s\",\"tries\":%u", state_name(r->tag), r->tries);
-		if (r->tag == RT_DEFERRED || r->tag == RT_NEW)
-			fprintf(f, ",\"next_attempt\":%lld", r->next);
-		else
-			fputs(",\"next_attempt\":null", f);
+		fprintf(f, r->tag == RT_DEFERRED || r->tag == RT_NEW ? ",\"next_attempt\":%lld" : ",\"next_attempt\":null",
+		        r->next);
 		json_opt(f, "enhanced", a && strcmp(a->enh, "-") ? a->enh : NULL);
 		json_opt(f, "remote", a ? a->remote : NULL);
 		json_opt(f, "text", a ? a->text : NULL);

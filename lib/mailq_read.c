@@ -15,27 +15,25 @@
 /* A message still in incoming/: its envelope block is all there is to show. 1: gone. */
 static int load_incoming(const struct spool *sp, struct mq_item *it, struct spool_msg *m)
 {
-	char path[SPOOL_PATH_MAX];
+	char path[SPOOL_PATH_MAX], err[200];
 	if (spool_path_incoming(sp, it->id, path, sizeof path) < 0)
 		return 1;
 	struct buf b;
 	buf_init(&b, SPOOL_CTL_MAX);
+	const char *why = err; /* what is damaged, or NULL */
+	int gone = 0;
 	if (spool_env_read(path, &b) < 0) {
 		int e = errno;
-		buf_free(&b);
-		if (e == ENOENT)
-			return 1;
-		str_fmt(it->damage, sizeof it->damage, "incoming/%s: %s", it->id,
-		        e == EINVAL || e == EFBIG ? "no complete envelope block" : strerror(e));
-		return 0;
-	}
-	char err[200];
-	if (spool_msg_parse(b.p, b.len, 1, m, err, sizeof err) < 0)
-		str_fmt(it->damage, sizeof it->damage, "incoming/%s: %s", it->id, err);
-	else
+		gone = e == ENOENT;
+		why = e == EINVAL || e == EFBIG ? "no complete envelope block" : strerror(e);
+	} else if (spool_msg_parse(b.p, b.len, 1, m, err, sizeof err) >= 0) {
 		it->m = m;
+		why = NULL;
+	}
 	buf_free(&b);
-	return 0;
+	if (why && !gone)
+		str_fmt(it->damage, sizeof it->damage, "incoming/%s: %s", it->id, why);
+	return gone;
 }
 
 static int load_queued(const struct spool *sp, struct mq_item *it, struct spool_msg *m)
@@ -128,8 +126,8 @@ int mq_find(const struct spool *sp, const char *id, mq_fn *fn, void *ctx)
 	int r = 0;
 	/* queued first: a message moves from incoming/ to queue/, so looking in this order can
 	 * only miss one that is being picked up right now, and that one is then looked for again */
-	if (show(sp, id, MQ_QUEUE, fn, ctx, &r) == 0 || show(sp, id, MQ_INCOMING, fn, ctx, &r) == 0 ||
-	    show(sp, id, MQ_QUEUE, fn, ctx, &r) == 0)
-		return 0;
+	for (int k = 0; k < 3; k++)
+		if (show(sp, id, k == 1 ? MQ_INCOMING : MQ_QUEUE, fn, ctx, &r) == 0)
+			return 0;
 	return 1;
 }

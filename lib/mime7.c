@@ -80,21 +80,17 @@ static int boundary_param(const char *p, size_t n, char *out, size_t size)
 		j++;
 		while (j < n && (p[j] == ' ' || p[j] == '\t'))
 			j++;
+		/* a quoted string (with its backslash pairs) up to the quote, or a token */
 		size_t o = 0;
-		if (j < n && p[j] == '"') {
-			for (j++; j < n && p[j] != '"'; j++) {
-				if (p[j] == '\\' && j + 1 < n)
-					j++;
-				if (o + 1 >= size)
-					return -1;
-				out[o++] = p[j];
-			}
-		} else {
-			for (; j < n && p[j] != ';' && p[j] != ' ' && p[j] != '\t' && p[j] != '\n'; j++) {
-				if (o + 1 >= size)
-					return -1;
-				out[o++] = p[j];
-			}
+		int quoted = j < n && p[j] == '"';
+		for (j += (size_t)quoted; j < n && (quoted ? p[j] != '"' : p[j] != ';' && p[j] != ' ' && p[j] != '\t' &&
+		                                                  p[j] != '\n');
+		     j++) {
+			if (quoted && p[j] == '\\' && j + 1 < n)
+				j++;
+			if (o + 1 >= size)
+				return -1;
+			out[o++] = p[j];
 		}
 		out[o] = 0;
 		return o ? 0 : -1;
@@ -148,40 +144,32 @@ static int put_qp(struct buf *out, const char *b, size_t n)
 	int bad = 0;
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)b[i];
-		if (c == '\n') {
-			/* white space before a line break would be lost in transit: encode it */
-			if (col && (line[col - 1] == ' ' || line[col - 1] == '\t')) {
-				unsigned char w = (unsigned char)line[--col];
-				if (col + 3 > 76) {
-					bad |= buf_add(out, line, col);
-					bad |= buf_add(out, "=\n", 2);
-					col = 0;
-				}
-				line[col++] = '=';
-				line[col++] = hex[w >> 4];
-				line[col++] = hex[w & 15];
+		int nl = c == '\n';
+		/* white space before a line break would be lost in transit: encode it (it may take the
+		 * 76th column, as no soft break follows it) */
+		int ws = nl && col && (line[col - 1] == ' ' || line[col - 1] == '\t');
+		if (!nl || ws) {
+			if (ws)
+				c = (unsigned char)line[--col];
+			size_t k = !ws && ((c >= 33 && c <= 126 && c != '=') || c == ' ' || c == '\t') ? 1 : 3;
+			if (col + k > 75 + (size_t)ws) { /* a soft line break: "=" ends the line at 76 at most */
+				bad |= buf_add(out, line, col);
+				bad |= buf_add(out, "=\n", 2);
+				col = 0;
 			}
+			if (k == 1) {
+				line[col++] = (char)c;
+			} else {
+				line[col++] = '=';
+				line[col++] = hex[c >> 4];
+				line[col++] = hex[c & 15];
+			}
+		}
+		if (nl) {
 			bad |= buf_add(out, line, col);
 			bad |= buf_addc(out, '\n');
 			col = 0;
-			continue;
 		}
-		char enc[3];
-		size_t k = 0;
-		if ((c >= 33 && c <= 126 && c != '=') || c == ' ' || c == '\t') {
-			enc[k++] = (char)c;
-		} else {
-			enc[k++] = '=';
-			enc[k++] = hex[c >> 4];
-			enc[k++] = hex[c & 15];
-		}
-		if (col + k > 75) { /* a soft line break: "=" ends the line at 76 at most */
-			bad |= buf_add(out, line, col);
-			bad |= buf_add(out, "=\n", 2);
-			col = 0;
-		}
-		memcpy(line + col, enc, k);
-		col += k;
 	}
 	if (col) {
 		/* no final line break: keep it so, but protect trailing white space with a soft break */
@@ -272,33 +260,26 @@ static int entity(const char *p, size_t n, const char *deftype, int depth, struc
 	cannot = "a %s part declared %s holds 8-bit bytes";
 	if (!strcmp(ph.cte, "quoted-printable") || !strcmp(ph.cte, "base64"))
 		goto cannot;
+	int multi = !strncmp(type, "multipart/", 10), msg = !strcmp(type, "message/rfc822") || !strcmp(type, "message/global");
+	cannot = "a %s part without a boundary holds 8-bit bytes";
+	if (multi && !ph.boundary[0])
+		goto cannot;
+	cannot = "a %s part holds 8-bit data that is not text";
+	if (!multi && !msg && strncmp(type, "text/", 5) != 0)
+		goto cannot;
 	/* what changes from 8bit: the label of a container, the encoding of a text leaf */
-	const char *relabel = ph.cte[0] ? "7bit" : NULL;
-	int r;
-	if (!strncmp(type, "multipart/", 10)) {
-		cannot = "a %s part without a boundary holds 8-bit bytes";
-		if (!ph.boundary[0])
-			goto cannot;
-		if (put_head(out, p, hlen, &ph, relabel))
-			return MIME7_NOMEM;
+	if (put_head(out, p, hlen, &ph, multi || msg ? (ph.cte[0] ? "7bit" : NULL) : "quoted-printable"))
+		return MIME7_NOMEM;
+	if (multi)
 		return multipart(body, blen, &ph, depth, out, why, whylen);
-	}
-	if (!strcmp(type, "message/rfc822") || !strcmp(type, "message/global")) {
-		if (put_head(out, p, hlen, &ph, relabel))
-			return MIME7_NOMEM;
+	if (msg) {
 		/* the body is itself a message: its header, and its parts */
 		size_t sep = blen && body[0] == '\n' ? 1 : 0;
 		if (sep && buf_addc(out, '\n'))
 			return MIME7_NOMEM;
 		return entity(body + sep, blen - sep, "text/plain", depth + 1, out, why, whylen);
 	}
-	cannot = "a %s part holds 8-bit data that is not text";
-	if (strncmp(type, "text/", 5) != 0)
-		goto cannot;
-	if (put_head(out, p, hlen, &ph, "quoted-printable"))
-		return MIME7_NOMEM;
-	r = put_qp(out, body, blen);
-	return r ? MIME7_NOMEM : 0;
+	return put_qp(out, body, blen) ? MIME7_NOMEM : 0;
 cannot:
 	snprintf(why, whylen, cannot, type, ph.cte); /* a format without the second %s ignores ph.cte */
 	return MIME7_CANNOT;

@@ -23,6 +23,7 @@
 #include <poll.h>
 #include <pwd.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,40 +89,44 @@ void sched_mq_close(struct sched *s)
 	s->mq = NULL;
 }
 
-/* A listening socket at path, for anyone (the protocol decides who may do what); -1 logged.
- * It is made listening under a temporary name and renamed into place, so that a client that
- * sees the path never meets a socket that is bound but not yet listening (ECONNREFUSED). */
-static int listen_at(const char *path)
+/* A listening socket for anyone (the protocol decides who may do what): at path, a UNIX socket,
+ * or with path NULL on TCP port; -1 logged. The UNIX socket is made listening under a temporary
+ * name and renamed into place, so that a client that sees the path never meets a socket that is
+ * bound but not yet listening (ECONNREFUSED). */
+static int listen_at(const char *path, int port)
 {
-	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	int fd = -1;
-	if (snprintf(a.sun_path, sizeof a.sun_path, "%s.new", path) >= (int)sizeof a.sun_path) {
-		errno = ENAMETOOLONG;
-		goto fail;
+	union {
+		struct sockaddr sa;
+		struct sockaddr_un un;
+		struct sockaddr_in in; /* INADDR_ANY: 0 in either byte order */
+	} a;
+	memset(&a, 0, sizeof a);
+	socklen_t len = sizeof a.in;
+	int fd = -1, one = 1;
+	if (path) {
+		a.un.sun_family = AF_UNIX;
+		len = sizeof a.un;
+		if (snprintf(a.un.sun_path, sizeof a.un.sun_path, "%s.new", path) >= (int)sizeof a.un.sun_path) {
+			errno = ENAMETOOLONG;
+			goto fail;
+		}
+		/* we hold the spool's lock: a socket left there is a dead scheduler's */
+		unlink(a.un.sun_path);
+	} else {
+		a.in.sin_family = AF_INET;
+		a.in.sin_port = htons((uint16_t)port);
 	}
-	/* we hold the spool's lock: a socket left there is a dead scheduler's */
-	unlink(a.sun_path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || chmod(a.sun_path, 0666) < 0 ||
-	    listen(fd, MQ_CLIENTS) < 0 || rename(a.sun_path, path) < 0) {
-		unlink(a.sun_path);
+	fd = socket(a.sa.sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 || (!path && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0) ||
+	    bind(fd, &a.sa, len) < 0 || (path && chmod(a.un.sun_path, 0666) < 0) || listen(fd, MQ_CLIENTS) < 0 ||
+	    (path && rename(a.un.sun_path, path) < 0)) {
+		if (path)
+			unlink(a.un.sun_path);
 	fail:
-		log_msg(LOG_ERR, NULL, "mailq socket %s: %s: no live queries there", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-static int listen_tcp(int port)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr = {INADDR_ANY}}; /* 0 in either byte order */
-	int one = 1;
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
-	    bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, MQ_CLIENTS) < 0) {
-		log_msg(LOG_ERR, NULL, "mailq TCP port %d: %s: no live queries", port, strerror(errno));
+		if (path)
+			log_msg(LOG_ERR, NULL, "mailq socket %s: %s: no live queries there", path, strerror(errno));
+		else
+			log_msg(LOG_ERR, NULL, "mailq TCP port %d: %s: no live queries", port, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return -1;
@@ -138,34 +143,33 @@ int sched_mq_open(struct sched *s)
 		q->c[i].fd = -1;
 	q->lfd = q->v1fd = -1;
 	s->mq = q;
-	const char *p = s->conf.mailqpath;
-	char path[SPOOL_PATH_MAX];
+	const char *p = s->conf.mailqpath, *bad;
 	if (p && str_starts(p, "TCP:")) {
 		/* only when asked: the seed's MAILQ port (174, "mailq") or the number given */
 		char *e;
 		long port = !strcmp(p + 4, "mailq") ? 174 : strtol(p + 4, &e, 10);
 		if (port < 1 || port > 65535 || (port != 174 && *e)) {
-			log_msg(LOG_ERR, NULL, "PARAMmailqpath=%s: not TCP:PORT: no live queries", p);
-			return -1;
+			bad = "PARAMmailqpath=%s: not TCP:PORT: no live queries";
+			goto bad;
 		}
-		q->lfd = listen_tcp((int)port);
+		q->lfd = listen_at(NULL, (int)port);
 		return q->lfd < 0 ? -1 : 0;
 	}
 	if (p && !str_starts(p, "UNIX:")) {
 		log_msg(LOG_WARNING, NULL, "PARAMmailqpath=%s: not UNIX:/path or TCP:port; using the spool's socket", p);
 		p = NULL;
 	}
-	if ((p ? str_fmt(path, sizeof path, "%s", p + 5) : str_fmt(path, sizeof path, "%s/scheduler.sock", s->sp.dir)) < 0 ||
-	    strlen(path) >= sizeof q->path) {
-		log_msg(LOG_ERR, NULL, "the mailq socket path is too long: no live queries");
-		q->lfd = -1;
-		return -1;
+	if (str_fmt(q->path, sizeof q->path, p ? "%s" : "%s/scheduler.sock", p ? p + 5 : s->sp.dir) < 0) {
+		bad = "the mailq socket path is too long: no live queries";
+		goto bad;
 	}
-	str_lcpy(q->path, path, sizeof q->path);
-	q->lfd = listen_at(q->path);
+	q->lfd = listen_at(q->path, 0);
 	char v1[sizeof q->path + 3];
-	q->v1fd = snprintf(v1, sizeof v1, "%s.v1", q->path) < (int)sizeof q->path ? listen_at(v1) : -1;
+	q->v1fd = snprintf(v1, sizeof v1, "%s.v1", q->path) < (int)sizeof q->path ? listen_at(v1, 0) : -1;
 	return q->lfd < 0 ? -1 : 0;
+bad: /* a refusal: one of the two texts (the second leaves p unread) */
+	log_msg(LOG_ERR, NULL, bad, p);
+	return -1;
 }
 
 /* Appends to the client's output; what does not fit is dropped and marked (the answer ends
@@ -238,14 +242,11 @@ static void show_snmp(struct sched *s, struct mq_client *c)
 static void show_threads(struct sched *s, struct mq_client *c, int full)
 {
 	for (unsigned b = 0; b <= s->tmask; b++)
-		for (struct thread *t = s->thash[b]; t; t = t->hnext) {
-			if (!full)
-				say(c, "%s/%s\tR=%u\tA=%d", t->name, t->host, t->nready, t->running);
-			else
-				say(c, "%s/%s\tready=%u\tagents=%d\trecipients=%d\tblocked=%lld\tclause=%d", t->name, t->host,
-				    t->nready, t->running, t->refs, t->blocked_until > s->now ? t->blocked_until - s->now : 0,
-				    t->ring ? t->ring->clause : -1);
-		}
+		for (struct thread *t = s->thash[b]; t; t = t->hnext)
+			/* one call: the short form leaves the last three arguments unread */
+			say(c, full ? "%s/%s\tready=%u\tagents=%d\trecipients=%d\tblocked=%lld\tclause=%d" : "%s/%s\tR=%u\tA=%d",
+			    t->name, t->host, t->nready, t->running, t->refs,
+			    t->blocked_until > s->now ? t->blocked_until - s->now : 0, t->ring ? t->ring->clause : -1);
 }
 
 static void show_thread(struct sched *s, struct mq_client *c, const char *chan, const char *host)
@@ -260,6 +261,36 @@ static void show_thread(struct sched *s, struct mq_client *c, const char *chan, 
 			    (unsigned long)r->off, r->next, r->tries,
 			    r->tag == RT_TRANSIT ? "in transit" : r->next > s->now ? "retry later" : "ready");
 		}
+}
+
+#define MQ_PASS 256 /* a password, cut */
+#define MQ_ERR 160  /* what was wrong with the auth file */
+
+/* The password and attributes of the first of user, then user2 (unless NULL), that the auth file
+ * gives the client's address: 1; else 0, with err saying what was wrong with the file ("" when
+ * nothing was, or there is no file). */
+static int auth_lookup(const struct sched *s, const struct mq_client *c, const char *user, const char *user2,
+                       char pass[MQ_PASS], unsigned *attrs, char err[MQ_ERR])
+{
+	char text[MQAUTH_FILE_MAX];
+	size_t len;
+	err[0] = 0;
+	if (!s->conf.authfile || mqauth_read(s->conf.authfile, geteuid(), text, sizeof text, &len, err, MQ_ERR) < 0)
+		return 0;
+	for (; user; user = user2, user2 = NULL)
+		if (mqauth_lookup(text, len, user, c->ip, pass, MQ_PASS, attrs, err, MQ_ERR) == 1)
+			return 1;
+	return 0;
+}
+
+/* The index of w in list ("A\0B\0...\0"), or the number of words in it when w is not one (or
+ * NULL). */
+static int word_at(const char *list, const char *w)
+{
+	int k = 0;
+	for (; *list && (!w || strcmp(w, list)); list += strlen(list) + 1)
+		k++;
+	return k;
 }
 
 static void command(struct sched *s, struct mq_client *c, char *line)
@@ -278,70 +309,61 @@ static void command(struct sched *s, struct mq_client *c, char *line)
 	}
 	if (!n)
 		return;
-	struct {
-		const char *a, *b;
-		unsigned need;
-	} const acl[] = {{"SHOW", "SNMP", MQA_SNMP}, {"SHOW", "QUEUE", 0}, {"SHOW", "THREAD", MQA_TT},
-	                 {"ETRN", NULL, MQA_ETRN}, {"KILL", NULL, MQA_KILL}};
-	for (size_t i = 0; i < ARRAY_LEN(acl); i++)
-		if (!strcmp(w[0], acl[i].a) && (!acl[i].b || (w[1] && !strcmp(w[1], acl[i].b)))) {
-			unsigned need = acl[i].need;
-			if (!need && w[2])
-				need = !strcmp(w[2], "SHORT") ? MQA_QQ : MQA_TT;
-			if ((c->attrs & need) != need) {
-				reply(c, "-ERR not allowed\n");
-				return;
+	enum { C_AUTH, C_SHOW, C_ETRN, C_KILL, C_QUIT };
+	enum { A_SNMP, A_QUEUE, A_THREAD, A_MSG };
+	int cmd = word_at("AUTH\0SHOW\0ETRN\0KILL\0QUIT\0", w[0]);
+	int arg = word_at("SNMP\0QUEUE\0THREAD\0MSG\0", w[1]);
+	int view = word_at("SHORT\0THREADS\0", w[2]); /* SHOW QUEUE's: 0, 1, else 2 */
+	/* what the command needs of the peer's attributes: SHOW SNMP, SHOW QUEUE SHORT, SHOW QUEUE
+	 * (anything else), SHOW THREAD, ETRN, KILL, whatever words follow */
+	unsigned need = cmd == C_ETRN ? MQA_ETRN : cmd == C_KILL ? MQA_KILL : 0;
+	if (cmd == C_SHOW)
+		need = arg == A_SNMP ? MQA_SNMP : arg == A_THREAD ? MQA_TT : arg == A_QUEUE && w[2] ? (view ? MQA_TT : MQA_QQ) : 0;
+	if ((c->attrs & need) != need) {
+		reply(c, "-ERR not allowed\n");
+		return;
+	}
+	const char *answer = "-ERR unknown command\n";
+	char t[300];
+	if (cmd == C_AUTH && n == 3) {
+		char pass[MQ_PASS], err[MQ_ERR], want[33];
+		unsigned attrs = 0;
+		answer = "-LOGIN FAILED\n";
+		if (!auth_lookup(s, c, w[1], NULL, pass, &attrs, err)) {
+			if (err[0])
+				log_msg(LOG_WARNING, NULL, "mailq authentication file %s", err);
+		} else {
+			mqauth_digest(c->challenge, pass, want);
+			if (!strcmp(want, w[2])) {
+				c->attrs = attrs;
+				answer = "+OK\n";
 			}
 		}
-	if (!strcmp(w[0], "AUTH") && n == 3) {
-		char text[MQAUTH_FILE_MAX], pass[256], err[160], want[33];
-		size_t len;
-		unsigned attrs = 0;
-		if (!s->conf.authfile ||
-		    mqauth_read(s->conf.authfile, geteuid(), text, sizeof text, &len, err, sizeof err) < 0 ||
-		    mqauth_lookup(text, len, w[1], c->ip, pass, sizeof pass, &attrs, err, sizeof err) != 1) {
-			if (s->conf.authfile && err[0])
-				log_msg(LOG_WARNING, NULL, "mailq authentication file %s", err);
-			reply(c, "-LOGIN FAILED\n");
-			return;
-		}
-		mqauth_digest(c->challenge, pass, want);
-		if (strcmp(want, w[2])) {
-			reply(c, "-LOGIN FAILED\n");
-			return;
-		}
-		c->attrs = attrs;
-		reply(c, "+OK\n");
-	} else if (!strcmp(w[0], "SHOW") && ((n == 2 && !strcmp(w[1], "SNMP")) ||
-	                                     (n == 3 && !strcmp(w[1], "QUEUE") &&
-	                                      (!strcmp(w[2], "SHORT") || !strcmp(w[2], "THREADS"))) ||
-	                                     (n == 4 && !strcmp(w[1], "THREAD")))) {
+	} else if (cmd == C_SHOW && ((n == 2 && arg == A_SNMP) || (n == 3 && arg == A_QUEUE && view < 2) ||
+	                             (n == 4 && arg == A_THREAD))) {
 		/* one answer frame for the three (n tells them apart) */
 		reply(c, "+OK until LF.LF\n");
 		if (n == 2)
 			show_snmp(s, c);
 		else if (n == 3)
-			show_threads(s, c, w[2][0] == 'T');
+			show_threads(s, c, view);
 		else
 			show_thread(s, c, w[2], w[3]);
 		end(c);
-	} else if (!strcmp(w[0], "ETRN") && n == 2 && strlen(w[1]) < 250) {
-		/* the same as sendmail -qR: a trigger line the loop reads next */
-		char t[300];
-		snprintf(t, sizeof t, "R%s", w[1]);
-		reply(c, spool_trigger_send(&s->sp, t) == 0 ? "+OK\n" : "-ERR cannot reach the trigger\n");
-	} else if (!strcmp(w[0], "KILL") && n == 3 && !strcmp(w[1], "MSG") && spool_id_valid(w[2])) {
-		char t[SPOOL_ID_MAX + 2];
-		snprintf(t, sizeof t, "D%s", w[2]);
-		reply(c, spool_trigger_send(&s->sp, t) == 0 ? "+OK\n" : "-ERR cannot reach the trigger\n");
-	} else if (!strcmp(w[0], "KILL") && n == 4 && !strcmp(w[1], "THREAD")) {
-		reply(c, "-ERR KILL THREAD is not implemented (KILL MSG each message)\n");
-	} else if (!strcmp(w[0], "QUIT")) {
-		reply(c, "+OK\n");
+		return;
+	} else if ((cmd == C_ETRN && n == 2 && strlen(w[1]) < 250) ||
+	           (cmd == C_KILL && n == 3 && arg == A_MSG && spool_id_valid(w[2]))) {
+		/* ETRN is the same as sendmail -qR, KILL MSG as mailq --delete: a trigger line the
+		 * loop reads next */
+		snprintf(t, sizeof t, "%c%s", cmd == C_ETRN ? 'R' : 'D', w[n - 1]);
+		answer = spool_trigger_send(&s->sp, t) == 0 ? "+OK\n" : "-ERR cannot reach the trigger\n";
+	} else if (cmd == C_KILL && n == 4 && arg == A_THREAD) {
+		answer = "-ERR KILL THREAD is not implemented (KILL MSG each message)\n";
+	} else if (cmd == C_QUIT) {
+		answer = "+OK\n";
 		c->closing = 1;
-	} else {
-		reply(c, "-ERR unknown command\n");
 	}
+	reply(c, answer);
 }
 
 /* The seed's version 1 dump ("zmailer 1.0"): every message in memory as a vertex (key, file,
@@ -368,21 +390,24 @@ static void dump_v1(struct sched *s, struct mq_client *c)
 	}
 	for (int hosts = 0; hosts < 2; hosts++) {
 		put(c, hosts ? "Hosts:\n" : "Channels:\n", hosts ? 7 : 10);
+		/* the thread's host or its channel name: one field, by its offset */
+		size_t off = hosts ? offsetof(struct thread, host) : offsetof(struct thread, name);
+#define WORD(t) (*(char *const *)((const char *)(t) + off))
 		/* each channel (or thread's host) once, with the keys of its messages */
 		for (unsigned b = 0; b <= s->tmask; b++)
 			for (struct thread *t = s->thash[b]; t; t = t->hnext) {
-				const char *word = hosts ? t->host : t->name;
+				const char *word = WORD(t);
 				int seen = 0;
 				for (unsigned b2 = 0; b2 <= b && !seen; b2++)
 					for (struct thread *u = s->thash[b2]; u && u != t && !seen; u = u->hnext)
-						seen = !strcmp(hosts ? u->host : u->name, word);
+						seen = !strcmp(WORD(u), word);
 				if (seen)
 					continue;
 				int n = snprintf(line, sizeof line, "%s:\t", word);
 				key = 0;
 				for (struct qmsg *m = s->head; m; m = m->next, key++)
 					for (unsigned i = 0; i < m->nrcpt; i++)
-						if (m->r[i].thr && !strcmp(hosts ? m->r[i].thr->host : m->r[i].thr->name, word)) {
+						if (m->r[i].thr && !strcmp(WORD(m->r[i].thr), word)) {
 							if (n > (int)sizeof line - 24) {
 								put(c, line, (size_t)n);
 								n = 0;
@@ -394,6 +419,7 @@ static void dump_v1(struct sched *s, struct mq_client *c)
 				put(c, line, (size_t)n);
 			}
 	}
+#undef WORD
 	put(c, "End:\n", 5);
 	if (c->cut)
 		end(c); /* the reader sees it was cut */
@@ -421,16 +447,11 @@ static unsigned peer_attrs(struct sched *s, struct mq_client *c)
 	}
 	if (cr.uid == 0)
 		return MQA_ALL;
-	char text[MQAUTH_FILE_MAX], pass[256], err[160];
-	size_t n;
+	char pass[MQ_PASS], err[MQ_ERR];
 	unsigned attrs = 0;
-	if (!s->conf.authfile || mqauth_read(s->conf.authfile, geteuid(), text, sizeof text, &n, err, sizeof err) < 0)
-		return 0;
 	struct passwd *pw = cr.uid != (uid_t)-1 ? getpwuid(cr.uid) : NULL;
-	if ((pw && mqauth_lookup(text, n, pw->pw_name, c->ip, pass, sizeof pass, &attrs, err, sizeof err) == 1) ||
-	    mqauth_lookup(text, n, "nobody", c->ip, pass, sizeof pass, &attrs, err, sizeof err) == 1)
-		return attrs;
-	return 0;
+	/* the peer's user name, then "nobody" */
+	return auth_lookup(s, c, pw ? pw->pw_name : "nobody", pw ? "nobody" : NULL, pass, &attrs, err) ? attrs : 0;
 }
 
 static void accept_all(struct sched *s, struct sched_mq *q, int lfd)
@@ -469,8 +490,7 @@ static void accept_all(struct sched *s, struct sched_mq *q, int lfd)
 		clock_gettime(CLOCK_REALTIME, &ts);
 		snprintf(c->challenge, sizeof c->challenge, "MAILQ-V2-CHALLENGE: %lld.%06ld.%lu", (long long)ts.tv_sec,
 		         ts.tv_nsec / 1000, ++q->serial);
-		say(c, "version zmailer 2.0");
-		say(c, "%s", c->challenge);
+		say(c, "version zmailer 2.0\n%s", c->challenge); /* two lines; neither starts with a dot */
 	}
 }
 

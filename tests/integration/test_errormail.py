@@ -203,6 +203,8 @@ def test_a_bounce_that_cannot_be_delivered_goes_to_the_postmaster_once(box):
                  id="failed_postmaster_notice_is_dropped_not_looped"),
     pytest.param("", "no DSN for the null sender, and POSTMASTER is empty: dropped", 0,
                  id="no_postmaster_drops_null_sender_failures"),
+    pytest.param("two@@at.example", "no postmaster notice: POSTMASTER is unusable: ", 0,
+                 id="unusable_postmaster_is_said_and_the_failure_closed"),
 ])
 def test_null_sender_failure_is_dropped(box, postmaster, says, notices):
     env = {"POSTMASTER": postmaster}

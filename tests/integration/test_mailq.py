@@ -254,3 +254,21 @@ def test_a_user_lists_envelopes_through_the_setgid_binary(setgid_install):
     p = run_nobody(confdir, [binary, "mailq"])
     assert p.returncode == 77 and b"MAILQ_RESTRICT=yes" in p.stderr, p.stderr
     assert p.stdout == b""
+
+
+def test_damaged_incoming_envelope_is_shown_with_its_reason(box):
+    """A message still in incoming/ whose envelope block is cut short or does not parse is listed
+    as damaged with the reason, prefixed by its place."""
+    mid = queue_msg(box.spool, [("a@example.com", "Q", 1, int(time.time()) + 60)])
+    os.unlink(ctl_path(box.spool, mid))
+    os.makedirs(os.path.join(box.spool, "incoming"), exist_ok=True)
+    path = os.path.join(box.spool, "incoming", mid)
+    with open(path, "wb") as f:
+        f.write(b"no end of the envelope block here\n")
+    p = mailq(box)
+    assert p.returncode == 0, p.stderr
+    assert "(incoming/%s: no complete envelope block)" % mid in p.stdout.decode(), p.stdout
+    with open(path, "wb") as f:
+        f.write(b"x nonsense\n.\nSubject: t\n\nbody\n")
+    p = mailq(box)
+    assert p.returncode == 0 and "(damaged)" in p.stdout.decode() and "(incoming/%s: line 1: " % mid in p.stdout.decode(), p.stdout

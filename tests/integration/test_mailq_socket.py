@@ -348,3 +348,16 @@ def test_the_socket_appears_only_once_it_listens(box, tmp_path):
     assert not [ln for ln in calls if ln.startswith("bind(") and '"%s"' % sock in ln], calls
     assert [ln.split("(")[0] for ln in calls] == ["bind", "listen", "rename"] * 2, calls
     assert '"%s.new", "%s"' % (sock, sock) in calls[2], calls
+
+
+@pytest.mark.parametrize("mailqpath,says", [
+    ("TCP:bogus", "PARAMmailqpath=TCP:bogus: not TCP:PORT: no live queries"),
+    ("UNIX:/" + "x" * 120, "the mailq socket path is too long: no live queries"),
+])
+def test_unusable_mailqpath_is_said_and_no_socket_made(box, mailqpath, says):
+    """A PARAMmailqpath that names no usable place: the scheduler says so and runs without live queries."""
+    s = Sched(box, mailqpath=mailqpath)
+    time.sleep(0.5)
+    err = s.stop()
+    assert says in err, err
+    assert not os.path.exists(s.sock)

@@ -80,6 +80,16 @@ TEST(dsn_fields_of_a_failure)
 	CHECK(!strstr(t, "Content-Transfer-Encoding"));
 }
 
+TEST(dsn_local_user_is_shown_at_the_hostname)
+{
+	/* the control file keeps a local recipient without a domain: both parts show it at MYHOSTNAME */
+	struct dsn_rcpt r = {"root", NULL, "5.1.1", NULL, "unknown user: root", 0, NULL};
+	struct dsn d = base(&r, 1);
+	char *t = render(&d, original);
+	CHECK(strstr(t, "\n<root@box.example>: unknown user: root\n"));
+	CHECK(strstr(t, "\n\nFinal-Recipient: rfc822; root@box.example\nAction: failed\n"));
+}
+
 TEST(dsn_ret_hdrs_returns_only_the_header)
 {
 	struct dsn_rcpt r = {"bob@example.com", NULL, "5.2.2", NULL, "mailbox full", 0, NULL};
