@@ -229,6 +229,17 @@ pid_t fork(void);
 #define strcpy own_strcpy
 #define strncasecmp own_strncasecmp
 #define strcasecmp own_strcasecmp
+#define stpcpy own_stpcpy
+#define strlen own_strlen
+#define memchr own_memchr
+#define memrchr own_memrchr
+#define strrchr own_strrchr
+#define strnlen own_strnlen
+#define memcmp own_memcmp
+#define strncmp own_strncmp
+#define strcmp own_strcmp
+#define strdup own_strdup
+#define memset own_memset
 char *strchrnul(const char *, int);
 char *strchr(const char *, int);
 size_t strspn(const char *, const char *);
@@ -236,6 +247,17 @@ size_t strcspn(const char *, const char *);
 char *strcpy(char *restrict, const char *restrict);
 int strncasecmp(const char *, const char *, size_t);
 int strcasecmp(const char *, const char *);
+char *stpcpy(char *restrict, const char *restrict);
+size_t strlen(const char *);
+void *memchr(const void *, int, size_t);
+void *memrchr(const void *, int, size_t);
+char *strrchr(const char *, int);
+size_t strnlen(const char *, size_t);
+int memcmp(const void *, const void *, size_t);
+int strncmp(const char *, const char *, size_t);
+int strcmp(const char *, const char *);
+char *strdup(const char *);
+void *memset(void *, int, size_t);
 #include "../../lib/libc/string.c"
 #undef strchrnul
 #undef __strchrnul
@@ -245,6 +267,17 @@ int strcasecmp(const char *, const char *);
 #undef strcpy
 #undef strncasecmp
 #undef strcasecmp
+#undef stpcpy
+#undef strlen
+#undef memchr
+#undef memrchr
+#undef strrchr
+#undef strnlen
+#undef memcmp
+#undef strncmp
+#undef strcmp
+#undef strdup
+#undef memset
 #define getenv own_getenv
 #define setenv own_setenv
 #define putenv own_putenv

@@ -189,19 +189,51 @@ TEST(libc_string_as_glibc)
 			CHECK(own_strchrnul(s, chr[k]) == strchrnul(s, chr[k]));
 		}
 		CHECK(own_strcpy(d1, s) == d1 && !strcmp(d1, strcpy(d2, s)));
+		CHECK(own_stpcpy(d1, s) == d1 + strlen(s) && !strcmp(d1, s));
+		CHECK_INT(own_strlen(s), strlen(s));
+		for (size_t k = 0; k < sizeof chr / sizeof *chr; k++) {
+			CHECK(own_strrchr(s, chr[k]) == strrchr(s, chr[k]));
+			for (size_t n = 0; n <= strlen(s) + 1; n++) {
+				CHECK(own_memchr(s, chr[k], n) == memchr(s, chr[k], n));
+				CHECK(own_memrchr(s, chr[k], n) == memrchr(s, chr[k], n));
+			}
+		}
+		for (size_t n = 0; n < 12; n++)
+			CHECK_INT(own_strnlen(s, n), strnlen(s, n));
+		char *dup = own_strdup(s);
+		CHECK(dup && dup != s && !strcmp(dup, s));
+		free(dup);
 		for (size_t j = 0; j < sizeof str / sizeof *str; j++) {
 			const char *t = str[j];
 			CHECK_INT(own_strspn(s, t), strspn(s, t));
 			CHECK_INT(own_strcspn(s, t), strcspn(s, t));
 			CHECK_INT(sign(own_strcasecmp(s, t)), sign(strcasecmp(s, t)));
+			CHECK_INT(sign(own_strcmp(s, t)), sign(strcmp(s, t)));
+			for (size_t n = 0; n <= strlen(s) + 1 && n <= strlen(t) + 1; n++)
+				CHECK_INT(sign(own_memcmp(s, t, n)), sign(memcmp(s, t, n)));
 			for (size_t n = 0; n < 12; n++)
+			{
 				CHECK_INT(sign(own_strncasecmp(s, t, n)), sign(strncasecmp(s, t, n)));
+				CHECK_INT(sign(own_strncmp(s, t, n)), sign(strncmp(s, t, n)));
+			}
 		}
 	}
 	/* musl's values: the difference of the lower-cased bytes */
 	CHECK_INT(own_strcasecmp("a", "B"), 'a' - 'b');
 	CHECK_INT(own_strcasecmp("\xff", "a"), 0xff - 'a');
 	CHECK_INT(own_strncasecmp("abcX", "ABCy", 3), 0);
+	/* musl's values: the difference of the bytes, as unsigned char */
+	CHECK_INT(own_strcmp("\xff", "a"), 0xff - 'a');
+	CHECK_INT(own_strncmp("ab", "a\x80", 5), 'b' - 0x80);
+	CHECK_INT(own_memcmp("a\0c", "a\0b", 3), 'c' - 'b');
+	char big[300];
+	for (size_t n = 0; n < sizeof big; n += 37) {
+		memset(big, 'x', sizeof big);
+		CHECK(own_memset(big + 1, 0x1ff, n) == big + 1);
+		CHECK(big[0] == 'x' && big[n + 1 < sizeof big ? n + 1 : 0] == 'x');
+		for (size_t i = 1; i <= n; i++)
+			CHECK((unsigned char)big[i] == 0xff);
+	}
 }
 
 /* one sequence of environment changes, by ours (own) or glibc's, its results and the final
