@@ -448,6 +448,10 @@ time_t time(time_t *);
 #include "../../lib/libc/gettimeofday.c"
 #undef gettimeofday
 #undef time
+#define clock_gettime own_clock_gettime
+int clock_gettime(clockid_t, struct timespec *);
+#include "../../lib/libc/clock_gettime.c"
+#undef clock_gettime
 /* syscall.c's assembly under another name, with musl's __syscall_ret written out */
 #define SYSCALL_NAME "own_syscall"
 #define SYSCALL_RET "own_syscall_ret"

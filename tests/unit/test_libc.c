@@ -1576,6 +1576,30 @@ TEST(libc_gettimeofday_as_glibc)
 }
 
 #if defined(__x86_64__) || defined(__aarch64__)
+/* clock_gettime: the vDSO's function found (this process has a vDSO, as every one on these
+ * machines), each clock as glibc's reads it, a clock the vDSO does not read (the call does) and
+ * EINVAL for one that does not exist */
+TEST(libc_clock_gettime_as_glibc)
+{
+	static const clockid_t clk[] = {CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_BOOTTIME, CLOCK_PROCESS_CPUTIME_ID};
+	for (size_t i = 0; i < sizeof clk / sizeof *clk; i++) {
+		struct timespec a, b = {0, -1};
+		CHECK_INT(clock_gettime(clk[i], &a), 0);
+		CHECK_INT(own_clock_gettime(clk[i], &b), 0);
+		CHECK(b.tv_nsec >= 0 && b.tv_nsec < 1000000000);
+		long long d = (b.tv_sec - a.tv_sec) * 1000000000LL + b.tv_nsec - a.tv_nsec;
+		CHECK(d >= 0 && d < 2000000000LL);
+	}
+	CHECK(vdso_looked && vdso_fn != NULL);
+	struct timespec ts;
+	errno = 0;
+	CHECK_INT(own_clock_gettime((clockid_t)12345, &ts), -1);
+	CHECK_INT(errno, EINVAL);
+	errno = 0;
+	CHECK_INT(own_clock_gettime((clockid_t)-12345, &ts), -1);
+	CHECK_INT(errno, EINVAL);
+}
+
 /* syscall(): every argument in its place (up to six: mmap's, then sendto's with an address), the
  * result, and -1 with errno on failure, as glibc's syscall() */
 TEST(libc_syscall_as_glibc)
