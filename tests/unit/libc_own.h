@@ -240,6 +240,8 @@ pid_t fork(void);
 #define strcmp own_strcmp
 #define strdup own_strdup
 #define memset own_memset
+#define memcpy own_memcpy
+#define memmove own_memmove
 char *strchrnul(const char *, int);
 char *strchr(const char *, int);
 size_t strspn(const char *, const char *);
@@ -258,6 +260,8 @@ int strncmp(const char *, const char *, size_t);
 int strcmp(const char *, const char *);
 char *strdup(const char *);
 void *memset(void *, int, size_t);
+void *memcpy(void *restrict, const void *restrict, size_t);
+void *memmove(void *, const void *, size_t);
 #include "../../lib/libc/string.c"
 #undef strchrnul
 #undef __strchrnul
@@ -278,6 +282,8 @@ void *memset(void *, int, size_t);
 #undef strcmp
 #undef strdup
 #undef memset
+#undef memcpy
+#undef memmove
 #define getenv own_getenv
 #define setenv own_setenv
 #define putenv own_putenv
@@ -338,7 +344,13 @@ void (*signal(int, void (*)(int)))(int);
 #define timezone own_timezone
 #define daylight own_daylight
 #define tzset own_tzset
+#define localtime_r own_localtime_r
+#define gmtime_r own_gmtime_r
+struct tm *localtime_r(const time_t *restrict, struct tm *restrict);
+struct tm *gmtime_r(const time_t *restrict, struct tm *restrict);
 #include "../../lib/libc/tz.c"
+#undef localtime_r
+#undef gmtime_r
 #undef __secs_to_zone
 #undef __tm_to_tzname
 #undef __utc

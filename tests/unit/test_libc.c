@@ -234,6 +234,23 @@ TEST(libc_string_as_glibc)
 		for (size_t i = 1; i <= n; i++)
 			CHECK((unsigned char)big[i] == 0xff);
 	}
+	/* memcpy, and memmove across every overlap, as glibc's */
+	char src[64], m1[80], m2[80];
+	for (size_t i = 0; i < sizeof src; i++)
+		src[i] = (char)(i * 7 + 1);
+	for (size_t n = 0; n < sizeof src; n += 5) {
+		memset(m1, 0, sizeof m1);
+		CHECK(own_memcpy(m1 + 3, src, n) == m1 + 3 && !memcmp(m1 + 3, src, n) && m1[3 + n] == 0);
+		for (int shift = -9; shift <= 9; shift++) {
+			memset(m1, 0, sizeof m1);
+			memset(m2, 0, sizeof m2);
+			memcpy(m1 + 10, src, sizeof src);
+			memcpy(m2 + 10, src, sizeof src);
+			CHECK(own_memmove(m1 + 10 + shift, m1 + 10, n) == m1 + 10 + shift);
+			memmove(m2 + 10 + shift, m2 + 10, n);
+			CHECK(!memcmp(m1, m2, sizeof m1));
+		}
+	}
 }
 
 /* one sequence of environment changes, by ours (own) or glibc's, its results and the final
@@ -590,9 +607,18 @@ TEST(libc_secs_to_tm_as_glibc)
 			return;
 		}
 	}
-	struct tm a;
+	struct tm a, b;
 	CHECK_INT(own___secs_to_tm(INT_MAX * 31622400LL + 1, &a), -1);
 	CHECK_INT(own___secs_to_tm(INT_MIN * 31622400LL - 1, &a), -1);
+	/* gmtime_r: the calendar, UTC, and EOVERFLOW where the year does not fit */
+	time_t t = 1800000000;
+	CHECK(own_gmtime_r(&t, &a) == &a && gmtime_r(&t, &b) && !memcmp(&a, &b, offsetof(struct tm, tm_isdst) + sizeof(int)));
+	CHECK(a.tm_gmtoff == 0 && !strcmp(a.tm_zone, "UTC"));
+	t = (time_t)(INT_MAX * 31622400LL + 1);
+	errno = 0;
+	CHECK(own_gmtime_r(&t, &a) == NULL && errno == EOVERFLOW);
+	errno = 0;
+	CHECK(own_localtime_r(&t, &a) == NULL && errno == EOVERFLOW);
 }
 
 /* execvp(file) in a child under PATH (NULL: unset): the program's exit status, or 100 + errno */
@@ -664,6 +690,12 @@ TEST(libc_localtime_as_glibc)
 			own___secs_to_zone(t, 0, &a.tm_isdst, &off, 0, &zone);
 			CHECK_INT(own___secs_to_tm((long long)t + off, &a), 0);
 			localtime_r(&t, &b);
+			struct tm c;
+			if (own_localtime_r(&t, &c) != &c || memcmp(&a, &c, offsetof(struct tm, tm_wday)) ||
+			    c.tm_isdst != a.tm_isdst || c.tm_gmtoff != off || c.tm_zone != zone) {
+				CHECK_INT(t, 0);
+				break;
+			}
 			if (a.tm_year != b.tm_year || a.tm_mon != b.tm_mon || a.tm_mday != b.tm_mday || a.tm_hour != b.tm_hour ||
 			    a.tm_min != b.tm_min || a.tm_sec != b.tm_sec || a.tm_isdst != b.tm_isdst || off != b.tm_gmtoff ||
 			    strcmp(zone, b.tm_zone)) {
