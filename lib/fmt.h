@@ -33,7 +33,7 @@ int fmt_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
 #define FMT_VA_ENTRY(name, n, target) FMT_VA_ENTRY_(name, n, target)
 #define FMT_VA_ENTRY_(name, n, target)                                                                          \
 	__asm__(".pushsection .text." #name ",\"ax\",@progbits\n.global " #name "\n.type " #name ",@function\n"  \
-	        #name ":\n\tpush $" #n "\n\tlea " #target "(%rip),%r11\n\tjmp fmt_va_entry\n.size " #name ",.-" #name \
+	        #name ":\n\tpush $8*" #n "\n\tlea " #target "(%rip),%r11\n\tjmp fmt_va_entry\n.size " #name ",.-" #name \
 	        "\n.popsection\n")
 #else
 #define FMT_VA_ASM 0
