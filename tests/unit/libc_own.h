@@ -304,6 +304,20 @@ const char *inet_ntop(int, const void *restrict, char *restrict, socklen_t);
 #include "../../lib/libc/inet.c"
 #undef inet_pton
 #undef inet_ntop
+#include <dirent.h>
+#define opendir own_opendir
+#define readdir own_readdir
+#define closedir own_closedir
+#define dirfd own_dirfd
+DIR *opendir(const char *);
+struct dirent *readdir(DIR *);
+int closedir(DIR *);
+int dirfd(DIR *);
+#include "../../lib/libc/dirent.c"
+#undef opendir
+#undef readdir
+#undef closedir
+#undef dirfd
 #define fcntl own_fcntl
 int fcntl(int, int, ...);
 #include "../../lib/libc/fcntl.c"

@@ -713,6 +713,47 @@ TEST(libc_localtime_as_glibc)
 	tzset();
 }
 
+/* opendir, readdir, closedir, dirfd: a directory's names as glibc's list them (a directory
+ * larger than one buffer: /usr/bin), errno kept at the end, and the open errors */
+static size_t dir_names(int own, const char *path, char *out, size_t cap)
+{
+	DIR *d = own ? own_opendir(path) : opendir(path);
+	size_t n = 0, used = 0;
+	if (!d)
+		return 0;
+	CHECK(own ? own_dirfd(d) >= 0 : dirfd(d) >= 0);
+	errno = 1234;
+	for (struct dirent *e; (e = own ? own_readdir(d) : readdir(d));) {
+		size_t l = strlen(e->d_name) + 1;
+		if (used + l < cap) {
+			memcpy(out + used, e->d_name, l);
+			used += l;
+		}
+		n++;
+	}
+	CHECK_INT(errno, 1234);
+	CHECK_INT(own ? own_closedir(d) : closedir(d), 0);
+	return n;
+}
+
+TEST(libc_dirent_as_glibc)
+{
+	static const char *const dirs[] = {"/etc", "/usr/bin", "/"};
+	static char a[1 << 20], b[1 << 20];
+	for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
+		memset(a, 0, sizeof a);
+		memset(b, 0, sizeof b);
+		size_t na = dir_names(1, dirs[i], a, sizeof a), nb = dir_names(0, dirs[i], b, sizeof b);
+		CHECK(na > 2);
+		CHECK_INT(na, nb);
+		CHECK(!memcmp(a, b, sizeof a)); /* the same order: the kernel's */
+	}
+	errno = 0;
+	CHECK(own_opendir("/nonexistent-spoolbox-dir") == NULL && errno == ENOENT);
+	errno = 0;
+	CHECK(own_opendir("/etc/passwd") == NULL && errno == ENOTDIR);
+}
+
 TEST(libc_fork_runs_the_child)
 {
 	pid_t parent = getpid(), p = own_fork();
