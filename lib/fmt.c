@@ -281,3 +281,22 @@ int fmt_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
 		buf[b.used] = 0;
 	return n;
 }
+
+#if FMT_VA_ASM
+/* The shared body of FMT_VA_ENTRY's functions: what GCC's prologue of a variadic function does,
+ * then the call of target (in %r11) with the va_list in %r8. Below the return address (E): the
+ * eight vector registers when %al says any were used (128 bytes), then the six argument
+ * registers pushed (the 176-byte save area, starting at the pushed %rdi), then the va_list:
+ * gp_offset (8 n, pushed by the entry), fp_offset 48, the stack arguments at E + 8, the save
+ * area. E is 8 past a 16-byte boundary, so the call is made on one (the vector stores are
+ * unaligned: movups). */
+__asm__(".pushsection .text.fmt_va_entry,\"ax\",@progbits\n.global fmt_va_entry\n.hidden fmt_va_entry\n"
+        ".type fmt_va_entry,@function\nfmt_va_entry:\n"
+        "\tpop %r10\n\tadd $-128,%rsp\n\ttest %al,%al\n\tje 1f\n"
+        "\tmovups %xmm0,(%rsp)\n\tmovups %xmm1,16(%rsp)\n\tmovups %xmm2,32(%rsp)\n\tmovups %xmm3,48(%rsp)\n"
+        "\tmovups %xmm4,64(%rsp)\n\tmovups %xmm5,80(%rsp)\n\tmovups %xmm6,96(%rsp)\n\tmovups %xmm7,112(%rsp)\n"
+        "1:\tpush %r9\n\tpush %r8\n\tpush %rcx\n\tpush %rdx\n\tpush %rsi\n\tpush %rdi\n"
+        "\tmov %rsp,%rax\n\tpush %rax\n\tlea 184(%rax),%r9\n\tpush %r9\n\tpush %r10\n\tmovb $48,4(%rsp)\n"
+        "\tmov %rsp,%r8\n\tcall *%r11\n\tadd $200,%rsp\n\tret\n"
+        ".size fmt_va_entry,.-fmt_va_entry\n.popsection\n");
+#endif

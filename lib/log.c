@@ -4,6 +4,7 @@
  * initramfs: ten failed system calls per message in a drain), and pulls in strftime. */
 #include "log.h"
 #include "clock.h"
+#include "fmt.h"
 #include "util.h"
 #include <errno.h>
 #include <poll.h>
@@ -198,7 +199,7 @@ void log_set_fd(int fd)
 }
 
 /* prog: the program name of this line, or NULL for the process's own (log_init) */
-static void emit(const char *prog, int level, const char *id, const char *fmt, va_list ap)
+__attribute__((used)) static void emit(const char *prog, int level, const char *id, const char *fmt, va_list ap)
 {
 	const char *ident = prog ? prog : lg.ident;
 	if (level > lg.level_max)
@@ -242,6 +243,10 @@ void log_vmsg(int level, const char *id, const char *fmt, va_list ap)
 	emit(NULL, level, id, fmt, ap);
 }
 
+/* log_msg_as and log_msg: on x86-64 entries into lib/fmt.c's shared variadic prologue
+ * (FMT_VA_ENTRY), which calls emit() with the va_list; elsewhere C functions */
+FMT_VA_ENTRY(log_msg_as, 4, emit);
+#if !FMT_VA_ASM
 void log_msg_as(const char *prog, int level, const char *id, const char *fmt, ...)
 {
 	va_list ap;
@@ -249,16 +254,25 @@ void log_msg_as(const char *prog, int level, const char *id, const char *fmt, ..
 	emit(prog, level, id, fmt, ap);
 	va_end(ap);
 }
+#endif
 
 void log_syserr(const char *id, const char *op, const char *path, const char *to)
 {
 	log_msg(LOG_ERR, id, "%s %s%s%s: %s", op, path, to ? " to " : "", to ? to : "", strerror(errno));
 }
 
+__attribute__((used)) static void log_msg_v(int level, const char *id, const char *fmt, long d, va_list ap)
+{
+	emit(NULL, level, id, fmt, ap);
+}
+
+FMT_VA_ENTRY(log_msg, 3, log_msg_v);
+#if !FMT_VA_ASM
 void log_msg(int level, const char *id, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	log_vmsg(level, id, fmt, ap);
+	log_msg_v(level, id, fmt, 0, ap);
 	va_end(ap);
 }
+#endif

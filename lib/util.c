@@ -1,6 +1,7 @@
 /* Bounded string helpers, the limited growable buffer and the single exit path (see util.h). */
 #include "util.h"
 #include "clock.h"
+#include "fmt.h"
 #include "log.h"
 #include "sysexits.h"
 #include <stdio.h>
@@ -18,14 +19,25 @@ size_t str_lcpy(char *dst, const char *src, size_t size)
 	return n;
 }
 
+/* str_fmt, buf_printf and die: on x86-64 entries into lib/fmt.c's shared variadic prologue
+ * (FMT_VA_ENTRY), which calls these with the va_list; elsewhere C functions */
+__attribute__((used)) static int str_fmt_v(char *dst, size_t size, const char *fmt, long d, va_list ap)
+{
+	int n = vsnprintf(dst, size, fmt, ap);
+	return (n < 0 || (size_t)n >= size) ? -1 : 0;
+}
+
+FMT_VA_ENTRY(str_fmt, 3, str_fmt_v);
+#if !FMT_VA_ASM
 int str_fmt(char *dst, size_t size, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(dst, size, fmt, ap);
+	int n = str_fmt_v(dst, size, fmt, 0, ap);
 	va_end(ap);
-	return (n < 0 || (size_t)n >= size) ? -1 : 0;
+	return n;
 }
+#endif
 
 int str_starts(const char *s, const char *prefix)
 {
@@ -112,21 +124,31 @@ int buf_addc(struct buf *b, char c)
 	return buf_add(b, &c, 1);
 }
 
-int buf_printf(struct buf *b, const char *fmt, ...)
+__attribute__((used)) static int buf_printf_v(struct buf *b, const char *fmt, long c, long d, va_list ap)
 {
 	/* measured, then written in place: no copy */
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
+	va_list ap2;
+	va_copy(ap2, ap);
+	int n = vsnprintf(NULL, 0, fmt, ap2);
+	va_end(ap2);
 	if (n < 0 || buf_room(b, (size_t)n) < 0)
 		return -1;
-	va_start(ap, fmt);
 	vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
 	b->len += (size_t)n;
 	return 0;
 }
+
+FMT_VA_ENTRY(buf_printf, 2, buf_printf_v);
+#if !FMT_VA_ASM
+int buf_printf(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = buf_printf_v(b, fmt, 0, 0, ap);
+	va_end(ap);
+	return n;
+}
+#endif
 
 static void default_exit(int code)
 {
@@ -141,14 +163,21 @@ noreturn void util_exit(int code)
 	exit(code); /* a hook that returns must not let the caller continue */
 }
 
+__attribute__((used)) static noreturn void die_v(int code, const char *fmt, long c, long d, va_list ap)
+{
+	log_vmsg(LOG_ERR, NULL, fmt, ap);
+	util_exit(code);
+}
+
+FMT_VA_ENTRY(die, 2, die_v);
+#if !FMT_VA_ASM
 noreturn void die(int code, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	log_vmsg(LOG_ERR, NULL, fmt, ap);
-	va_end(ap);
-	util_exit(code);
+	die_v(code, fmt, 0, 0, ap);
 }
+#endif
 
 void *xmalloc(size_t n)
 {

@@ -5,7 +5,6 @@
  * system call as musl makes it: F_SETFL with O_LARGEFILE, and the fcntl64 call where there is
  * one (32-bit ARM: its F_*LK are the 64-bit offset ones). Others go to the kernel as they are. */
 #include <fcntl.h>
-#include <stdarg.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -14,13 +13,18 @@
 #define SYS_fcntl SYS_fcntl64
 #endif
 
-int fcntl(int fd, int cmd, ...)
+/* the third argument where a third named one would be (lib/libc/open.c says why that holds here);
+ * as with musl's va_arg, a command without one passes whatever is there, which the kernel ignores */
+static int fcntl_3(int fd, int cmd, unsigned long arg)
 {
-	va_list ap;
-	va_start(ap, cmd);
-	unsigned long arg = va_arg(ap, unsigned long);
-	va_end(ap);
 	if (cmd == F_SETFL)
 		arg |= O_LARGEFILE;
 	return (int)syscall(SYS_fcntl, fd, cmd, arg);
 }
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wattribute-alias"
+int fcntl(int fd, int cmd, ...) __attribute__((alias(STR(fcntl_3))));
+#pragma GCC diagnostic pop

@@ -7,7 +7,6 @@
  * ENOMEM. 32-bit ARM keeps musl's: its 64-bit offset goes to mmap2 in pages. */
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -30,21 +29,25 @@ void *mmap(void *start, size_t len, int prot, int flags, int fd, off_t off)
 	return p;
 }
 
-void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
+/* the new address where a fifth named argument would be (lib/libc/open.c says why that holds
+ * here), read only with MREMAP_FIXED, as musl's va_arg */
+static void *mremap_5(void *old, size_t old_len, size_t new_len, int flags, void *new)
 {
-	void *new = 0;
 	if (new_len >= PTRDIFF_MAX) {
 		errno = ENOMEM;
 		return MAP_FAILED;
 	}
-	if (flags & MREMAP_FIXED) {
-		va_list ap;
-		va_start(ap, flags);
-		new = va_arg(ap, void *);
-		va_end(ap);
-	}
+	if (!(flags & MREMAP_FIXED))
+		new = 0;
 	return (void *)syscall(SYS_mremap, old, old_len, new_len, flags, new);
 }
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wattribute-alias"
+void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...) __attribute__((alias(STR(mremap_5))));
+#pragma GCC diagnostic pop
 
 int munmap(void *start, size_t len)
 {

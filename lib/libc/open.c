@@ -5,30 +5,30 @@
  * every architecture has it, with O_LARGEFILE added as musl adds it. openat likewise: musl's is
  * the same call made as a thread cancellation point (spoolbox starts no thread). */
 #include <fcntl.h>
-#include <stdarg.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* the mode argument, which exists only when a file may be created */
-static unsigned create_mode(int flags, va_list *ap)
+/* open and openat are variadic, but on the ABIs spoolbox is built for (x86-64, arm64 and 32-bit
+ * ARM Linux) an integer after the named arguments is passed where one more named argument would
+ * be: so they are these functions of one more argument under the variadic names (a variadic
+ * prologue, with its va_list, was 0.1 KiB each). The mode, which the caller passes only when a
+ * file may be created, is read only then, as musl's va_arg does. */
+static int open_at(int dir, const char *path, int flags, unsigned mode)
 {
-	return flags & O_CREAT || (flags & O_TMPFILE) == O_TMPFILE ? va_arg(*ap, unsigned) : 0;
-}
-
-int openat(int dir, const char *path, int flags, ...)
-{
-	va_list ap;
-	va_start(ap, flags);
-	unsigned mode = create_mode(flags, &ap);
-	va_end(ap);
+	if (!(flags & O_CREAT) && (flags & O_TMPFILE) != O_TMPFILE)
+		mode = 0;
 	return (int)syscall(SYS_openat, dir, path, flags | O_LARGEFILE, mode);
 }
 
-int open(const char *path, int flags, ...)
+static int open_cwd(const char *path, int flags, unsigned mode)
 {
-	va_list ap;
-	va_start(ap, flags);
-	unsigned mode = create_mode(flags, &ap);
-	va_end(ap);
-	return (int)syscall(SYS_openat, AT_FDCWD, path, flags | O_LARGEFILE, mode);
+	return open_at(AT_FDCWD, path, flags, mode);
 }
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wattribute-alias"
+int openat(int dir, const char *path, int flags, ...) __attribute__((alias(STR(open_at))));
+int open(const char *path, int flags, ...) __attribute__((alias(STR(open_cwd))));
+#pragma GCC diagnostic pop

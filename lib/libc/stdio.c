@@ -206,21 +206,42 @@ int vdprintf(int fd, const char *restrict fmt, va_list ap)
 	return fflush(&f) == EOF || ferror(&f) ? -1 : n;
 }
 
+/* dprintf, printf and fprintf: on x86-64 entries into lib/fmt.c's shared variadic prologue
+ * (FMT_VA_ENTRY), which calls these with the va_list; elsewhere the C functions below */
+__attribute__((used)) static int dprintf_v(int fd, const char *fmt, long c, long d, va_list ap)
+{
+	return vdprintf(fd, fmt, ap);
+}
+
+/* musl's printf names its own stdout FILE: these are ours */
+__attribute__((used)) static int printf_v(const char *fmt, long b, long c, long d, va_list ap)
+{
+	return vfprintf(stdout, fmt, ap);
+}
+
+__attribute__((used)) static int fprintf_v(FILE *f, const char *fmt, long c, long d, va_list ap)
+{
+	return vfprintf(f, fmt, ap);
+}
+
+FMT_VA_ENTRY(dprintf, 2, dprintf_v);
+FMT_VA_ENTRY(printf, 1, printf_v);
+FMT_VA_ENTRY(fprintf, 2, fprintf_v);
+#if !FMT_VA_ASM
 int dprintf(int fd, const char *restrict fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vdprintf(fd, fmt, ap);
+	int n = dprintf_v(fd, fmt, 0, 0, ap);
 	va_end(ap);
 	return n;
 }
 
-/* musl's printf names its own stdout FILE: these are ours */
 int printf(const char *restrict fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vfprintf(stdout, fmt, ap);
+	int n = printf_v(fmt, 0, 0, 0, ap);
 	va_end(ap);
 	return n;
 }
@@ -229,10 +250,11 @@ int fprintf(FILE *restrict f, const char *restrict fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vfprintf(f, fmt, ap);
+	int n = fprintf_v(f, fmt, 0, 0, ap);
 	va_end(ap);
 	return n;
 }
+#endif
 
 int vprintf(const char *restrict fmt, va_list ap)
 {

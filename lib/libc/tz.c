@@ -6,6 +6,7 @@
  * processes), secure mode read from the auxiliary vector as musl's start code reads it, and
  * __map_file's four calls written out. Everything else is musl's code. */
 #include <ctype.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
@@ -463,4 +464,35 @@ const char *__tm_to_tzname(const struct tm *tm)
 	    (!zi || (uintptr_t)p-(uintptr_t)abbrevs >= (uintptr_t)(abbrevs_end - abbrevs)))
 		p = "";
 	return p;
+}
+
+/* musl's localtime_r and gmtime_r (libc.a's -O2 with a stack protector) over the two above */
+int __secs_to_tm(long long t, struct tm *tm);
+
+struct tm *localtime_r(const time_t *restrict t, struct tm *restrict tm)
+{
+	/* Reject time_t values whose year would overflow int because
+	 * __secs_to_zone cannot safely handle them. */
+	if (*t < INT_MIN * 31622400LL || *t > INT_MAX * 31622400LL) {
+		errno = EOVERFLOW;
+		return 0;
+	}
+	__secs_to_zone(*t, 0, &tm->tm_isdst, &tm->tm_gmtoff, 0, &tm->tm_zone);
+	if (__secs_to_tm((long long)*t + tm->tm_gmtoff, tm) < 0) {
+		errno = EOVERFLOW;
+		return 0;
+	}
+	return tm;
+}
+
+struct tm *gmtime_r(const time_t *restrict t, struct tm *restrict tm)
+{
+	if (__secs_to_tm(*t, tm) < 0) {
+		errno = EOVERFLOW;
+		return 0;
+	}
+	tm->tm_isdst = 0;
+	tm->tm_gmtoff = 0;
+	tm->tm_zone = __utc;
+	return tm;
 }

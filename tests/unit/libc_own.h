@@ -229,6 +229,19 @@ pid_t fork(void);
 #define strcpy own_strcpy
 #define strncasecmp own_strncasecmp
 #define strcasecmp own_strcasecmp
+#define stpcpy own_stpcpy
+#define strlen own_strlen
+#define memchr own_memchr
+#define memrchr own_memrchr
+#define strrchr own_strrchr
+#define strnlen own_strnlen
+#define memcmp own_memcmp
+#define strncmp own_strncmp
+#define strcmp own_strcmp
+#define strdup own_strdup
+#define memset own_memset
+#define memcpy own_memcpy
+#define memmove own_memmove
 char *strchrnul(const char *, int);
 char *strchr(const char *, int);
 size_t strspn(const char *, const char *);
@@ -236,6 +249,19 @@ size_t strcspn(const char *, const char *);
 char *strcpy(char *restrict, const char *restrict);
 int strncasecmp(const char *, const char *, size_t);
 int strcasecmp(const char *, const char *);
+char *stpcpy(char *restrict, const char *restrict);
+size_t strlen(const char *);
+void *memchr(const void *, int, size_t);
+void *memrchr(const void *, int, size_t);
+char *strrchr(const char *, int);
+size_t strnlen(const char *, size_t);
+int memcmp(const void *, const void *, size_t);
+int strncmp(const char *, const char *, size_t);
+int strcmp(const char *, const char *);
+char *strdup(const char *);
+void *memset(void *, int, size_t);
+void *memcpy(void *restrict, const void *restrict, size_t);
+void *memmove(void *, const void *, size_t);
 #include "../../lib/libc/string.c"
 #undef strchrnul
 #undef __strchrnul
@@ -245,6 +271,19 @@ int strcasecmp(const char *, const char *);
 #undef strcpy
 #undef strncasecmp
 #undef strcasecmp
+#undef stpcpy
+#undef strlen
+#undef memchr
+#undef memrchr
+#undef strrchr
+#undef strnlen
+#undef memcmp
+#undef strncmp
+#undef strcmp
+#undef strdup
+#undef memset
+#undef memcpy
+#undef memmove
 #define getenv own_getenv
 #define setenv own_setenv
 #define putenv own_putenv
@@ -265,6 +304,20 @@ const char *inet_ntop(int, const void *restrict, char *restrict, socklen_t);
 #include "../../lib/libc/inet.c"
 #undef inet_pton
 #undef inet_ntop
+#include <dirent.h>
+#define opendir own_opendir
+#define readdir own_readdir
+#define closedir own_closedir
+#define dirfd own_dirfd
+DIR *opendir(const char *);
+struct dirent *readdir(DIR *);
+int closedir(DIR *);
+int dirfd(DIR *);
+#include "../../lib/libc/dirent.c"
+#undef opendir
+#undef readdir
+#undef closedir
+#undef dirfd
 #define fcntl own_fcntl
 int fcntl(int, int, ...);
 #include "../../lib/libc/fcntl.c"
@@ -305,7 +358,13 @@ void (*signal(int, void (*)(int)))(int);
 #define timezone own_timezone
 #define daylight own_daylight
 #define tzset own_tzset
+#define localtime_r own_localtime_r
+#define gmtime_r own_gmtime_r
+struct tm *localtime_r(const time_t *restrict, struct tm *restrict);
+struct tm *gmtime_r(const time_t *restrict, struct tm *restrict);
 #include "../../lib/libc/tz.c"
+#undef localtime_r
+#undef gmtime_r
 #undef __secs_to_zone
 #undef __tm_to_tzname
 #undef __utc
@@ -415,6 +474,10 @@ time_t time(time_t *);
 #include "../../lib/libc/gettimeofday.c"
 #undef gettimeofday
 #undef time
+#define clock_gettime own_clock_gettime
+int clock_gettime(clockid_t, struct timespec *);
+#include "../../lib/libc/clock_gettime.c"
+#undef clock_gettime
 /* syscall.c's assembly under another name, with musl's __syscall_ret written out */
 #define SYSCALL_NAME "own_syscall"
 #define SYSCALL_RET "own_syscall_ret"

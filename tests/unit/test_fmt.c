@@ -2,6 +2,9 @@
  * spoolbox and musl's callers use, against the C library's snprintf of this (glibc) build. */
 #include "fmt.h"
 #include "unit.h"
+#include "util.h"
+#include <stdlib.h>
+#include <string.h>
 #include <stdarg.h>
 #include <stdint.h>
 
@@ -79,4 +82,28 @@ TEST(fmt_unsupported_conversions_are_shown_not_run)
 	CHECK_INT(n, 0);
 	CHECK_INT(fmt_sn(a, sizeof a, "%5"), 2);
 	CHECK_STR(a, "%5");
+}
+
+/* the variadic functions that enter through FMT_VA_ENTRY on x86-64 (str_fmt, buf_printf here;
+ * printf, snprintf, log_msg, die likewise): arguments in registers, on the stack, integers and
+ * doubles interleaved past both register sets, and a call with no vector argument */
+TEST(fmt_va_entry_passes_every_argument)
+{
+	char a[512], b[512];
+	const char *f = "%d %s %ld %d %d %d %d %d %.1f %.2f %.1f %.1f %.1f %.1f %.1f %.1f %.1f %d %.1f %s %lld";
+	int r = str_fmt(a, sizeof a, f, 1, "two", 3L, 4, 5, 6, 7, 8, 9.5, 10.25, 11.5, 12.5, 13.5, 14.5, 15.5, 16.5, 17.5, 18,
+	                19.5, "twenty", 21LL);
+	snprintf(b, sizeof b, f, 1, "two", 3L, 4, 5, 6, 7, 8, 9.5, 10.25, 11.5, 12.5, 13.5, 14.5, 15.5, 16.5, 17.5, 18, 19.5,
+	         "twenty", 21LL);
+	CHECK_INT(r, 0);
+	CHECK_STR(a, b);
+	CHECK_INT(str_fmt(a, 4, "%s", "long"), -1);
+	CHECK_INT(str_fmt(a, sizeof a, "%s-%d", "x", 5), 0);
+	CHECK_STR(a, "x-5");
+	struct buf bf;
+	buf_init(&bf, 4096);
+	CHECK_INT(buf_printf(&bf, "%s %d %d %d %d %d %.3f", "n", 1, 2, 3, 4, 5, 0.125), 0);
+	CHECK_INT(buf_printf(&bf, "|%d %d %d %d %d %d %d %d", 1, 2, 3, 4, 5, 6, 7, 8), 0);
+	CHECK(bf.p && !strcmp(bf.p, "n 1 2 3 4 5 0.125|1 2 3 4 5 6 7 8"));
+	buf_free(&bf);
 }

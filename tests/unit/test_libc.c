@@ -189,19 +189,68 @@ TEST(libc_string_as_glibc)
 			CHECK(own_strchrnul(s, chr[k]) == strchrnul(s, chr[k]));
 		}
 		CHECK(own_strcpy(d1, s) == d1 && !strcmp(d1, strcpy(d2, s)));
+		CHECK(own_stpcpy(d1, s) == d1 + strlen(s) && !strcmp(d1, s));
+		CHECK_INT(own_strlen(s), strlen(s));
+		for (size_t k = 0; k < sizeof chr / sizeof *chr; k++) {
+			CHECK(own_strrchr(s, chr[k]) == strrchr(s, chr[k]));
+			for (size_t n = 0; n <= strlen(s) + 1; n++) {
+				CHECK(own_memchr(s, chr[k], n) == memchr(s, chr[k], n));
+				CHECK(own_memrchr(s, chr[k], n) == memrchr(s, chr[k], n));
+			}
+		}
+		for (size_t n = 0; n < 12; n++)
+			CHECK_INT(own_strnlen(s, n), strnlen(s, n));
+		char *dup = own_strdup(s);
+		CHECK(dup && dup != s && !strcmp(dup, s));
+		free(dup);
 		for (size_t j = 0; j < sizeof str / sizeof *str; j++) {
 			const char *t = str[j];
 			CHECK_INT(own_strspn(s, t), strspn(s, t));
 			CHECK_INT(own_strcspn(s, t), strcspn(s, t));
 			CHECK_INT(sign(own_strcasecmp(s, t)), sign(strcasecmp(s, t)));
+			CHECK_INT(sign(own_strcmp(s, t)), sign(strcmp(s, t)));
+			for (size_t n = 0; n <= strlen(s) + 1 && n <= strlen(t) + 1; n++)
+				CHECK_INT(sign(own_memcmp(s, t, n)), sign(memcmp(s, t, n)));
 			for (size_t n = 0; n < 12; n++)
+			{
 				CHECK_INT(sign(own_strncasecmp(s, t, n)), sign(strncasecmp(s, t, n)));
+				CHECK_INT(sign(own_strncmp(s, t, n)), sign(strncmp(s, t, n)));
+			}
 		}
 	}
 	/* musl's values: the difference of the lower-cased bytes */
 	CHECK_INT(own_strcasecmp("a", "B"), 'a' - 'b');
 	CHECK_INT(own_strcasecmp("\xff", "a"), 0xff - 'a');
 	CHECK_INT(own_strncasecmp("abcX", "ABCy", 3), 0);
+	/* musl's values: the difference of the bytes, as unsigned char */
+	CHECK_INT(own_strcmp("\xff", "a"), 0xff - 'a');
+	CHECK_INT(own_strncmp("ab", "a\x80", 5), 'b' - 0x80);
+	CHECK_INT(own_memcmp("a\0c", "a\0b", 3), 'c' - 'b');
+	char big[300];
+	for (size_t n = 0; n < sizeof big; n += 37) {
+		memset(big, 'x', sizeof big);
+		CHECK(own_memset(big + 1, 0x1ff, n) == big + 1);
+		CHECK(big[0] == 'x' && big[n + 1 < sizeof big ? n + 1 : 0] == 'x');
+		for (size_t i = 1; i <= n; i++)
+			CHECK((unsigned char)big[i] == 0xff);
+	}
+	/* memcpy, and memmove across every overlap, as glibc's */
+	char src[64], m1[80], m2[80];
+	for (size_t i = 0; i < sizeof src; i++)
+		src[i] = (char)(i * 7 + 1);
+	for (size_t n = 0; n < sizeof src; n += 5) {
+		memset(m1, 0, sizeof m1);
+		CHECK(own_memcpy(m1 + 3, src, n) == m1 + 3 && !memcmp(m1 + 3, src, n) && m1[3 + n] == 0);
+		for (int shift = -9; shift <= 9; shift++) {
+			memset(m1, 0, sizeof m1);
+			memset(m2, 0, sizeof m2);
+			memcpy(m1 + 10, src, sizeof src);
+			memcpy(m2 + 10, src, sizeof src);
+			CHECK(own_memmove(m1 + 10 + shift, m1 + 10, n) == m1 + 10 + shift);
+			memmove(m2 + 10 + shift, m2 + 10, n);
+			CHECK(!memcmp(m1, m2, sizeof m1));
+		}
+	}
 }
 
 /* one sequence of environment changes, by ours (own) or glibc's, its results and the final
@@ -558,9 +607,18 @@ TEST(libc_secs_to_tm_as_glibc)
 			return;
 		}
 	}
-	struct tm a;
+	struct tm a, b;
 	CHECK_INT(own___secs_to_tm(INT_MAX * 31622400LL + 1, &a), -1);
 	CHECK_INT(own___secs_to_tm(INT_MIN * 31622400LL - 1, &a), -1);
+	/* gmtime_r: the calendar, UTC, and EOVERFLOW where the year does not fit */
+	time_t t = 1800000000;
+	CHECK(own_gmtime_r(&t, &a) == &a && gmtime_r(&t, &b) && !memcmp(&a, &b, offsetof(struct tm, tm_isdst) + sizeof(int)));
+	CHECK(a.tm_gmtoff == 0 && !strcmp(a.tm_zone, "UTC"));
+	t = (time_t)(INT_MAX * 31622400LL + 1);
+	errno = 0;
+	CHECK(own_gmtime_r(&t, &a) == NULL && errno == EOVERFLOW);
+	errno = 0;
+	CHECK(own_localtime_r(&t, &a) == NULL && errno == EOVERFLOW);
 }
 
 /* execvp(file) in a child under PATH (NULL: unset): the program's exit status, or 100 + errno */
@@ -632,6 +690,12 @@ TEST(libc_localtime_as_glibc)
 			own___secs_to_zone(t, 0, &a.tm_isdst, &off, 0, &zone);
 			CHECK_INT(own___secs_to_tm((long long)t + off, &a), 0);
 			localtime_r(&t, &b);
+			struct tm c;
+			if (own_localtime_r(&t, &c) != &c || memcmp(&a, &c, offsetof(struct tm, tm_wday)) ||
+			    c.tm_isdst != a.tm_isdst || c.tm_gmtoff != off || c.tm_zone != zone) {
+				CHECK_INT(t, 0);
+				break;
+			}
 			if (a.tm_year != b.tm_year || a.tm_mon != b.tm_mon || a.tm_mday != b.tm_mday || a.tm_hour != b.tm_hour ||
 			    a.tm_min != b.tm_min || a.tm_sec != b.tm_sec || a.tm_isdst != b.tm_isdst || off != b.tm_gmtoff ||
 			    strcmp(zone, b.tm_zone)) {
@@ -647,6 +711,47 @@ TEST(libc_localtime_as_glibc)
 		unsetenv("TZ");
 	free(saved);
 	tzset();
+}
+
+/* opendir, readdir, closedir, dirfd: a directory's names as glibc's list them (a directory
+ * larger than one buffer: /usr/bin), errno kept at the end, and the open errors */
+static size_t dir_names(int own, const char *path, char *out, size_t cap)
+{
+	DIR *d = own ? own_opendir(path) : opendir(path);
+	size_t n = 0, used = 0;
+	if (!d)
+		return 0;
+	CHECK(own ? own_dirfd(d) >= 0 : dirfd(d) >= 0);
+	errno = 1234;
+	for (struct dirent *e; (e = own ? own_readdir(d) : readdir(d));) {
+		size_t l = strlen(e->d_name) + 1;
+		if (used + l < cap) {
+			memcpy(out + used, e->d_name, l);
+			used += l;
+		}
+		n++;
+	}
+	CHECK_INT(errno, 1234);
+	CHECK_INT(own ? own_closedir(d) : closedir(d), 0);
+	return n;
+}
+
+TEST(libc_dirent_as_glibc)
+{
+	static const char *const dirs[] = {"/etc", "/usr/bin", "/"};
+	static char a[1 << 20], b[1 << 20];
+	for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
+		memset(a, 0, sizeof a);
+		memset(b, 0, sizeof b);
+		size_t na = dir_names(1, dirs[i], a, sizeof a), nb = dir_names(0, dirs[i], b, sizeof b);
+		CHECK(na > 2);
+		CHECK_INT(na, nb);
+		CHECK(!memcmp(a, b, sizeof a)); /* the same order: the kernel's */
+	}
+	errno = 0;
+	CHECK(own_opendir("/nonexistent-spoolbox-dir") == NULL && errno == ENOENT);
+	errno = 0;
+	CHECK(own_opendir("/etc/passwd") == NULL && errno == ENOTDIR);
 }
 
 TEST(libc_fork_runs_the_child)
@@ -1544,6 +1649,30 @@ TEST(libc_gettimeofday_as_glibc)
 }
 
 #if defined(__x86_64__) || defined(__aarch64__)
+/* clock_gettime: the vDSO's function found (this process has a vDSO, as every one on these
+ * machines), each clock as glibc's reads it, a clock the vDSO does not read (the call does) and
+ * EINVAL for one that does not exist */
+TEST(libc_clock_gettime_as_glibc)
+{
+	static const clockid_t clk[] = {CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_BOOTTIME, CLOCK_PROCESS_CPUTIME_ID};
+	for (size_t i = 0; i < sizeof clk / sizeof *clk; i++) {
+		struct timespec a, b = {0, -1};
+		CHECK_INT(clock_gettime(clk[i], &a), 0);
+		CHECK_INT(own_clock_gettime(clk[i], &b), 0);
+		CHECK(b.tv_nsec >= 0 && b.tv_nsec < 1000000000);
+		long long d = (b.tv_sec - a.tv_sec) * 1000000000LL + b.tv_nsec - a.tv_nsec;
+		CHECK(d >= 0 && d < 2000000000LL);
+	}
+	CHECK(vdso_looked && vdso_fn != NULL);
+	struct timespec ts;
+	errno = 0;
+	CHECK_INT(own_clock_gettime((clockid_t)12345, &ts), -1);
+	CHECK_INT(errno, EINVAL);
+	errno = 0;
+	CHECK_INT(own_clock_gettime((clockid_t)-12345, &ts), -1);
+	CHECK_INT(errno, EINVAL);
+}
+
 /* syscall(): every argument in its place (up to six: mmap's, then sendto's with an address), the
  * result, and -1 with errno on failure, as glibc's syscall() */
 TEST(libc_syscall_as_glibc)
