@@ -67,7 +67,7 @@ struct mq {
 };
 
 /* "mailq: " and the message on standard error: the prefix written once, not in each text. */
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...) PRINTF_LIKE(1, 2);
 static void say(const char *fmt, ...)
 {
 	va_list ap;

@@ -181,7 +181,7 @@ struct pstate {
 	int ent_line;
 };
 
-static void finding(struct pstate *s, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void finding(struct pstate *s, int line, const char *fmt, ...) PRINTF_LIKE(3, 4);
 static void finding(struct pstate *s, int line, const char *fmt, ...)
 {
 	char reason[400];

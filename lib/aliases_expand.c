@@ -106,7 +106,7 @@ static struct dl_target *add(struct xs *s, enum dl_kind kind, const char *text, 
 	return t;
 }
 
-static void add_error(struct xs *s, char status, const char *enh, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void add_error(struct xs *s, char status, const char *enh, const char *fmt, ...) PRINTF_LIKE(4, 5);
 static void add_error(struct xs *s, char status, const char *enh, const char *fmt, ...)
 {
 	char text[600];

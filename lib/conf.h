@@ -15,6 +15,7 @@ enum conf_type { CT_STR, CT_PATH, CT_BOOL, CT_INT, CT_SIZE, CT_INTERVAL, CT_LIST
 enum conf_key {
 #define CONF(name, type, def, help) CK_##name,
 #include "conf_keys.h"
+#include "printf_like.h"
 #undef CONF
 	CK__COUNT
 };
@@ -75,13 +76,13 @@ int parse_bool(const char *s, long long *out);
 /* Formats a finding and passes it to report (which may be NULL): the one formatter every
  * configuration-file parser uses. */
 void conf_reportf(conf_report_fn *report, void *ctx, const char *file, int line, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
+    PRINTF_LIKE(5, 6);
 
 /* Reports a finding about key k where its value came from: "environment" (line 0) for an
  * environment override, else the file and the key's line (0 for a compiled-in default). The
  * one way every checker names a key's origin; returns 1 (one finding) for counting. */
 int conf_report_key(const struct conf *c, enum conf_key k, conf_report_fn *report, void *ctx, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
+    PRINTF_LIKE(5, 6);
 
 /* A finding whose reason starts with this is a warning: --check prints it as one and a checker
  * does not count it as an error (something that works, but not as the admin likely meant). */

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 #include <time.h>
+#include "printf_like.h"
 
 #define DL_COPY_BUF 65536 /* read buffer of one delivery */
 
@@ -77,7 +78,7 @@ struct dl_result {
 
 /* code: the status letter, then the enhanced status code: "d4.3.0" is DL_DEFER and 4.3.0 (one
  * argument fewer at every call). */
-void dl_set(struct dl_result *r, const char *code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void dl_set(struct dl_result *r, const char *code, const char *fmt, ...) PRINTF_LIKE(3, 4);
 /* Sets a deferral for a failed system call on path: ENOSPC → 4.3.1, EDQUOT → 4.2.2, anything
  * else 4.3.0; the text is "op path: strerror". */
 void dl_set_errno(struct dl_result *r, int err, const char *op, const char *path);

@@ -17,7 +17,7 @@ struct out {
 	int rc;
 };
 
-static void emit(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void emit(struct out *o, const char *fmt, ...) PRINTF_LIKE(2, 3);
 static void emit(struct out *o, const char *fmt, ...)
 {
 	char line[LINE_MAX_OUT];

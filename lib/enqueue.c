@@ -25,7 +25,7 @@ __attribute__((noinline)) static void stop_writing(struct enq *e)
 	}
 }
 
-static int fail(struct enq *e, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(struct enq *e, int code, const char *fmt, ...) PRINTF_LIKE(3, 4);
 static int fail(struct enq *e, int code, const char *fmt, ...)
 {
 	if (!e->err) {

@@ -7,6 +7,7 @@
 #define SPOOLBOX_LOG_H
 #include <stdarg.h>
 #include <syslog.h>
+#include "printf_like.h"
 
 enum {
 	LOG_TO_STDERR = 1,
@@ -36,11 +37,11 @@ void log_flush(void);
 unsigned log_where_of(const char *list);
 /* Redirect the stderr stream of the log to fd (the scheduler's -L logfile); -1 restores 2. */
 void log_set_fd(int fd);
-void log_msg(int level, const char *id, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void log_msg(int level, const char *id, const char *fmt, ...) PRINTF_LIKE(3, 4);
 /* One line under another program name than the process's (e.g. "spoolbox/pickup"): the
  * Postfix-shaped lines that log summarisers count by program (docs/logging.md). */
 void log_msg_as(const char *prog, int level, const char *id, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+    PRINTF_LIKE(4, 5);
 void log_vmsg(int level, const char *id, const char *fmt, va_list ap);
 /* The failure of a system call at LOG_ERR, with strerror(errno): "OP PATH: reason", or with
  * to set "OP PATH to TO: reason" (rename, link). One call instead of a format at every site. */

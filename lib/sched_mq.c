@@ -184,7 +184,7 @@ static void put(struct mq_client *c, const char *p, size_t n)
 	c->outlen += n;
 }
 
-static void say(struct mq_client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(struct mq_client *c, const char *fmt, ...) PRINTF_LIKE(2, 3);
 static void say(struct mq_client *c, const char *fmt, ...)
 {
 	char line[600];

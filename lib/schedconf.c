@@ -156,7 +156,7 @@ struct parser {
 
 /* A finding: an error, or (its format starting with CONF_WARNING, as warn() makes it) a warning,
  * a key that is accepted and has no effect (issue 14 point 8), which counts as no error. */
-static void bad(struct parser *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void bad(struct parser *ps, const char *fmt, ...) PRINTF_LIKE(2, 3);
 static void bad(struct parser *ps, const char *fmt, ...)
 {
 	char msg[512];

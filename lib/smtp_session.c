@@ -28,7 +28,7 @@ void smtp_session_init(struct smtp_session *s)
 }
 
 static void fail(struct smtp_fail *f, int rank, const char *enh, const char *remote, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
+    PRINTF_LIKE(5, 6);
 static void fail(struct smtp_fail *f, int rank, const char *enh, const char *remote, const char *fmt, ...)
 {
 	if (rank < f->rank)

@@ -353,8 +353,12 @@ void ta_log_delivery(const struct ta_job *job, size_t idx, const char *status, c
 	const char *word = !strncmp(status, TA_OK, 2) ? "sent" : !strcmp(status, TA_ERROR) ? "bounced" : "deferred";
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	double delay = (double)(ts.tv_sec - job->msg.arrival) + ts.tv_nsec / 1e9;
-	log_msg(LOG_INFO, job->id, "to=<%s>, relay=%s%s, delay=%.2f, dsn=%s, status=%s (%s)", job->msg.rcpt[idx].addr,
-	        relay && *relay ? relay : "none", extra ? extra : "", delay < 0 ? 0 : delay, enh && *enh ? enh : "-",
+	/* the age in hundredths of a second, rounded, from whole numbers: log_msg takes no double
+	 * (lib/printf_like.h) */
+	long long cs = (long long)(ts.tv_sec - job->msg.arrival) * 100 + (ts.tv_nsec + 5000000) / 10000000;
+	if (cs < 0)
+		cs = 0;
+	log_msg(LOG_INFO, job->id, "to=<%s>, relay=%s%s, delay=%lld.%02d, dsn=%s, status=%s (%s)", job->msg.rcpt[idx].addr,
+	        relay && *relay ? relay : "none", extra ? extra : "", cs / 100, (int)(cs % 100), enh && *enh ? enh : "-",
 	        word, text ? text : "");
 }

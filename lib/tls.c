@@ -112,7 +112,7 @@ struct tls_conn {
 	unsigned char iobuf[BR_SSL_BUFSIZE_MONO];
 };
 
-static void fail(struct tls_conn *t, enum tls_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void fail(struct tls_conn *t, enum tls_status st, const char *fmt, ...) PRINTF_LIKE(3, 4);
 static void fail(struct tls_conn *t, enum tls_status st, const char *fmt, ...)
 {
 	if (t->st != TLS_OK)

@@ -10,6 +10,7 @@
 #include <stdnoreturn.h>
 #include <time.h>
 #include "config_default.h"
+#include "printf_like.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -17,7 +18,7 @@
  * the copy was truncated. */
 size_t str_lcpy(char *dst, const char *src, size_t size);
 /* snprintf that returns 0, or -1 when the output did not fit (dst is then still terminated). */
-int str_fmt(char *dst, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int str_fmt(char *dst, size_t size, const char *fmt, ...) PRINTF_LIKE(3, 4);
 /* A table of texts by a key of 1..255 as one string: entries of a key byte and a NUL-terminated
  * text, then a 0 byte and the text for any other key ("\001one\0\002two\0\0other"): 8 bytes a
  * text less than a table of pointers, or a switch's. Returns key's text. */
@@ -39,13 +40,13 @@ void buf_free(struct buf *b);
 int buf_add(struct buf *b, const void *data, size_t n);
 int buf_adds(struct buf *b, const char *s);
 int buf_addc(struct buf *b, char c);
-int buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int buf_printf(struct buf *b, const char *fmt, ...) PRINTF_LIKE(2, 3);
 void buf_reset(struct buf *b);
 
 /* The one exit path of the program. die() logs "what: why" at error level and calls the exit
  * hook (exit() unless a test replaced it). */
 extern void (*util_exit_hook)(int code);
-noreturn void die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+noreturn void die(int code, const char *fmt, ...) PRINTF_LIKE(2, 3);
 noreturn void util_exit(int code);
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);

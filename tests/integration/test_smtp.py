@@ -69,6 +69,19 @@ def test_without_pipelining_commands_wait_for_replies(box, q):
         assert s.messages[0].data == wire(MSG)
 
 
+def test_delay_in_the_log_line_is_the_time_since_arrival(box, q, sink):
+    # delay= is the message's age (Postfix's field): a queued hour and a bit shows as such, to
+    # the hundredth. The printf-like functions take no floating point (lib/util.h PRINTF_LIKE),
+    # so ta.c formats it from whole numbers: a double passed there would print garbage.
+    mid = q.add("root@box.example", ["a@example.com"], MSG, arrival=int(time.time()) - 3725)
+    with TA(box, env=smarthost_env(sink)) as ta:
+        reps = ta.job(q, mid, "example.com")
+    assert reps[0].status == "ok2"
+    m = re.search(r"to=<a@example.com>, relay=127.0.0.1\[127.0.0.1\]:\d+, delay=(\d+)\.(\d\d), dsn=2.0.0, ", ta.log)
+    assert m, ta.log
+    assert 3725 <= int(m.group(1)) <= 3785, ta.log
+
+
 def test_451_then_250(box, q, sink):
     sink.mail_reply = ["451 4.3.0 try again later"]
     mid = q.add("root@box.example", ["a@example.com"], MSG)
