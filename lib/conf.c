@@ -167,10 +167,8 @@ static const char *typecheck(enum conf_key k, const char *v, long long *num)
 void conf_init(struct conf *c)
 {
 	memset(c, 0, sizeof *c);
-	for (int k = 0; k < CK__COUNT; k++) {
-		long long n;
-		c->num[k] = typecheck((enum conf_key)k, conf_default((enum conf_key)k), &n) ? 0 : n;
-	}
+	for (int k = 0; k < CK__COUNT; k++)
+		conf_unset(c, (enum conf_key)k);
 }
 
 void conf_free(struct conf *c)
@@ -182,10 +180,10 @@ void conf_free(struct conf *c)
 
 void conf_unset(struct conf *c, enum conf_key k)
 {
-	long long n;
 	free(c->val[k]);
 	c->val[k] = NULL;
-	c->num[k] = typecheck(k, conf_default((enum conf_key)k), &n) ? 0 : n;
+	/* a default always parses; typecheck() leaves 0 where a value does not */
+	typecheck(k, conf_default(k), &c->num[k]);
 	c->origin[k] = CO_DEFAULT;
 	c->line[k] = 0;
 }
@@ -240,14 +238,12 @@ static int set_value(struct conf *c, enum conf_key k, const char *v, enum conf_o
                      const char *file, conf_report_fn *report, void *ctx)
 {
 	long long num;
+	char *copy = NULL;
 	const char *why = typecheck(k, v, &num);
+	if (!why && !(copy = strdup(v)))
+		why = "out of memory";
 	if (why) {
-		conf_reportf(report, ctx, file, line, "%s: %s", conf_name((enum conf_key)k), why);
-		return 1;
-	}
-	char *copy = strdup(v);
-	if (!copy) {
-		conf_reportf(report, ctx, file, line, "%s: out of memory", conf_name((enum conf_key)k));
+		conf_reportf(report, ctx, file, line, "%s: %s", conf_name(k), why);
 		return 1;
 	}
 	free(c->val[k]);
@@ -316,6 +312,7 @@ int conf_parse(struct conf *c, const char *file, const char *text, size_t len, c
 	int errors = 0, lineno = 0;
 	const char *p = text, *end = text + len;
 	char value[CONF_LINE_MAX];
+	char kname[64];
 	while (p < end) {
 		const char *eol = memchr(p, '\n', (size_t)(end - p));
 		const char *le = eol ? eol : end;
@@ -329,6 +326,8 @@ int conf_parse(struct conf *c, const char *file, const char *text, size_t len, c
 			errors++;
 			continue;
 		}
+		/* a line's error: its format takes kname and why (or neither), reported at the end */
+		const char *fmt, *why = NULL;
 		while (q < le && (*q == ' ' || *q == '\t'))
 			q++;
 		if (q == le || *q == '#')
@@ -339,37 +338,31 @@ int conf_parse(struct conf *c, const char *file, const char *text, size_t len, c
 		size_t nlen = (size_t)(q - name);
 		while (q < le && (*q == ' ' || *q == '\t'))
 			q++;
-		if (nlen == 0 || q >= le || *q != '=') {
-			conf_reportf(report, ctx, file, lineno, "expected NAME=value");
-			errors++;
-			continue;
-		}
-		char kname[64];
-		if (nlen >= sizeof kname) {
-			conf_reportf(report, ctx, file, lineno, "unknown key (name too long)");
-			errors++;
-			continue;
-		}
+		fmt = "expected NAME=value";
+		if (nlen == 0 || q >= le || *q != '=')
+			goto bad;
+		fmt = "unknown key (name too long)";
+		if (nlen >= sizeof kname)
+			goto bad;
 		memcpy(kname, name, nlen);
 		kname[nlen] = 0;
 		int k = conf_lookup(kname);
-		if (k < 0) {
-			conf_reportf(report, ctx, file, lineno, "unknown key %s", kname);
-			errors++;
-			continue;
-		}
-		const char *why = parse_value(q + 1, le, value, sizeof value);
-		if (why) {
-			conf_reportf(report, ctx, file, lineno, "%s: %s", kname, why);
-			errors++;
-			continue;
-		}
+		fmt = "unknown key %s";
+		if (k < 0)
+			goto bad;
+		fmt = "%s: %s";
+		if ((why = parse_value(q + 1, le, value, sizeof value)))
+			goto bad;
 		if (c->origin[k] == CO_FILE) {
 			conf_reportf(report, ctx, file, lineno, "duplicate key %s (first set on line %d)", kname, c->line[k]);
 			errors++;
 			continue;
 		}
 		errors += set_value(c, (enum conf_key)k, value, CO_FILE, lineno, file, report, ctx);
+		continue;
+	bad:
+		conf_reportf(report, ctx, file, lineno, fmt, kname, why);
+		errors++;
 	}
 	return errors;
 }
