@@ -135,13 +135,12 @@ int parse_size(const char *s, long long *out)
 
 int parse_bool(const char *s, long long *out)
 {
-	static const char *const yes[] = {"yes", "true", "on", "1"}, *const no[] = {"no", "false", "off", "0"};
-	for (size_t i = 0; i < ARRAY_LEN(yes); i++) {
-		if (str_caseeq(s, yes[i]))
-			return *out = 1, 0;
-		if (str_caseeq(s, no[i]))
-			return *out = 0, 0;
-	}
+	/* the four words for yes, then the four for no, as one string */
+	static const char words[] = "yes\0true\0on\0" "1\0no\0false\0off\0" "0";
+	const char *w = words;
+	for (int i = 0; i < 8; i++, w += strlen(w) + 1)
+		if (str_caseeq(s, w))
+			return *out = i < 4, 0;
 	return -1;
 }
 
