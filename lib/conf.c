@@ -207,7 +207,7 @@ int conf_env_used(const struct conf *c)
 	return 0;
 }
 
-static void vreport(conf_report_fn *report, void *ctx, const char *file, int line, const char *fmt, va_list ap)
+void conf_vreportf(conf_report_fn *report, void *ctx, const char *file, int line, const char *fmt, va_list ap)
 {
 	char msg[512];
 	vsnprintf(msg, sizeof msg, fmt, ap);
@@ -219,7 +219,7 @@ void conf_reportf(conf_report_fn *report, void *ctx, const char *file, int line,
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vreport(report, ctx, file, line, fmt, ap);
+	conf_vreportf(report, ctx, file, line, fmt, ap);
 	va_end(ap);
 }
 
@@ -227,7 +227,7 @@ int conf_report_key(const struct conf *c, enum conf_key k, conf_report_fn *repor
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vreport(report, ctx, c->origin[k] == CO_ENV ? "environment" : c->path[0] ? c->path : "spoolbox.conf",
+	conf_vreportf(report, ctx, c->origin[k] == CO_ENV ? "environment" : c->path[0] ? c->path : "spoolbox.conf",
 	        c->origin[k] == CO_FILE ? c->line[k] : 0, fmt, ap);
 	va_end(ap);
 	return 1;

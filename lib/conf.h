@@ -8,6 +8,7 @@
 #ifndef SPOOLBOX_CONF_H
 #define SPOOLBOX_CONF_H
 #include "config_default.h"
+#include <stdarg.h>
 #include <stddef.h>
 
 enum conf_type { CT_STR, CT_PATH, CT_BOOL, CT_INT, CT_SIZE, CT_INTERVAL, CT_LIST };
@@ -76,6 +77,8 @@ int parse_bool(const char *s, long long *out);
  * configuration-file parser uses. */
 void conf_reportf(conf_report_fn *report, void *ctx, const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+void conf_vreportf(conf_report_fn *report, void *ctx, const char *file, int line, const char *fmt, va_list ap)
+    __attribute__((format(printf, 5, 0)));
 
 /* Reports a finding about key k where its value came from: "environment" (line 0) for an
  * environment override, else the file and the key's line (0 for a compiled-in default). The

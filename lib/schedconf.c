@@ -159,14 +159,11 @@ struct parser {
 static void bad(struct parser *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void bad(struct parser *ps, const char *fmt, ...)
 {
-	char msg[512];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
 	ps->errors += !str_starts(fmt, CONF_WARNING);
-	if (ps->report)
-		ps->report(ps->ctx, ps->file, ps->line, msg);
+	conf_vreportf(ps->report, ps->ctx, ps->file, ps->line, fmt, ap);
+	va_end(ap);
 }
 #define warn(ps, ...) bad(ps, CONF_WARNING __VA_ARGS__)
 
