@@ -505,35 +505,35 @@ static int is_host(char ch)
 	return is_name(ch) || ch == '.' || ch == ':' || ch == '[' || ch == ']';
 }
 
-/* "PATTERN SESSIONS": the pattern an exact host, *.domain or *; the classes keep file order. */
-static void hostclass(struct parser *ps, const char *v)
+/* "PATTERN SESSIONS": the pattern an exact host, *.domain or *; the classes keep file order. v
+ * is the value's buffer: the two words are cut in place. */
+static void hostclass(struct parser *ps, char *v)
 {
 	struct schedconf *c = ps->c;
-	char pat[SC_PATTERN_MAX + 1], num[16];
 	size_t n = 0, k = 0;
 	long long x;
 	while (v[n] && !is_space(v[n]))
 		n++;
-	const char *rest = v + n;
-	while (is_space(*rest))
-		rest++;
-	while (rest[k] && !is_space(rest[k]))
+	char *num = v + n;
+	while (is_space(*num))
+		num++;
+	while (num[k] && !is_space(num[k]))
 		k++;
-	if (!n || !k || rest[k + strspn(rest + k, " \t")]) {
+	if (!n || !k || num[k + strspn(num + k, " \t")]) {
 		bad(ps, "PARAMhostclass: expected \"PATTERN SESSIONS\" (like \"*.example.com 3\")");
 		return;
 	}
-	if (n > SC_PATTERN_MAX || k >= sizeof num) {
+	if (n > SC_PATTERN_MAX || k >= 16) {
 		bad(ps, "PARAMhostclass: pattern longer than %d bytes or session limit too long", SC_PATTERN_MAX);
 		return;
 	}
-	memcpy(pat, v, n);
-	pat[n] = 0;
-	memcpy(num, rest, k);
+	char *pat = v;
+	pat[n] = 0; /* a blank: num starts after it */
 	num[k] = 0;
+	int star = pat[0] == '*' && !pat[1];
 	const char *h = pat[0] == '*' && pat[1] == '.' ? pat + 2 : pat;
-	int ok = strcmp(pat, "*") == 0 || *h;
-	for (const char *q = h; ok && *q && strcmp(pat, "*"); q++)
+	int ok = star || *h;
+	for (const char *q = h; ok && *q && !star; q++)
 		ok = is_host(*q);
 	if (!ok) {
 		bad(ps, "PARAMhostclass: '%s' is not a host, *.domain or *", pat);
@@ -547,7 +547,7 @@ static void hostclass(struct parser *ps, const char *v)
 		if (*q >= 'A' && *q <= 'Z')
 			*q = (char)(*q - 'A' + 'a');
 	for (size_t i = 0; i < c->nhc; i++) {
-		if (!strcmp(c->hc[i].pat, "*")) {
+		if (c->hc[i].pat[0] == '*' && !c->hc[i].pat[1]) {
 			bad(ps, "PARAMhostclass: '%s' can never match: the class '*' of line %d comes first ('*' must be last)",
 			    pat, c->hc[i].line);
 			return;
