@@ -39,11 +39,11 @@ static const char var_names[] =
 	"interval\0" "idlemax\0" "expiry\0" "expiry2\0" "retries\0" "maxta\0" "maxchannel\0" "maxring\0"
 	"maxthr\0" "overfeed\0" "skew\0" "user\0" "group\0" "command\0" "queueonly\0" "timelimit\0"
 	"maxrcpt\0"
-	/* per-destination concurrency (issue 14 points 2-3): conc_assign() */
+	/* per-destination concurrency (issue 14 points 2-3): VT_CONC */
 	"initial_destination_concurrency\0" "destination_concurrency_limit\0"
 	"destination_concurrency_positive_feedback\0" "destination_concurrency_negative_feedback\0"
 	"destination_concurrency_failed_cohort_limit\0"
-	/* preemption (issue 14 point 4): conc_assign() too */
+	/* preemption (issue 14 point 4): VT_CONC too */
 	"delivery_slot_cost\0" "delivery_slot_discount\0" "delivery_slot_loan\0"
 	"minimum_delivery_slots\0"
 	/* in-core recipients (issue 14 point 5) */
@@ -285,38 +285,6 @@ int sc_feedback_parse(const char *text, int *style, double *x)
 	return 0;
 }
 
-/* One of the concurrency keys. Returns 0, or -1 (reported). */
-static int conc_assign(struct parser *ps, struct sc_params *p, int var, const char *name, const char *val)
-{
-	long long x;
-	if (var == SV_POS_FEEDBACK || var == SV_NEG_FEEDBACK) {
-		int style;
-		double amount;
-		if (sc_feedback_parse(val, &style, &amount) < 0) {
-			bad(ps, "%s: '%s' is not a feedback (x, x/y, x/concurrency, x/sqrt_concurrency; x in 0..1)", name, val);
-			return -1;
-		}
-		if (var == SV_POS_FEEDBACK) {
-			p->pos_style = style;
-			p->pos_x = amount;
-		} else {
-			p->neg_style = style;
-			p->neg_x = amount;
-		}
-		return 0;
-	}
-	/* 0 is a value for the cohort limit (never dead) and the slot keys (a cost below 2: no
-	 * preemption), a percentage stops at 100 */
-	long long min = var == SV_INIT_CONC || var == SV_CONC_LIMIT ? 1 : 0;
-	long long max = var == SV_SLOT_DISCOUNT ? 100 : 10000;
-	if (parse_count(val, max, &x) < 0 || x < min) {
-		bad(ps, "%s: '%s' is not a number from %lld to %lld", name, val, min, max);
-		return -1;
-	}
-	set_number(p, var, x);
-	return 0;
-}
-
 static int check_command(struct parser *ps, const char *v)
 {
 	char buf[SC_VALUE_MAX * 2];
@@ -362,9 +330,32 @@ static void assign(struct parser *ps, struct sc_clause *k, const char *name, con
 		}
 		set_number(&k->p, var, x);
 		break;
-	case VT_INT:
-		if (parse_count(val, 1000000, &x) < 0) {
-			bad(ps, "%s: '%s' is not a number from 0 to 1000000", name, val);
+	case VT_CONC:
+		if (var == SV_POS_FEEDBACK || var == SV_NEG_FEEDBACK) {
+			int style;
+			double amount;
+			if (sc_feedback_parse(val, &style, &amount) < 0) {
+				bad(ps, "%s: '%s' is not a feedback (x, x/y, x/concurrency, x/sqrt_concurrency; x in 0..1)", name, val);
+				return;
+			}
+			if (var == SV_POS_FEEDBACK) {
+				k->p.pos_style = style;
+				k->p.pos_x = amount;
+			} else {
+				k->p.neg_style = style;
+				k->p.neg_x = amount;
+			}
+			break;
+		}
+		/* the other concurrency keys are numbers */
+		/* fall through */
+	case VT_INT: {
+		/* 0 is a value for the cohort limit (never dead) and the slot keys (a cost below 2: no
+		 * preemption), a percentage stops at 100 */
+		long long min = var == SV_INIT_CONC || var == SV_CONC_LIMIT;
+		long long max = var == SV_SLOT_DISCOUNT ? 100 : var_type[var] == VT_INT ? 1000000 : 10000;
+		if (parse_count(val, max, &x) < 0 || x < min) {
+			bad(ps, "%s: '%s' is not a number from %lld to %lld", name, val, min, max);
 			return;
 		}
 		if (x < 1 && (var == SV_MAXTHR || var == SV_OVERFEED || var == SV_RCPT_LIMIT ||
@@ -375,7 +366,10 @@ static void assign(struct parser *ps, struct sc_clause *k, const char *name, con
 		set_number(&k->p, var, x);
 		if (var == SV_SKEW)
 			warn(ps, "skew: not implemented (accepted for ZMailer compatibility, it has no effect)");
+		if (!ENABLE_PREEMPT && var >= SV_SLOT_COST && var <= SV_MIN_SLOTS)
+			warn(ps, "%s: preemption is not in this build (ENABLE_PREEMPT=0), it has no effect", name);
 		break;
+	}
 	case VT_RETRIES:
 		if (parse_retries(ps, val, &k->retries, &k->p.nretries) < 0)
 			return;
@@ -400,12 +394,6 @@ static void assign(struct parser *ps, struct sc_clause *k, const char *name, con
 		if (check_command(ps, val) < 0)
 			return;
 		k->p.command = k->command = dup_val(ps, val);
-		break;
-	case VT_CONC:
-		if (conc_assign(ps, &k->p, var, name, val) < 0)
-			return;
-		if (!ENABLE_PREEMPT && var >= SV_SLOT_COST)
-			warn(ps, "%s: preemption is not in this build (ENABLE_PREEMPT=0), it has no effect", name);
 		break;
 	}
 	k->p.set |= bit;
