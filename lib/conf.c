@@ -306,21 +306,29 @@ static const char *parse_value(const char *p, const char *end, char *out, size_t
 	return NULL;
 }
 
+const char *conf_line(const char *text, size_t len, size_t *pos, size_t *ll)
+{
+	const char *s = text + *pos;
+	const char *nl = memchr(s, '\n', len - *pos);
+	size_t l = nl ? (size_t)(nl - s) : len - *pos;
+	*pos += l + (nl != NULL);
+	if (l && s[l - 1] == '\r')
+		l--;
+	*ll = l;
+	return s;
+}
+
 int conf_parse(struct conf *c, const char *file, const char *text, size_t len, conf_report_fn *report, void *ctx)
 {
 	int errors = 0, lineno = 0;
-	const char *p = text, *end = text + len;
+	size_t pos = 0;
 	char value[CONF_LINE_MAX];
 	char kname[64];
-	while (p < end) {
-		const char *eol = memchr(p, '\n', (size_t)(end - p));
-		const char *le = eol ? eol : end;
+	while (pos < len) {
+		size_t ll;
+		const char *q = conf_line(text, len, &pos, &ll), *le = q + ll;
 		lineno++;
-		const char *q = p;
-		p = eol ? eol + 1 : end;
-		if (le > q && le[-1] == '\r')
-			le--;
-		if (le - q >= CONF_LINE_MAX) {
+		if (ll >= CONF_LINE_MAX) {
 			conf_reportf(report, ctx, file, lineno, "line longer than %d bytes", CONF_LINE_MAX - 1);
 			errors++;
 			continue;

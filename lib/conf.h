@@ -64,6 +64,10 @@ int conf_lookup(const char *name);
  * privilege then). */
 int conf_env_used(const struct conf *c);
 
+/* The line at text[*pos] (*pos < len): its start, and in *ll its length without the LF or CRLF
+ * that ends it; *pos moves past the LF. The one line splitter of every configuration file. */
+const char *conf_line(const char *text, size_t len, size_t *pos, size_t *ll);
+
 /* Plain decimal digits, at most max (no sign, no space). Returns 0 or -1. */
 int parse_count(const char *s, long long max, long long *out);
 /* "1h5m20s", "10s", "3d", "90" (seconds), "0". Returns 0 or -1 (syntax, overflow). */

@@ -159,20 +159,6 @@ static int rank(const char *ehost, int eport, const char *host, int port)
 	return eport ? 4 : 3;
 }
 
-/* The line at text[*pos] (pos < len): its start and length *ll without LF or CRLF; *pos moves
- * past it. */
-static const char *next_line(const char *text, size_t len, size_t *pos, size_t *ll)
-{
-	const char *s = text + *pos;
-	const char *nl = memchr(s, '\n', len - *pos);
-	size_t l = nl ? (size_t)(nl - s) : len - *pos;
-	*pos += l + (nl != NULL);
-	if (l && s[l - 1] == '\r')
-		l--;
-	*ll = l;
-	return s;
-}
-
 int creds_parse(const char *file, const char *text, size_t len, const char *host, int port,
                 struct creds *out, conf_report_fn *report, void *ctx)
 {
@@ -185,7 +171,7 @@ int creds_parse(const char *file, const char *text, size_t len, const char *host
 	size_t pos = 0;
 	while (pos < len) {
 		size_t ll;
-		const char *s = next_line(text, len, &pos, &ll);
+		const char *s = conf_line(text, len, &pos, &ll);
 		lineno++;
 		/* a line's error: a format of one string (arg) or of none, reported at the end of the
 		 * loop; those of the field count take it too (fields) */
@@ -385,7 +371,7 @@ int creds_check(const struct conf *c, conf_report_fn *report, void *ctx)
 	struct fields f;
 	while (!bad && pos < len) {
 		size_t ll;
-		const char *s = next_line(text, len, &pos, &ll);
+		const char *s = conf_line(text, len, &pos, &ll);
 		lineno++;
 		const char *w;
 		if (split(s, ll, &f, &w) < 0 || f.n < 3)

@@ -721,13 +721,9 @@ int schedconf_parse(struct schedconf *c, const char *file, const char *text, siz
 	char line[SC_LINE_MAX + 1];
 	size_t pos = 0;
 	while (pos < len) {
-		const char *nl = memchr(text + pos, '\n', len - pos);
-		size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
+		size_t n;
+		const char *src = conf_line(text, len, &pos, &n);
 		ps.line++;
-		const char *src = text + pos;
-		pos += n + (nl ? 1 : 0);
-		if (n && src[n - 1] == '\r')
-			n--;
 		if (n > SC_LINE_MAX) {
 			bad(&ps, "line longer than %d bytes", SC_LINE_MAX);
 			continue;
