@@ -115,15 +115,8 @@ static int split_host(char *h, int *port)
 			return -1; /* a bare IPv6 address: write it as [IPv6:...] */
 	}
 	if (colon) {
-		long p = 0;
-		const char *d = colon + 1;
-		if (!*d)
-			return -1;
-		for (; *d; d++) {
-			if (*d < '0' || *d > '9' || (p = p * 10 + (*d - '0')) > 65535)
-				return -1;
-		}
-		if (p == 0)
+		long long p;
+		if (parse_count(colon + 1, 65535, &p) < 0 || !p)
 			return -1;
 		*port = (int)p;
 		*colon = 0;
