@@ -182,6 +182,14 @@ static int is_space(char ch)
 	return ch == ' ' || ch == '\t';
 }
 
+/* noinline: one copy for the nine places that skip blanks */
+__attribute__((noinline)) static const char *skip_space(const char *p)
+{
+	while (is_space(*p))
+		p++;
+	return p;
+}
+
 static int is_name(char ch)
 {
 	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '-';
@@ -193,8 +201,7 @@ static int parse_retries(struct parser *ps, const char *v, unsigned **out, unsig
 	unsigned n = 0;
 	const char *p = v;
 	while (*p) {
-		while (is_space(*p))
-			p++;
+		p = skip_space(p);
 		if (!*p)
 			break;
 		char word[16];
@@ -449,8 +456,7 @@ static void assignments(struct parser *ps, struct sc_clause *k, const char *p)
 {
 	char name[48], val[SC_VALUE_MAX + 1]; /* the longest: destination_concurrency_failed_cohort_limit */
 	for (;;) {
-		while (is_space(*p))
-			p++;
+		p = skip_space(p);
 		if (!*p || *p == '#')
 			return;
 		size_t n = 0;
@@ -468,12 +474,10 @@ static void assignments(struct parser *ps, struct sc_clause *k, const char *p)
 		name[n] = 0;
 		p += n;
 		const char *q = p;
-		while (is_space(*q))
-			q++;
+		q = skip_space(q);
 		if (*q == '=') {
 			q++;
-			while (is_space(*q))
-				q++;
+			q = skip_space(q);
 			p = q;
 			if (read_value(ps, &p, val, sizeof val) < 0)
 				return;
@@ -502,12 +506,10 @@ static void hostclass(struct parser *ps, char *v)
 	long long x;
 	while (v[n] && !is_space(v[n]))
 		n++;
-	char *num = v + n;
-	while (is_space(*num))
-		num++;
+	char *num = v + (skip_space(v + n) - v);
 	while (num[k] && !is_space(num[k]))
 		k++;
-	if (!n || !k || num[k + strspn(num + k, " \t")]) {
+	if (!n || !k || *skip_space(num + k)) {
 		bad(ps, "PARAMhostclass: expected \"PATTERN SESSIONS\" (like \"*.example.com 3\")");
 		return;
 	}
@@ -599,19 +601,16 @@ static void param_line(struct parser *ps, const char *p)
 	memcpy(name, p, n);
 	name[n] = 0;
 	p += n;
-	while (is_space(*p))
-		p++;
+	p = skip_space(p);
 	if (*p != '=') {
 		bad(ps, "PARAM%s: expected '='", name);
 		return;
 	}
 	p++;
-	while (is_space(*p))
-		p++;
+	p = skip_space(p);
 	if (read_value(ps, &p, val, sizeof val) < 0)
 		return;
-	while (is_space(*p))
-		p++;
+	p = skip_space(p);
 	if (*p && *p != '#') {
 		bad(ps, "PARAM%s: unexpected text after the value", name);
 		return;
@@ -739,8 +738,7 @@ int schedconf_parse(struct schedconf *c, const char *file, const char *text, siz
 			continue;
 		}
 		const char *p = line;
-		while (is_space(*p))
-			p++;
+		p = skip_space(p);
 		if (!*p || *p == '#')
 			continue;
 		if (p != line) {
