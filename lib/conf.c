@@ -253,12 +253,19 @@ static int set_value(struct conf *c, enum conf_key k, const char *v, enum conf_o
 	return 0;
 }
 
+/* p past the blanks before end; noinline: one copy for the four places */
+__attribute__((noinline)) static const char *skip_blank(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	return p;
+}
+
 /* Parses the value part of one line (after '=') into out. Returns NULL or the reason. */
 static const char *parse_value(const char *p, const char *end, char *out, size_t size)
 {
 	size_t n = 0;
-	while (p < end && (*p == ' ' || *p == '\t'))
-		p++;
+	p = skip_blank(p, end);
 	if (p < end && *p == '"') {
 		p++;
 		for (;;) {
@@ -284,8 +291,7 @@ static const char *parse_value(const char *p, const char *end, char *out, size_t
 				return "value too long";
 			out[n++] = ch;
 		}
-		while (p < end && (*p == ' ' || *p == '\t'))
-			p++;
+		p = skip_blank(p, end);
 		if (p < end && *p != '#')
 			return "text after the closing quote";
 	} else {
@@ -335,16 +341,14 @@ int conf_parse(struct conf *c, const char *file, const char *text, size_t len, c
 		}
 		/* a line's error: its format takes kname and why (or neither), reported at the end */
 		const char *fmt, *why = NULL;
-		while (q < le && (*q == ' ' || *q == '\t'))
-			q++;
+		q = skip_blank(q, le);
 		if (q == le || *q == '#')
 			continue;
 		const char *name = q;
 		while (q < le && (*q == '_' || (*q >= 'A' && *q <= 'Z') || (*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9')))
 			q++;
 		size_t nlen = (size_t)(q - name);
-		while (q < le && (*q == ' ' || *q == '\t'))
-			q++;
+		q = skip_blank(q, le);
 		fmt = "expected NAME=value";
 		if (nlen == 0 || q >= le || *q != '=')
 			goto bad;
