@@ -2,7 +2,6 @@
 #include "smarthost.h"
 #include "auth.h"
 #include "util.h"
-#include <ctype.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +10,8 @@
 /* Characters allowed in a host name or address literal: enough for names, IPv4 and IPv6. */
 static int hostchar(int c)
 {
-	return isalnum(c) || c == '-' || c == '.' || c == '_' || c == ':';
+	/* by hand: musl's isalnum() was linked for this alone */
+	return (unsigned)((c | 32) - 'a') < 26 || (unsigned)(c - '0') < 10 || c == '-' || c == '.' || c == '_' || c == ':';
 }
 
 static int parse_port(const char *s, size_t n, unsigned *port)
@@ -164,7 +164,8 @@ static int parse_option(const char *t, size_t n, struct smarthost *h, const char
 			return -1;
 		if (dst == h->mech) {
 			for (char *p = h->mech; *p; p++)
-				*p = (char)toupper((unsigned char)*p);
+				if (*p >= 'a' && *p <= 'z')
+					*p = (char)(*p - 32); /* not toupper(): musl's was linked for this alone */
 			if (auth_mech_parse(h->mech) == AUTH_NONE) {
 				*why = "auth= wants PLAIN, LOGIN, CRAM-MD5 or XOAUTH2";
 				return -1;
