@@ -238,7 +238,8 @@ static int set_value(struct conf *c, enum conf_key k, const char *v, enum conf_o
 {
 	long long num;
 	char *copy = NULL;
-	const char *why = typecheck(k, v, &num);
+	/* (only the environment's can be too long: a line holds less) */
+	const char *why = strlen(v) >= CONF_LINE_MAX ? "value too long" : typecheck(k, v, &num);
 	if (!why && !(copy = strdup(v)))
 		why = "out of memory";
 	if (why) {
@@ -399,14 +400,8 @@ int conf_apply_env(struct conf *c, conf_report_fn *report, void *ctx)
 	int errors = 0;
 	for (int k = 0; k < CK__COUNT; k++) {
 		const char *v = env_value((enum conf_key)k);
-		if (!v)
-			continue;
-		if (strlen(v) >= CONF_LINE_MAX) {
-			conf_reportf(report, ctx, "environment", 0, "%s: value too long", conf_name((enum conf_key)k));
-			errors++;
-			continue;
-		}
-		errors += set_value(c, (enum conf_key)k, v, CO_ENV, 0, "environment", report, ctx);
+		if (v)
+			errors += set_value(c, (enum conf_key)k, v, CO_ENV, 0, "environment", report, ctx);
 	}
 	return errors;
 }
