@@ -408,24 +408,24 @@ int conf_apply_env(struct conf *c, conf_report_fn *report, void *ctx)
 
 int conf_load(struct conf *c, const char *path, conf_report_fn *report, void *ctx)
 {
+	char *text;
+	size_t len;
+	int errors = 1;
 	if (!path && (path = getenv(CONF_PATH_ENV)) && !*path) {
 		conf_reportf(report, ctx, "environment", 0, "%s is set but empty", CONF_PATH_ENV);
-		return 1 + conf_apply_env(c, report, ctx);
-	}
-	const char *p = path ? path : DEFAULT_CONF_PATH;
-	char *text = NULL;
-	size_t len = 0;
-	int errors = 0;
-	c->path[0] = 0;
-	if (fio_slurp(p, CONF_FILE_MAX, &text, &len) < 0) {
-		if (errno != ENOENT || path) {
-			conf_reportf(report, ctx, p, 0, "cannot read: %s", errno == EFBIG ? "file too large" : strerror(errno));
-			errors++;
-		}
 	} else {
-		str_lcpy(c->path, p, sizeof c->path);
-		errors += conf_parse(c, p, text, len, report, ctx);
-		free(text);
+		const char *p = path ? path : DEFAULT_CONF_PATH;
+		c->path[0] = 0;
+		if (fio_slurp(p, CONF_FILE_MAX, &text, &len) < 0) {
+			if (errno != ENOENT || path)
+				conf_reportf(report, ctx, p, 0, "cannot read: %s", errno == EFBIG ? "file too large" : strerror(errno));
+			else
+				errors = 0;
+		} else {
+			str_lcpy(c->path, p, sizeof c->path);
+			errors = conf_parse(c, p, text, len, report, ctx);
+			free(text);
+		}
 	}
 	return errors + conf_apply_env(c, report, ctx);
 }
