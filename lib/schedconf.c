@@ -155,17 +155,18 @@ struct parser {
 };
 
 /* A finding: an error, or (its format starting with CONF_WARNING, as warn() makes it) a warning,
- * a key that is accepted and has no effect (issue 14 point 8), which counts as no error. */
+ * a key that is accepted and has no effect (issue 14 point 8), which counts as no error: warn()
+ * takes back the one bad() counts. */
 static void bad(struct parser *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void bad(struct parser *ps, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	ps->errors += !str_starts(fmt, CONF_WARNING);
+	ps->errors++; /* (warn() took one off before) */
 	conf_vreportf(ps->report, ps->ctx, ps->file, ps->line, fmt, ap);
 	va_end(ap);
 }
-#define warn(ps, ...) bad(ps, CONF_WARNING __VA_ARGS__)
+#define warn(ps, ...) ((ps)->errors--, bad(ps, CONF_WARNING __VA_ARGS__))
 
 /* A copy of val, or NULL with "out of memory" reported: the scheduler's reload then keeps its
  * old configuration instead of exiting (issue 9 point 8). */
