@@ -268,11 +268,9 @@ static int parse_entry(const char *s, size_t n, struct smarthost *h, const char 
 int smarthost_parse(const char *s, struct smarthost *out, size_t max, char *err, size_t errlen)
 {
 	size_t len = strlen(s), count = 0, st = 0;
-	if (err && errlen)
-		err[0] = 0;
+	err[0] = 0;
 	if (len > SMARTHOST_LEN) {
-		if (err)
-			str_fmt(err, errlen, "SMARTHOST is longer than %d bytes", SMARTHOST_LEN);
+		str_fmt(err, errlen, "SMARTHOST is longer than %d bytes", SMARTHOST_LEN);
 		return -1;
 	}
 	size_t k = 0;
@@ -289,8 +287,7 @@ int smarthost_parse(const char *s, struct smarthost *out, size_t max, char *err,
 		else if (parse_entry(s + st, i - st, &out[count], &why) == 0)
 			count++;
 		if (why) {
-			if (err)
-				str_fmt(err, errlen, "SMARTHOST entry %zu: %s", count + 1, why);
+			str_fmt(err, errlen, "SMARTHOST entry %zu: %s", count + 1, why);
 			return -1;
 		}
 		st = i + 1;
