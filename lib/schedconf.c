@@ -205,19 +205,14 @@ static int parse_retries(struct parser *ps, const char *v, unsigned **out, unsig
 		p = skip_space(p);
 		if (!*p)
 			break;
-		char word[16];
+		/* a number of at most 15 digits (as parse_count() on a 16-byte copy had it), <= SC_RETRY_MAX */
 		size_t len = 0;
-		while (p[len] && !is_space(p[len]))
-			len++;
-		long long x;
-		if (len >= sizeof word) {
+		long long x = 0;
+		int ok = 1;
+		for (; p[len] && !is_space(p[len]); len++)
+			ok = ok && p[len] >= '0' && p[len] <= '9' && (x = x * 10 + (p[len] - '0')) <= SC_RETRY_MAX;
+		if (!ok || len >= 16) {
 			bad(ps, "retries: '%.*s' is not a number from 0 to %d", (int)(len > 40 ? 40 : len), p, SC_RETRY_MAX);
-			return -1;
-		}
-		memcpy(word, p, len);
-		word[len] = 0;
-		if (parse_count(word, SC_RETRY_MAX, &x) < 0) {
-			bad(ps, "retries: '%s' is not a number from 0 to %d", word, SC_RETRY_MAX);
 			return -1;
 		}
 		if (n == SC_RETRIES_MAX) {
