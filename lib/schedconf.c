@@ -404,47 +404,40 @@ static void assign(struct parser *ps, struct sc_clause *k, const char *name, con
 }
 
 /* Reads one value (word or "quoted string") at *pp into out. Returns 0 or -1 (reported). */
-static int read_value(struct parser *ps, const char **pp, char *out, size_t size)
+static int read_value(struct parser *ps, const char **pp, char *out)
 {
-	const char *p = *pp;
+	const char *p = *pp, *why;
 	size_t n = 0;
-	if (*p == '"') {
+	int quoted = *p == '"';
+	p += quoted;
+	/* a word up to a blank, or a string up to its quote (\" and \\ escaped) */
+	for (char ch; (ch = *p) && (quoted ? ch != '"' : !is_space(ch));) {
+		why = "stray '\"' in a value";
+		if (ch == '"')
+			goto bad;
 		p++;
-		while (*p && *p != '"') {
-			char ch = *p++;
-			if (ch == '\\' && (*p == '"' || *p == '\\'))
-				ch = *p++;
-			if (n + 1 >= size) {
-				bad(ps, "value longer than %zu bytes", size - 1);
-				return -1;
-			}
-			out[n++] = ch;
-		}
-		if (*p != '"') {
-			bad(ps, "unterminated quoted value");
+		if (quoted && ch == '\\' && (*p == '"' || *p == '\\'))
+			ch = *p++;
+		if (n >= SC_VALUE_MAX) {
+			bad(ps, "value longer than %d bytes", SC_VALUE_MAX);
 			return -1;
 		}
-		p++;
-		if (*p && !is_space(*p)) {
-			bad(ps, "no space after the quoted value");
-			return -1;
-		}
-	} else {
-		while (*p && !is_space(*p)) {
-			if (*p == '"') {
-				bad(ps, "stray '\"' in a value");
-				return -1;
-			}
-			if (n + 1 >= size) {
-				bad(ps, "value longer than %zu bytes", size - 1);
-				return -1;
-			}
-			out[n++] = *p++;
-		}
+		out[n++] = ch;
+	}
+	if (quoted) {
+		why = "unterminated quoted value";
+		if (*p++ != '"')
+			goto bad;
+		why = "no space after the quoted value";
+		if (*p && !is_space(*p))
+			goto bad;
 	}
 	out[n] = 0;
 	*pp = p;
 	return 0;
+bad:
+	bad(ps, "%s", why);
+	return -1;
 }
 
 /* The assignments and keywords of one line (after the pattern, or an indented line). */
@@ -475,7 +468,7 @@ static void assignments(struct parser *ps, struct sc_clause *k, const char *p)
 			q++;
 			q = skip_space(q);
 			p = q;
-			if (read_value(ps, &p, val, sizeof val) < 0)
+			if (read_value(ps, &p, val) < 0)
 				return;
 			assign(ps, k, name, val);
 		} else {
@@ -604,7 +597,7 @@ static void param_line(struct parser *ps, const char *p)
 	}
 	p++;
 	p = skip_space(p);
-	if (read_value(ps, &p, val, sizeof val) < 0)
+	if (read_value(ps, &p, val) < 0)
 		return;
 	p = skip_space(p);
 	if (*p && *p != '#') {
