@@ -36,45 +36,40 @@ static int split(const char *s, size_t len, struct fields *f, const char **why)
 		}
 		char *out = f->v[f->n];
 		size_t o = 0;
-		f->quoted[f->n] = s[i] == '"';
-		if (s[i] == '"') {
-			for (i++;; i++) {
-				if (i == len) {
-					*why = "unterminated quoted field";
+		int quoted = f->quoted[f->n] = s[i] == '"';
+		/* a word up to a blank, or a string up to its quote (only \" and \\ escaped) */
+		for (i += quoted;; i++) {
+			if (i == len || (!quoted && (s[i] == ' ' || s[i] == '\t')))
+				break;
+			char c = s[i];
+			if (quoted && c == '"')
+				break;
+			if (c == '"') {
+				*why = "a quote inside an unquoted field";
+				return -1;
+			}
+			if (quoted && c == '\\') {
+				if (i + 1 == len || (s[i + 1] != '"' && s[i + 1] != '\\')) {
+					*why = "bad escape in a quoted field (only \\\" and \\\\ exist)";
 					return -1;
 				}
-				char c = s[i];
-				if (c == '"')
-					break;
-				if (c == '\\') {
-					if (i + 1 == len || (s[i + 1] != '"' && s[i + 1] != '\\')) {
-						*why = "bad escape in a quoted field (only \\\" and \\\\ exist)";
-						return -1;
-					}
-					c = s[++i];
-				}
-				if (o + 1 >= CREDS_FIELD_MAX) {
-					*why = "field too long";
-					return -1;
-				}
-				out[o++] = c;
+				c = s[++i];
+			}
+			if (o + 1 >= CREDS_FIELD_MAX) {
+				*why = "field too long";
+				return -1;
+			}
+			out[o++] = c;
+		}
+		if (quoted) {
+			if (i == len) {
+				*why = "unterminated quoted field";
+				return -1;
 			}
 			i++;
 			if (i < len && s[i] != ' ' && s[i] != '\t') {
 				*why = "text right after a closing quote";
 				return -1;
-			}
-		} else {
-			for (; i < len && s[i] != ' ' && s[i] != '\t'; i++) {
-				if (s[i] == '"') {
-					*why = "a quote inside an unquoted field";
-					return -1;
-				}
-				if (o + 1 >= CREDS_FIELD_MAX) {
-					*why = "field too long";
-					return -1;
-				}
-				out[o++] = s[i];
 			}
 		}
 		out[o] = 0;
