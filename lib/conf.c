@@ -135,13 +135,12 @@ int parse_size(const char *s, long long *out)
 
 int parse_bool(const char *s, long long *out)
 {
-	static const char *const yes[] = {"yes", "true", "on", "1"}, *const no[] = {"no", "false", "off", "0"};
-	for (size_t i = 0; i < ARRAY_LEN(yes); i++) {
-		if (str_caseeq(s, yes[i]))
-			return *out = 1, 0;
-		if (str_caseeq(s, no[i]))
-			return *out = 0, 0;
-	}
+	/* the four words for yes, then the four for no, as one string */
+	static const char words[] = "yes\0true\0on\0" "1\0no\0false\0off\0" "0";
+	const char *w = words;
+	for (int i = 0; i < 8; i++, w += strlen(w) + 1)
+		if (str_caseeq(s, w))
+			return *out = i < 4, 0;
 	return -1;
 }
 
@@ -167,10 +166,8 @@ static const char *typecheck(enum conf_key k, const char *v, long long *num)
 void conf_init(struct conf *c)
 {
 	memset(c, 0, sizeof *c);
-	for (int k = 0; k < CK__COUNT; k++) {
-		long long n;
-		c->num[k] = typecheck((enum conf_key)k, conf_default((enum conf_key)k), &n) ? 0 : n;
-	}
+	for (int k = 0; k < CK__COUNT; k++)
+		conf_unset(c, (enum conf_key)k);
 }
 
 void conf_free(struct conf *c)
@@ -182,10 +179,10 @@ void conf_free(struct conf *c)
 
 void conf_unset(struct conf *c, enum conf_key k)
 {
-	long long n;
 	free(c->val[k]);
 	c->val[k] = NULL;
-	c->num[k] = typecheck(k, conf_default((enum conf_key)k), &n) ? 0 : n;
+	/* a default always parses; typecheck() leaves 0 where a value does not */
+	typecheck(k, conf_default(k), &c->num[k]);
 	c->origin[k] = CO_DEFAULT;
 	c->line[k] = 0;
 }
@@ -210,7 +207,7 @@ int conf_env_used(const struct conf *c)
 	return 0;
 }
 
-static void vreport(conf_report_fn *report, void *ctx, const char *file, int line, const char *fmt, va_list ap)
+void conf_vreportf(conf_report_fn *report, void *ctx, const char *file, int line, const char *fmt, va_list ap)
 {
 	char msg[512];
 	vsnprintf(msg, sizeof msg, fmt, ap);
@@ -222,7 +219,7 @@ void conf_reportf(conf_report_fn *report, void *ctx, const char *file, int line,
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vreport(report, ctx, file, line, fmt, ap);
+	conf_vreportf(report, ctx, file, line, fmt, ap);
 	va_end(ap);
 }
 
@@ -230,7 +227,7 @@ int conf_report_key(const struct conf *c, enum conf_key k, conf_report_fn *repor
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vreport(report, ctx, c->origin[k] == CO_ENV ? "environment" : c->path[0] ? c->path : "spoolbox.conf",
+	conf_vreportf(report, ctx, c->origin[k] == CO_ENV ? "environment" : c->path[0] ? c->path : "spoolbox.conf",
 	        c->origin[k] == CO_FILE ? c->line[k] : 0, fmt, ap);
 	va_end(ap);
 	return 1;
@@ -240,14 +237,13 @@ static int set_value(struct conf *c, enum conf_key k, const char *v, enum conf_o
                      const char *file, conf_report_fn *report, void *ctx)
 {
 	long long num;
-	const char *why = typecheck(k, v, &num);
+	char *copy = NULL;
+	/* (only the environment's can be too long: a line holds less) */
+	const char *why = strlen(v) >= CONF_LINE_MAX ? "value too long" : typecheck(k, v, &num);
+	if (!why && !(copy = strdup(v)))
+		why = "out of memory";
 	if (why) {
-		conf_reportf(report, ctx, file, line, "%s: %s", conf_name((enum conf_key)k), why);
-		return 1;
-	}
-	char *copy = strdup(v);
-	if (!copy) {
-		conf_reportf(report, ctx, file, line, "%s: out of memory", conf_name((enum conf_key)k));
+		conf_reportf(report, ctx, file, line, "%s: %s", conf_name(k), why);
 		return 1;
 	}
 	free(c->val[k]);
@@ -258,12 +254,19 @@ static int set_value(struct conf *c, enum conf_key k, const char *v, enum conf_o
 	return 0;
 }
 
+/* p past the blanks before end; noinline: one copy for the four places */
+__attribute__((noinline)) static const char *skip_blank(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	return p;
+}
+
 /* Parses the value part of one line (after '=') into out. Returns NULL or the reason. */
 static const char *parse_value(const char *p, const char *end, char *out, size_t size)
 {
 	size_t n = 0;
-	while (p < end && (*p == ' ' || *p == '\t'))
-		p++;
+	p = skip_blank(p, end);
 	if (p < end && *p == '"') {
 		p++;
 		for (;;) {
@@ -289,8 +292,7 @@ static const char *parse_value(const char *p, const char *end, char *out, size_t
 				return "value too long";
 			out[n++] = ch;
 		}
-		while (p < end && (*p == ' ' || *p == '\t'))
-			p++;
+		p = skip_blank(p, end);
 		if (p < end && *p != '#')
 			return "text after the closing quote";
 	} else {
@@ -311,65 +313,68 @@ static const char *parse_value(const char *p, const char *end, char *out, size_t
 	return NULL;
 }
 
+const char *conf_line(const char *text, size_t len, size_t *pos, size_t *ll)
+{
+	const char *s = text + *pos;
+	const char *nl = memchr(s, '\n', len - *pos);
+	size_t l = nl ? (size_t)(nl - s) : len - *pos;
+	*pos += l + (nl != NULL);
+	if (l && s[l - 1] == '\r')
+		l--;
+	*ll = l;
+	return s;
+}
+
 int conf_parse(struct conf *c, const char *file, const char *text, size_t len, conf_report_fn *report, void *ctx)
 {
 	int errors = 0, lineno = 0;
-	const char *p = text, *end = text + len;
+	size_t pos = 0;
 	char value[CONF_LINE_MAX];
-	while (p < end) {
-		const char *eol = memchr(p, '\n', (size_t)(end - p));
-		const char *le = eol ? eol : end;
+	char kname[64];
+	while (pos < len) {
+		size_t ll;
+		const char *q = conf_line(text, len, &pos, &ll), *le = q + ll;
 		lineno++;
-		const char *q = p;
-		p = eol ? eol + 1 : end;
-		if (le > q && le[-1] == '\r')
-			le--;
-		if (le - q >= CONF_LINE_MAX) {
+		if (ll >= CONF_LINE_MAX) {
 			conf_reportf(report, ctx, file, lineno, "line longer than %d bytes", CONF_LINE_MAX - 1);
 			errors++;
 			continue;
 		}
-		while (q < le && (*q == ' ' || *q == '\t'))
-			q++;
+		/* a line's error: its format takes kname and why (or neither), reported at the end */
+		const char *fmt, *why = NULL;
+		q = skip_blank(q, le);
 		if (q == le || *q == '#')
 			continue;
 		const char *name = q;
 		while (q < le && (*q == '_' || (*q >= 'A' && *q <= 'Z') || (*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9')))
 			q++;
 		size_t nlen = (size_t)(q - name);
-		while (q < le && (*q == ' ' || *q == '\t'))
-			q++;
-		if (nlen == 0 || q >= le || *q != '=') {
-			conf_reportf(report, ctx, file, lineno, "expected NAME=value");
-			errors++;
-			continue;
-		}
-		char kname[64];
-		if (nlen >= sizeof kname) {
-			conf_reportf(report, ctx, file, lineno, "unknown key (name too long)");
-			errors++;
-			continue;
-		}
+		q = skip_blank(q, le);
+		fmt = "expected NAME=value";
+		if (nlen == 0 || q >= le || *q != '=')
+			goto bad;
+		fmt = "unknown key (name too long)";
+		if (nlen >= sizeof kname)
+			goto bad;
 		memcpy(kname, name, nlen);
 		kname[nlen] = 0;
 		int k = conf_lookup(kname);
-		if (k < 0) {
-			conf_reportf(report, ctx, file, lineno, "unknown key %s", kname);
-			errors++;
-			continue;
-		}
-		const char *why = parse_value(q + 1, le, value, sizeof value);
-		if (why) {
-			conf_reportf(report, ctx, file, lineno, "%s: %s", kname, why);
-			errors++;
-			continue;
-		}
+		fmt = "unknown key %s";
+		if (k < 0)
+			goto bad;
+		fmt = "%s: %s";
+		if ((why = parse_value(q + 1, le, value, sizeof value)))
+			goto bad;
 		if (c->origin[k] == CO_FILE) {
 			conf_reportf(report, ctx, file, lineno, "duplicate key %s (first set on line %d)", kname, c->line[k]);
 			errors++;
 			continue;
 		}
 		errors += set_value(c, (enum conf_key)k, value, CO_FILE, lineno, file, report, ctx);
+		continue;
+	bad:
+		conf_reportf(report, ctx, file, lineno, fmt, kname, why);
+		errors++;
 	}
 	return errors;
 }
@@ -395,38 +400,32 @@ int conf_apply_env(struct conf *c, conf_report_fn *report, void *ctx)
 	int errors = 0;
 	for (int k = 0; k < CK__COUNT; k++) {
 		const char *v = env_value((enum conf_key)k);
-		if (!v)
-			continue;
-		if (strlen(v) >= CONF_LINE_MAX) {
-			conf_reportf(report, ctx, "environment", 0, "%s: value too long", conf_name((enum conf_key)k));
-			errors++;
-			continue;
-		}
-		errors += set_value(c, (enum conf_key)k, v, CO_ENV, 0, "environment", report, ctx);
+		if (v)
+			errors += set_value(c, (enum conf_key)k, v, CO_ENV, 0, "environment", report, ctx);
 	}
 	return errors;
 }
 
 int conf_load(struct conf *c, const char *path, conf_report_fn *report, void *ctx)
 {
+	char *text;
+	size_t len;
+	int errors = 1;
 	if (!path && (path = getenv(CONF_PATH_ENV)) && !*path) {
 		conf_reportf(report, ctx, "environment", 0, "%s is set but empty", CONF_PATH_ENV);
-		return 1 + conf_apply_env(c, report, ctx);
-	}
-	const char *p = path ? path : DEFAULT_CONF_PATH;
-	char *text = NULL;
-	size_t len = 0;
-	int errors = 0;
-	c->path[0] = 0;
-	if (fio_slurp(p, CONF_FILE_MAX, &text, &len) < 0) {
-		if (errno != ENOENT || path) {
-			conf_reportf(report, ctx, p, 0, "cannot read: %s", errno == EFBIG ? "file too large" : strerror(errno));
-			errors++;
-		}
 	} else {
-		str_lcpy(c->path, p, sizeof c->path);
-		errors += conf_parse(c, p, text, len, report, ctx);
-		free(text);
+		const char *p = path ? path : DEFAULT_CONF_PATH;
+		c->path[0] = 0;
+		if (fio_slurp(p, CONF_FILE_MAX, &text, &len) < 0) {
+			if (errno != ENOENT || path)
+				conf_reportf(report, ctx, p, 0, "cannot read: %s", errno == EFBIG ? "file too large" : strerror(errno));
+			else
+				errors = 0;
+		} else {
+			str_lcpy(c->path, p, sizeof c->path);
+			errors = conf_parse(c, p, text, len, report, ctx);
+			free(text);
+		}
 	}
 	return errors + conf_apply_env(c, report, ctx);
 }

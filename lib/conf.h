@@ -8,6 +8,7 @@
 #ifndef SPOOLBOX_CONF_H
 #define SPOOLBOX_CONF_H
 #include "config_default.h"
+#include <stdarg.h>
 #include <stddef.h>
 
 enum conf_type { CT_STR, CT_PATH, CT_BOOL, CT_INT, CT_SIZE, CT_INTERVAL, CT_LIST };
@@ -64,6 +65,10 @@ int conf_lookup(const char *name);
  * privilege then). */
 int conf_env_used(const struct conf *c);
 
+/* The line at text[*pos] (*pos < len): its start, and in *ll its length without the LF or CRLF
+ * that ends it; *pos moves past the LF. The one line splitter of every configuration file. */
+const char *conf_line(const char *text, size_t len, size_t *pos, size_t *ll);
+
 /* Plain decimal digits, at most max (no sign, no space). Returns 0 or -1. */
 int parse_count(const char *s, long long max, long long *out);
 /* "1h5m20s", "10s", "3d", "90" (seconds), "0". Returns 0 or -1 (syntax, overflow). */
@@ -77,6 +82,8 @@ int parse_bool(const char *s, long long *out);
  * configuration-file parser uses. */
 void conf_reportf(conf_report_fn *report, void *ctx, const char *file, int line, const char *fmt, ...)
     PRINTF_LIKE(5, 6);
+void conf_vreportf(conf_report_fn *report, void *ctx, const char *file, int line, const char *fmt, va_list ap)
+    __attribute__((format(printf, 5, 0)));
 
 /* Reports a finding about key k where its value came from: "environment" (line 0) for an
  * environment override, else the file and the key's line (0 for a compiled-in default). The

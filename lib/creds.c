@@ -36,45 +36,40 @@ static int split(const char *s, size_t len, struct fields *f, const char **why)
 		}
 		char *out = f->v[f->n];
 		size_t o = 0;
-		f->quoted[f->n] = s[i] == '"';
-		if (s[i] == '"') {
-			for (i++;; i++) {
-				if (i == len) {
-					*why = "unterminated quoted field";
+		int quoted = f->quoted[f->n] = s[i] == '"';
+		/* a word up to a blank, or a string up to its quote (only \" and \\ escaped) */
+		for (i += quoted;; i++) {
+			if (i == len || (!quoted && (s[i] == ' ' || s[i] == '\t')))
+				break;
+			char c = s[i];
+			if (quoted && c == '"')
+				break;
+			if (c == '"') {
+				*why = "a quote inside an unquoted field";
+				return -1;
+			}
+			if (quoted && c == '\\') {
+				if (i + 1 == len || (s[i + 1] != '"' && s[i + 1] != '\\')) {
+					*why = "bad escape in a quoted field (only \\\" and \\\\ exist)";
 					return -1;
 				}
-				char c = s[i];
-				if (c == '"')
-					break;
-				if (c == '\\') {
-					if (i + 1 == len || (s[i + 1] != '"' && s[i + 1] != '\\')) {
-						*why = "bad escape in a quoted field (only \\\" and \\\\ exist)";
-						return -1;
-					}
-					c = s[++i];
-				}
-				if (o + 1 >= CREDS_FIELD_MAX) {
-					*why = "field too long";
-					return -1;
-				}
-				out[o++] = c;
+				c = s[++i];
+			}
+			if (o + 1 >= CREDS_FIELD_MAX) {
+				*why = "field too long";
+				return -1;
+			}
+			out[o++] = c;
+		}
+		if (quoted) {
+			if (i == len) {
+				*why = "unterminated quoted field";
+				return -1;
 			}
 			i++;
 			if (i < len && s[i] != ' ' && s[i] != '\t') {
 				*why = "text right after a closing quote";
 				return -1;
-			}
-		} else {
-			for (; i < len && s[i] != ' ' && s[i] != '\t'; i++) {
-				if (s[i] == '"') {
-					*why = "a quote inside an unquoted field";
-					return -1;
-				}
-				if (o + 1 >= CREDS_FIELD_MAX) {
-					*why = "field too long";
-					return -1;
-				}
-				out[o++] = s[i];
 			}
 		}
 		out[o] = 0;
@@ -115,15 +110,8 @@ static int split_host(char *h, int *port)
 			return -1; /* a bare IPv6 address: write it as [IPv6:...] */
 	}
 	if (colon) {
-		long p = 0;
-		const char *d = colon + 1;
-		if (!*d)
-			return -1;
-		for (; *d; d++) {
-			if (*d < '0' || *d > '9' || (p = p * 10 + (*d - '0')) > 65535)
-				return -1;
-		}
-		if (p == 0)
+		long long p;
+		if (parse_count(colon + 1, 65535, &p) < 0 || !p)
 			return -1;
 		*port = (int)p;
 		*colon = 0;
@@ -159,22 +147,14 @@ static int rank(const char *ehost, int eport, const char *host, int port)
 	return eport ? 4 : 3;
 }
 
-/* The line at text[*pos] (pos < len): its start and length *ll without LF or CRLF; *pos moves
- * past it. */
-static const char *next_line(const char *text, size_t len, size_t *pos, size_t *ll)
-{
-	const char *s = text + *pos;
-	const char *nl = memchr(s, '\n', len - *pos);
-	size_t l = nl ? (size_t)(nl - s) : len - *pos;
-	*pos += l + (nl != NULL);
-	if (l && s[l - 1] == '\r')
-		l--;
-	*ll = l;
-	return s;
-}
+struct check;
+static void check_line(struct check *k, const char *file, int lineno, const struct fields *f, int token,
+                       conf_report_fn *report, void *ctx);
 
-int creds_parse(const char *file, const char *text, size_t len, const char *host, int port,
-                struct creds *out, conf_report_fn *report, void *ctx)
+/* creds_parse(), and with chk (creds_check's, on a file already found valid) check_line() for
+ * every entry. */
+static int parse(const char *file, const char *text, size_t len, const char *host, int port,
+                 struct creds *out, conf_report_fn *report, void *ctx, struct check *chk)
 {
 	struct fields f; /* reused line by line, wiped at the end */
 	int errors = 0, best = 0, lineno = 0, ignored;
@@ -185,7 +165,7 @@ int creds_parse(const char *file, const char *text, size_t len, const char *host
 	size_t pos = 0;
 	while (pos < len) {
 		size_t ll;
-		const char *s = next_line(text, len, &pos, &ll);
+		const char *s = conf_line(text, len, &pos, &ll);
 		lineno++;
 		/* a line's error: a format of one string (arg) or of none, reported at the end of the
 		 * loop; those of the field count take it too (fields) */
@@ -217,6 +197,8 @@ int creds_parse(const char *file, const char *text, size_t len, const char *host
 			arg = f.n == 1 ? "" : "s";
 			goto fields;
 		}
+		if (chk)
+			check_line(chk, file, lineno, &f, token, report, ctx);
 		char *ehost = f.v[0];
 		int eport;
 		fmt = "bad HOST field (HOST, HOST:PORT, [ADDRESS][:PORT] or *)";
@@ -251,6 +233,12 @@ int creds_parse(const char *file, const char *text, size_t len, const char *host
 		return -1;
 	}
 	return best > 0;
+}
+
+int creds_parse(const char *file, const char *text, size_t len, const char *host, int port,
+                struct creds *out, conf_report_fn *report, void *ctx)
+{
+	return parse(file, text, len, host, port, out, report, ctx, NULL);
 }
 
 int creds_lookup(const char *path, const char *host, int port, struct creds *out,
@@ -349,6 +337,35 @@ static void agent_readable(const char *file, int lineno, const char *path, const
 	             "cannot read it (AUTH deferred); fix: chown %s %.200s", path, (unsigned)st.st_uid, user, user, path);
 }
 
+struct check {
+	const struct conf *c;
+	const struct agent_ids *a;
+	const struct smarthost *sh;
+	int nsh;                     /* 0: no smarthost to compare hosts with */
+	uid_t agent;
+	int errors;
+};
+
+/* --check, one entry of a valid file: its host against the smarthosts, its token file. */
+static void check_line(struct check *k, const char *file, int lineno, const struct fields *f, int token,
+                       conf_report_fn *report, void *ctx)
+{
+	char why[160], tok[CREDS_TOKEN_MAX + 1];
+	if (k->nsh > 0 && unused_line(f->v[0], k->sh, (size_t)k->nsh))
+		conf_reportf(report, ctx, file, lineno, CONF_WARNING "host %.200s matches no SMARTHOST entry (%.200s), "
+		             "so this line is never used; write the host as SMARTHOST does ([address] or name, "
+		             ":port only when it names the same port)", f->v[0], conf_str(k->c, CK_SMARTHOST));
+	if (!token)
+		return;
+	if (read_token(f->v[3], k->agent, tok, sizeof tok, why, sizeof why) < 0) {
+		conf_reportf(report, ctx, file, lineno, "token file %.200s %s", f->v[3], why);
+		k->errors++;
+	} else {
+		agent_readable(file, lineno, f->v[3], k->c, k->a, report, ctx);
+	}
+	explicit_bzero(tok, sizeof tok);
+}
+
 /* --check: the file and every token file it names; a missing credentials file is fine. */
 int creds_check(const struct conf *c, conf_report_fn *report, void *ctx)
 {
@@ -370,7 +387,7 @@ int creds_check(const struct conf *c, conf_report_fn *report, void *ctx)
 		return 1;
 	}
 	agent_readable(path, 0, path, c, &a, report, ctx);
-	int bad = creds_parse(path, text, len, NULL, 0, NULL, report, ctx) < 0, errors = bad;
+	int bad = parse(path, text, len, NULL, 0, NULL, report, ctx, NULL) < 0;
 	/* with a smarthost every connection goes to one of its entries: a line naming another host
 	 * is a mistake that silently leaves AUTH out (unless an entry is looked up by MX) */
 	struct smarthost *sh = calloc(SMARTHOST_MAX, sizeof *sh);
@@ -379,34 +396,11 @@ int creds_check(const struct conf *c, conf_report_fn *report, void *ctx)
 	for (int i = 0; i < nsh; i++)
 		if (sh[i].mx)
 			nsh = 0;
-	/* the token files, each reported at the line that names it */
-	size_t pos = 0;
-	int lineno = 0;
-	struct fields f;
-	while (!bad && pos < len) {
-		size_t ll;
-		const char *s = next_line(text, len, &pos, &ll);
-		lineno++;
-		const char *w;
-		if (split(s, ll, &f, &w) < 0 || f.n < 3)
-			continue;
-		if (nsh > 0 && unused_line(f.v[0], sh, (size_t)nsh))
-			conf_reportf(report, ctx, path, lineno, CONF_WARNING "host %.200s matches no SMARTHOST entry (%.200s), "
-			             "so this line is never used; write the host as SMARTHOST does ([address] or name, "
-			             ":port only when it names the same port)", f.v[0], conf_str(c, CK_SMARTHOST));
-		if (f.n != 4)
-			continue;
-		char tok[CREDS_TOKEN_MAX + 1];
-		if (read_token(f.v[3], agent, tok, sizeof tok, why, sizeof why) < 0) {
-			conf_reportf(report, ctx, path, lineno, "token file %.200s %s", f.v[3], why);
-			errors++;
-		} else {
-			agent_readable(path, lineno, f.v[3], c, &a, report, ctx);
-		}
-		explicit_bzero(tok, sizeof tok);
-	}
-	explicit_bzero(&f, sizeof f);
+	/* the entries again, each token file reported at the line that names it */
+	struct check k = {c, &a, sh, nsh, agent, bad};
+	if (!bad)
+		parse(path, text, len, NULL, 0, NULL, report, ctx, &k);
 	secfile_free(text, len);
 	free(sh);
-	return errors;
+	return k.errors;
 }

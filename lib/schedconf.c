@@ -39,11 +39,11 @@ static const char var_names[] =
 	"interval\0" "idlemax\0" "expiry\0" "expiry2\0" "retries\0" "maxta\0" "maxchannel\0" "maxring\0"
 	"maxthr\0" "overfeed\0" "skew\0" "user\0" "group\0" "command\0" "queueonly\0" "timelimit\0"
 	"maxrcpt\0"
-	/* per-destination concurrency (issue 14 points 2-3): conc_assign() */
+	/* per-destination concurrency (issue 14 points 2-3): VT_CONC */
 	"initial_destination_concurrency\0" "destination_concurrency_limit\0"
 	"destination_concurrency_positive_feedback\0" "destination_concurrency_negative_feedback\0"
 	"destination_concurrency_failed_cohort_limit\0"
-	/* preemption (issue 14 point 4): conc_assign() too */
+	/* preemption (issue 14 point 4): VT_CONC too */
 	"delivery_slot_cost\0" "delivery_slot_discount\0" "delivery_slot_loan\0"
 	"minimum_delivery_slots\0"
 	/* in-core recipients (issue 14 point 5) */
@@ -155,20 +155,18 @@ struct parser {
 };
 
 /* A finding: an error, or (its format starting with CONF_WARNING, as warn() makes it) a warning,
- * a key that is accepted and has no effect (issue 14 point 8), which counts as no error. */
+ * a key that is accepted and has no effect (issue 14 point 8), which counts as no error: warn()
+ * takes back the one bad() counts. */
 static void bad(struct parser *ps, const char *fmt, ...) PRINTF_LIKE(2, 3);
 static void bad(struct parser *ps, const char *fmt, ...)
 {
-	char msg[512];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	ps->errors++; /* (warn() took one off before) */
+	conf_vreportf(ps->report, ps->ctx, ps->file, ps->line, fmt, ap);
 	va_end(ap);
-	ps->errors += !str_starts(fmt, CONF_WARNING);
-	if (ps->report)
-		ps->report(ps->ctx, ps->file, ps->line, msg);
 }
-#define warn(ps, ...) bad(ps, CONF_WARNING __VA_ARGS__)
+#define warn(ps, ...) ((ps)->errors--, bad(ps, CONF_WARNING __VA_ARGS__))
 
 /* A copy of val, or NULL with "out of memory" reported: the scheduler's reload then keeps its
  * old configuration instead of exiting (issue 9 point 8). */
@@ -185,6 +183,14 @@ static int is_space(char ch)
 	return ch == ' ' || ch == '\t';
 }
 
+/* noinline: one copy for the nine places that skip blanks */
+__attribute__((noinline)) static const char *skip_space(const char *p)
+{
+	while (is_space(*p))
+		p++;
+	return p;
+}
+
 static int is_name(char ch)
 {
 	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '-';
@@ -196,23 +202,17 @@ static int parse_retries(struct parser *ps, const char *v, unsigned **out, unsig
 	unsigned n = 0;
 	const char *p = v;
 	while (*p) {
-		while (is_space(*p))
-			p++;
+		p = skip_space(p);
 		if (!*p)
 			break;
-		char word[16];
+		/* a number of at most 15 digits (as parse_count() on a 16-byte copy had it), <= SC_RETRY_MAX */
 		size_t len = 0;
-		while (p[len] && !is_space(p[len]))
-			len++;
-		long long x;
-		if (len >= sizeof word) {
+		long long x = 0;
+		int ok = 1;
+		for (; p[len] && !is_space(p[len]); len++)
+			ok = ok && p[len] >= '0' && p[len] <= '9' && (x = x * 10 + (p[len] - '0')) <= SC_RETRY_MAX;
+		if (!ok || len >= 16) {
 			bad(ps, "retries: '%.*s' is not a number from 0 to %d", (int)(len > 40 ? 40 : len), p, SC_RETRY_MAX);
-			return -1;
-		}
-		memcpy(word, p, len);
-		word[len] = 0;
-		if (parse_count(word, SC_RETRY_MAX, &x) < 0) {
-			bad(ps, "retries: '%s' is not a number from 0 to %d", word, SC_RETRY_MAX);
 			return -1;
 		}
 		if (n == SC_RETRIES_MAX) {
@@ -288,38 +288,6 @@ int sc_feedback_parse(const char *text, int *style, double *x)
 	return 0;
 }
 
-/* One of the concurrency keys. Returns 0, or -1 (reported). */
-static int conc_assign(struct parser *ps, struct sc_params *p, int var, const char *name, const char *val)
-{
-	long long x;
-	if (var == SV_POS_FEEDBACK || var == SV_NEG_FEEDBACK) {
-		int style;
-		double amount;
-		if (sc_feedback_parse(val, &style, &amount) < 0) {
-			bad(ps, "%s: '%s' is not a feedback (x, x/y, x/concurrency, x/sqrt_concurrency; x in 0..1)", name, val);
-			return -1;
-		}
-		if (var == SV_POS_FEEDBACK) {
-			p->pos_style = style;
-			p->pos_x = amount;
-		} else {
-			p->neg_style = style;
-			p->neg_x = amount;
-		}
-		return 0;
-	}
-	/* 0 is a value for the cohort limit (never dead) and the slot keys (a cost below 2: no
-	 * preemption), a percentage stops at 100 */
-	long long min = var == SV_INIT_CONC || var == SV_CONC_LIMIT ? 1 : 0;
-	long long max = var == SV_SLOT_DISCOUNT ? 100 : 10000;
-	if (parse_count(val, max, &x) < 0 || x < min) {
-		bad(ps, "%s: '%s' is not a number from %lld to %lld", name, val, min, max);
-		return -1;
-	}
-	set_number(p, var, x);
-	return 0;
-}
-
 static int check_command(struct parser *ps, const char *v)
 {
 	char buf[SC_VALUE_MAX * 2];
@@ -365,9 +333,32 @@ static void assign(struct parser *ps, struct sc_clause *k, const char *name, con
 		}
 		set_number(&k->p, var, x);
 		break;
-	case VT_INT:
-		if (parse_count(val, 1000000, &x) < 0) {
-			bad(ps, "%s: '%s' is not a number from 0 to 1000000", name, val);
+	case VT_CONC:
+		if (var == SV_POS_FEEDBACK || var == SV_NEG_FEEDBACK) {
+			int style;
+			double amount;
+			if (sc_feedback_parse(val, &style, &amount) < 0) {
+				bad(ps, "%s: '%s' is not a feedback (x, x/y, x/concurrency, x/sqrt_concurrency; x in 0..1)", name, val);
+				return;
+			}
+			if (var == SV_POS_FEEDBACK) {
+				k->p.pos_style = style;
+				k->p.pos_x = amount;
+			} else {
+				k->p.neg_style = style;
+				k->p.neg_x = amount;
+			}
+			break;
+		}
+		/* the other concurrency keys are numbers */
+		/* fall through */
+	case VT_INT: {
+		/* 0 is a value for the cohort limit (never dead) and the slot keys (a cost below 2: no
+		 * preemption), a percentage stops at 100 */
+		long long min = var == SV_INIT_CONC || var == SV_CONC_LIMIT;
+		long long max = var == SV_SLOT_DISCOUNT ? 100 : var_type[var] == VT_INT ? 1000000 : 10000;
+		if (parse_count(val, max, &x) < 0 || x < min) {
+			bad(ps, "%s: '%s' is not a number from %lld to %lld", name, val, min, max);
 			return;
 		}
 		if (x < 1 && (var == SV_MAXTHR || var == SV_OVERFEED || var == SV_RCPT_LIMIT ||
@@ -378,7 +369,10 @@ static void assign(struct parser *ps, struct sc_clause *k, const char *name, con
 		set_number(&k->p, var, x);
 		if (var == SV_SKEW)
 			warn(ps, "skew: not implemented (accepted for ZMailer compatibility, it has no effect)");
+		if (!ENABLE_PREEMPT && var >= SV_SLOT_COST && var <= SV_MIN_SLOTS)
+			warn(ps, "%s: preemption is not in this build (ENABLE_PREEMPT=0), it has no effect", name);
 		break;
+	}
 	case VT_RETRIES:
 		if (parse_retries(ps, val, &k->retries, &k->p.nretries) < 0)
 			return;
@@ -404,59 +398,46 @@ static void assign(struct parser *ps, struct sc_clause *k, const char *name, con
 			return;
 		k->p.command = k->command = dup_val(ps, val);
 		break;
-	case VT_CONC:
-		if (conc_assign(ps, &k->p, var, name, val) < 0)
-			return;
-		if (!ENABLE_PREEMPT && var >= SV_SLOT_COST)
-			warn(ps, "%s: preemption is not in this build (ENABLE_PREEMPT=0), it has no effect", name);
-		break;
 	}
 	k->p.set |= bit;
 	k->nset++;
 }
 
 /* Reads one value (word or "quoted string") at *pp into out. Returns 0 or -1 (reported). */
-static int read_value(struct parser *ps, const char **pp, char *out, size_t size)
+static int read_value(struct parser *ps, const char **pp, char *out)
 {
-	const char *p = *pp;
+	const char *p = *pp, *why;
 	size_t n = 0;
-	if (*p == '"') {
+	int quoted = *p == '"';
+	p += quoted;
+	/* a word up to a blank, or a string up to its quote (\" and \\ escaped) */
+	for (char ch; (ch = *p) && (quoted ? ch != '"' : !is_space(ch));) {
+		why = "stray '\"' in a value";
+		if (ch == '"')
+			goto bad;
 		p++;
-		while (*p && *p != '"') {
-			char ch = *p++;
-			if (ch == '\\' && (*p == '"' || *p == '\\'))
-				ch = *p++;
-			if (n + 1 >= size) {
-				bad(ps, "value longer than %zu bytes", size - 1);
-				return -1;
-			}
-			out[n++] = ch;
-		}
-		if (*p != '"') {
-			bad(ps, "unterminated quoted value");
+		if (quoted && ch == '\\' && (*p == '"' || *p == '\\'))
+			ch = *p++;
+		if (n >= SC_VALUE_MAX) {
+			bad(ps, "value longer than %d bytes", SC_VALUE_MAX);
 			return -1;
 		}
-		p++;
-		if (*p && !is_space(*p)) {
-			bad(ps, "no space after the quoted value");
-			return -1;
-		}
-	} else {
-		while (*p && !is_space(*p)) {
-			if (*p == '"') {
-				bad(ps, "stray '\"' in a value");
-				return -1;
-			}
-			if (n + 1 >= size) {
-				bad(ps, "value longer than %zu bytes", size - 1);
-				return -1;
-			}
-			out[n++] = *p++;
-		}
+		out[n++] = ch;
+	}
+	if (quoted) {
+		why = "unterminated quoted value";
+		if (*p++ != '"')
+			goto bad;
+		why = "no space after the quoted value";
+		if (*p && !is_space(*p))
+			goto bad;
 	}
 	out[n] = 0;
 	*pp = p;
 	return 0;
+bad:
+	bad(ps, "%s", why);
+	return -1;
 }
 
 /* The assignments and keywords of one line (after the pattern, or an indented line). */
@@ -464,8 +445,7 @@ static void assignments(struct parser *ps, struct sc_clause *k, const char *p)
 {
 	char name[48], val[SC_VALUE_MAX + 1]; /* the longest: destination_concurrency_failed_cohort_limit */
 	for (;;) {
-		while (is_space(*p))
-			p++;
+		p = skip_space(p);
 		if (!*p || *p == '#')
 			return;
 		size_t n = 0;
@@ -483,14 +463,12 @@ static void assignments(struct parser *ps, struct sc_clause *k, const char *p)
 		name[n] = 0;
 		p += n;
 		const char *q = p;
-		while (is_space(*q))
-			q++;
+		q = skip_space(q);
 		if (*q == '=') {
 			q++;
-			while (is_space(*q))
-				q++;
+			q = skip_space(q);
 			p = q;
-			if (read_value(ps, &p, val, sizeof val) < 0)
+			if (read_value(ps, &p, val) < 0)
 				return;
 			assign(ps, k, name, val);
 		} else {
@@ -508,35 +486,33 @@ static int is_host(char ch)
 	return is_name(ch) || ch == '.' || ch == ':' || ch == '[' || ch == ']';
 }
 
-/* "PATTERN SESSIONS": the pattern an exact host, *.domain or *; the classes keep file order. */
-static void hostclass(struct parser *ps, const char *v)
+/* "PATTERN SESSIONS": the pattern an exact host, *.domain or *; the classes keep file order. v
+ * is the value's buffer: the two words are cut in place. */
+static void hostclass(struct parser *ps, char *v)
 {
 	struct schedconf *c = ps->c;
-	char pat[SC_PATTERN_MAX + 1], num[16];
 	size_t n = 0, k = 0;
 	long long x;
 	while (v[n] && !is_space(v[n]))
 		n++;
-	const char *rest = v + n;
-	while (is_space(*rest))
-		rest++;
-	while (rest[k] && !is_space(rest[k]))
+	char *num = v + (skip_space(v + n) - v);
+	while (num[k] && !is_space(num[k]))
 		k++;
-	if (!n || !k || rest[k + strspn(rest + k, " \t")]) {
+	if (!n || !k || *skip_space(num + k)) {
 		bad(ps, "PARAMhostclass: expected \"PATTERN SESSIONS\" (like \"*.example.com 3\")");
 		return;
 	}
-	if (n > SC_PATTERN_MAX || k >= sizeof num) {
+	if (n > SC_PATTERN_MAX || k >= 16) {
 		bad(ps, "PARAMhostclass: pattern longer than %d bytes or session limit too long", SC_PATTERN_MAX);
 		return;
 	}
-	memcpy(pat, v, n);
-	pat[n] = 0;
-	memcpy(num, rest, k);
+	char *pat = v;
+	pat[n] = 0; /* a blank: num starts after it */
 	num[k] = 0;
+	int star = pat[0] == '*' && !pat[1];
 	const char *h = pat[0] == '*' && pat[1] == '.' ? pat + 2 : pat;
-	int ok = strcmp(pat, "*") == 0 || *h;
-	for (const char *q = h; ok && *q && strcmp(pat, "*"); q++)
+	int ok = star || *h;
+	for (const char *q = h; ok && *q && !star; q++)
 		ok = is_host(*q);
 	if (!ok) {
 		bad(ps, "PARAMhostclass: '%s' is not a host, *.domain or *", pat);
@@ -550,7 +526,7 @@ static void hostclass(struct parser *ps, const char *v)
 		if (*q >= 'A' && *q <= 'Z')
 			*q = (char)(*q - 'A' + 'a');
 	for (size_t i = 0; i < c->nhc; i++) {
-		if (!strcmp(c->hc[i].pat, "*")) {
+		if (c->hc[i].pat[0] == '*' && !c->hc[i].pat[1]) {
 			bad(ps, "PARAMhostclass: '%s' can never match: the class '*' of line %d comes first ('*' must be last)",
 			    pat, c->hc[i].line);
 			return;
@@ -614,19 +590,16 @@ static void param_line(struct parser *ps, const char *p)
 	memcpy(name, p, n);
 	name[n] = 0;
 	p += n;
-	while (is_space(*p))
-		p++;
+	p = skip_space(p);
 	if (*p != '=') {
 		bad(ps, "PARAM%s: expected '='", name);
 		return;
 	}
 	p++;
-	while (is_space(*p))
-		p++;
-	if (read_value(ps, &p, val, sizeof val) < 0)
+	p = skip_space(p);
+	if (read_value(ps, &p, val) < 0)
 		return;
-	while (is_space(*p))
-		p++;
+	p = skip_space(p);
 	if (*p && *p != '#') {
 		bad(ps, "PARAM%s: unexpected text after the value", name);
 		return;
@@ -736,13 +709,9 @@ int schedconf_parse(struct schedconf *c, const char *file, const char *text, siz
 	char line[SC_LINE_MAX + 1];
 	size_t pos = 0;
 	while (pos < len) {
-		const char *nl = memchr(text + pos, '\n', len - pos);
-		size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
+		size_t n;
+		const char *src = conf_line(text, len, &pos, &n);
 		ps.line++;
-		const char *src = text + pos;
-		pos += n + (nl ? 1 : 0);
-		if (n && src[n - 1] == '\r')
-			n--;
 		if (n > SC_LINE_MAX) {
 			bad(&ps, "line longer than %d bytes", SC_LINE_MAX);
 			continue;
@@ -758,8 +727,7 @@ int schedconf_parse(struct schedconf *c, const char *file, const char *text, siz
 			continue;
 		}
 		const char *p = line;
-		while (is_space(*p))
-			p++;
+		p = skip_space(p);
 		if (!*p || *p == '#')
 			continue;
 		if (p != line) {

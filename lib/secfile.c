@@ -21,58 +21,66 @@ int secfile_read_owned(const char *path, size_t max, uid_t agent, char **out, si
 {
 	*out = NULL;
 	*len = 0;
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
-		int e = errno;
-		if (e == ELOOP)
-			str_fmt(why, whysize, "is a symbolic link (refused: point the configuration at the file itself)");
-		else
-			str_fmt(why, whysize, "cannot open: %s", strerror(e));
-		errno = e;
-		return -1;
-	}
+	/* the refusal: "op: strerror(e)" when op is set, else fmt with the numbers a and b */
+	const char *op = NULL, *fmt = NULL;
+	unsigned long a = 0, b = 0;
 	struct stat st;
-	int e = 0;
 	uid_t me = geteuid();
-	if (fstat(fd, &st) < 0) {
+	char *p = NULL;
+	size_t n = 0;
+	int e = 0, fd = open(path, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
 		e = errno;
-		str_fmt(why, whysize, "cannot stat: %s", strerror(e));
+		if (e == ELOOP)
+			fmt = "is a symbolic link (refused: point the configuration at the file itself)";
+		else
+			op = "cannot open";
+	} else if (fstat(fd, &st) < 0) {
+		e = errno;
+		op = "cannot stat";
 	} else if (!S_ISREG(st.st_mode)) {
 		e = EINVAL;
-		str_fmt(why, whysize, "not a regular file");
+		fmt = "not a regular file";
 	} else if (st.st_uid != 0 && st.st_uid != me && (agent == (uid_t)-1 || st.st_uid != agent)) {
 		e = EPERM;
-		str_fmt(why, whysize, "owned by uid %u, not by root or uid %u (refused)", (unsigned)st.st_uid, (unsigned)me);
+		fmt = "owned by uid %lu, not by root or uid %lu (refused)";
+		a = st.st_uid;
+		b = me;
 	} else if (st.st_mode & 077) {
 		e = EPERM;
-		str_fmt(why, whysize, "mode %04o lets others read it (refused: chmod 600)", (unsigned)(st.st_mode & 07777));
+		fmt = "mode %04lo lets others read it (refused: chmod 600)";
+		a = st.st_mode & 07777;
 	} else if ((unsigned long long)st.st_size > max) {
 		e = EFBIG;
-		str_fmt(why, whysize, "larger than the limit of %zu bytes", max);
-	}
-	char *p = NULL;
-	if (!e && !(p = malloc(max + 1))) {
+		fmt = "larger than the limit of %lu bytes";
+		a = max;
+	} else if (!(p = malloc(max + 1))) {
 		e = ENOMEM;
-		str_fmt(why, whysize, "out of memory");
+		fmt = "out of memory";
 	}
 	/* read to EOF, not to st_size: the file may change size; max still bounds it */
-	size_t n = 0;
 	while (!e) {
 		ssize_t r = read(fd, p + n, max + 1 - n);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
 			e = errno;
-			str_fmt(why, whysize, "read error: %s", strerror(e));
+			op = "read error";
 		} else if (r == 0) {
 			break;
 		} else if ((n += (size_t)r) > max) {
 			e = EFBIG;
-			str_fmt(why, whysize, "larger than the limit of %zu bytes", max);
+			fmt = "larger than the limit of %lu bytes";
+			a = max;
 		}
 	}
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	if (e) {
+		if (op)
+			str_fmt(why, whysize, "%s: %s", op, strerror(e));
+		else
+			str_fmt(why, whysize, fmt, a, b);
 		secfile_free(p, max + 1);
 		errno = e;
 		return -1;

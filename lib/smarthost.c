@@ -2,7 +2,6 @@
 #include "smarthost.h"
 #include "auth.h"
 #include "util.h"
-#include <ctype.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +10,8 @@
 /* Characters allowed in a host name or address literal: enough for names, IPv4 and IPv6. */
 static int hostchar(int c)
 {
-	return isalnum(c) || c == '-' || c == '.' || c == '_' || c == ':';
+	/* by hand: musl's isalnum() was linked for this alone */
+	return (unsigned)((c | 32) - 'a') < 26 || (unsigned)(c - '0') < 10 || c == '-' || c == '.' || c == '_' || c == ':';
 }
 
 static int parse_port(const char *s, size_t n, unsigned *port)
@@ -164,7 +164,8 @@ static int parse_option(const char *t, size_t n, struct smarthost *h, const char
 			return -1;
 		if (dst == h->mech) {
 			for (char *p = h->mech; *p; p++)
-				*p = (char)toupper((unsigned char)*p);
+				if (*p >= 'a' && *p <= 'z')
+					*p = (char)(*p - 32); /* not toupper(): musl's was linked for this alone */
 			if (auth_mech_parse(h->mech) == AUTH_NONE) {
 				*why = "auth= wants PLAIN, LOGIN, CRAM-MD5 or XOAUTH2";
 				return -1;
@@ -267,11 +268,9 @@ static int parse_entry(const char *s, size_t n, struct smarthost *h, const char 
 int smarthost_parse(const char *s, struct smarthost *out, size_t max, char *err, size_t errlen)
 {
 	size_t len = strlen(s), count = 0, st = 0;
-	if (err && errlen)
-		err[0] = 0;
+	err[0] = 0;
 	if (len > SMARTHOST_LEN) {
-		if (err)
-			str_fmt(err, errlen, "SMARTHOST is longer than %d bytes", SMARTHOST_LEN);
+		str_fmt(err, errlen, "SMARTHOST is longer than %d bytes", SMARTHOST_LEN);
 		return -1;
 	}
 	size_t k = 0;
@@ -288,8 +287,7 @@ int smarthost_parse(const char *s, struct smarthost *out, size_t max, char *err,
 		else if (parse_entry(s + st, i - st, &out[count], &why) == 0)
 			count++;
 		if (why) {
-			if (err)
-				str_fmt(err, errlen, "SMARTHOST entry %zu: %s", count + 1, why);
+			str_fmt(err, errlen, "SMARTHOST entry %zu: %s", count + 1, why);
 			return -1;
 		}
 		st = i + 1;

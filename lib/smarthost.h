@@ -48,7 +48,7 @@ struct smarthost {
 };
 
 /* Parses s into out[0..max). Returns the number of entries (0 for an empty or blank string), or
- * -1 with "entry N: reason" in err. */
+ * -1 with "entry N: reason" in err (errlen bytes, at least 1: every caller wants the reason). */
 int smarthost_parse(const char *s, struct smarthost *out, size_t max, char *err, size_t errlen);
 /* The port an entry connects to: its own, else 465 for smtps, else 25. */
 unsigned smarthost_port(const struct smarthost *h);
