@@ -1,13 +1,14 @@
 /* PRINTF_LIKE(fmt, first): the attribute of every printf-like function of lib/ and applets/.
  *
  * Besides the format check, on x86-64 and arm64 (GCC) the function is built without the vector
- * registers, so its variadic start saves only the general registers: 59 bytes less for each of
- * the eighteen (1.3 KiB in the full build, docs/size.md). The price is a rule: no floating-point
- * argument ever goes to one of them (its va_list would read an unsaved register, and the value
- * printed would be garbage). Nothing in the product formats a float: ta.c writes delay= from
- * whole numbers, and scripts/printf_nofp.sh (run by .ci/run) fails on a float conversion in any
- * format string of lib/ and applets/ (the simulator's own output, lib/sched_sim.c, goes through
- * fprintf, which keeps them). */
+ * registers, so its variadic start saves only the general ones: 59 bytes less for each (x86-64:
+ * 896 bytes in the full build for the twelve defined in C there; log_msg, str_fmt, buf_printf
+ * and die are lib/fmt.c's shared entry, FMT_VA_ENTRY, on x86-64; docs/size.md). The price is a
+ * rule: no floating-point argument ever goes to one of them (its va_list would read an unsaved
+ * register, and the value printed would be garbage). Nothing in the product formats a float:
+ * ta.c writes delay= from whole numbers, and scripts/printf_nofp.sh (run by .ci/run) fails on a
+ * float conversion in any format string of lib/ and applets/ (the simulator's own output,
+ * lib/sched_sim.c, goes through fprintf, which keeps them). */
 #ifndef SPOOLBOX_PRINTF_LIKE_H
 #define SPOOLBOX_PRINTF_LIKE_H
 
