@@ -153,6 +153,9 @@ $(B)/%.o: %.c $(B)/inc/bearssl.h $(wildcard lib/*.h applets/*.h config/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
+# the libc unit test compiles lib/libc/*.c in itself (tests/unit/libc_own.h)
+$(B)/tests/unit/test_libc.o: $(wildcard lib/libc/*.c tests/unit/*.h)
+
 $(B)/libspool.a: $(LIB_OBJ)
 	rm -f $@ && $(CROSS_COMPILE)ar rcs $@ $^
 

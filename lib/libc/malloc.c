@@ -29,6 +29,11 @@
 
 static void *mal_free[MAL_CLASSES];
 static char *mal_cur, *mal_end; /* the room left for small blocks: the heap's, or a mapping's */
+/* From here to mal_end the room has never been handed out, so it is zero as the kernel gave it:
+ * calloc clears only what lies below. The scheduler's calloc'd tables and buffers (the log's
+ * hold, the query socket's state, the hash) then stay untouched pages until they are used:
+ * 48 KiB less resident memory for an idle scheduler (docs/scheduler.md). */
+static char *mal_clean;
 
 /* The size of class c: 16 to 64 by 16, then four steps per doubling up to MAL_BIG. */
 static size_t mal_size(unsigned c)
@@ -91,7 +96,7 @@ static int mal_grow(size_t need)
 {
 	static char *brk_top;
 	if (!brk_top)
-		brk_top = mal_cur = mal_end = (char *)(((uintptr_t)syscall(SYS_brk, 0) + 15) & ~(uintptr_t)15);
+		brk_top = mal_cur = mal_end = mal_clean = (char *)(((uintptr_t)syscall(SYS_brk, 0) + 15) & ~(uintptr_t)15);
 	/* only where our room ends at the break */
 	if (mal_end == brk_top) {
 		char *want = (char *)(((uintptr_t)mal_cur + need + 4095) & ~(uintptr_t)4095);
@@ -108,7 +113,7 @@ static int mal_grow(size_t need)
 	char *a = mmap(NULL, MAL_ARENA, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (a == MAP_FAILED)
 		return -1;
-	mal_cur = a;
+	mal_cur = mal_clean = a;
 	mal_end = a + MAL_ARENA;
 	return 0;
 }
@@ -120,7 +125,8 @@ static void *mal_map(size_t n)
 	return m == MAP_FAILED ? NULL : mal_mark(m, len - MAL_HDR, MAL_MAPPED);
 }
 
-static void *mal_alloc(size_t n)
+/* zero: the block is cleared (calloc), where it may not be zero already */
+static void *mal_alloc(size_t n, int zero)
 {
 	if (n > MAL_BIG) {
 		if (n > PTRDIFF_MAX - 2 * 4096) {
@@ -134,7 +140,7 @@ static void *mal_alloc(size_t n)
 	void *p = mal_free[c];
 	if (p) {
 		mal_free[c] = *(void **)p;
-		return p;
+		return zero ? memset(p, 0, n) : p;
 	}
 	if ((size_t)(mal_end - mal_cur) < size + MAL_HDR && mal_grow(size + MAL_HDR) < 0) {
 		errno = ENOMEM;
@@ -142,12 +148,16 @@ static void *mal_alloc(size_t n)
 	}
 	p = mal_mark(mal_cur, size, c);
 	mal_cur += size + MAL_HDR;
+	if (zero && (char *)p < mal_clean)
+		memset(p, 0, (size_t)(mal_clean - (char *)p) < n ? (size_t)(mal_clean - (char *)p) : n);
+	if (mal_cur > mal_clean)
+		mal_clean = mal_cur;
 	return p;
 }
 
 void *malloc(size_t n)
 {
-	return mal_alloc(n);
+	return mal_alloc(n, 0);
 }
 
 void free(void *p)
@@ -162,16 +172,13 @@ void *calloc(size_t m, size_t n)
 		errno = ENOMEM;
 		return NULL;
 	}
-	void *p = mal_alloc(t);
-	if (p && mal_hdr(p)[1] != MAL_MAPPED) /* a new mapping is zero already */
-		memset(p, 0, t);
-	return p;
+	return mal_alloc(t, 1); /* a new mapping is zero already */
 }
 
 void *realloc(void *p, size_t n)
 {
 	if (!p)
-		return mal_alloc(n);
+		return mal_alloc(n, 0);
 	size_t *h = mal_hdr(p), old = h[0];
 	if (h[1] == MAL_MAPPED && n > MAL_BIG && n <= PTRDIFF_MAX - 2 * 4096) {
 		size_t len = (n + MAL_HDR + 4095) & ~(size_t)4095;
@@ -188,10 +195,12 @@ void *realloc(void *p, size_t n)
 		unsigned c = mal_class(n);
 		if ((size_t)(mal_end - (char *)p) >= mal_size(c)) {
 			mal_cur = (char *)p + mal_size(c);
+			if (mal_cur > mal_clean)
+				mal_clean = mal_cur;
 			return mal_mark((char *)h, mal_size(c), c);
 		}
 	}
-	void *q = mal_alloc(n);
+	void *q = mal_alloc(n, 0);
 	if (q) {
 		memcpy(q, p, n < old ? n : old);
 		mal_release(p);
@@ -207,7 +216,7 @@ void *__libc_calloc(size_t m, size_t n);
 void *__libc_realloc(void *p, size_t n);
 void *__libc_malloc(size_t n)
 {
-	return mal_alloc(n);
+	return mal_alloc(n, 0);
 }
 
 void __libc_free(void *p)

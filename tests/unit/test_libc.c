@@ -1107,6 +1107,40 @@ TEST(libc_malloc)
 		}
 	for (size_t i = 0; i < N; i++)
 		own_free(many[i]);
+	/* calloc clears all that was ever handed out (a freed last block goes back to the room, a
+	 * realloc grows in place, the free lists, a new arena) and skips only room never handed out:
+	 * random allocations, each written all over, every calloc'd block checked whole */
+	enum { SLOTS = 64 };
+	static unsigned char *slot[SLOTS];
+	unsigned long x = 12345;
+	for (int op = 0; op < 60000; op++) {
+		x = x * 6364136223846793005UL + 1442695040888963407UL;
+		unsigned i = (unsigned)(x >> 33) % SLOTS, what = (unsigned)(x >> 41) % 4;
+		size_t n = 1 + (size_t)(x >> 45) % (what == 3 ? 40000 : 3000);
+		own_free(slot[i]);
+		slot[i] = NULL;
+		if (what == 0)
+			continue;
+		if (what == 1) {
+			CHECK((slot[i] = own_calloc(1, n)) != NULL);
+			for (size_t k = 0; slot[i] && k < n; k++)
+				if (slot[i][k]) {
+					CHECK_INT(slot[i][k], 0);
+					op = 60000;
+					break;
+				}
+		} else {
+			CHECK((slot[i] = own_malloc(n)) != NULL);
+			if (what == 3 && slot[i]) {
+				n += n / 2;
+				CHECK((slot[i] = own_realloc(slot[i], n)) != NULL);
+			}
+		}
+		if (slot[i])
+			memset(slot[i], 0xa5, n);
+	}
+	for (unsigned i = 0; i < SLOTS; i++)
+		own_free(slot[i]);
 }
 
 /* stdio.c: what a stream writes arrives whole and in order (buffered, through a flush, a piece
