@@ -384,6 +384,20 @@ void sq_job_done(struct sched *s, struct qmsg *m, uint16_t seq, long pid, const 
  * an attempt until `until` (an A record with why, the status field, the due time). */
 void sq_defer_queued(struct sched *s, struct qmsg *m, struct thread *thr, long long until, const char *why);
 
+/* A line of a control file as a refill reads it again for the next window (sched_queue.c; the
+ * file is ours, but its parser is fuzzed like every other: tests/fuzz/fuzz_refill.c). line is
+ * cut into words in place; env: still in the envelope (before "."). Returns what the line is;
+ * the fields of l that kind names point into line. */
+enum { RL_NONE, RL_END, RL_RCPT, RL_RCPT_BAD, RL_NOTIFY, RL_ATTEMPT };
+struct refill_line {
+	long long pid, tries, next;   /* RL_RCPT: its numbers (at most 9999999999, 9999, 9999999999) */
+	long long idx;                /* RL_ATTEMPT: the recipient's index, at most SPOOL_RCPT_MAX */
+	const char *channel, *host;   /* RL_RCPT, RL_RCPT_BAD: words 5 and 6 */
+	const char *word;             /* RL_NOTIFY: the letters; RL_ATTEMPT: the outcome word */
+	char tag;                     /* RL_RCPT, RL_RCPT_BAD: the tag byte */
+};
+int sq_refill_line(char *line, int env, struct refill_line *l);
+
 /* ---- transport agents, the scheduler's end (sched_ta.c) ---- */
 /* Parses one report line (fuzzable, tests/fuzz/fuzz_tareport.c). Returns 0 and fills r, or -1
  * when the line is not a report (the scheduler logs it as the agent's chatter). */

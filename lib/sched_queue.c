@@ -1160,11 +1160,10 @@ static struct qrcpt *batch_find(struct batch *b, unsigned idx)
 	return NULL;
 }
 
-/* One line of a refill's reading of the control file (ours, and parsed whole at the first
- * load), at offset off: the r records of the window with the N after each, then, when a new one
- * is T, the last A record of each (the outcome a TA of an earlier scheduler left on record).
- * Returns 1 when nothing more is needed. */
-static int scan_line(struct batch *b, char *line, off_t off)
+/* One line of a control file as a refill reads it (sched_int.h): cut into at most nine words in
+ * place; in the envelope (env) the end ".", an r record with its numbers checked, an N line;
+ * after it, an A record (a recipient's attempt, its index checked). */
+int sq_refill_line(char *line, int env, struct refill_line *l)
 {
 	char *w[9];
 	int nw = 0;
@@ -1174,33 +1173,69 @@ static int scan_line(struct batch *b, char *line, off_t off)
 		if (*p)
 			*p++ = 0;
 	}
-	long long v;
+	if (env && nw == 1 && !strcmp(w[0], "."))
+		return RL_END;
+	if (env && nw == 9 && !strcmp(w[0], "r")) {
+		l->tag = w[1][0];
+		l->channel = w[5];
+		l->host = w[6];
+		return parse_count(w[2], 9999999999LL, &l->pid) || parse_count(w[3], 9999, &l->tries) ||
+		               parse_count(w[4], 9999999999LL, &l->next)
+		           ? RL_RCPT_BAD
+		           : RL_RCPT;
+	}
+	if (env && nw == 2 && !strcmp(w[0], "N")) {
+		l->word = w[1];
+		return RL_NOTIFY;
+	}
+	if (!env && nw >= 4 && !strcmp(w[0], "A") && !parse_count(w[1], SPOOL_RCPT_MAX, &l->idx)) {
+		l->word = w[3];
+		return RL_ATTEMPT;
+	}
+	return RL_NONE;
+}
+
+/* One line of a refill's reading of the control file (ours, and parsed whole at the first
+ * load), at offset off: the r records of the window with the N after each, then, when a new one
+ * is T, the last A record of each (the outcome a TA of an earlier scheduler left on record).
+ * Returns 1 when nothing more is needed. */
+static int scan_line(struct batch *b, char *line, off_t off)
+{
+	struct refill_line l;
 	struct qrcpt *r;
-	if (b->env && nw == 1 && !strcmp(w[0], ".")) {
+	switch (sq_refill_line(line, b->env, &l)) {
+	case RL_END:
 		b->env = 0;
 		return !b->transit;
-	}
-	if (b->env && nw == 9 && !strcmp(w[0], "r")) {
-		struct rrec x = {b->seen++, (uint32_t)off, w[1][0], 0, 0, 0, w[5], w[6], 0};
-		if (b->full || parse_count(w[2], 9999999999LL, &v) || parse_count(w[3], 9999, &x.tries) ||
-		    parse_count(w[4], 9999999999LL, &x.next))
-			return 0;
-		x.pid = (long)v;
+	case RL_RCPT_BAD:
+		b->seen++; /* counted, as every r record is */
+		break;
+	case RL_RCPT: {
+		struct rrec x = {b->seen++, (uint32_t)off, l.tag, (long)l.pid, l.tries, l.next, l.channel, l.host, 0};
+		if (b->full)
+			break;
 		take_one(b, &x);
 		if ((r = batch_find(b, x.idx))) {
 			notices(b->m, r, 0);
 			b->transit |= r->tag == RT_TRANSIT;
 		}
-	} else if (b->env && nw == 2 && !strcmp(w[0], "N") && b->seen && (r = batch_find(b, b->seen - 1))) {
-		/* the letters S, F, D (or N, never) as spool_fmt.c writes them */
-		unsigned notify = strchr(w[1], 'N') ? NOTIFY_NEVER : (strchr(w[1], 'S') ? NOTIFY_SUCCESS : 0) |
-		                  (strchr(w[1], 'F') ? NOTIFY_FAILURE : 0) | (strchr(w[1], 'D') ? NOTIFY_DELAY : 0);
-		r->flags &= (unsigned char)~(RF_WANT_SUCCESS | RF_WANT_DELAY);
-		notices(b->m, r, notify);
-	} else if (!b->env && nw >= 4 && !strcmp(w[0], "A") && !parse_count(w[1], SPOOL_RCPT_MAX, &v) &&
-	           (r = batch_find(b, (unsigned)v)) && r->tag == RT_TRANSIT) {
-		enum sched_outcome oc = sched_outcome_of(w[3]);
-		r->jobseq = oc == SO_FAILED ? 'F' : oc == SO_DELIVERED ? 'D' : 0;
+		break;
+	}
+	case RL_NOTIFY:
+		if (b->seen && (r = batch_find(b, b->seen - 1))) {
+			/* the letters S, F, D (or N, never) as spool_fmt.c writes them */
+			const char *w = l.word;
+			unsigned notify = strchr(w, 'N') ? NOTIFY_NEVER : (strchr(w, 'S') ? NOTIFY_SUCCESS : 0) |
+			                  (strchr(w, 'F') ? NOTIFY_FAILURE : 0) | (strchr(w, 'D') ? NOTIFY_DELAY : 0);
+			r->flags &= (unsigned char)~(RF_WANT_SUCCESS | RF_WANT_DELAY);
+			notices(b->m, r, notify);
+		}
+		break;
+	case RL_ATTEMPT:
+		if ((r = batch_find(b, (unsigned)l.idx)) && r->tag == RT_TRANSIT) {
+			enum sched_outcome oc = sched_outcome_of(l.word);
+			r->jobseq = oc == SO_FAILED ? 'F' : oc == SO_DELIVERED ? 'D' : 0;
+		}
 	}
 	return 0;
 }
