@@ -458,14 +458,14 @@ int spool_env_format(const struct spool_msg *m, struct buf *b, size_t *off_o, si
 		r |= add_x(b, rc->addr);
 		r |= buf_printf(b, " %ld\n", rc->priv < -1 ? -1 : rc->priv);
 		if (rc->notify) {
-			if (rc->notify & NOTIFY_NEVER)
-				r |= buf_adds(b, "N N\n");
-			else
-				r |= buf_printf(b, "N %s%s%s%s%s\n", rc->notify & NOTIFY_SUCCESS ? "S" : "",
-				                (rc->notify & NOTIFY_SUCCESS) && (rc->notify & (NOTIFY_FAILURE | NOTIFY_DELAY)) ? "," : "",
-				                rc->notify & NOTIFY_FAILURE ? "F" : "",
-				                (rc->notify & NOTIFY_FAILURE) && (rc->notify & NOTIFY_DELAY) ? "," : "",
-				                rc->notify & NOTIFY_DELAY ? "D" : "");
+			/* the initials of the wire words: "N", or "S,F,D" and its subsets */
+			char w[DSN_NOTIFY_TEXT], n[10] = "N ", *q = n + 2;
+			dsn_notify_format(rc->notify, w);
+			for (const char *p = w; *p; p++)
+				if (p == w || p[-1] == ',' || *p == ',')
+					*q++ = *p;
+			*q = '\n';
+			r |= buf_adds(b, n);
 		}
 		if (rc->orcpt) {
 			const char *semi = strchr(rc->orcpt, ';');
