@@ -335,11 +335,10 @@ static int start(struct enq *e)
 	char date[64];
 	hdr_date(time(NULL), date, sizeof date);
 	int bad = 0;
-	if (e->received[0])
-		bad |= buf_printf(&b, "Received: %s\n\tby %s (spoolbox)%s%s id %s; %s\n", e->received, c->hostname,
-		                  e->with ? " with " : "", e->with ? e->with : "", e->w.id, date);
-	else
-		bad |= buf_printf(&b, "Received: from %s by %s (spoolbox) id %s; %s\n", c->user, c->hostname, e->w.id, date);
+	/* "Received: <received>\n\tby ..." (-bs), or "Received: from <user> by ..." */
+	int rcv = e->received[0] != 0;
+	bad |= buf_printf(&b, "Received: %s%s%sby %s (spoolbox)%s%s id %s; %s\n", rcv ? "" : "from ", rcv ? e->received : c->user,
+	                  rcv ? "\n\t" : " ", c->hostname, e->with ? " with " : "", e->with ? e->with : "", e->w.id, date);
 	for (size_t i = 0; i < h.n; i++) {
 		const char *f = h.p + h.f[i].off;
 		if (hdr_is(&h, i, "Bcc") || hdr_is(&h, i, "Resent-Bcc"))
