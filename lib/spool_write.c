@@ -155,7 +155,7 @@ int spool_writer_write(struct spool_writer *w, const void *p, size_t n)
 
 int spool_writer_commit(struct spool_writer *w)
 {
-	char z[17], dst[SPOOL_PATH_MAX], dir[SPOOL_PATH_MAX];
+	char z[17], dst[SPOOL_PATH_MAX];
 	snprintf(z, sizeof z, "%016lld", w->size);
 	int held = w->env_held, wrote = w->blen > 0;
 	if (held) {
@@ -176,15 +176,14 @@ int spool_writer_commit(struct spool_writer *w)
 		goto fail;
 	}
 	w->fd = -1;
-	if (spool_path_incoming(w->sp, w->id, dst, sizeof dst) < 0 ||
-	    spool_sub(w->sp, "incoming", dir) < 0)
+	if (spool_path_incoming(w->sp, w->id, dst, sizeof dst) < 0)
 		goto fail;
 	if (rename(w->tmppath, dst) < 0) {
 		log_syserr(w->id, "rename", w->tmppath, dst);
 		goto fail;
 	}
 	crash_point("rename", dst);
-	if (fio_fsync_dir(dir) < 0) {
+	if (fio_fsync_parent(dst) < 0) { /* incoming/ */
 		/* Not durable: take it back, so the caller's retry cannot make a duplicate. */
 		int e = errno;
 		unlink(dst);
