@@ -166,6 +166,12 @@ static int unlink_logged(const char *id, const char *path)
 	return -1;
 }
 
+/* unlink_logged, then the directory synced: the step that decides an action */
+static int unlink_synced(const char *id, const char *path)
+{
+	return unlink_logged(id, path) < 0 || fio_fsync_parent(path) < 0 ? -1 : 0;
+}
+
 /* 1 when id's message is in incoming/ (its path in path, SPOOL_PATH_MAX bytes), else 0. */
 static int in_incoming(const struct spool *sp, const char *id, char *path)
 {
@@ -182,11 +188,11 @@ static int do_delete(struct spool *sp, const char *id, long long t)
 	if (access(ctl, F_OK) < 0) {
 		if (!in_incoming(sp, id, path))
 			return 1;
-		return unlink_logged(id, path) < 0 || fio_fsync_parent(path) < 0 ? -1 : 0;
+		return unlink_synced(id, path);
 	}
 	if (t < 0)
 		t = qctl_due_time(sp, id);
-	if (unlink_logged(id, ctl) < 0 || fio_fsync_parent(ctl) < 0)
+	if (unlink_synced(id, ctl) < 0)
 		return -1;
 	int r = 0;
 	if (t > 0 && spool_path_due(sp, id, t, path, sizeof path) == 0)
@@ -301,7 +307,7 @@ static int do_release(struct spool *sp, const char *id, long long now)
 		return -1;
 	if (access(hold, F_OK) < 0)
 		return 1;
-	if (unlink_logged(id, hold) < 0 || fio_fsync_parent(hold) < 0)
+	if (unlink_synced(id, hold) < 0)
 		return -1;
 	if (spool_due_move(sp, id, 0, now) < 0 || spool_sync_dirty(sp) < 0)
 		return -1;
