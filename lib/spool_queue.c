@@ -313,30 +313,31 @@ int spool_pickup_prepare(struct spool *sp, const char *id, long long *arrival, s
 		log_syserr(id, "create", ctl, NULL);
 		goto out;
 	}
-	r = fio_write_all(fd, b.p, b.len, ctl);
+	if (fio_write_all(fd, b.p, b.len, ctl) < 0) {
+		close(fd);
+		goto out;
+	}
 	/* the group the control files of queue/<h>/ get (its setgid bit hands down one): looked at
 	 * once per directory, not per message */
 	struct stat cst;
-	if (r == 0 && !(sp->have_qgid & (1UL << h)) && fstat(fd, &cst) == 0) {
+	if (!(sp->have_qgid & (1UL << h)) && fstat(fd, &cst) == 0) {
 		sp->qgid[h] = cst.st_gid;
 		sp->have_qgid |= 1UL << h;
 	}
-	if (r == 0 && (sp->have_qgid & (1UL << h)))
+	if (sp->have_qgid & (1UL << h))
 		give_group(src_fd, src, sp->qgid[h], id);
-	if (r == 0 && sp->defer_sync && sp->npending == SPOOL_PENDING_MAX)
-		spool_sync_dirty(sp);
-	if (r == 0 && sp->defer_sync) {
+	if (sp->defer_sync) {
+		if (sp->npending == SPOOL_PENDING_MAX)
+			spool_sync_dirty(sp);
 		/* synced by spool_sync_dirty(), after the hand-out */
 		str_lcpy(sp->pending_id[sp->npending], id, SPOOL_ID_MAX);
 		sp->pending_fd[sp->npending++] = fd;
 	} else {
-		if (r == 0)
-			r = fio_fsync(fd, ctl);
+		int w = fio_fsync(fd, ctl);
 		close(fd);
+		if (w < 0)
+			goto out;
 	}
-	if (r < 0)
-		goto out;
-	r = -1;
 	if (spool_path_due(sp, id, *arrival, due, sizeof due) < 0 || ensure_due_dir(sp, *arrival, due) < 0)
 		goto out;
 	if (link_due(sp, ctl, due, *arrival) < 0) {
