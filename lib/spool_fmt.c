@@ -4,6 +4,7 @@
 #include "xtext.h"
 #include "util.h"
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -264,15 +265,17 @@ static const char *parse_line(struct pctx *c, char *line, off_t off, int *in_env
 	char *rest = line + 2;
 	long long v;
 	/* the three numbers apart from the switch: fewer cases, no jump table */
-	if (kind == 't' || kind == 'o' || kind == 'z') {
-		if (num(rest, kind == 't' ? 0 : 16, &v))
-			return kind == 't' ? "bad arrival time" : kind == 'o' ? "bad body offset" : "bad size";
-		if (kind == 't')
-			m->arrival = v;
-		else if (kind == 'o')
-			m->body_off = (off_t)v;
-		else
-			m->size = v;
+	static const char nums[] = "toz";
+	const char *k = strchr(nums, kind); /* kind: not NUL (the line is not empty) */
+	if (k) {
+		static const unsigned char at[] = {offsetof(struct spool_msg, arrival), offsetof(struct spool_msg, body_off),
+		                                   offsetof(struct spool_msg, size)};
+		static const char *const bad[] = {"bad arrival time", "bad body offset", "bad size"};
+		_Static_assert(sizeof m->body_off == sizeof v && sizeof m->size == sizeof v, "8-byte numbers");
+		size_t i = (size_t)(k - nums);
+		if (num(rest, i ? 16 : 0, &v))
+			return bad[i];
+		memcpy((char *)m + at[i], &v, sizeof v);
 		return NULL;
 	}
 	switch (kind) {
