@@ -119,6 +119,23 @@ static int parse_digits(const char *p, size_t n, long long *out)
 	return 0;
 }
 
+/* MAIL's sender (mail 1, "<>" allowed) or RCPT's recipient at *p: addr_parse_path's result,
+ * *p moved past the address; -1 with the 501 said. */
+static int path(struct smtpd *s, const char **p, int mail, struct addr *a)
+{
+	char err[160], text[200];
+	size_t used;
+	int r = addr_parse_path(*p, strlen(*p), mail, a, &used, err, sizeof err);
+	if (r < 0) {
+		snprintf(text, sizeof text, "5.1.%c Bad %s address syntax: %s", mail ? '7' : '3',
+		         mail ? "sender" : "recipient", err);
+		error(s, 501, text);
+		return r;
+	}
+	*p += used;
+	return r;
+}
+
 static void cmd_mail(struct smtpd *s, const char *arg)
 {
 	if (s->state == SMTPD_START)
@@ -128,15 +145,12 @@ static void cmd_mail(struct smtpd *s, const char *arg)
 	struct smtpd_mail m;
 	memset(&m, 0, sizeof m);
 	m.size = -1;
-	char err[160], text[512];
-	size_t used;
-	int r = addr_parse_path(arg, strlen(arg), 1, &m.from, &used, err, sizeof err);
-	if (r < 0) {
-		snprintf(text, sizeof text, "5.1.7 Bad sender address syntax: %s", err);
-		return error(s, 501, text);
-	}
+	char text[512];
+	const char *p = arg, *w;
+	int r = path(s, &p, 1, &m.from);
+	if (r < 0)
+		return;
 	m.null_sender = r == 1;
-	const char *p = arg + used, *w;
 	size_t len;
 	while ((w = word(&p, &len))) {
 		const char *v;
@@ -184,13 +198,10 @@ static void cmd_rcpt(struct smtpd *s, const char *arg)
 		return error(s, 503, "5.5.1 Need MAIL before RCPT");
 	struct smtpd_rcpt r;
 	memset(&r, 0, sizeof r);
-	char err[160], text[512];
-	size_t used;
-	if (addr_parse_path(arg, strlen(arg), 0, &r.to, &used, err, sizeof err) < 0) {
-		snprintf(text, sizeof text, "5.1.3 Bad recipient address syntax: %s", err);
-		return error(s, 501, text);
-	}
-	const char *p = arg + used, *w;
+	char text[512];
+	const char *p = arg, *w;
+	if (path(s, &p, 0, &r.to) < 0)
+		return;
 	size_t len;
 	while ((w = word(&p, &len))) {
 		const char *v;
