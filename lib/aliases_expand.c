@@ -106,8 +106,9 @@ static struct dl_target *add(struct xs *s, enum dl_kind kind, const char *text, 
 	return t;
 }
 
-static void add_error(struct xs *s, char status, const char *enh, const char *fmt, ...) PRINTF_LIKE(4, 5);
-static void add_error(struct xs *s, char status, const char *enh, const char *fmt, ...)
+static void add_error(struct xs *s, const char *code, const char *fmt, ...) PRINTF_LIKE(3, 4);
+/* code: dl_set's, the status letter then the enhanced code ("f5.1.1") */
+static void add_error(struct xs *s, const char *code, const char *fmt, ...)
 {
 	char text[600];
 	va_list ap;
@@ -115,10 +116,8 @@ static void add_error(struct xs *s, char status, const char *enh, const char *fm
 	vsnprintf(text, sizeof text, fmt, ap);
 	va_end(ap);
 	struct dl_target *t = add(s, DK_ERROR, text, strlen(text), NULL, NULL);
-	if (t && !t->status) {
-		t->status = status;
-		str_lcpy(t->enh, enh, sizeof t->enh);
-	}
+	if (t && !t->status) /* status, then enh */
+		memcpy(&t->status, code, 7);
 	if (s->udepth > 0 && t) {
 		/* what a user's file says never goes into a report (a bounce to the sender) */
 		char pub[300];
@@ -203,19 +202,19 @@ static int push(struct xs *s, char kind, const char *name)
 				chain_add(chain, sizeof chain, " -> ");
 			}
 			chain_add(chain, sizeof chain, name);
-			add_error(s, 'f', "5.4.6", "alias loop: %s", chain);
+			add_error(s, "f5.4.6", "alias loop: %s", chain);
 			free(k);
 			return -1;
 		}
 	if (++s->steps > EXPAND_STEPS_MAX) {
-		add_error(s, 'f', "5.4.6", "expansion too large: more than %d aliases, .forward and :include: files at '%s'",
+		add_error(s, "f5.4.6", "expansion too large: more than %d aliases, .forward and :include: files at '%s'",
 		          EXPAND_STEPS_MAX, name);
 		s->full = 1; /* stops every walk */
 		free(k);
 		return -1;
 	}
 	if (s->depth >= EXPAND_DEPTH_MAX) {
-		add_error(s, 'f', "5.4.6", "aliases nested more than %d deep at '%s'", EXPAND_DEPTH_MAX, name);
+		add_error(s, "f5.4.6", "aliases nested more than %d deep at '%s'", EXPAND_DEPTH_MAX, name);
 		free(k);
 		return -1;
 	}
@@ -367,7 +366,7 @@ static void user_delivery(struct xs *s, const struct dl_user *u, int forward, co
 	size_t len;
 	int r = read_as(s, u, path, u, 0, &st, &text, &len, err, sizeof err);
 	if (r < 0) {
-		add_error(s, 'd', "4.3.0", "%s", err);
+		add_error(s, "d4.3.0", "%s", err);
 		return;
 	}
 	if (r > 0) {
@@ -409,7 +408,7 @@ static void local_user(struct xs *s, const char *name, const char *owner, int to
 	struct dl_user u;
 	int r = user_lookup(s, name, &u);
 	if (r < 0) {
-		add_error(s, 'd', "4.3.0", "user lookup of '%s' failed", name);
+		add_error(s, "d4.3.0", "user lookup of '%s' failed", name);
 		return;
 	}
 	if (r == 0) {
@@ -435,7 +434,7 @@ static void local_user(struct xs *s, const char *name, const char *owner, int to
 		walk_alias(s, all, NULL, owner, "*", NULL);
 		return;
 	}
-	add_error(s, 'f', "5.1.1", "unknown user: %s", name);
+	add_error(s, "f5.1.1", "unknown user: %s", name);
 }
 
 static void lower_copy(char *dst, const char *src, size_t n)
@@ -451,11 +450,11 @@ static void expand_local(struct xs *s, const char *name, const char *owner, int 
 	char lname[ALIASES_NAME_MAX + 1];
 	size_t n = strlen(name);
 	if (n == 0) {
-		add_error(s, 'f', "5.1.3", "empty local part");
+		add_error(s, "f5.1.3", "empty local part");
 		return;
 	}
 	if (n > ALIASES_NAME_MAX) {
-		add_error(s, 'f', "5.1.3", "local part longer than %d bytes", ALIASES_NAME_MAX);
+		add_error(s, "f5.1.3", "local part longer than %d bytes", ALIASES_NAME_MAX);
 		return;
 	}
 	lower_copy(lname, name, n);
@@ -488,7 +487,7 @@ static int on_target(void *ctx, enum alias_tkind kind, const char *text, size_t 
 	memcpy(buf, text, len);
 	buf[len] = 0;
 	if (!ENABLE_DELIVER_CMD && (kind == AT_COMMAND || kind == AT_INCLUDE)) {
-		add_error(s, 'f', "5.3.5", "%s '%.100s': this spoolbox is built without |command and :include: "
+		add_error(s, "f5.3.5", "%s '%.100s': this spoolbox is built without |command and :include: "
 		          "(ENABLE_DELIVER_CMD)", kind == AT_COMMAND ? "|command" : ":include:", buf);
 		return 0;
 	}
@@ -496,7 +495,7 @@ static int on_target(void *ctx, enum alias_tkind kind, const char *text, size_t 
 	case AT_COMMAND:
 	case AT_FILE:
 		if (!src->priv) {
-			add_error(s, 'd', "4.3.5", "%s '%.100s' refused: %s", kind == AT_COMMAND ? "|command" : "file",
+			add_error(s, "d4.3.5", "%s '%.100s' refused: %s", kind == AT_COMMAND ? "|command" : "file",
 			          buf, src->refuse ? src->refuse : "no privileges");
 			return 0;
 		}
@@ -512,9 +511,9 @@ static int on_target(void *ctx, enum alias_tkind kind, const char *text, size_t 
 		 * reads it, and must not read what the user could not. */
 		int r = read_as(s, src->fwd, buf, src->fwd, src->fwd != NULL, &st, &inc, &ilen, err, sizeof err);
 		if (r < 0) {
-			add_error(s, 'd', "4.3.0", "%s", err);
+			add_error(s, "d4.3.0", "%s", err);
 		} else if (r > 0) {
-			add_error(s, 'd', "4.3.0", ":include: file %s missing or unsafe (see the log)", buf);
+			add_error(s, "d4.3.0", ":include: file %s missing or unsafe (see the log)", buf);
 		} else {
 			struct src sub = *src;
 			struct dl_user owner_user;
@@ -551,7 +550,7 @@ static int on_target(void *ctx, enum alias_tkind kind, const char *text, size_t 
 		if (r == 0)
 			mailbox(s, &u);
 		else
-			add_error(s, r < 0 ? 'd' : 'f', r < 0 ? "4.3.0" : "5.1.1", "%s: %s", r < 0 ? "user lookup failed" : "unknown user", buf);
+			add_error(s, r < 0 ? "d4.3.0" : "f5.1.1", "%s: %s", r < 0 ? "user lookup failed" : "unknown user", buf);
 		return 0;
 	}
 	case AT_ADDR: {
@@ -582,7 +581,7 @@ static void walk(struct src *src, const char *text, size_t len, int lines, const
 {
 	char err[300];
 	if (aliases_targets(text, len, lines, on_target, src, err, sizeof err) < 0)
-		add_error(src->s, 'd', "4.3.5", "%s: %s", what, err);
+		add_error(src->s, "d4.3.5", "%s: %s", what, err);
 }
 
 int expand_recipient(const struct expand_cfg *cfg, const char *rcpt, struct expansion *out)
@@ -597,7 +596,7 @@ int expand_recipient(const struct expand_cfg *cfg, const char *rcpt, struct expa
 	memcpy(local, rcpt, n);
 	local[n] = 0;
 	if (n <= ALIASES_NAME_MAX && memchr(local, '/', n))
-		add_error(&s, 'f', "5.1.1", "unknown user: %s", local);
+		add_error(&s, "f5.1.1", "unknown user: %s", local);
 	else
 		expand_local(&s, local, NULL, 1);
 	while (s.depth)
@@ -607,7 +606,7 @@ int expand_recipient(const struct expand_cfg *cfg, const char *rcpt, struct expa
 		return -1;
 	}
 	if (out->n == 0) /* an alias whose every target was a duplicate cannot happen; be safe */
-		add_error(&s, 'f', "5.1.1", "no delivery target");
+		add_error(&s, "f5.1.1", "no delivery target");
 	return s.oom ? -1 : 0;
 }
 
