@@ -173,9 +173,10 @@ static void as_user_end(struct as_user *a)
 	a->active = 0;
 }
 
-/* read_safe() with the user's rights (u NULL: as we are). */
-static int read_as(struct xs *s, const struct dl_user *u, const char *path, const struct dl_user *owner,
-                   int need_world_read, struct stat *st, char **text, size_t *len, char *err, size_t errlen);
+/* read_safe() with the user's rights (u NULL: as we are), u also the owner it asks for; its
+ * failure worth a retry (-1) is added as a 4.3.0 target here. */
+static int read_as(struct xs *s, const struct dl_user *u, const char *path, int need_world_read, struct stat *st,
+                   char **text, size_t *len);
 
 /* strncat(chain, s, size - strlen(chain) - 1), without linking strncat for this alone */
 static void chain_add(char *chain, size_t size, const char *s)
@@ -326,18 +327,21 @@ static int read_safe(const char *path, const struct dl_user *owner, int need_wor
 	return 0;
 }
 
-static int read_as(struct xs *s, const struct dl_user *u, const char *path, const struct dl_user *owner,
-                   int need_world_read, struct stat *st, char **text, size_t *len, char *err, size_t errlen)
+static int read_as(struct xs *s, const struct dl_user *u, const char *path, int need_world_read, struct stat *st,
+                   char **text, size_t *len)
 {
 	struct as_user a;
+	char err[400];
 	int r;
 	if (as_user_begin(s, u, &a) < 0) {
-		str_fmt(err, errlen, "cannot take the rights of %s to read %s: %s", u->name, path, strerror(errno));
+		str_fmt(err, sizeof err, "cannot take the rights of %s to read %s: %s", u->name, path, strerror(errno));
 		r = -1;
 	} else {
-		r = read_safe(path, owner, need_world_read, st, text, len, err, errlen);
+		r = read_safe(path, u, need_world_read, st, text, len, err, sizeof err);
 	}
 	as_user_end(&a);
+	if (r < 0)
+		add_error(s, "d4.3.0", "%s", err);
 	return r;
 }
 
@@ -362,13 +366,11 @@ static void user_delivery(struct xs *s, const struct dl_user *u, int forward, co
 		return;
 	}
 	struct stat st;
-	char *text = NULL, err[400];
+	char *text = NULL;
 	size_t len;
-	int r = read_as(s, u, path, u, 0, &st, &text, &len, err, sizeof err);
-	if (r < 0) {
-		add_error(s, "d4.3.0", "%s", err);
+	int r = read_as(s, u, path, 0, &st, &text, &len);
+	if (r < 0)
 		return;
-	}
 	if (r > 0) {
 		mailbox(s, u);
 		return;
@@ -376,11 +378,7 @@ static void user_delivery(struct xs *s, const struct dl_user *u, int forward, co
 	size_t before = s->out->n;
 	if (push(s, 'f', u->name) == 0) {
 		struct src src = {s, u, NULL, u->name, owner, u};
-		if (s->udepth++ == 0)
-			s->ufile = path;
 		walk(&src, text, len, 1, path);
-		if (--s->udepth == 0)
-			s->ufile = NULL;
 		pop(s);
 		s->out->aliased = 1;
 	}
@@ -505,13 +503,13 @@ static int on_target(void *ctx, enum alias_tkind kind, const char *text, size_t 
 		if (push(s, 'i', buf) < 0)
 			return 0;
 		struct stat st;
-		char *inc = NULL, err[400];
+		char *inc = NULL;
 		size_t ilen;
 		/* From a .forward the file must be the user's own or readable by everyone: root
 		 * reads it, and must not read what the user could not. */
-		int r = read_as(s, src->fwd, buf, src->fwd, src->fwd != NULL, &st, &inc, &ilen, err, sizeof err);
+		int r = read_as(s, src->fwd, buf, src->fwd != NULL, &st, &inc, &ilen);
 		if (r < 0) {
-			add_error(s, "d4.3.0", "%s", err);
+			; /* said by read_as */
 		} else if (r > 0) {
 			add_error(s, "d4.3.0", ":include: file %s missing or unsafe (see the log)", buf);
 		} else {
@@ -532,12 +530,7 @@ static int on_target(void *ctx, enum alias_tkind kind, const char *text, size_t 
 				if (s->cfg->aliases_unsafe)
 					sub.priv = NULL, sub.refuse = "the aliases file is group or world writable";
 			}
-			int user_file = sub.fwd != NULL; /* a user wrote what it says */
-			if (user_file && s->udepth++ == 0)
-				s->ufile = buf;
 			walk(&sub, inc, ilen, 1, buf);
-			if (user_file && --s->udepth == 0)
-				s->ufile = NULL;
 			free(inc);
 			s->out->aliased = 1;
 		}
@@ -577,11 +570,19 @@ static int on_target(void *ctx, enum alias_tkind kind, const char *text, size_t 
 	return 0;
 }
 
+/* what: the file (or alias) the list comes from. Inside a .forward, or an include read as for
+ * one (src->fwd set), a user wrote what it says: the outermost such file is s->ufile. */
 static void walk(struct src *src, const char *text, size_t len, int lines, const char *what)
 {
+	struct xs *s = src->s;
 	char err[300];
+	int user_file = src->fwd != NULL;
+	if (user_file && s->udepth++ == 0)
+		s->ufile = what;
 	if (aliases_targets(text, len, lines, on_target, src, err, sizeof err) < 0)
-		add_error(src->s, "d4.3.5", "%s: %s", what, err);
+		add_error(s, "d4.3.5", "%s: %s", what, err);
+	if (user_file && --s->udepth == 0)
+		s->ufile = NULL;
 }
 
 int expand_recipient(const struct expand_cfg *cfg, const char *rcpt, struct expansion *out)
