@@ -37,9 +37,13 @@ static void reply(struct smtpd *s, int code, const char *text)
 }
 
 /* noinline: one copy, not one per caller (docs/size.md) */
-__attribute__((noinline)) static void reply_cb(struct smtpd *s, int code, const char *text, const char *def)
+/* a callback's reply: its text, else ok (a 2xx code) or bad; returns whether it was a 2xx */
+__attribute__((noinline)) static int reply_cb(struct smtpd *s, int code, const char *text, const char *ok,
+                                              const char *bad)
 {
-	reply(s, code, text[0] ? text : def);
+	int good = code / 100 == 2;
+	reply(s, code, text[0] ? text : good ? ok : bad);
+	return good;
 }
 
 static void error(struct smtpd *s, int code, const char *text)
@@ -184,8 +188,7 @@ static void cmd_mail(struct smtpd *s, const char *arg)
 		return error(s, 553, "5.6.7 Non-ASCII sender address needs SMTPUTF8");
 	text[0] = 0;
 	int code = s->ops->mail ? s->ops->mail(s->ctx, &m, text, sizeof text) : 250;
-	reply_cb(s, code, text, code / 100 == 2 ? "2.1.0 Ok" : "4.3.0 Sender not accepted");
-	if (code / 100 == 2) {
+	if (reply_cb(s, code, text, "2.1.0 Ok", "4.3.0 Sender not accepted")) {
 		s->state = SMTPD_MAIL;
 		s->smtputf8 = m.smtputf8;
 		s->nrcpt = 0;
@@ -229,8 +232,7 @@ static void cmd_rcpt(struct smtpd *s, const char *arg)
 		return reply(s, 452, "4.5.3 Too many recipients");
 	text[0] = 0;
 	int code = s->ops->rcpt ? s->ops->rcpt(s->ctx, &r, text, sizeof text) : 250;
-	reply_cb(s, code, text, code / 100 == 2 ? "2.1.5 Ok" : "5.1.1 Recipient not accepted");
-	if (code / 100 == 2) {
+	if (reply_cb(s, code, text, "2.1.5 Ok", "5.1.1 Recipient not accepted")) {
 		s->state = SMTPD_RCPT;
 		s->nrcpt++;
 	}
@@ -248,7 +250,8 @@ static void cmd_data(struct smtpd *s, const char *arg)
 	text[0] = 0; /* not "= """: that zeroes all of it */
 	int code = s->ops->data_begin ? s->ops->data_begin(s->ctx, text, sizeof text) : 354;
 	if (code != 354) {
-		reply_cb(s, code, text, "4.3.0 Cannot take the message now");
+		const char *no = "4.3.0 Cannot take the message now";
+		reply_cb(s, code, text, no, no);
 		reset_transaction(s);
 		return;
 	}
@@ -339,7 +342,7 @@ static void data_done(struct smtpd *s)
 	char text[512];
 	text[0] = 0; /* not "= """: that zeroes all of it */
 	int code = s->ops->data_end ? s->ops->data_end(s->ctx, text, sizeof text) : 250;
-	reply_cb(s, code, text, code / 100 == 2 ? "2.0.0 Ok" : "4.3.0 Message not accepted");
+	reply_cb(s, code, text, "2.0.0 Ok", "4.3.0 Message not accepted");
 	s->state = SMTPD_RCPT; /* so that reset_transaction() calls reset */
 	reset_transaction(s);
 }
