@@ -26,14 +26,18 @@ void smtpd_free(struct smtpd *s)
 	buf_free(&s->out);
 }
 
+static void close_session(struct smtpd *s)
+{
+	s->state = SMTPD_CLOSED;
+	if (s->ops->reset)
+		s->ops->reset(s->ctx);
+}
+
 static void reply(struct smtpd *s, int code, const char *text)
 {
 	/* out is bounded; a client that pipelines without ever reading is cut off there */
-	if (buf_printf(&s->out, "%d %s\r\n", code, text) < 0 && s->state != SMTPD_CLOSED) {
-		s->state = SMTPD_CLOSED;
-		if (s->ops->reset)
-			s->ops->reset(s->ctx);
-	}
+	if (buf_printf(&s->out, "%d %s\r\n", code, text) < 0 && s->state != SMTPD_CLOSED)
+		close_session(s);
 }
 
 /* noinline: one copy, not one per caller (docs/size.md) */
@@ -51,9 +55,7 @@ static void error(struct smtpd *s, int code, const char *text)
 	reply(s, code, text);
 	if (++s->errors >= SMTPD_ERRORS_MAX && s->state != SMTPD_CLOSED) {
 		reply(s, 421, "4.7.0 Too many errors, closing the session");
-		s->state = SMTPD_CLOSED;
-		if (s->ops->reset)
-			s->ops->reset(s->ctx);
+		close_session(s);
 	}
 }
 
