@@ -583,11 +583,12 @@ static int local_job(void *ctx, struct ta_job *job)
 	}
 	dt_scan(L, fd, job->msg.body_off, job->msg.size);
 	char loop[96];
+	loop[0] = 0;
 	if (L->hop_limit > 0 && L->hops > L->hop_limit)
 		snprintf(loop, sizeof loop, "mail forwarding loop: %ld Received: header fields (limit %ld)", L->hops,
 		         L->hop_limit);
 	for (size_t i = 0; i < job->n; i++)
-		if (L->hop_limit > 0 && L->hops > L->hop_limit)
+		if (loop[0])
 			report(job, job->idx[i], TA_ERROR, "failed", "5.4.6", loop, NULL);
 		else
 			deliver_rcpt(L, job, job->idx[i], fd);
@@ -636,22 +637,22 @@ int local_main(int argc, char **argv)
 		case 'm': debug_id = optarg; break;
 		case 'x': xname = optarg; break;
 		case 'v': verbose = 1; break;
-		default: free(L); return applet_usage(local_usage, 1);
+		default: goto usage;
 		}
 	}
 	if (optind != argc || (debug_id && xname)) {
+usage:
 		free(L);
 		return applet_usage(local_usage, 1);
 	}
+	/* a configuration that does not load leaves conf empty: conf_free below is harmless */
 	int rc = applet_load_conf(&L->conf, L->conf_path);
-	if (rc) {
-		free(L);
-		return rc;
+	if (!rc) {
+		applet_log_setup(&L->conf, NULL, 0, verbose);
+		signal(SIGPIPE, SIG_IGN); /* a |command that stops reading is judged by its exit code */
+		signal(SIGCHLD, SIG_DFL); /* an ignored SIGCHLD inherited from a parent breaks waitpid() */
+		rc = local_setup(L);
 	}
-	applet_log_setup(&L->conf, NULL, 0, verbose);
-	signal(SIGPIPE, SIG_IGN); /* a |command that stops reading is judged by its exit code */
-	signal(SIGCHLD, SIG_DFL); /* an ignored SIGCHLD inherited from a parent breaks waitpid() */
-	rc = local_setup(L);
 	if (!rc && xname) {
 		rc = show_expansion(L, xname);
 	} else if (!rc) {

@@ -78,11 +78,6 @@ static int bs_rcpt(void *vctx, const struct smtpd_rcpt *r, char *text, size_t si
 	return strstr(text, "4.5.3") ? 452 : 553;
 }
 
-static int bs_data_begin(void *vctx, char *text, size_t size)
-{
-	return 354;
-}
-
 static int bs_data(void *vctx, const char *p, size_t n)
 {
 	struct bs *b = vctx;
@@ -108,7 +103,8 @@ static int bs_data_end(void *vctx, char *text, size_t size)
 	return code;
 }
 
-static const struct smtpd_ops bs_ops = {bs_mail, bs_rcpt, bs_data_begin, bs_data, bs_data_end, bs_reset};
+/* no data_begin: DATA is always welcome (354), the checks were at MAIL and RCPT */
+static const struct smtpd_ops bs_ops = {bs_mail, bs_rcpt, NULL, bs_data, bs_data_end, bs_reset};
 
 int submit_smtp(struct submit_ctx *x)
 {

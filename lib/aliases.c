@@ -96,11 +96,7 @@ bad_address: /* one text for the three findings, why after it */
 
 int aliases_targets(const char *text, size_t len, int lines, alias_target_fn *fn, void *ctx, char *err, size_t errlen)
 {
-	char *tok = malloc(ALIASES_TARGET_MAX + 2);
-	if (!tok) {
-		str_fmt(err, errlen, "out of memory");
-		return -1;
-	}
+	char tok[ALIASES_TARGET_MAX + 2];
 	size_t i = 0;
 	int rc = 0, bol = 1;
 	while (i < len && rc == 0) {
@@ -165,7 +161,6 @@ int aliases_targets(const char *text, size_t len, int lines, alias_target_fn *fn
 			t = text + start, n = i - start;
 		rc = classify(t, n, quoted, fn, ctx, err, errlen);
 	}
-	free(tok);
 	return rc < 0 ? -1 : 0;
 }
 

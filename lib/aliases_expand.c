@@ -106,8 +106,9 @@ static struct dl_target *add(struct xs *s, enum dl_kind kind, const char *text, 
 	return t;
 }
 
-static void add_error(struct xs *s, char status, const char *enh, const char *fmt, ...) PRINTF_LIKE(4, 5);
-static void add_error(struct xs *s, char status, const char *enh, const char *fmt, ...)
+static void add_error(struct xs *s, const char *code, const char *fmt, ...) PRINTF_LIKE(3, 4);
+/* code: dl_set's, the status letter then the enhanced code ("f5.1.1") */
+static void add_error(struct xs *s, const char *code, const char *fmt, ...)
 {
 	char text[600];
 	va_list ap;
@@ -115,10 +116,8 @@ static void add_error(struct xs *s, char status, const char *enh, const char *fm
 	vsnprintf(text, sizeof text, fmt, ap);
 	va_end(ap);
 	struct dl_target *t = add(s, DK_ERROR, text, strlen(text), NULL, NULL);
-	if (t && !t->status) {
-		t->status = status;
-		str_lcpy(t->enh, enh, sizeof t->enh);
-	}
+	if (t && !t->status) /* status, then enh */
+		memcpy(&t->status, code, 7);
 	if (s->udepth > 0 && t) {
 		/* what a user's file says never goes into a report (a bounce to the sender) */
 		char pub[300];
@@ -174,9 +173,10 @@ static void as_user_end(struct as_user *a)
 	a->active = 0;
 }
 
-/* read_safe() with the user's rights (u NULL: as we are). */
-static int read_as(struct xs *s, const struct dl_user *u, const char *path, const struct dl_user *owner,
-                   int need_world_read, struct stat *st, char **text, size_t *len, char *err, size_t errlen);
+/* read_safe() with the user's rights (u NULL: as we are), u also the owner it asks for; its
+ * failure worth a retry (-1) is added as a 4.3.0 target here. */
+static int read_as(struct xs *s, const struct dl_user *u, const char *path, int need_world_read, struct stat *st,
+                   char **text, size_t *len);
 
 /* strncat(chain, s, size - strlen(chain) - 1), without linking strncat for this alone */
 static void chain_add(char *chain, size_t size, const char *s)
@@ -203,19 +203,19 @@ static int push(struct xs *s, char kind, const char *name)
 				chain_add(chain, sizeof chain, " -> ");
 			}
 			chain_add(chain, sizeof chain, name);
-			add_error(s, 'f', "5.4.6", "alias loop: %s", chain);
+			add_error(s, "f5.4.6", "alias loop: %s", chain);
 			free(k);
 			return -1;
 		}
 	if (++s->steps > EXPAND_STEPS_MAX) {
-		add_error(s, 'f', "5.4.6", "expansion too large: more than %d aliases, .forward and :include: files at '%s'",
+		add_error(s, "f5.4.6", "expansion too large: more than %d aliases, .forward and :include: files at '%s'",
 		          EXPAND_STEPS_MAX, name);
 		s->full = 1; /* stops every walk */
 		free(k);
 		return -1;
 	}
 	if (s->depth >= EXPAND_DEPTH_MAX) {
-		add_error(s, 'f', "5.4.6", "aliases nested more than %d deep at '%s'", EXPAND_DEPTH_MAX, name);
+		add_error(s, "f5.4.6", "aliases nested more than %d deep at '%s'", EXPAND_DEPTH_MAX, name);
 		free(k);
 		return -1;
 	}
@@ -327,18 +327,21 @@ static int read_safe(const char *path, const struct dl_user *owner, int need_wor
 	return 0;
 }
 
-static int read_as(struct xs *s, const struct dl_user *u, const char *path, const struct dl_user *owner,
-                   int need_world_read, struct stat *st, char **text, size_t *len, char *err, size_t errlen)
+static int read_as(struct xs *s, const struct dl_user *u, const char *path, int need_world_read, struct stat *st,
+                   char **text, size_t *len)
 {
 	struct as_user a;
+	char err[400];
 	int r;
 	if (as_user_begin(s, u, &a) < 0) {
-		str_fmt(err, errlen, "cannot take the rights of %s to read %s: %s", u->name, path, strerror(errno));
+		str_fmt(err, sizeof err, "cannot take the rights of %s to read %s: %s", u->name, path, strerror(errno));
 		r = -1;
 	} else {
-		r = read_safe(path, owner, need_world_read, st, text, len, err, errlen);
+		r = read_safe(path, u, need_world_read, st, text, len, err, sizeof err);
 	}
 	as_user_end(&a);
+	if (r < 0)
+		add_error(s, "d4.3.0", "%s", err);
 	return r;
 }
 
@@ -363,13 +366,11 @@ static void user_delivery(struct xs *s, const struct dl_user *u, int forward, co
 		return;
 	}
 	struct stat st;
-	char *text = NULL, err[400];
+	char *text = NULL;
 	size_t len;
-	int r = read_as(s, u, path, u, 0, &st, &text, &len, err, sizeof err);
-	if (r < 0) {
-		add_error(s, 'd', "4.3.0", "%s", err);
+	int r = read_as(s, u, path, 0, &st, &text, &len);
+	if (r < 0)
 		return;
-	}
 	if (r > 0) {
 		mailbox(s, u);
 		return;
@@ -377,11 +378,7 @@ static void user_delivery(struct xs *s, const struct dl_user *u, int forward, co
 	size_t before = s->out->n;
 	if (push(s, 'f', u->name) == 0) {
 		struct src src = {s, u, NULL, u->name, owner, u};
-		if (s->udepth++ == 0)
-			s->ufile = path;
 		walk(&src, text, len, 1, path);
-		if (--s->udepth == 0)
-			s->ufile = NULL;
 		pop(s);
 		s->out->aliased = 1;
 	}
@@ -409,7 +406,7 @@ static void local_user(struct xs *s, const char *name, const char *owner, int to
 	struct dl_user u;
 	int r = user_lookup(s, name, &u);
 	if (r < 0) {
-		add_error(s, 'd', "4.3.0", "user lookup of '%s' failed", name);
+		add_error(s, "d4.3.0", "user lookup of '%s' failed", name);
 		return;
 	}
 	if (r == 0) {
@@ -435,7 +432,7 @@ static void local_user(struct xs *s, const char *name, const char *owner, int to
 		walk_alias(s, all, NULL, owner, "*", NULL);
 		return;
 	}
-	add_error(s, 'f', "5.1.1", "unknown user: %s", name);
+	add_error(s, "f5.1.1", "unknown user: %s", name);
 }
 
 static void lower_copy(char *dst, const char *src, size_t n)
@@ -451,11 +448,11 @@ static void expand_local(struct xs *s, const char *name, const char *owner, int 
 	char lname[ALIASES_NAME_MAX + 1];
 	size_t n = strlen(name);
 	if (n == 0) {
-		add_error(s, 'f', "5.1.3", "empty local part");
+		add_error(s, "f5.1.3", "empty local part");
 		return;
 	}
 	if (n > ALIASES_NAME_MAX) {
-		add_error(s, 'f', "5.1.3", "local part longer than %d bytes", ALIASES_NAME_MAX);
+		add_error(s, "f5.1.3", "local part longer than %d bytes", ALIASES_NAME_MAX);
 		return;
 	}
 	lower_copy(lname, name, n);
@@ -488,7 +485,7 @@ static int on_target(void *ctx, enum alias_tkind kind, const char *text, size_t 
 	memcpy(buf, text, len);
 	buf[len] = 0;
 	if (!ENABLE_DELIVER_CMD && (kind == AT_COMMAND || kind == AT_INCLUDE)) {
-		add_error(s, 'f', "5.3.5", "%s '%.100s': this spoolbox is built without |command and :include: "
+		add_error(s, "f5.3.5", "%s '%.100s': this spoolbox is built without |command and :include: "
 		          "(ENABLE_DELIVER_CMD)", kind == AT_COMMAND ? "|command" : ":include:", buf);
 		return 0;
 	}
@@ -496,7 +493,7 @@ static int on_target(void *ctx, enum alias_tkind kind, const char *text, size_t 
 	case AT_COMMAND:
 	case AT_FILE:
 		if (!src->priv) {
-			add_error(s, 'd', "4.3.5", "%s '%.100s' refused: %s", kind == AT_COMMAND ? "|command" : "file",
+			add_error(s, "d4.3.5", "%s '%.100s' refused: %s", kind == AT_COMMAND ? "|command" : "file",
 			          buf, src->refuse ? src->refuse : "no privileges");
 			return 0;
 		}
@@ -506,15 +503,15 @@ static int on_target(void *ctx, enum alias_tkind kind, const char *text, size_t 
 		if (push(s, 'i', buf) < 0)
 			return 0;
 		struct stat st;
-		char *inc = NULL, err[400];
+		char *inc = NULL;
 		size_t ilen;
 		/* From a .forward the file must be the user's own or readable by everyone: root
 		 * reads it, and must not read what the user could not. */
-		int r = read_as(s, src->fwd, buf, src->fwd, src->fwd != NULL, &st, &inc, &ilen, err, sizeof err);
+		int r = read_as(s, src->fwd, buf, src->fwd != NULL, &st, &inc, &ilen);
 		if (r < 0) {
-			add_error(s, 'd', "4.3.0", "%s", err);
+			; /* said by read_as */
 		} else if (r > 0) {
-			add_error(s, 'd', "4.3.0", ":include: file %s missing or unsafe (see the log)", buf);
+			add_error(s, "d4.3.0", ":include: file %s missing or unsafe (see the log)", buf);
 		} else {
 			struct src sub = *src;
 			struct dl_user owner_user;
@@ -533,12 +530,7 @@ static int on_target(void *ctx, enum alias_tkind kind, const char *text, size_t 
 				if (s->cfg->aliases_unsafe)
 					sub.priv = NULL, sub.refuse = "the aliases file is group or world writable";
 			}
-			int user_file = sub.fwd != NULL; /* a user wrote what it says */
-			if (user_file && s->udepth++ == 0)
-				s->ufile = buf;
 			walk(&sub, inc, ilen, 1, buf);
-			if (user_file && --s->udepth == 0)
-				s->ufile = NULL;
 			free(inc);
 			s->out->aliased = 1;
 		}
@@ -551,7 +543,7 @@ static int on_target(void *ctx, enum alias_tkind kind, const char *text, size_t 
 		if (r == 0)
 			mailbox(s, &u);
 		else
-			add_error(s, r < 0 ? 'd' : 'f', r < 0 ? "4.3.0" : "5.1.1", "%s: %s", r < 0 ? "user lookup failed" : "unknown user", buf);
+			add_error(s, r < 0 ? "d4.3.0" : "f5.1.1", "%s: %s", r < 0 ? "user lookup failed" : "unknown user", buf);
 		return 0;
 	}
 	case AT_ADDR: {
@@ -578,11 +570,19 @@ static int on_target(void *ctx, enum alias_tkind kind, const char *text, size_t 
 	return 0;
 }
 
+/* what: the file (or alias) the list comes from. Inside a .forward, or an include read as for
+ * one (src->fwd set), a user wrote what it says: the outermost such file is s->ufile. */
 static void walk(struct src *src, const char *text, size_t len, int lines, const char *what)
 {
+	struct xs *s = src->s;
 	char err[300];
+	int user_file = src->fwd != NULL;
+	if (user_file && s->udepth++ == 0)
+		s->ufile = what;
 	if (aliases_targets(text, len, lines, on_target, src, err, sizeof err) < 0)
-		add_error(src->s, 'd', "4.3.5", "%s: %s", what, err);
+		add_error(s, "d4.3.5", "%s: %s", what, err);
+	if (user_file && --s->udepth == 0)
+		s->ufile = NULL;
 }
 
 int expand_recipient(const struct expand_cfg *cfg, const char *rcpt, struct expansion *out)
@@ -597,7 +597,7 @@ int expand_recipient(const struct expand_cfg *cfg, const char *rcpt, struct expa
 	memcpy(local, rcpt, n);
 	local[n] = 0;
 	if (n <= ALIASES_NAME_MAX && memchr(local, '/', n))
-		add_error(&s, 'f', "5.1.1", "unknown user: %s", local);
+		add_error(&s, "f5.1.1", "unknown user: %s", local);
 	else
 		expand_local(&s, local, NULL, 1);
 	while (s.depth)
@@ -607,7 +607,7 @@ int expand_recipient(const struct expand_cfg *cfg, const char *rcpt, struct expa
 		return -1;
 	}
 	if (out->n == 0) /* an alias whose every target was a duplicate cannot happen; be safe */
-		add_error(&s, 'f', "5.1.1", "no delivery target");
+		add_error(&s, "f5.1.1", "no delivery target");
 	return s.oom ? -1 : 0;
 }
 

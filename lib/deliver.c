@@ -16,8 +16,7 @@
 
 void dl_set(struct dl_result *r, const char *code, const char *fmt, ...)
 {
-	r->status = code[0];
-	str_lcpy(r->enh, code + 1, sizeof r->enh);
+	memcpy(&r->status, code, 7); /* status, then enh: "4.3.0" and its NUL */
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(r->text, sizeof r->text, fmt, ap);

@@ -77,7 +77,8 @@ struct dl_result {
 };
 
 /* code: the status letter, then the enhanced status code: "d4.3.0" is DL_DEFER and 4.3.0 (one
- * argument fewer at every call). */
+ * argument fewer at every call). Always 6 characters (a one-digit class, subject, detail). */
+_Static_assert(offsetof(struct dl_result, enh) == 1, "dl_result: status, then enh");
 void dl_set(struct dl_result *r, const char *code, const char *fmt, ...) PRINTF_LIKE(3, 4);
 /* Sets a deferral for a failed system call on path: ENOSPC → 4.3.1, EDQUOT → 4.2.2, anything
  * else 4.3.0; the text is "op path: strerror". */

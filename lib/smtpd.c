@@ -26,20 +26,28 @@ void smtpd_free(struct smtpd *s)
 	buf_free(&s->out);
 }
 
+static void close_session(struct smtpd *s)
+{
+	s->state = SMTPD_CLOSED;
+	if (s->ops->reset)
+		s->ops->reset(s->ctx);
+}
+
 static void reply(struct smtpd *s, int code, const char *text)
 {
 	/* out is bounded; a client that pipelines without ever reading is cut off there */
-	if (buf_printf(&s->out, "%d %s\r\n", code, text) < 0 && s->state != SMTPD_CLOSED) {
-		s->state = SMTPD_CLOSED;
-		if (s->ops->reset)
-			s->ops->reset(s->ctx);
-	}
+	if (buf_printf(&s->out, "%d %s\r\n", code, text) < 0 && s->state != SMTPD_CLOSED)
+		close_session(s);
 }
 
 /* noinline: one copy, not one per caller (docs/size.md) */
-__attribute__((noinline)) static void reply_cb(struct smtpd *s, int code, const char *text, const char *def)
+/* a callback's reply: its text, else ok (a 2xx code) or bad; returns whether it was a 2xx */
+__attribute__((noinline)) static int reply_cb(struct smtpd *s, int code, const char *text, const char *ok,
+                                              const char *bad)
 {
-	reply(s, code, text[0] ? text : def);
+	int good = code / 100 == 2;
+	reply(s, code, text[0] ? text : good ? ok : bad);
+	return good;
 }
 
 static void error(struct smtpd *s, int code, const char *text)
@@ -47,9 +55,7 @@ static void error(struct smtpd *s, int code, const char *text)
 	reply(s, code, text);
 	if (++s->errors >= SMTPD_ERRORS_MAX && s->state != SMTPD_CLOSED) {
 		reply(s, 421, "4.7.0 Too many errors, closing the session");
-		s->state = SMTPD_CLOSED;
-		if (s->ops->reset)
-			s->ops->reset(s->ctx);
+		close_session(s);
 	}
 }
 
@@ -119,6 +125,23 @@ static int parse_digits(const char *p, size_t n, long long *out)
 	return 0;
 }
 
+/* MAIL's sender (mail 1, "<>" allowed) or RCPT's recipient at *p: addr_parse_path's result,
+ * *p moved past the address; -1 with the 501 said. */
+static int path(struct smtpd *s, const char **p, int mail, struct addr *a)
+{
+	char err[160], text[200];
+	size_t used;
+	int r = addr_parse_path(*p, strlen(*p), mail, a, &used, err, sizeof err);
+	if (r < 0) {
+		snprintf(text, sizeof text, "5.1.%c Bad %s address syntax: %s", mail ? '7' : '3',
+		         mail ? "sender" : "recipient", err);
+		error(s, 501, text);
+		return r;
+	}
+	*p += used;
+	return r;
+}
+
 static void cmd_mail(struct smtpd *s, const char *arg)
 {
 	if (s->state == SMTPD_START)
@@ -128,15 +151,12 @@ static void cmd_mail(struct smtpd *s, const char *arg)
 	struct smtpd_mail m;
 	memset(&m, 0, sizeof m);
 	m.size = -1;
-	char err[160], text[512];
-	size_t used;
-	int r = addr_parse_path(arg, strlen(arg), 1, &m.from, &used, err, sizeof err);
-	if (r < 0) {
-		snprintf(text, sizeof text, "5.1.7 Bad sender address syntax: %s", err);
-		return error(s, 501, text);
-	}
+	char text[512];
+	const char *p = arg, *w;
+	int r = path(s, &p, 1, &m.from);
+	if (r < 0)
+		return;
 	m.null_sender = r == 1;
-	const char *p = arg + used, *w;
 	size_t len;
 	while ((w = word(&p, &len))) {
 		const char *v;
@@ -170,8 +190,7 @@ static void cmd_mail(struct smtpd *s, const char *arg)
 		return error(s, 553, "5.6.7 Non-ASCII sender address needs SMTPUTF8");
 	text[0] = 0;
 	int code = s->ops->mail ? s->ops->mail(s->ctx, &m, text, sizeof text) : 250;
-	reply_cb(s, code, text, code / 100 == 2 ? "2.1.0 Ok" : "4.3.0 Sender not accepted");
-	if (code / 100 == 2) {
+	if (reply_cb(s, code, text, "2.1.0 Ok", "4.3.0 Sender not accepted")) {
 		s->state = SMTPD_MAIL;
 		s->smtputf8 = m.smtputf8;
 		s->nrcpt = 0;
@@ -184,13 +203,10 @@ static void cmd_rcpt(struct smtpd *s, const char *arg)
 		return error(s, 503, "5.5.1 Need MAIL before RCPT");
 	struct smtpd_rcpt r;
 	memset(&r, 0, sizeof r);
-	char err[160], text[512];
-	size_t used;
-	if (addr_parse_path(arg, strlen(arg), 0, &r.to, &used, err, sizeof err) < 0) {
-		snprintf(text, sizeof text, "5.1.3 Bad recipient address syntax: %s", err);
-		return error(s, 501, text);
-	}
-	const char *p = arg + used, *w;
+	char text[512];
+	const char *p = arg, *w;
+	if (path(s, &p, 0, &r.to) < 0)
+		return;
 	size_t len;
 	while ((w = word(&p, &len))) {
 		const char *v;
@@ -218,8 +234,7 @@ static void cmd_rcpt(struct smtpd *s, const char *arg)
 		return reply(s, 452, "4.5.3 Too many recipients");
 	text[0] = 0;
 	int code = s->ops->rcpt ? s->ops->rcpt(s->ctx, &r, text, sizeof text) : 250;
-	reply_cb(s, code, text, code / 100 == 2 ? "2.1.5 Ok" : "5.1.1 Recipient not accepted");
-	if (code / 100 == 2) {
+	if (reply_cb(s, code, text, "2.1.5 Ok", "5.1.1 Recipient not accepted")) {
 		s->state = SMTPD_RCPT;
 		s->nrcpt++;
 	}
@@ -237,7 +252,8 @@ static void cmd_data(struct smtpd *s, const char *arg)
 	text[0] = 0; /* not "= """: that zeroes all of it */
 	int code = s->ops->data_begin ? s->ops->data_begin(s->ctx, text, sizeof text) : 354;
 	if (code != 354) {
-		reply_cb(s, code, text, "4.3.0 Cannot take the message now");
+		const char *no = "4.3.0 Cannot take the message now";
+		reply_cb(s, code, text, no, no);
 		reset_transaction(s);
 		return;
 	}
@@ -328,7 +344,7 @@ static void data_done(struct smtpd *s)
 	char text[512];
 	text[0] = 0; /* not "= """: that zeroes all of it */
 	int code = s->ops->data_end ? s->ops->data_end(s->ctx, text, sizeof text) : 250;
-	reply_cb(s, code, text, code / 100 == 2 ? "2.0.0 Ok" : "4.3.0 Message not accepted");
+	reply_cb(s, code, text, "2.0.0 Ok", "4.3.0 Message not accepted");
 	s->state = SMTPD_RCPT; /* so that reset_transaction() calls reset */
 	reset_transaction(s);
 }

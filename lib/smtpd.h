@@ -49,7 +49,7 @@ struct smtpd_rcpt {
 struct smtpd_ops {
 	int (*mail)(void *ctx, const struct smtpd_mail *m, char *text, size_t size);
 	int (*rcpt)(void *ctx, const struct smtpd_rcpt *r, char *text, size_t size);
-	int (*data_begin)(void *ctx, char *text, size_t size);
+	int (*data_begin)(void *ctx, char *text, size_t size); /* NULL: 354 */
 	/* message bytes (dot-unstuffing undone, line endings as received); returning -1 makes the
 	 * engine drop the rest of the data, data_end is still called at the end */
 	int (*data)(void *ctx, const char *p, size_t n);
