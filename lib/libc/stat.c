@@ -4,7 +4,10 @@
  * copies it field by field from a struct kstat. Kept from musl: fstat first as the fstat call,
  * and for an O_PATH descriptor on a kernel before 3.6 (EBADF there) again as fstatat with
  * AT_EMPTY_PATH (2.6.39, as old as O_PATH: musl's further fallback through /proc/self/fd serves
- * no kernel that has O_PATH). fstatat of "" with AT_EMPTY_PATH is fstat, as musl's. 32-bit ARM
+ * no kernel that has O_PATH). fstatat of "" with AT_EMPTY_PATH is fstat, as musl's; stat and lstat
+ * are the stat and lstat calls where they exist (x86-64), as musl's, else fstatat's. musl also
+ * makes fstatat of an absolute path a stat or lstat call: spoolbox's one caller (qctl) passes
+ * a directory entry's name. 32-bit ARM
  * keeps musl's: its struct stat has 64-bit times, which only statx gives. */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +21,15 @@
 _Static_assert(sizeof(struct stat) == 144, "struct stat is the kernel's");
 #else
 _Static_assert(sizeof(struct stat) == 128, "struct stat is the kernel's");
+#endif
+
+/* the calls musl makes (what strace shows, and the tests read) */
+#ifdef SYS_stat
+#define STAT_CALL(p, st) syscall(SYS_stat, p, st)
+#define LSTAT_CALL(p, st) syscall(SYS_lstat, p, st)
+#else
+#define STAT_CALL(p, st) syscall(SYS_newfstatat, AT_FDCWD, p, st, 0)
+#define LSTAT_CALL(p, st) syscall(SYS_newfstatat, AT_FDCWD, p, st, AT_SYMLINK_NOFOLLOW)
 #endif
 
 int fstat(int fd, struct stat *st)
@@ -37,12 +49,12 @@ int fstatat(int fd, const char *restrict path, struct stat *restrict st, int fla
 
 int stat(const char *restrict path, struct stat *restrict st)
 {
-	return fstatat(AT_FDCWD, path, st, 0);
+	return (int)STAT_CALL(path, st);
 }
 
 int lstat(const char *restrict path, struct stat *restrict st)
 {
-	return fstatat(AT_FDCWD, path, st, AT_SYMLINK_NOFOLLOW);
+	return (int)LSTAT_CALL(path, st);
 }
 #else
 typedef int stat_is_musls; /* an empty file is not ISO C */
