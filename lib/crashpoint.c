@@ -5,6 +5,7 @@
 #include "util.h"
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -52,17 +53,12 @@ void crash_point(const char *step, const char *path)
 		close(fd);
 	}
 	log_flush(); /* the lines held before this step (log_hold): the tests read them after the kill */
-	/* async-signal-safe on purpose: no stdio buffer to flush, nothing else to run. One write, so
-	 * that an agent's log line on the same stderr cannot land inside it (the tests parse it). */
-	char line[1024] = "spoolbox: test crash point: ";
+	/* no stdio buffer to flush, nothing else to run (snprintf here is lib/fmt.c: no lock, no
+	 * allocation). One write, so that an agent's log line on the same stderr cannot land inside
+	 * it (the tests parse it); cut at 1023 bytes. */
+	char line[1024];
+	snprintf(line, sizeof line, "spoolbox: test crash point: %s %s\n", step, path ? path : "-");
 	size_t n = strlen(line);
-	for (const char *part[] = {step, " ", path ? path : "-", "\n"}, **p = part; p < part + 4; p++) {
-		size_t k = strlen(*p);
-		if (k > sizeof line - 1 - n)
-			k = sizeof line - 1 - n;
-		memcpy(line + n, *p, k);
-		n += k;
-	}
 	ssize_t w = write(2, line, n);
 	(void)w;
 	kill(getpid(), SIGKILL);

@@ -81,15 +81,15 @@ void md5_update(struct md5 *m, const void *p, size_t n)
 
 void md5_final(struct md5 *m, unsigned char out[MD5_LEN])
 {
+	/* 0x80, zeros to 56 bytes past a block's start, then the length in bits (little-endian):
+	 * one update of at most 72 bytes */
 	unsigned char pad[72] = {0x80};
 	uint64_t bits = m->len * 8;
 	size_t have = (size_t)(m->len & 63);
 	size_t padlen = have < 56 ? 56 - have : 120 - have;
-	unsigned char lenle[8];
 	for (int i = 0; i < 8; i++)
-		lenle[i] = (unsigned char)(bits >> (8 * i));
-	md5_update(m, pad, padlen);
-	md5_update(m, lenle, 8);
+		pad[padlen + i] = (unsigned char)(bits >> (8 * i));
+	md5_update(m, pad, padlen + 8);
 	for (int i = 0; i < 4; i++)
 		for (int k = 0; k < 4; k++)
 			out[4 * i + k] = (unsigned char)(m->h[i] >> (8 * k));

@@ -124,18 +124,21 @@ int buf_addc(struct buf *b, char c)
 	return buf_add(b, &c, 1);
 }
 
+static int buf_sink(void *b, const char *s, size_t n)
+{
+	return buf_add(b, s, n);
+}
+
 __attribute__((used)) static int buf_printf_v(struct buf *b, const char *fmt, long c, long d, va_list ap)
 {
-	/* measured, then written in place: no copy */
-	va_list ap2;
-	va_copy(ap2, ap);
-	int n = vsnprintf(NULL, 0, fmt, ap2);
-	va_end(ap2);
-	if (n < 0 || buf_room(b, (size_t)n) < 0)
-		return -1;
-	vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
-	b->len += (size_t)n;
-	return 0;
+	/* one pass, appended piece by piece; a piece that does not fit leaves the buffer as it was */
+	size_t len = b->len;
+	if (fmt_vformat(buf_sink, b, fmt, ap) >= 0)
+		return 0;
+	b->len = len;
+	if (b->p)
+		b->p[len] = 0;
+	return -1;
 }
 
 FMT_VA_ENTRY(buf_printf, 2, buf_printf_v);

@@ -6,6 +6,7 @@
  * the first call did. Here: the system call (socket, socketpair, accept4 exist on x86-64, arm64
  * and armhf alike), -1 and errno on failure. spoolbox starts no thread: accept4 need not be a
  * cancellation point. */
+#include <limits.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -24,3 +25,44 @@ int accept4(int fd, struct sockaddr *restrict addr, socklen_t *restrict len, int
 {
 	return (int)syscall(SYS_accept4, fd, addr, len, flags);
 }
+
+/* bind, listen, shutdown, getsockname, getpeername: musl's are the same calls made through its
+ * six-argument socketcall macro (0.2 KiB together); setsockopt and getsockopt too on 64-bit
+ * machines, where SO_RCVTIMEO is the one timeval the kernel knows (32-bit ARM keeps musl's,
+ * which converts 64-bit times for kernels before 5.1). */
+int bind(int fd, const struct sockaddr *addr, socklen_t len)
+{
+	return (int)syscall(SYS_bind, fd, addr, len);
+}
+
+int listen(int fd, int backlog)
+{
+	return (int)syscall(SYS_listen, fd, backlog);
+}
+
+int shutdown(int fd, int how)
+{
+	return (int)syscall(SYS_shutdown, fd, how);
+}
+
+int getsockname(int fd, struct sockaddr *restrict addr, socklen_t *restrict len)
+{
+	return (int)syscall(SYS_getsockname, fd, addr, len);
+}
+
+int getpeername(int fd, struct sockaddr *restrict addr, socklen_t *restrict len)
+{
+	return (int)syscall(SYS_getpeername, fd, addr, len);
+}
+
+#if ULONG_MAX > 0xffffffffUL
+int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
+{
+	return (int)syscall(SYS_setsockopt, fd, level, name, val, len);
+}
+
+int getsockopt(int fd, int level, int name, void *restrict val, socklen_t *restrict len)
+{
+	return (int)syscall(SYS_getsockopt, fd, level, name, val, len);
+}
+#endif

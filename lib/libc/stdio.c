@@ -8,6 +8,7 @@
  * calls them: stdin, scanf, ungetc, seeking, setvbuf, wide characters; fdopen does not set
  * O_APPEND for "a". The process has no threads: no locks. */
 #include "fmt.h"
+#include "io.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -36,20 +37,13 @@ FILE *const stdout = &sf_out;
 FILE *const stderr = &sf_err;
 static FILE *sf_open;
 
-/* All of p[0..n) to f's descriptor; -1 and the error flag set when that fails. */
+/* All of p[0..n) to f's descriptor (lib/io.c's write-all: short writes, EINTR); -1 and the
+ * error flag set when that fails. */
 static int sf_write(FILE *f, const void *p, size_t n)
 {
-	const char *c = p;
-	while (n) {
-		ssize_t r = write(f->fd, c, n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			f->flags |= SF_ERR;
-			return -1;
-		}
-		c += r;
-		n -= (size_t)r;
+	if (io_write_all_fd(f->fd, p, n) < 0) {
+		f->flags |= SF_ERR;
+		return -1;
 	}
 	return 0;
 }
