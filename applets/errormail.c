@@ -95,12 +95,12 @@ static enum dsn_kind kind_of(const struct spool_msg *m, size_t i)
 	return a ? code_kind(a->code) : DSN_DELAYED;
 }
 
-static const char *const kind_name[] = {"failure", "delay", "success"};
+static const char kind_name[][8] = {"failure", "delay", "success"};
 static const char *const kind_action[] = {"failed", "delayed", "delivered"};
 
 static const char *enh_of(const struct spool_attempt *a, enum dsn_kind kind)
 {
-	static const char *const generic[] = {"5.0.0", "4.0.0", "2.0.0"};
+	static const char generic[][8] = {"5.0.0", "4.0.0", "2.0.0"};
 	return a && strcmp(a->enh, "-") ? a->enh : generic[kind];
 }
 
