@@ -67,7 +67,9 @@ int applet_usage_text(const char *usage, int misuse)
 {
 	FILE *f = misuse ? stderr : stdout;
 	const char *name = applet_self ? applet_self->name : "spoolbox";
-	if (usage)
+	/* usage is NULL exactly when built without ENABLE_VERBOSE_USAGE (applet_usage() and
+	 * main.c's table): the build decides which branch is linked */
+	if (ENABLE_VERBOSE_USAGE)
 		fputs(usage, f);
 	else
 		fprintf(f, "usage: see %s(%d) (this spoolbox is built without usage texts)\n", name,

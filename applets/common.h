@@ -49,7 +49,8 @@ int install_system(const char *binary);
 int applet_unwritten(const char *name);
 /* Prints the applet's usage to stdout (help) or stderr (misuse) and returns 0 or EX_USAGE.
  * Without ENABLE_VERBOSE_USAGE the texts are not referenced (so not linked) and a pointer to the
- * man page is printed instead. */
+ * man page is printed instead. usage MUST be a text when built with ENABLE_VERBOSE_USAGE (it is
+ * not tested for NULL then). */
 int applet_usage_text(const char *usage, int misuse);
 #define applet_usage(usage, misuse) applet_usage_text(ENABLE_VERBOSE_USAGE ? (usage) : NULL, misuse)
 /* 1 when any spoolbox.conf key is set in the environment (a setgid applet then drops its group
