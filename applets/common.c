@@ -41,8 +41,9 @@ int applet_load_conf(struct conf *c, const char *path)
 void applet_log_setup(const struct conf *c, const char *ident, unsigned extra, int verbose)
 {
 	static char own[64];
-	const char *name = applet_self ? applet_self->name : "spoolbox";
-	unsigned flags = applet_self ? applet_self->flags : 0;
+	/* only applets call this: main() has set applet_self */
+	const char *name = applet_self->name;
+	unsigned flags = applet_self->flags;
 	unsigned w = extra | log_where_of(conf_str(c, CK_LOG));
 	if (verbose)
 		w |= LOG_TO_STDERR;

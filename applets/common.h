@@ -40,7 +40,8 @@ const struct applet *applet_find(const char *name);
 int applet_load_conf(struct conf *c, const char *path);
 /* The one logging setup: LOG (syslog, stderr) from c, the applet's flags, -v
  * (verbose: debug level, and every line on stderr). ident NULL: "spoolbox/<applet>". extra adds
- * LOG_* bits (the scheduler's -L file and foreground mode). */
+ * LOG_* bits (the scheduler's -L file and foreground mode). Only an applet calls it (applet_self
+ * MUST be set). */
 void applet_log_setup(const struct conf *c, const char *ident, unsigned extra, int verbose);
 /* spoolbox --install's system part (install.c): the submit group, the setgid bit of binary and
  * the spool, done as root or printed as commands. Returns 0, EX_CANTCREAT or EX_CONFIG. */
