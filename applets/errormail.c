@@ -189,12 +189,14 @@ static void send_dsn(struct em *em, struct ta_job *job, const size_t *want, size
 		const struct spool_rcpt *r = &m->rcpt[want[k]];
 		const struct spool_attempt *a = attempt_for(m, want[k], kind);
 		dr[k].final = r->addr; /* a local user's is shown at em->hostname (dsn.c) */
-		dr[k].action = a ? a->action : NULL;
 		dr[k].orcpt = r->orcpt;
 		dr[k].enh = enh_of(a, kind);
-		dr[k].remote = a ? a->remote : NULL;
-		dr[k].diag = a ? a->text : NULL;
-		dr[k].last_attempt = a ? a->time : 0;
+		if (a) { /* without an attempt: NULL and 0, as calloc left them */
+			dr[k].action = a->action;
+			dr[k].remote = a->remote;
+			dr[k].diag = a->text;
+			dr[k].last_attempt = a->time;
+		}
 	}
 	char boundary[128];
 	dsn_boundary(boundary, sizeof boundary, job->id, (long long)time(NULL), ++em->seq);
