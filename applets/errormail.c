@@ -100,8 +100,7 @@ static const char *const kind_action[] = {"failed", "delayed", "delivered"};
 
 static const char *enh_of(const struct spool_attempt *a, enum dsn_kind kind)
 {
-	static const char generic[][8] = {"5.0.0", "4.0.0", "2.0.0"};
-	return a && strcmp(a->enh, "-") ? a->enh : generic[kind];
+	return a && strcmp(a->enh, "-") ? a->enh : dsn_generic[kind];
 }
 
 /* Why recipient r wants no report of this kind, or NULL when it wants one (RFC 3461 4.1: NOTIFY

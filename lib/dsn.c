@@ -114,16 +114,15 @@ static const char *action_of(const struct dsn *d, const struct dsn_rcpt *r)
 	return "delivered";
 }
 
+const char dsn_generic[3][6] = {"5.0.0", "4.0.0", "2.0.0"};
+_Static_assert(DSN_FAILED == 0 && DSN_DELAYED == 1 && DSN_SUCCESS == 2, "dsn_generic's order");
+
 /* The Status field: the recorded code when its class fits the report's kind (RFC 3464 2.3.4:
  * 2 for success, 4 for delayed, 4 or 5 for failed), else the kind's generic code. */
 static const char *status_of(const struct dsn *d, const char *enh)
 {
-	int ok = enh_valid(enh);
-	if (d->kind == DSN_SUCCESS)
-		return ok && enh[0] == '2' ? enh : "2.0.0";
-	if (d->kind == DSN_DELAYED)
-		return ok && enh[0] == '4' ? enh : "4.0.0";
-	return ok ? enh : "5.0.0";
+	const char *g = dsn_generic[d->kind]; /* its class is the first digit */
+	return enh_valid(enh) && (d->kind == DSN_FAILED || enh[0] == g[0]) ? enh : g;
 }
 
 static const char *subject_of(const struct dsn *d)
