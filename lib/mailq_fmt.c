@@ -71,10 +71,11 @@ static const struct spool_attempt *last_att(const struct spool_msg *m, size_t i)
 	return NULL;
 }
 
-static int in_transit(const struct spool_msg *m)
+/* 1 when a recipient of m has that tag (RT_TRANSIT: in transit; RT_DEFERRED: deferred). */
+static int any_tag(const struct spool_msg *m, char tag)
 {
 	for (size_t i = 0; i < m->nrcpt; i++)
-		if (m->rcpt[i].tag == RT_TRANSIT)
+		if (m->rcpt[i].tag == tag)
 			return 1;
 	return 0;
 }
@@ -113,7 +114,7 @@ void mq_postfix_msg(struct mq_out *o, const struct mq_item *it)
 	}
 	o->bytes += (unsigned long long)(m->size > 0 ? m->size : 0);
 	char id[SPOOL_ID_MAX + 2], at[32], addr[SPOOL_ADDR_MAX + 1];
-	snprintf(id, sizeof id, "%s%s", it->id, it->held ? "!" : in_transit(m) ? "*" : "");
+	snprintf(id, sizeof id, "%s%s", it->id, it->held ? "!" : any_tag(m, RT_TRANSIT) ? "*" : "");
 	when(m->arrival, at);
 	fprintf(o->f, MQ_SENDER, id, m->size, at, *m->sender ? safe(m->sender, addr, sizeof addr) : "MAILER-DAEMON");
 	char prev[SPOOL_TEXT_MAX + 300] = "", why[sizeof prev];
@@ -223,7 +224,7 @@ void mq_json_msg(struct mq_out *o, const struct mq_item *it)
 	fprintf(f, ",\"size\":%lld,\"arrival\":%lld,\"sender\":", m->size, m->arrival);
 	mq_json_str(f, m->sender);
 	fprintf(f, ",\"held\":%s,\"in_transit\":%s,\"recipients\":[", it->held ? "true" : "false",
-	        in_transit(m) ? "true" : "false");
+	        any_tag(m, RT_TRANSIT) ? "true" : "false");
 	for (size_t i = 0; i < m->nrcpt; i++) {
 		const struct spool_rcpt *r = &m->rcpt[i];
 		const struct spool_attempt *a = last_att(m, i);
@@ -253,12 +254,9 @@ void mq_summary_add(struct mq_out *o, const struct mq_item *it)
 	o->bytes += (unsigned long long)(m->size > 0 ? m->size : 0);
 	if (!o->oldest || m->arrival < o->oldest)
 		o->oldest = m->arrival;
-	int deferred = 0;
-	for (size_t i = 0; i < m->nrcpt; i++)
-		deferred |= m->rcpt[i].tag == RT_DEFERRED;
-	o->deferred += (unsigned long)deferred;
+	o->deferred += (unsigned long)any_tag(m, RT_DEFERRED);
 	o->held += (unsigned long)!!it->held;
-	o->transit += (unsigned long)in_transit(m);
+	o->transit += (unsigned long)any_tag(m, RT_TRANSIT);
 	for (size_t k = 0; k < m->natt; k++) {
 		const struct spool_attempt *a = &m->att[k];
 		if (str_starts(a->code, "ok") || a->time < o->last_err_time)
