@@ -41,8 +41,9 @@ int applet_load_conf(struct conf *c, const char *path)
 void applet_log_setup(const struct conf *c, const char *ident, unsigned extra, int verbose)
 {
 	static char own[64];
-	const char *name = applet_self ? applet_self->name : "spoolbox";
-	unsigned flags = applet_self ? applet_self->flags : 0;
+	/* only applets call this: main() has set applet_self */
+	const char *name = applet_self->name;
+	unsigned flags = applet_self->flags;
 	unsigned w = extra | log_where_of(conf_str(c, CK_LOG));
 	if (verbose)
 		w |= LOG_TO_STDERR;
@@ -67,7 +68,9 @@ int applet_usage_text(const char *usage, int misuse)
 {
 	FILE *f = misuse ? stderr : stdout;
 	const char *name = applet_self ? applet_self->name : "spoolbox";
-	if (usage)
+	/* usage is NULL exactly when built without ENABLE_VERBOSE_USAGE (applet_usage() and
+	 * main.c's table): the build decides which branch is linked */
+	if (ENABLE_VERBOSE_USAGE)
 		fputs(usage, f);
 	else
 		fprintf(f, "usage: see %s(%d) (this spoolbox is built without usage texts)\n", name,

@@ -40,7 +40,8 @@ const struct applet *applet_find(const char *name);
 int applet_load_conf(struct conf *c, const char *path);
 /* The one logging setup: LOG (syslog, stderr) from c, the applet's flags, -v
  * (verbose: debug level, and every line on stderr). ident NULL: "spoolbox/<applet>". extra adds
- * LOG_* bits (the scheduler's -L file and foreground mode). */
+ * LOG_* bits (the scheduler's -L file and foreground mode). Only an applet calls it (applet_self
+ * MUST be set). */
 void applet_log_setup(const struct conf *c, const char *ident, unsigned extra, int verbose);
 /* spoolbox --install's system part (install.c): the submit group, the setgid bit of binary and
  * the spool, done as root or printed as commands. Returns 0, EX_CANTCREAT or EX_CONFIG. */
@@ -49,7 +50,8 @@ int install_system(const char *binary);
 int applet_unwritten(const char *name);
 /* Prints the applet's usage to stdout (help) or stderr (misuse) and returns 0 or EX_USAGE.
  * Without ENABLE_VERBOSE_USAGE the texts are not referenced (so not linked) and a pointer to the
- * man page is printed instead. */
+ * man page is printed instead. usage MUST be a text when built with ENABLE_VERBOSE_USAGE (it is
+ * not tested for NULL then). */
 int applet_usage_text(const char *usage, int misuse);
 #define applet_usage(usage, misuse) applet_usage_text(ENABLE_VERBOSE_USAGE ? (usage) : NULL, misuse)
 /* 1 when any spoolbox.conf key is set in the environment (a setgid applet then drops its group

@@ -95,13 +95,12 @@ static enum dsn_kind kind_of(const struct spool_msg *m, size_t i)
 	return a ? code_kind(a->code) : DSN_DELAYED;
 }
 
-static const char *const kind_name[] = {"failure", "delay", "success"};
+static const char kind_name[][8] = {"failure", "delay", "success"};
 static const char *const kind_action[] = {"failed", "delayed", "delivered"};
 
 static const char *enh_of(const struct spool_attempt *a, enum dsn_kind kind)
 {
-	static const char *const generic[] = {"5.0.0", "4.0.0", "2.0.0"};
-	return a && strcmp(a->enh, "-") ? a->enh : generic[kind];
+	return a && strcmp(a->enh, "-") ? a->enh : dsn_generic[kind];
 }
 
 /* Why recipient r wants no report of this kind, or NULL when it wants one (RFC 3461 4.1: NOTIFY
@@ -189,12 +188,14 @@ static void send_dsn(struct em *em, struct ta_job *job, const size_t *want, size
 		const struct spool_rcpt *r = &m->rcpt[want[k]];
 		const struct spool_attempt *a = attempt_for(m, want[k], kind);
 		dr[k].final = r->addr; /* a local user's is shown at em->hostname (dsn.c) */
-		dr[k].action = a ? a->action : NULL;
 		dr[k].orcpt = r->orcpt;
 		dr[k].enh = enh_of(a, kind);
-		dr[k].remote = a ? a->remote : NULL;
-		dr[k].diag = a ? a->text : NULL;
-		dr[k].last_attempt = a ? a->time : 0;
+		if (a) { /* without an attempt: NULL and 0, as calloc left them */
+			dr[k].action = a->action;
+			dr[k].remote = a->remote;
+			dr[k].diag = a->text;
+			dr[k].last_attempt = a->time;
+		}
 	}
 	char boundary[128];
 	dsn_boundary(boundary, sizeof boundary, job->id, (long long)time(NULL), ++em->seq);

@@ -433,13 +433,12 @@ int conf_load(struct conf *c, const char *path, conf_report_fn *report, void *ct
 void conf_report_stderr(void *ctx, const char *file, int line, const char *reason)
 {
 	struct conf_stderr_ctx *s = ctx;
-	const char *prefix = s ? s->prefix : NULL;
+	const char *prefix = s->prefix; /* ctx and its prefix are always given (conf.h) */
 	/* a checker's "warning: ..." is printed as one and not counted (conf.h) */
 	if (str_starts(reason, CONF_WARNING))
 		prefix = "warning", reason += strlen(CONF_WARNING);
-	else if (s)
+	else
 		s->count++;
 	/* "file:line: " or "file: " (%.0d prints no 0) */
-	fprintf(stderr, line > 0 ? "%s:%d: %s%s%s\n" : "%s:%.0d %s%s%s\n", file, line > 0 ? line : 0, prefix ? prefix : "",
-	        prefix ? ": " : "", reason);
+	fprintf(stderr, line > 0 ? "%s:%d: %s: %s\n" : "%s:%.0d %s: %s\n", file, line > 0 ? line : 0, prefix, reason);
 }

@@ -95,7 +95,8 @@ int conf_report_key(const struct conf *c, enum conf_key k, conf_report_fn *repor
  * does not count it as an error (something that works, but not as the admin likely meant). */
 #define CONF_WARNING "warning: "
 
-/* A report callback that prints "file:line: reason" on stderr and counts (warnings: not). */
+/* A report callback that prints "file:line: prefix: reason" on stderr and counts (warnings: not).
+ * Its ctx MUST be a struct conf_stderr_ctx, with a prefix. */
 struct conf_stderr_ctx {
 	int count;
 	const char *prefix; /* "error" or "warning", printed after the location */

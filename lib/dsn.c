@@ -114,16 +114,15 @@ static const char *action_of(const struct dsn *d, const struct dsn_rcpt *r)
 	return "delivered";
 }
 
+const char dsn_generic[3][6] = {"5.0.0", "4.0.0", "2.0.0"};
+_Static_assert(DSN_FAILED == 0 && DSN_DELAYED == 1 && DSN_SUCCESS == 2, "dsn_generic's order");
+
 /* The Status field: the recorded code when its class fits the report's kind (RFC 3464 2.3.4:
  * 2 for success, 4 for delayed, 4 or 5 for failed), else the kind's generic code. */
 static const char *status_of(const struct dsn *d, const char *enh)
 {
-	int ok = enh_valid(enh);
-	if (d->kind == DSN_SUCCESS)
-		return ok && enh[0] == '2' ? enh : "2.0.0";
-	if (d->kind == DSN_DELAYED)
-		return ok && enh[0] == '4' ? enh : "4.0.0";
-	return ok ? enh : "5.0.0";
+	const char *g = dsn_generic[d->kind]; /* its class is the first digit */
+	return enh_valid(enh) && (d->kind == DSN_FAILED || enh[0] == g[0]) ? enh : g;
 }
 
 static const char *subject_of(const struct dsn *d)
@@ -152,22 +151,19 @@ static void human_part(struct out *o, const struct dsn *d, int full, const char 
 	char v[DSN_FIELD_MAX], a[DSN_FIELD_MAX];
 	emit(o, "--%s\nContent-Type: text/plain; charset=us-ascii\nContent-Description: Notification\n\n"
 	        "This is the mail delivery system at %s.\n\n", d->boundary, host);
-	const char *who = d->nrcpt == 1 ? "the recipient" : "the recipients";
-	if (d->postmaster)
-		emit(o, "A message from the null sender (a delivery report, or mail that asked for no\n"
+	/* one emit with the paragraph chosen */
+	emit(o, d->postmaster ? "A message from the null sender (a delivery report, or mail that asked for no\n"
 		        "replies) could not be delivered to %s below, and there is nobody\n"
-		        "to return it to. This copy goes to the postmaster instead.\n\n", who);
-	else if (d->kind == DSN_DELAYED)
-		emit(o, "Your message could not be delivered to %s below yet. This is a\n"
+		        "to return it to. This copy goes to the postmaster instead.\n\n" :
+	     d->kind == DSN_DELAYED ? "Your message could not be delivered to %s below yet. This is a\n"
 		        "warning only: delivery is still being tried, and you will hear again only if\n"
-		        "it fails for good. You do not need to send it again.\n\n", who);
-	else if (d->kind == DSN_SUCCESS)
-		emit(o, "Your message was delivered to %s below, and you asked to be told.\n"
+		        "it fails for good. You do not need to send it again.\n\n" :
+	     d->kind == DSN_SUCCESS ? "Your message was delivered to %s below, and you asked to be told.\n"
 		        "\"relayed\" means it went on to a system that sends no such reports: this is the\n"
-		        "last you will hear of it.\n\n", who);
-	else
-		emit(o, "Your message could not be delivered to %s below. Delivery\n"
-		        "has been given up for good; the reason is given for each.\n\n", who);
+		        "last you will hear of it.\n\n" :
+	     "Your message could not be delivered to %s below. Delivery\n"
+		        "has been given up for good; the reason is given for each.\n\n",
+	     d->nrcpt == 1 ? "the recipient" : "the recipients");
 	for (size_t i = 0; i < d->nrcpt; i++) {
 		const struct dsn_rcpt *r = &d->rcpt[i];
 		final_of(d, r, a);
@@ -301,13 +297,9 @@ int dsn_write(const struct dsn *d, int fd, dsn_put_fn *put, void *ctx)
 			last = buf[use - 1];
 		left -= n;
 	}
-	if (!full && last != '\n') {
-		/* a header section cut at DSN_HDRS_MAX: end at the last whole line is not possible once
-		 * written, so end the line; the part stays well-formed */
-		if ((rc = put(ctx, "\n", 1)) != 0)
-			return rc;
-		last = '\n';
-	}
+	/* a part that does not end in a line end (a header section cut at DSN_HDRS_MAX, or a
+	 * message without a last newline) gets one before the boundary line: the part stays
+	 * well-formed */
 	char tail[160];
 	int n = snprintf(tail, sizeof tail, "%s\n--%s--\n", last == '\n' ? "" : "\n", d->boundary);
 	return put(ctx, tail, (size_t)n);

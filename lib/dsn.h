@@ -58,6 +58,9 @@ struct dsn {
 	enum dsn_kind kind;
 };
 
+/* The generic status code of each kind ("5.0.0", "4.0.0", "2.0.0"), by enum dsn_kind. */
+extern const char dsn_generic[3][6];
+
 /* Where the text goes; returns 0, or non-zero to stop (returned by dsn_write). */
 typedef int dsn_put_fn(void *ctx, const char *p, size_t n);
 

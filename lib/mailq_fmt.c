@@ -61,25 +61,21 @@ static const char *state_name(char tag)
 	                 (unsigned char)tag);
 }
 
-/* The last attempt of each recipient, as indexes into m->att (-1: none), in a malloc'd array
- * (NULL when out of memory: then no reasons are shown). */
-static int *last_attempts(const struct spool_msg *m)
+/* The last attempt of recipient i, or NULL: a backward walk over the attempts (no array, no
+ * malloc for it). */
+static const struct spool_attempt *last_att(const struct spool_msg *m, size_t i)
 {
-	int *last = m->nrcpt ? malloc(m->nrcpt * sizeof *last) : NULL;
-	if (!last)
-		return NULL;
-	for (size_t i = 0; i < m->nrcpt; i++)
-		last[i] = -1;
-	for (size_t k = 0; k < m->natt; k++)
-		if (m->att[k].rcpt >= 0 && (size_t)m->att[k].rcpt < m->nrcpt)
-			last[m->att[k].rcpt] = (int)k;
-	return last;
+	for (size_t k = m->natt; k-- > 0;)
+		if (m->att[k].rcpt == (int)i)
+			return &m->att[k];
+	return NULL;
 }
 
-static int in_transit(const struct spool_msg *m)
+/* 1 when a recipient of m has that tag (RT_TRANSIT: in transit; RT_DEFERRED: deferred). */
+static int any_tag(const struct spool_msg *m, char tag)
 {
 	for (size_t i = 0; i < m->nrcpt; i++)
-		if (m->rcpt[i].tag == RT_TRANSIT)
+		if (m->rcpt[i].tag == tag)
 			return 1;
 	return 0;
 }
@@ -118,17 +114,15 @@ void mq_postfix_msg(struct mq_out *o, const struct mq_item *it)
 	}
 	o->bytes += (unsigned long long)(m->size > 0 ? m->size : 0);
 	char id[SPOOL_ID_MAX + 2], at[32], addr[SPOOL_ADDR_MAX + 1];
-	snprintf(id, sizeof id, "%s%s", it->id, it->held ? "!" : in_transit(m) ? "*" : "");
+	snprintf(id, sizeof id, "%s%s", it->id, it->held ? "!" : any_tag(m, RT_TRANSIT) ? "*" : "");
 	when(m->arrival, at);
 	fprintf(o->f, MQ_SENDER, id, m->size, at, *m->sender ? safe(m->sender, addr, sizeof addr) : "MAILER-DAEMON");
-	int *last = last_attempts(m);
 	char prev[SPOOL_TEXT_MAX + 300] = "", why[sizeof prev];
 	for (size_t i = 0; i < m->nrcpt; i++) {
 		const struct spool_rcpt *r = &m->rcpt[i];
-		const struct spool_attempt *a = last && last[i] >= 0 ? &m->att[last[i]] : NULL;
 		if (!o->verbose && done(r->tag))
 			continue;
-		reason(a, why, sizeof why);
+		reason(last_att(m, i), why, sizeof why);
 		/* as Postfix: a reason line when it differs from the previous recipient's */
 		if (strcmp(why, prev) != 0) {
 			int pad = 76 - (int)strlen(why[0] ? why : "reason unavailable");
@@ -152,7 +146,6 @@ void mq_postfix_msg(struct mq_out *o, const struct mq_item *it)
 			        x->remote ? safe(x->remote, rem, sizeof rem) : "-", safe(x->text, txt, sizeof txt));
 		}
 	}
-	free(last);
 }
 
 void mq_postfix_end(struct mq_out *o)
@@ -231,11 +224,10 @@ void mq_json_msg(struct mq_out *o, const struct mq_item *it)
 	fprintf(f, ",\"size\":%lld,\"arrival\":%lld,\"sender\":", m->size, m->arrival);
 	mq_json_str(f, m->sender);
 	fprintf(f, ",\"held\":%s,\"in_transit\":%s,\"recipients\":[", it->held ? "true" : "false",
-	        in_transit(m) ? "true" : "false");
-	int *last = last_attempts(m);
+	        any_tag(m, RT_TRANSIT) ? "true" : "false");
 	for (size_t i = 0; i < m->nrcpt; i++) {
 		const struct spool_rcpt *r = &m->rcpt[i];
-		const struct spool_attempt *a = last && last[i] >= 0 ? &m->att[last[i]] : NULL;
+		const struct spool_attempt *a = last_att(m, i);
 		fputs(i ? ",{\"address\":" : "{\"address\":", f);
 		mq_json_str(f, r->addr);
 		fprintf(f, ",\"channel\":\"%s\",\"host\":", r->channel);
@@ -249,7 +241,6 @@ void mq_json_msg(struct mq_out *o, const struct mq_item *it)
 		putc('}', f);
 	}
 	fputs("]}\n", f);
-	free(last);
 }
 
 void mq_summary_add(struct mq_out *o, const struct mq_item *it)
@@ -263,12 +254,9 @@ void mq_summary_add(struct mq_out *o, const struct mq_item *it)
 	o->bytes += (unsigned long long)(m->size > 0 ? m->size : 0);
 	if (!o->oldest || m->arrival < o->oldest)
 		o->oldest = m->arrival;
-	int deferred = 0;
-	for (size_t i = 0; i < m->nrcpt; i++)
-		deferred |= m->rcpt[i].tag == RT_DEFERRED;
-	o->deferred += (unsigned long)deferred;
+	o->deferred += (unsigned long)any_tag(m, RT_DEFERRED);
 	o->held += (unsigned long)!!it->held;
-	o->transit += (unsigned long)in_transit(m);
+	o->transit += (unsigned long)any_tag(m, RT_TRANSIT);
 	for (size_t k = 0; k < m->natt; k++) {
 		const struct spool_attempt *a = &m->att[k];
 		if (str_starts(a->code, "ok") || a->time < o->last_err_time)

@@ -1,5 +1,6 @@
 /* The MAILQv2 authentication file (seed 000's PARAMauthfile): parsing and lookup. See mqauth.h. */
 #include "mqauth.h"
+#include "conf.h"
 #include "md5.h"
 #include "util.h"
 #include <errno.h>
@@ -103,14 +104,9 @@ int mqauth_lookup(const char *text, size_t len, const char *user, uint32_t ip, c
 	size_t ulen = strlen(user);
 	int lineno = 0;
 	for (size_t pos = 0; pos < len;) {
-		const char *l = text + pos;
-		/* the usual line split (sched_loop.c's trigger reader has its own): too small to share */
-		const char *nl = memchr(l, '\n', len - pos);
-		size_t n = nl ? (size_t)(nl - l) : len - pos;
-		pos += n + 1;
+		size_t n;
+		const char *l = conf_line(text, len, &pos, &n); /* conf.c's LF/CRLF line split */
 		lineno++;
-		if (n && l[n - 1] == '\r')
-			n--;
 		if (!n || l[0] == '#')
 			continue;
 		const char *why = "longer than " MQAUTH_STR(MQAUTH_LINE_MAX) " bytes";

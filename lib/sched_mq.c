@@ -56,6 +56,7 @@ struct sched_mq {
 	unsigned long serial;         /* makes every challenge differ */
 	struct mq_client c[MQ_CLIENTS];
 	char path[sizeof ((struct sockaddr_un *)0)->sun_path];
+	char v1[sizeof ((struct sockaddr_un *)0)->sun_path + 3]; /* path.v1, formatted once */
 };
 
 static void drop(struct mq_client *c)
@@ -80,10 +81,8 @@ void sched_mq_close(struct sched *s)
 			unlink(q->path);
 	}
 	if (q->v1fd >= 0) {
-		char v1[sizeof q->path + 3];
-		snprintf(v1, sizeof v1, "%s.v1", q->path);
 		close(q->v1fd);
-		unlink(v1);
+		unlink(q->v1);
 	}
 	free(q);
 	s->mq = NULL;
@@ -164,8 +163,7 @@ int sched_mq_open(struct sched *s)
 		goto bad;
 	}
 	q->lfd = listen_at(q->path, 0);
-	char v1[sizeof q->path + 3];
-	q->v1fd = snprintf(v1, sizeof v1, "%s.v1", q->path) < (int)sizeof q->path ? listen_at(v1, 0) : -1;
+	q->v1fd = snprintf(q->v1, sizeof q->v1, "%s.v1", q->path) < (int)sizeof q->path ? listen_at(q->v1, 0) : -1;
 	return q->lfd < 0 ? -1 : 0;
 bad: /* a refusal: one of the two texts (the second leaves p unread) */
 	log_msg(LOG_ERR, NULL, bad, p);
