@@ -142,6 +142,16 @@ def test_bs_smtputf8_and_utf8_domain(box):
     assert m.recipients == ["jørn@example.com"]
 
 
+def test_bs_refusal_whose_address_holds_4_5_3_is_permanent(box):
+    # the reply code follows the refusal, not a "4.5.3" that the refused address itself holds
+    session = ("EHLO c\r\nMAIL FROM:<a@x.org> SMTPUTF8\r\nRCPT TO:<4.5.3@bücher.example>\r\n"
+               "RCPT TO:<b@example.com>\r\nDATA\r\nSubject: s\r\n\r\nb\r\n.\r\nQUIT\r\n").encode()
+    p = box.run(None, "-bs", input=session, argv0="/usr/sbin/sendmail")
+    assert b"553 5.1.3 recipient '4.5.3@b\xc3\xbccher.example': non-ASCII domain" in p.stdout, p.stdout
+    _, m, _ = queued(box)
+    assert m.recipients == ["b@example.com"]
+
+
 def test_bs_size_limit_rejects_data_and_queues_nothing(box):
     session = (b"EHLO c\r\nMAIL FROM:<a@x.org>\r\nRCPT TO:<root>\r\nDATA\r\n" + b"z" * 5000 + b"\r\n.\r\n"
                b"MAIL FROM:<a@x.org>\r\nRCPT TO:<root>\r\nDATA\r\nsmall\r\n.\r\nQUIT\r\n")
