@@ -105,6 +105,29 @@ int dn_expand(const unsigned char *, const unsigned char *, const unsigned char 
 #include "../../lib/libc/pwd.c"
 #include "../../lib/libc/resolv.c"
 #include "../../lib/libc/malloc.c"
+/* stat.c and fchmod.c: function-like names, so that struct stat stays glibc's (the kernel's
+ * layout, as musl's on x86-64) */
+#define fstat(f, s) own_fstat(f, s)
+#define fstatat(d, p, s, f) own_fstatat(d, p, s, f)
+#define stat(p, s) own_stat(p, s)
+#define lstat(p, s) own_lstat(p, s)
+#define fchmod(f, m) own_fchmod(f, m)
+#define fchown(f, u, g) own_fchown(f, u, g)
+struct stat;
+int fstat(int, struct stat *);
+int fstatat(int, const char *restrict, struct stat *restrict, int);
+int stat(const char *restrict, struct stat *restrict);
+int lstat(const char *restrict, struct stat *restrict);
+int fchmod(int, mode_t);
+int fchown(int, uid_t, gid_t);
+#include "../../lib/libc/stat.c"
+#include "../../lib/libc/fchmod.c"
+#undef fstat
+#undef fstatat
+#undef stat
+#undef lstat
+#undef fchmod
+#undef fchown
 /* stdio.c's FILE is its own struct, named apart from glibc's, with its functions (and the
  * vfprintf they print through) */
 #undef stdout

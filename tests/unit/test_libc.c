@@ -1143,6 +1143,56 @@ TEST(libc_malloc)
 		own_free(slot[i]);
 }
 
+/* stat.c and fchmod.c: what glibc's calls say of a file, a symbolic link to it, a directory,
+ * a descriptor (an O_PATH one too) and a missing name, field by field; fchmod and fchown as
+ * the kernel's calls. */
+static int same_stat(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_mode == b->st_mode &&
+	       a->st_nlink == b->st_nlink && a->st_uid == b->st_uid && a->st_gid == b->st_gid &&
+	       a->st_size == b->st_size && a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+	       a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+TEST(libc_stat_fchmod)
+{
+	char dir[] = "/tmp/spoolbox-libc-stat-XXXXXX", file[64], link_[64];
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(file, sizeof file, "%s/f", dir);
+	snprintf(link_, sizeof link_, "%s/l", dir);
+	int fd = open(file, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	CHECK(fd >= 0 && write(fd, "hello", 5) == 5);
+	CHECK(symlink("f", link_) == 0);
+	struct stat a, b;
+	memset(&a, 0x55, sizeof a);
+	CHECK(own_stat(file, &a) == 0 && stat(file, &b) == 0 && same_stat(&a, &b) && a.st_size == 5);
+	CHECK(own_stat(link_, &a) == 0 && same_stat(&a, &b)); /* followed */
+	CHECK(own_lstat(link_, &a) == 0 && lstat(link_, &b) == 0 && same_stat(&a, &b) && S_ISLNK(a.st_mode));
+	CHECK(own_stat(dir, &a) == 0 && stat(dir, &b) == 0 && same_stat(&a, &b) && S_ISDIR(a.st_mode));
+	CHECK(own_fstat(fd, &a) == 0 && fstat(fd, &b) == 0 && same_stat(&a, &b));
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY), pfd = open(file, O_PATH);
+	CHECK(dfd >= 0 && pfd >= 0);
+	CHECK(own_fstatat(dfd, "f", &a, 0) == 0 && fstatat(dfd, "f", &b, 0) == 0 && same_stat(&a, &b));
+	CHECK(own_fstatat(dfd, "l", &a, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(a.st_mode));
+	CHECK(own_fstatat(pfd, "", &a, AT_EMPTY_PATH) == 0 && fstat(fd, &b) == 0 && same_stat(&a, &b));
+	CHECK(own_fstat(pfd, &a) == 0 && same_stat(&a, &b));
+	errno = 0;
+	CHECK(own_stat("/nonexistent/spoolbox", &a) == -1 && errno == ENOENT);
+	errno = 0;
+	CHECK(own_fstat(-1, &a) == -1 && errno == EBADF);
+	/* fchmod and fchown on a descriptor opened to write, as spoolbox calls them */
+	CHECK(own_fchmod(fd, 0640) == 0 && fstat(fd, &b) == 0 && (b.st_mode & 07777) == 0640);
+	CHECK(own_fchown(fd, getuid(), getgid()) == 0);
+	errno = 0;
+	CHECK(own_fchmod(-1, 0600) == -1 && errno == EBADF);
+	close(pfd);
+	close(dfd);
+	close(fd);
+	unlink(link_);
+	unlink(file);
+	rmdir(dir);
+}
+
 /* stdio.c: what a stream writes arrives whole and in order (buffered, through a flush, a piece
  * bigger than the buffer, the printf family), fgets reads lines as glibc's does, dprintf, and a
  * failed write is ferror's. */
