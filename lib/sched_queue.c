@@ -506,7 +506,7 @@ int sq_claim(struct sched *s, struct thread *thr, struct qmsg *m, long pid, uint
 	}
 	/* D1 needs no sync: a T whose TA is gone is recovered at the next start */
 	m->dirty = was_dirty;
-	if (rest && st_enqueue(s, thr, m) < 0) {
+	if (rest && st_enqueue(thr, m) < 0) {
 		/* out of memory: they wait, and the message's next look queues them again */
 		for (unsigned i = 0; i < m->nrcpt; i++)
 			if (st_has(&m->r[i], thr) && m->r[i].tag != RT_TRANSIT)
@@ -534,7 +534,7 @@ static int enqueue(struct sched *s, struct qmsg *m, unsigned i)
 		apply_result(s, m, i, "deferred", "delayed", "4.3.5", NULL, why, why, NULL);
 		return 0;
 	}
-	if (!(thr->tail && thr->tail->m == m) && st_enqueue(s, thr, m) < 0)
+	if (st_join(thr, m) < 0)
 		return -1; /* out of memory: it stays waiting, and the timer looks again */
 	r->flags |= RF_QUEUED;
 	return 0;
@@ -583,7 +583,7 @@ static void delay_notice(struct sched *s, struct qmsg *m)
 	struct thread *et = st_get(s, "error", SPOOL_ANY_HOST, 1);
 	if (!et)
 		return;
-	if (et->ring && et->blocked_until <= s->now && ((et->tail && et->tail->m == m) || st_enqueue(s, et, m) == 0)) {
+	if (et->ring && et->blocked_until <= s->now && st_join(et, m) == 0) {
 		for (unsigned i = 0; i < m->nrcpt; i++) {
 			struct qrcpt *r = &m->r[i];
 			if (wants_delay(r))

@@ -127,7 +127,7 @@ void st_ring_append(struct thread *t)
 	t->ring->tail = t;
 }
 
-int st_enqueue(struct sched *s, struct thread *t, struct qmsg *m)
+int st_enqueue(struct thread *t, struct qmsg *m)
 {
 	struct job *j = malloc(sizeof *j);
 	if (!j)
@@ -138,8 +138,12 @@ int st_enqueue(struct sched *s, struct thread *t, struct qmsg *m)
 	st_push_back(t, j);
 	if (!t->on_ring)
 		st_ring_append(t);
-	(void)s;
 	return 0;
+}
+
+int st_join(struct thread *t, struct qmsg *m)
+{
+	return t->tail && t->tail->m == m ? 0 : st_enqueue(t, m);
 }
 
 void st_reresolve(struct sched *s)
