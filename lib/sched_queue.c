@@ -902,13 +902,18 @@ void sq_timer_pass(struct sched *s)
 
 /* What the last attempt record of recipient i says: 'F' failed for good, 'D' delivered, 0
  * anything else (or none). */
+/* The outcome an A record's status word left on record for a T recipient: 'F', 'D' or 0. */
+__attribute__((noinline)) static char outcome_letter(const char *code)
+{
+	enum sched_outcome oc = sched_outcome_of(code);
+	return oc == SO_FAILED ? 'F' : oc == SO_DELIVERED ? 'D' : 0;
+}
+
 static char last_outcome(const struct spool_msg *sm, unsigned i)
 {
 	for (size_t k = sm->natt; k-- > 0;)
-		if (sm->att[k].rcpt == (int)i) {
-			enum sched_outcome oc = sched_outcome_of(sm->att[k].code);
-			return oc == SO_FAILED ? 'F' : oc == SO_DELIVERED ? 'D' : 0;
-		}
+		if (sm->att[k].rcpt == (int)i)
+			return outcome_letter(sm->att[k].code);
 	return 0;
 }
 
@@ -1232,10 +1237,8 @@ static int scan_line(struct batch *b, char *line, off_t off)
 		}
 		break;
 	case RL_ATTEMPT:
-		if ((r = batch_find(b, (unsigned)l.idx)) && r->tag == RT_TRANSIT) {
-			enum sched_outcome oc = sched_outcome_of(l.word);
-			r->jobseq = oc == SO_FAILED ? 'F' : oc == SO_DELIVERED ? 'D' : 0;
-		}
+		if ((r = batch_find(b, (unsigned)l.idx)) && r->tag == RT_TRANSIT)
+			r->jobseq = (unsigned char)outcome_letter(l.word);
 	}
 	return 0;
 }
