@@ -29,10 +29,12 @@ static int thread_key(struct sched *s, const struct thread *t, char *key, size_t
 		return -1;
 	size_t n = 0;
 	key[0] = 0;
-	for (int k = 0; env[k]; k++)
-		n += (size_t)snprintf(key + n, n < size ? size - n : 0, "%s ", env[k]);
-	for (int k = 0; argv[k]; k++)
-		n += (size_t)snprintf(key + n, n < size ? size - n : 0, "%s ", argv[k]);
+	for (char **v = env;; v = argv) {
+		for (int k = 0; v[k]; k++)
+			n += (size_t)snprintf(key + n, n < size ? size - n : 0, "%s ", v[k]);
+		if (v == argv)
+			break;
+	}
 	n += (size_t)snprintf(key + n, n < size ? size - n : 0, "u=%s g=%s", t->p.user ? t->p.user : "",
 	                      t->p.group ? t->p.group : "");
 	return n < size ? 0 : -1;
