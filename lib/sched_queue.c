@@ -428,15 +428,11 @@ void sq_defer_queued(struct sched *s, struct qmsg *m, struct thread *thr, long l
 			apply_result(s, m, i, "retryat", "delayed", "4.4.1", NULL, why, at, NULL);
 }
 
-/* A recipient that was T and has no result: "lost", then back to Q (or F in the error phase). */
+/* A recipient that was T and has no result: "lost", then back to Q (or F in the error phase:
+ * apply_result hands "lost", SO_UNKNOWN, and why to error_result). */
 static void lose(struct sched *s, struct qmsg *m, unsigned i, const char *why)
 {
 	s->lost++;
-	struct qrcpt *r = &m->r[i];
-	if (r->flags & RF_ERRPHASE) {
-		error_result(s, m, i, SO_UNKNOWN, why);
-		return;
-	}
 	apply_result(s, m, i, "lost", "delayed", "4.0.0", NULL, why, why, NULL);
 }
 
