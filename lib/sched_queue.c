@@ -27,14 +27,15 @@
 #define SCAN_MISSES 1000     /* due entries in a row that displace no chosen one: the scan stops */
 #define SCAN_BUF 65536       /* a refill reads the control file in pieces of this size */
 
-static unsigned hash_id(const char *id)
+/* The hash chain of message id. */
+__attribute__((noinline)) static struct qmsg **bucket(struct sched *s, const char *id)
 {
-	return sched_fnv(SCHED_FNV_INIT, id);
+	return &s->hash[sched_fnv(SCHED_FNV_INIT, id) & s->hmask];
 }
 
 struct qmsg *sq_find(struct sched *s, const char *id)
 {
-	for (struct qmsg *m = s->hash[hash_id(id) & s->hmask]; m; m = m->hnext)
+	for (struct qmsg *m = *bucket(s, id); m; m = m->hnext)
 		if (!strcmp(m->id, id))
 			return m;
 	return NULL;
@@ -52,7 +53,7 @@ static void ctl_close(struct sched *s, struct qmsg *m)
 
 static void msg_free(struct sched *s, struct qmsg *m)
 {
-	struct qmsg **pp = &s->hash[hash_id(m->id) & s->hmask];
+	struct qmsg **pp = bucket(s, m->id);
 	while (*pp != m)
 		pp = &(*pp)->hnext;
 	*pp = m->hnext;
@@ -1369,9 +1370,9 @@ static int load_msg(struct sched *s, const char *id, long long due, struct spool
 	m->warned = sm->warned > 0 ? WARN_DONE : WARN_NOT_YET;
 	m->due = due;
 	m->fd = -1;
-	unsigned h = hash_id(id) & s->hmask;
-	m->hnext = s->hash[h];
-	s->hash[h] = m;
+	struct qmsg **b = bucket(s, id);
+	m->hnext = *b;
+	*b = m;
 	m->next = s->head;
 	if (s->head)
 		s->head->prev = m;
