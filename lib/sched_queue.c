@@ -51,6 +51,13 @@ static void ctl_close(struct sched *s, struct qmsg *m)
 	m->kept = 0;
 }
 
+static void rcpt_done(struct sched *s, struct qrcpt *r)
+{
+	if (r->thr)
+		st_put(s, r->thr);
+	r->thr = NULL;
+}
+
 static void msg_free(struct sched *s, struct qmsg *m)
 {
 	struct qmsg **pp = bucket(s, m->id);
@@ -64,8 +71,7 @@ static void msg_free(struct sched *s, struct qmsg *m)
 	if (m->next)
 		m->next->prev = m->prev;
 	for (unsigned i = 0; i < m->nrcpt; i++)
-		if (m->r[i].thr)
-			st_put(s, m->r[i].thr);
+		rcpt_done(s, &m->r[i]);
 	srp_drop(&s->rp, m->pring ? &m->pring->rp : NULL, &m->pool, (int)m->nrcpt, 1);
 	ctl_close(s, m);
 	s->count--;
@@ -213,13 +219,6 @@ static int write_attempt(struct sched *s, struct qmsg *m, unsigned i, const char
 		return -1;
 	m->dirty = 1;
 	return 0;
-}
-
-static void rcpt_done(struct sched *s, struct qrcpt *r)
-{
-	if (r->thr)
-		st_put(s, r->thr);
-	r->thr = NULL;
 }
 
 static int record_append(struct sched *s, struct qmsg *m, const char *line)
