@@ -1103,6 +1103,17 @@ struct batch {
 	int full, oom, env, transit;
 };
 
+/* The notices recipient r wants (NOTIFY), never for the null sender (DSNs, postmaster notices). */
+static void notices(const struct qmsg *m, struct qrcpt *r, unsigned notify)
+{
+	if (!ENABLE_DSN || !m->notices || (notify & NOTIFY_NEVER))
+		return;
+	if (notify & NOTIFY_SUCCESS)
+		r->flags |= RF_WANT_SUCCESS;
+	if (!notify || (notify & NOTIFY_DELAY))
+		r->flags |= RF_WANT_DELAY; /* RFC 3461 4.1: absent NOTIFY, DELAY is ours to give */
+}
+
 /* Record x into the batch when it is in the window, not done, not in memory already (a new
  * pass) and there is room. Returns 1 when the batch is full (its reading stops there). */
 static int take_one(struct batch *b, const struct rrec *x)
@@ -1137,19 +1148,10 @@ static int take_one(struct batch *b, const struct rrec *x)
 	r->tries = (uint16_t)(x->tries > 9999 ? 9999 : x->tries);
 	r->next = x->next;
 	r->pid = x->pid;
+	notices(m, r, x->notify);
+	b->transit |= r->tag == RT_TRANSIT;
 	b->n++;
 	return 0;
-}
-
-/* The notices recipient r wants (NOTIFY), never for the null sender (DSNs, postmaster notices). */
-static void notices(const struct qmsg *m, struct qrcpt *r, unsigned notify)
-{
-	if (!ENABLE_DSN || !m->notices || (notify & NOTIFY_NEVER))
-		return;
-	if (notify & NOTIFY_SUCCESS)
-		r->flags |= RF_WANT_SUCCESS;
-	if (!notify || (notify & NOTIFY_DELAY))
-		r->flags |= RF_WANT_DELAY; /* RFC 3461 4.1: absent NOTIFY, DELAY is ours to give */
 }
 
 /* The new recipient numbered idx, or NULL. */
@@ -1216,10 +1218,6 @@ static int scan_line(struct batch *b, char *line, off_t off)
 		if (b->full)
 			break;
 		take_one(b, &x);
-		if ((r = batch_find(b, x.idx))) {
-			notices(b->m, r, 0);
-			b->transit |= r->tag == RT_TRANSIT;
-		}
 		break;
 	}
 	case RL_NOTIFY:
@@ -1303,12 +1301,6 @@ static int take(struct sched *s, struct qmsg *m, const struct spool_msg *sm)
 		struct rrec x = {(unsigned)i, (uint32_t)sr->off, sr->tag, sr->pid, sr->tries, sr->next, sr->channel, sr->host,
 		                 sr->notify};
 		take_one(&b, &x);
-		struct qrcpt *r = batch_find(&b, (unsigned)i);
-		if (r) {
-			notices(m, r, sr->notify);
-			if (r->tag == RT_TRANSIT)
-				r->jobseq = (unsigned char)last_outcome(sm, r->idx);
-		}
 	}
 	if (b.oom && !b.n)
 		return -1; /* out of memory for the thread: m->unread stays, the timer looks again */
@@ -1333,6 +1325,8 @@ static int take(struct sched *s, struct qmsg *m, const struct spool_msg *sm)
 	m->refilled = s->now;
 	m->nrcpt = b.from + b.n;
 	for (unsigned k = b.from; k < m->nrcpt; k++) {
+		if (sm && m->r[k].tag == RT_TRANSIT)
+			m->r[k].jobseq = (unsigned char)last_outcome(sm, m->r[k].idx); /* for rcpt_state */
 		rcpt_state(s, m, k, sm ? m->due : 0); /* a refill: the due link is the window's own timer */
 		if (m->kick)
 			kick(s, &m->r[k], m->kick == 2 ? s->runall_dom : NULL);
