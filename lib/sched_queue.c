@@ -1600,15 +1600,12 @@ static int choose(struct scan *c, const char *id, long long t)
 	struct sched *s = c->s;
 	struct cand *h = c->heap;
 	if (c->n < c->cap) {
+		/* up from the end: the parents it passes move down into the hole */
 		size_t i = c->n++;
+		for (; i && h[(i - 1) / 2].t < t; i = (i - 1) / 2)
+			h[i] = h[(i - 1) / 2];
 		h[i].t = t;
 		str_lcpy(h[i].id, id, sizeof h[i].id);
-		while (i && h[(i - 1) / 2].t < h[i].t) {
-			struct cand tmp = h[i];
-			h[i] = h[(i - 1) / 2];
-			h[(i - 1) / 2] = tmp;
-			i = (i - 1) / 2;
-		}
 		return 0;
 	}
 	s->disk_more = 1;
