@@ -1572,21 +1572,20 @@ struct scan {
 	unsigned misses;              /* entries since the heap last changed */
 };
 
-static void heap_down(struct cand *h, size_t n, size_t i)
+/* The heap's top replaced by (t, id): down to its place, the larger child moving up into the
+ * hole each step (the order a swap at each step gives). */
+static void heap_top(struct cand *h, size_t n, long long t, const char *id)
 {
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, big = i;
-		if (l < n && h[l].t > h[big].t)
-			big = l;
-		if (r < n && h[r].t > h[big].t)
-			big = r;
-		if (big == i)
-			return;
-		struct cand tmp = h[i];
-		h[i] = h[big];
-		h[big] = tmp;
-		i = big;
+	size_t i = 0;
+	for (size_t l; (l = 2 * i + 1) < n; i = l) {
+		if (l + 1 < n && h[l + 1].t > h[l].t)
+			l++;
+		if (h[l].t <= t)
+			break;
+		h[i] = h[l];
 	}
+	h[i].t = t;
+	str_lcpy(h[i].id, id, sizeof h[i].id);
 }
 
 /* Courier's rule past the high watermark (seed 003): the walk goes on through the bucket, and an
@@ -1612,9 +1611,7 @@ static int choose(struct scan *c, const char *id, long long t)
 	if (t / SPOOL_BUCKET > h[0].t / SPOOL_BUCKET)
 		return 1;
 	if (t < h[0].t) {
-		h[0].t = t;
-		str_lcpy(h[0].id, id, sizeof h[0].id);
-		heap_down(h, c->n, 0);
+		heap_top(h, c->n, t, id);
 		c->misses = 0;
 		return 0;
 	}
