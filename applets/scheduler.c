@@ -207,7 +207,10 @@ static int reload_conf(void *vctx)
 		const char *v = r->exported[k] ? getenv(conf_name((enum conf_key)k)) : NULL;
 		if (!v)
 			continue;
-		if (!(saved[k] = strdup(v))) {
+		/* out of the environment once saved (put back below when anything fails) */
+		if ((saved[k] = strdup(v)))
+			unsetenv(conf_name((enum conf_key)k));
+		else {
 			log_msg(LOG_ERR, NULL, "spoolbox.conf: out of memory");
 			rc = -1;
 		}
@@ -215,18 +218,15 @@ static int reload_conf(void *vctx)
 	struct conf c;
 	conf_init(&c);
 	if (rc == 0) {
-		for (int k = 0; k < CK__COUNT; k++)
-			if (r->exported[k])
-				unsetenv(conf_name((enum conf_key)k));
 		int errors = conf_load(&c, NULL, sched_log_report, NULL);
 		if (errors) {
 			log_msg(LOG_ERR, NULL, "spoolbox.conf: %d error%s", errors, errors == 1 ? "" : "s");
 			rc = -1;
 		}
-		for (int k = 0; k < CK__COUNT; k++)
-			if (saved[k] && rc < 0)
-				setenv(conf_name((enum conf_key)k), saved[k], 1); /* all as before */
 	}
+	for (int k = 0; k < CK__COUNT; k++)
+		if (saved[k] && rc < 0)
+			setenv(conf_name((enum conf_key)k), saved[k], 1); /* all as before */
 	if (rc == 0) {
 		/* a key gone from the file: its compiled-in default again */
 		for (int k = 0; k < CK__COUNT; k++)

@@ -311,7 +311,9 @@ void srp_drop(struct srp_global *g, struct srp_ring *r, struct srp_msg *m, int k
 struct thread *st_get(struct sched *s, const char *channel, const char *host, int is_error);
 void st_put(struct sched *s, struct thread *t);
 /* Appends a job for m (m->jobs counts it). -1: out of memory, nothing queued. */
-int st_enqueue(struct sched *s, struct thread *t, struct qmsg *m);
+int st_enqueue(struct thread *t, struct qmsg *m);
+/* m joins t's newest job when that is m's, else st_enqueue */
+int st_join(struct thread *t, struct qmsg *m);
 /* Holds t until `until`: its ready jobs go back to their messages (sched_touch). */
 void st_block(struct sched *s, struct thread *t, long long until);
 struct job *st_pop(struct thread *t);

@@ -382,6 +382,8 @@ long long sched_next_wake(struct sched *s)
 	return min_t(min_t(s->mem_wake, s->disk_next), sta_next_timer(s));
 }
 
+static const struct timespec one_second = {1, 0};
+
 int sched_run(struct sched *s)
 {
 	sigset_t block, orig;
@@ -511,8 +513,7 @@ int sched_run(struct sched *s)
 			}
 		}
 		if (!pfd) {
-			struct timespec pause = {1, 0};
-			nanosleep(&pause, NULL);
+			nanosleep(&one_second, NULL);
 			continue;
 		}
 		pfd[0] = (struct pollfd){s->trigger_fd, s->quitting ? 0 : POLLIN, 0};
@@ -537,8 +538,7 @@ int sched_run(struct sched *s)
 				break;
 			}
 			/* the kernel's memory: wait a moment and go on */
-			struct timespec pause = {1, 0};
-			nanosleep(&pause, NULL);
+			nanosleep(&one_second, NULL);
 		}
 		if (r <= 0) {
 			pfd[0].revents = 0;

@@ -27,14 +27,15 @@
 #define SCAN_MISSES 1000     /* due entries in a row that displace no chosen one: the scan stops */
 #define SCAN_BUF 65536       /* a refill reads the control file in pieces of this size */
 
-static unsigned hash_id(const char *id)
+/* The hash chain of message id. */
+__attribute__((noinline)) static struct qmsg **bucket(struct sched *s, const char *id)
 {
-	return sched_fnv(SCHED_FNV_INIT, id);
+	return &s->hash[sched_fnv(SCHED_FNV_INIT, id) & s->hmask];
 }
 
 struct qmsg *sq_find(struct sched *s, const char *id)
 {
-	for (struct qmsg *m = s->hash[hash_id(id) & s->hmask]; m; m = m->hnext)
+	for (struct qmsg *m = *bucket(s, id); m; m = m->hnext)
 		if (!strcmp(m->id, id))
 			return m;
 	return NULL;
@@ -50,9 +51,16 @@ static void ctl_close(struct sched *s, struct qmsg *m)
 	m->kept = 0;
 }
 
+static void rcpt_done(struct sched *s, struct qrcpt *r)
+{
+	if (r->thr)
+		st_put(s, r->thr);
+	r->thr = NULL;
+}
+
 static void msg_free(struct sched *s, struct qmsg *m)
 {
-	struct qmsg **pp = &s->hash[hash_id(m->id) & s->hmask];
+	struct qmsg **pp = bucket(s, m->id);
 	while (*pp != m)
 		pp = &(*pp)->hnext;
 	*pp = m->hnext;
@@ -63,8 +71,7 @@ static void msg_free(struct sched *s, struct qmsg *m)
 	if (m->next)
 		m->next->prev = m->prev;
 	for (unsigned i = 0; i < m->nrcpt; i++)
-		if (m->r[i].thr)
-			st_put(s, m->r[i].thr);
+		rcpt_done(s, &m->r[i]);
 	srp_drop(&s->rp, m->pring ? &m->pring->rp : NULL, &m->pool, (int)m->nrcpt, 1);
 	ctl_close(s, m);
 	s->count--;
@@ -212,13 +219,6 @@ static int write_attempt(struct sched *s, struct qmsg *m, unsigned i, const char
 		return -1;
 	m->dirty = 1;
 	return 0;
-}
-
-static void rcpt_done(struct sched *s, struct qrcpt *r)
-{
-	if (r->thr)
-		st_put(s, r->thr);
-	r->thr = NULL;
 }
 
 static int record_append(struct sched *s, struct qmsg *m, const char *line)
@@ -428,15 +428,11 @@ void sq_defer_queued(struct sched *s, struct qmsg *m, struct thread *thr, long l
 			apply_result(s, m, i, "retryat", "delayed", "4.4.1", NULL, why, at, NULL);
 }
 
-/* A recipient that was T and has no result: "lost", then back to Q (or F in the error phase). */
+/* A recipient that was T and has no result: "lost", then back to Q (or F in the error phase:
+ * apply_result hands "lost", SO_UNKNOWN, and why to error_result). */
 static void lose(struct sched *s, struct qmsg *m, unsigned i, const char *why)
 {
 	s->lost++;
-	struct qrcpt *r = &m->r[i];
-	if (r->flags & RF_ERRPHASE) {
-		error_result(s, m, i, SO_UNKNOWN, why);
-		return;
-	}
 	apply_result(s, m, i, "lost", "delayed", "4.0.0", NULL, why, why, NULL);
 }
 
@@ -506,7 +502,7 @@ int sq_claim(struct sched *s, struct thread *thr, struct qmsg *m, long pid, uint
 	}
 	/* D1 needs no sync: a T whose TA is gone is recovered at the next start */
 	m->dirty = was_dirty;
-	if (rest && st_enqueue(s, thr, m) < 0) {
+	if (rest && st_enqueue(thr, m) < 0) {
 		/* out of memory: they wait, and the message's next look queues them again */
 		for (unsigned i = 0; i < m->nrcpt; i++)
 			if (st_has(&m->r[i], thr) && m->r[i].tag != RT_TRANSIT)
@@ -534,7 +530,7 @@ static int enqueue(struct sched *s, struct qmsg *m, unsigned i)
 		apply_result(s, m, i, "deferred", "delayed", "4.3.5", NULL, why, why, NULL);
 		return 0;
 	}
-	if (!(thr->tail && thr->tail->m == m) && st_enqueue(s, thr, m) < 0)
+	if (st_join(thr, m) < 0)
 		return -1; /* out of memory: it stays waiting, and the timer looks again */
 	r->flags |= RF_QUEUED;
 	return 0;
@@ -583,7 +579,7 @@ static void delay_notice(struct sched *s, struct qmsg *m)
 	struct thread *et = st_get(s, "error", SPOOL_ANY_HOST, 1);
 	if (!et)
 		return;
-	if (et->ring && et->blocked_until <= s->now && ((et->tail && et->tail->m == m) || st_enqueue(s, et, m) == 0)) {
+	if (et->ring && et->blocked_until <= s->now && st_join(et, m) == 0) {
 		for (unsigned i = 0; i < m->nrcpt; i++) {
 			struct qrcpt *r = &m->r[i];
 			if (wants_delay(r))
@@ -902,13 +898,18 @@ void sq_timer_pass(struct sched *s)
 
 /* What the last attempt record of recipient i says: 'F' failed for good, 'D' delivered, 0
  * anything else (or none). */
+/* The outcome an A record's status word left on record for a T recipient: 'F', 'D' or 0. */
+__attribute__((noinline)) static char outcome_letter(const char *code)
+{
+	enum sched_outcome oc = sched_outcome_of(code);
+	return oc == SO_FAILED ? 'F' : oc == SO_DELIVERED ? 'D' : 0;
+}
+
 static char last_outcome(const struct spool_msg *sm, unsigned i)
 {
 	for (size_t k = sm->natt; k-- > 0;)
-		if (sm->att[k].rcpt == (int)i) {
-			enum sched_outcome oc = sched_outcome_of(sm->att[k].code);
-			return oc == SO_FAILED ? 'F' : oc == SO_DELIVERED ? 'D' : 0;
-		}
+		if (sm->att[k].rcpt == (int)i)
+			return outcome_letter(sm->att[k].code);
 	return 0;
 }
 
@@ -1102,6 +1103,17 @@ struct batch {
 	int full, oom, env, transit;
 };
 
+/* The notices recipient r wants (NOTIFY), never for the null sender (DSNs, postmaster notices). */
+static void notices(const struct qmsg *m, struct qrcpt *r, unsigned notify)
+{
+	if (!ENABLE_DSN || !m->notices || (notify & NOTIFY_NEVER))
+		return;
+	if (notify & NOTIFY_SUCCESS)
+		r->flags |= RF_WANT_SUCCESS;
+	if (!notify || (notify & NOTIFY_DELAY))
+		r->flags |= RF_WANT_DELAY; /* RFC 3461 4.1: absent NOTIFY, DELAY is ours to give */
+}
+
 /* Record x into the batch when it is in the window, not done, not in memory already (a new
  * pass) and there is room. Returns 1 when the batch is full (its reading stops there). */
 static int take_one(struct batch *b, const struct rrec *x)
@@ -1136,19 +1148,10 @@ static int take_one(struct batch *b, const struct rrec *x)
 	r->tries = (uint16_t)(x->tries > 9999 ? 9999 : x->tries);
 	r->next = x->next;
 	r->pid = x->pid;
+	notices(m, r, x->notify);
+	b->transit |= r->tag == RT_TRANSIT;
 	b->n++;
 	return 0;
-}
-
-/* The notices recipient r wants (NOTIFY), never for the null sender (DSNs, postmaster notices). */
-static void notices(const struct qmsg *m, struct qrcpt *r, unsigned notify)
-{
-	if (!ENABLE_DSN || !m->notices || (notify & NOTIFY_NEVER))
-		return;
-	if (notify & NOTIFY_SUCCESS)
-		r->flags |= RF_WANT_SUCCESS;
-	if (!notify || (notify & NOTIFY_DELAY))
-		r->flags |= RF_WANT_DELAY; /* RFC 3461 4.1: absent NOTIFY, DELAY is ours to give */
 }
 
 /* The new recipient numbered idx, or NULL. */
@@ -1215,10 +1218,6 @@ static int scan_line(struct batch *b, char *line, off_t off)
 		if (b->full)
 			break;
 		take_one(b, &x);
-		if ((r = batch_find(b, x.idx))) {
-			notices(b->m, r, 0);
-			b->transit |= r->tag == RT_TRANSIT;
-		}
 		break;
 	}
 	case RL_NOTIFY:
@@ -1232,10 +1231,8 @@ static int scan_line(struct batch *b, char *line, off_t off)
 		}
 		break;
 	case RL_ATTEMPT:
-		if ((r = batch_find(b, (unsigned)l.idx)) && r->tag == RT_TRANSIT) {
-			enum sched_outcome oc = sched_outcome_of(l.word);
-			r->jobseq = oc == SO_FAILED ? 'F' : oc == SO_DELIVERED ? 'D' : 0;
-		}
+		if ((r = batch_find(b, (unsigned)l.idx)) && r->tag == RT_TRANSIT)
+			r->jobseq = (unsigned char)outcome_letter(l.word);
 	}
 	return 0;
 }
@@ -1304,12 +1301,6 @@ static int take(struct sched *s, struct qmsg *m, const struct spool_msg *sm)
 		struct rrec x = {(unsigned)i, (uint32_t)sr->off, sr->tag, sr->pid, sr->tries, sr->next, sr->channel, sr->host,
 		                 sr->notify};
 		take_one(&b, &x);
-		struct qrcpt *r = batch_find(&b, (unsigned)i);
-		if (r) {
-			notices(m, r, sr->notify);
-			if (r->tag == RT_TRANSIT)
-				r->jobseq = (unsigned char)last_outcome(sm, r->idx);
-		}
 	}
 	if (b.oom && !b.n)
 		return -1; /* out of memory for the thread: m->unread stays, the timer looks again */
@@ -1334,6 +1325,8 @@ static int take(struct sched *s, struct qmsg *m, const struct spool_msg *sm)
 	m->refilled = s->now;
 	m->nrcpt = b.from + b.n;
 	for (unsigned k = b.from; k < m->nrcpt; k++) {
+		if (sm && m->r[k].tag == RT_TRANSIT)
+			m->r[k].jobseq = (unsigned char)last_outcome(sm, m->r[k].idx); /* for rcpt_state */
 		rcpt_state(s, m, k, sm ? m->due : 0); /* a refill: the due link is the window's own timer */
 		if (m->kick)
 			kick(s, &m->r[k], m->kick == 2 ? s->runall_dom : NULL);
@@ -1370,9 +1363,9 @@ static int load_msg(struct sched *s, const char *id, long long due, struct spool
 	m->warned = sm->warned > 0 ? WARN_DONE : WARN_NOT_YET;
 	m->due = due;
 	m->fd = -1;
-	unsigned h = hash_id(id) & s->hmask;
-	m->hnext = s->hash[h];
-	s->hash[h] = m;
+	struct qmsg **b = bucket(s, id);
+	m->hnext = *b;
+	*b = m;
 	m->next = s->head;
 	if (s->head)
 		s->head->prev = m;
@@ -1579,21 +1572,20 @@ struct scan {
 	unsigned misses;              /* entries since the heap last changed */
 };
 
-static void heap_down(struct cand *h, size_t n, size_t i)
+/* The heap's top replaced by (t, id): down to its place, the larger child moving up into the
+ * hole each step (the order a swap at each step gives). */
+static void heap_top(struct cand *h, size_t n, long long t, const char *id)
 {
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, big = i;
-		if (l < n && h[l].t > h[big].t)
-			big = l;
-		if (r < n && h[r].t > h[big].t)
-			big = r;
-		if (big == i)
-			return;
-		struct cand tmp = h[i];
-		h[i] = h[big];
-		h[big] = tmp;
-		i = big;
+	size_t i = 0;
+	for (size_t l; (l = 2 * i + 1) < n; i = l) {
+		if (l + 1 < n && h[l + 1].t > h[l].t)
+			l++;
+		if (h[l].t <= t)
+			break;
+		h[i] = h[l];
 	}
+	h[i].t = t;
+	str_lcpy(h[i].id, id, sizeof h[i].id);
 }
 
 /* Courier's rule past the high watermark (seed 003): the walk goes on through the bucket, and an
@@ -1607,24 +1599,19 @@ static int choose(struct scan *c, const char *id, long long t)
 	struct sched *s = c->s;
 	struct cand *h = c->heap;
 	if (c->n < c->cap) {
+		/* up from the end: the parents it passes move down into the hole */
 		size_t i = c->n++;
+		for (; i && h[(i - 1) / 2].t < t; i = (i - 1) / 2)
+			h[i] = h[(i - 1) / 2];
 		h[i].t = t;
 		str_lcpy(h[i].id, id, sizeof h[i].id);
-		while (i && h[(i - 1) / 2].t < h[i].t) {
-			struct cand tmp = h[i];
-			h[i] = h[(i - 1) / 2];
-			h[(i - 1) / 2] = tmp;
-			i = (i - 1) / 2;
-		}
 		return 0;
 	}
 	s->disk_more = 1;
 	if (t / SPOOL_BUCKET > h[0].t / SPOOL_BUCKET)
 		return 1;
 	if (t < h[0].t) {
-		h[0].t = t;
-		str_lcpy(h[0].id, id, sizeof h[0].id);
-		heap_down(h, c->n, 0);
+		heap_top(h, c->n, t, id);
 		c->misses = 0;
 		return 0;
 	}

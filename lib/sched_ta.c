@@ -29,10 +29,12 @@ static int thread_key(struct sched *s, const struct thread *t, char *key, size_t
 		return -1;
 	size_t n = 0;
 	key[0] = 0;
-	for (int k = 0; env[k]; k++)
-		n += (size_t)snprintf(key + n, n < size ? size - n : 0, "%s ", env[k]);
-	for (int k = 0; argv[k]; k++)
-		n += (size_t)snprintf(key + n, n < size ? size - n : 0, "%s ", argv[k]);
+	for (char **v = env;; v = argv) {
+		for (int k = 0; v[k]; k++)
+			n += (size_t)snprintf(key + n, n < size ? size - n : 0, "%s ", v[k]);
+		if (v == argv)
+			break;
+	}
 	n += (size_t)snprintf(key + n, n < size ? size - n : 0, "u=%s g=%s", t->p.user ? t->p.user : "",
 	                      t->p.group ? t->p.group : "");
 	return n < size ? 0 : -1;
@@ -119,6 +121,24 @@ static int drop_to(const struct ta_ids *ids)
 	return 0;
 }
 
+/* Room for one more ack (the FIFO doubles). -1: out of memory. */
+static int ack_room(struct sta *t)
+{
+	if (t->nack < t->ackcap)
+		return 0;
+	unsigned cap = t->ackcap ? t->ackcap * 2 : 8;
+	struct sta_ack *a = malloc(cap * sizeof *a);
+	if (!a)
+		return -1;
+	for (unsigned k = 0; k < t->nack; k++)
+		a[k] = t->acks[(t->ackhead + k) % t->ackcap];
+	free(t->acks);
+	t->acks = a;
+	t->ackhead = 0;
+	t->ackcap = cap;
+	return 0;
+}
+
 /* key, argv and env: thread_key()'s for thr (staff() expanded them). */
 static struct sta *sta_spawn(struct sched *s, struct thread *thr, const char *key, char **argv, char **env)
 {
@@ -141,9 +161,8 @@ static struct sta *sta_spawn(struct sched *s, struct thread *thr, const char *ke
 	/* the read buffer, key and name in the struct's allocation (one free) */
 	size_t kl = strlen(key) + 1, bl = strlen(base) + 1;
 	struct sta *t = calloc(1, sizeof *t + STA_RBUF + kl + bl);
-	struct sta_ack *acks = malloc(8 * sizeof *acks);
 	pid_t pid = -1;
-	if (!t || !acks) {
+	if (!t || ack_room(t) < 0) { /* the FIFO's first 8 */
 		log_msg(LOG_ERR, NULL, "out of memory starting %s for %s/%s", argv[0], thr->name, thr->host);
 		goto undo;
 	}
@@ -158,8 +177,9 @@ static struct sta *sta_spawn(struct sched *s, struct thread *thr, const char *ke
 	if (pid < 0) {
 		log_syserr(NULL, "fork for", argv[0], NULL);
 	undo:
+		if (t)
+			free(t->acks);
 		free(t);
-		free(acks);
 		close(sv[0]);
 		close(sv[1]);
 		return NULL;
@@ -216,8 +236,6 @@ static struct sta *sta_spawn(struct sched *s, struct thread *thr, const char *ke
 	t->since = s->now;
 	t->gen = s->gen;
 	t->idlemax = sched_idlemax(&thr->p);
-	t->acks = acks;
-	t->ackcap = 8;
 	t->acks[t->nack++] = (struct sta_ack){NULL, 0, 0}; /* its first #hungry */
 	t->next = s->tas;
 	s->tas = t;
@@ -408,24 +426,6 @@ static void send_idle(struct sched *s, struct sta *t)
 	ack_push(s, t, (struct sta_ack){NULL, 0, 0});
 	t->state = STA_IDLE;
 	t->since = s->now;
-}
-
-/* Room for one more ack (the FIFO doubles). -1: out of memory. */
-static int ack_room(struct sta *t)
-{
-	if (t->nack < t->ackcap)
-		return 0;
-	unsigned cap = t->ackcap ? t->ackcap * 2 : 8;
-	struct sta_ack *a = malloc(cap * sizeof *a);
-	if (!a)
-		return -1;
-	for (unsigned k = 0; k < t->nack; k++)
-		a[k] = t->acks[(t->ackhead + k) % t->ackcap];
-	free(t->acks);
-	t->acks = a;
-	t->ackhead = 0;
-	t->ackcap = cap;
-	return 0;
 }
 
 /* The job line's third field, the offsets of the recipients just claimed for it ("id\thost\t117,

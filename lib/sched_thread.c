@@ -9,9 +9,10 @@
 #include <string.h>
 
 /* noinline: one copy, not one per caller (docs/size.md) */
-__attribute__((noinline)) static unsigned hash_thr(const char *chan, const char *host, int is_error)
+__attribute__((noinline)) static struct thread **hash_thr(struct sched *s, const char *chan, const char *host,
+                                                           int is_error)
 {
-	return sched_fnv(sched_fnv(sched_fnv(SCHED_FNV_INIT + (unsigned)is_error, chan), "/"), host);
+	return &s->thash[sched_fnv(sched_fnv(sched_fnv(SCHED_FNV_INIT + (unsigned)is_error, chan), "/"), host) & s->tmask];
 }
 
 /* The ring of clause (made with its recipient pools from p, the clause's resolved keys). */
@@ -50,8 +51,8 @@ static struct chan *chan_get(struct sched *s, const char *name)
 
 struct thread *st_get(struct sched *s, const char *channel, const char *host, int is_error)
 {
-	unsigned h = hash_thr(channel, host, is_error) & s->tmask;
-	for (struct thread *t = s->thash[h]; t; t = t->hnext)
+	struct thread **b = hash_thr(s, channel, host, is_error);
+	for (struct thread *t = *b; t; t = t->hnext)
 		if (t->is_error == is_error && !strcmp(t->name, channel) && !strcmp(t->host, host)) {
 			t->refs++;
 			return t;
@@ -84,8 +85,8 @@ struct thread *st_get(struct sched *s, const char *channel, const char *host, in
 	if (!t->ring)
 		log_msg(LOG_WARNING, NULL, "%s/%s: no scheduler.conf clause with a command matches", channel, host);
 	t->refs = 1;
-	t->hnext = s->thash[h];
-	s->thash[h] = t;
+	t->hnext = *b;
+	*b = t;
 	s->nthreads++;
 	return t;
 }
@@ -94,8 +95,7 @@ void st_put(struct sched *s, struct thread *t)
 {
 	if (--t->refs > 0 || t->running || t->nready || t->on_ring)
 		return;
-	unsigned h = hash_thr(t->name, t->host, t->is_error) & s->tmask;
-	struct thread **pp = &s->thash[h];
+	struct thread **pp = hash_thr(s, t->name, t->host, t->is_error);
 	while (*pp && *pp != t)
 		pp = &(*pp)->hnext;
 	if (*pp)
@@ -127,7 +127,7 @@ void st_ring_append(struct thread *t)
 	t->ring->tail = t;
 }
 
-int st_enqueue(struct sched *s, struct thread *t, struct qmsg *m)
+int st_enqueue(struct thread *t, struct qmsg *m)
 {
 	struct job *j = malloc(sizeof *j);
 	if (!j)
@@ -138,8 +138,12 @@ int st_enqueue(struct sched *s, struct thread *t, struct qmsg *m)
 	st_push_back(t, j);
 	if (!t->on_ring)
 		st_ring_append(t);
-	(void)s;
 	return 0;
+}
+
+int st_join(struct thread *t, struct qmsg *m)
+{
+	return t->tail && t->tail->m == m ? 0 : st_enqueue(t, m);
 }
 
 void st_reresolve(struct sched *s)
