@@ -245,15 +245,9 @@ void auth_redact(const char *sent, char *out, size_t size)
 	if (str_ncaseeq(sent, "AUTH ", 5)) {
 		/* keep "AUTH MECH", hide the initial response */
 		size_t n = 5 + strcspn(sent + 5, " \r\n");
-		char cmd[32];
-		if (n >= sizeof cmd)
-			n = sizeof cmd - 1;
-		memcpy(cmd, sent, n);
-		cmd[n] = 0;
-		if (sent[n] == ' ')
-			str_fmt(out, size, "%s <hidden>", cmd);
-		else
-			str_lcpy(out, cmd, size);
+		if (n > 31)
+			n = 31; /* at most 31 bytes of the command shown */
+		str_fmt(out, size, "%.*s%s", (int)n, sent, sent[n] == ' ' ? " <hidden>" : "");
 		return;
 	}
 	str_lcpy(out, "<hidden>", size);
