@@ -46,14 +46,10 @@ static void settle(struct smtp_conn *c, struct smtp_txn *t, int lost0, const str
 		struct smtp_result *res = &t->rcpt[i].res;
 		if (res->code / 100 != 2 && (res->code || !lost0))
 			continue;
-		if (r) {
+		if (r)
 			set_reply(res, r);
-		} else {
-			res->code = 0;
-			res->local = 1;
-			str_lcpy(res->enh, enh, sizeof res->enh);
-			str_lcpy(res->text, c->err, sizeof res->text);
-		}
+		else
+			set_local(res, 0, enh, c->err);
 	}
 }
 
