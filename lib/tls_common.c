@@ -70,9 +70,7 @@ int tls_pins_parse(const char *s, unsigned char out[][32], int max)
 	while (*s) {
 		char one[80];
 		size_t k = strcspn(s, ",");
-		const char *a = s, *b = s + k;
-		while (a < b && (*a == ' ' || *a == '\t'))
-			a++;
+		const char *a = s + strspn(s, " \t"), *b = s + k; /* blanks stop at the comma: a <= b */
 		while (b > a && (b[-1] == ' ' || b[-1] == '\t'))
 			b--;
 		if (b > a) {
