@@ -375,11 +375,11 @@ static int load(struct smtp_ta *ta, const struct conf *c, conf_report_fn *rep, v
 		errors++;
 	}
 	const char *eb = conf_str(c, CK_SMTP_8BIT_FALLBACK);
-	if (strcmp(eb, "bounce") && strcmp(eb, "send")) {
+	ta->send_8bit = strcmp(eb, "send") == 0;
+	if (!ta->send_8bit && strcmp(eb, "bounce")) {
 		conf_report_key(c, CK_SMTP_8BIT_FALLBACK, rep, ctx, "SMTP_8BIT_FALLBACK: want bounce or send");
 		errors++;
 	}
-	ta->send_8bit = strcmp(eb, "send") == 0;
 	long long port = conf_num(c, CK_SMTP_PORT);
 	if (port < 1 || port > 65535) {
 		conf_report_key(c, CK_SMTP_PORT, rep, ctx, "SMTP_PORT: want 1-65535");
