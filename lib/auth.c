@@ -121,7 +121,7 @@ ssize_t auth_start(struct auth *a, char *out, size_t size)
 		return -1;
 	}
 	char prefix[16];
-	size_t pl = (size_t)snprintf(prefix, sizeof prefix, "AUTH %s ", auth_mech_name(a->mech));
+	size_t prl = (size_t)snprintf(prefix, sizeof prefix, "AUTH %s ", auth_mech_name(a->mech));
 	switch (a->mech) {
 	case AUTH_PLAIN: {
 		/* RFC 4616: [authzid] NUL authcid NUL passwd; we send no authzid */
@@ -148,11 +148,11 @@ ssize_t auth_start(struct auth *a, char *out, size_t size)
 	case AUTH_LOGIN:
 	case AUTH_CRAM_MD5:
 		/* "AUTH MECH" without the space: the response comes with the first challenge */
-		if (pl > size) {
+		if (prl > size) {
 			str_fmt(a->err, sizeof a->err, "output buffer too small");
 			return -1;
 		}
-		prefix[pl - 1] = 0;
+		prefix[prl - 1] = 0;
 		return (ssize_t)str_lcpy(out, prefix, size);
 	default:
 		str_fmt(a->err, sizeof a->err, "no AUTH mechanism chosen");
