@@ -112,10 +112,12 @@ static int rcpt_line(const struct smtp_conn *c, const struct smtp_txn_rcpt *r, c
 	if (r->orcpt && *r->orcpt) {
 		const char *semi = strchr(r->orcpt, ';');
 		char type[32];
-		if (semi && (size_t)(semi - r->orcpt) < sizeof type) {
-			memcpy(type, r->orcpt, (size_t)(semi - r->orcpt));
-			type[semi - r->orcpt] = 0;
-			str_lcpy(type + strlen(type), ";", sizeof type - strlen(type));
+		size_t k = semi ? (size_t)(semi - r->orcpt) : sizeof type;
+		if (k < sizeof type) {
+			memcpy(type, r->orcpt, k);
+			if (k + 1 < sizeof type) /* a 31-byte type has no room left for its ";" */
+				type[k++] = ';';
+			type[k] = 0;
 			if (add_xtext(line, size, "ORCPT", type, semi + 1) < 0)
 				return -1;
 		}
