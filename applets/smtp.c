@@ -537,11 +537,11 @@ int smtp_main(int argc, char **argv)
 	code = EX_OK;
 	if (test) {
 		char self[300];
-		if (!from && *conf_str(&c, CK_ALLMAILFROM))
-			from = conf_str(&c, CK_ALLMAILFROM);
+		const char *all = conf_str(&c, CK_ALLMAILFROM), *q = conf_str(&c, CK_QUALIFYDOMAIN);
+		if (!from && *all)
+			from = all;
 		if (!from) {
-			const char *q = *conf_str(&c, CK_QUALIFYDOMAIN) ? conf_str(&c, CK_QUALIFYDOMAIN) : ta->helo;
-			str_fmt(self, sizeof self, "postmaster@%s", q);
+			str_fmt(self, sizeof self, "postmaster@%s", *q ? q : ta->helo);
 			from = self;
 		}
 		code = smtp_test(&ta->sess, &ta->cfg, &c, from, optind < argc ? argv[optind] : NULL, send);
