@@ -454,12 +454,12 @@ static int check_anchors(const struct conf *c, const struct smtp_config *cfg, co
 		return 0;
 	}
 	char err[256];
-	struct tls_anchors *a = tls_anchors_load(conf_str(c, CK_CAFILE), err, sizeof err);
+	struct tls_anchors *a = tls_anchors_load(cfg->cafile, err, sizeof err); /* load() set it */
 	if (a) {
 		tls_anchors_free(a);
 		return 0;
 	}
-	conf_report_key(c, *conf_str(c, CK_CAFILE) ? CK_CAFILE : CK_SMARTHOST, report, ctx,
+	conf_report_key(c, *cfg->cafile ? CK_CAFILE : CK_SMARTHOST, report, ctx,
 	                CONF_WARNING "%s: tls=verify, but no trust anchors can be loaded (%s), so every message to it "
 	                "would be deferred until it expires; fix: install the CA bundle (Debian, Alpine: ca-certificates; "
 	                "OpenWrt: ca-bundle), or set CAFILE= to the relay's CA, or use tls=encrypt with pin=",
