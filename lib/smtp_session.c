@@ -156,8 +156,8 @@ static int start_tls(struct smtp_session *s, const struct smtp_config *cfg, cons
 	}
 	if (t->sh) {
 		p.pins = t->sh->pins;
-		p.client_cert = t->sh->cert[0] ? t->sh->cert : NULL;
-		p.client_key = t->sh->key[0] ? t->sh->key : NULL;
+		p.client_cert = t->sh->cert; /* "" is none, as NULL is (tls.c) */
+		p.client_key = t->sh->key;
 	}
 	s->conn.io.timeout_ms = cfg->to.helo;
 	enum tls_status st = tls_start(&s->conn.io, &p, reason, sizeof reason);
