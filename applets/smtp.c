@@ -375,11 +375,11 @@ static int load(struct smtp_ta *ta, const struct conf *c, conf_report_fn *rep, v
 		errors++;
 	}
 	const char *eb = conf_str(c, CK_SMTP_8BIT_FALLBACK);
-	if (strcmp(eb, "bounce") && strcmp(eb, "send")) {
+	ta->send_8bit = strcmp(eb, "send") == 0;
+	if (!ta->send_8bit && strcmp(eb, "bounce")) {
 		conf_report_key(c, CK_SMTP_8BIT_FALLBACK, rep, ctx, "SMTP_8BIT_FALLBACK: want bounce or send");
 		errors++;
 	}
-	ta->send_8bit = strcmp(eb, "send") == 0;
 	long long port = conf_num(c, CK_SMTP_PORT);
 	if (port < 1 || port > 65535) {
 		conf_report_key(c, CK_SMTP_PORT, rep, ctx, "SMTP_PORT: want 1-65535");
@@ -454,12 +454,12 @@ static int check_anchors(const struct conf *c, const struct smtp_config *cfg, co
 		return 0;
 	}
 	char err[256];
-	struct tls_anchors *a = tls_anchors_load(conf_str(c, CK_CAFILE), err, sizeof err);
+	struct tls_anchors *a = tls_anchors_load(cfg->cafile, err, sizeof err); /* load() set it */
 	if (a) {
 		tls_anchors_free(a);
 		return 0;
 	}
-	conf_report_key(c, *conf_str(c, CK_CAFILE) ? CK_CAFILE : CK_SMARTHOST, report, ctx,
+	conf_report_key(c, *cfg->cafile ? CK_CAFILE : CK_SMARTHOST, report, ctx,
 	                CONF_WARNING "%s: tls=verify, but no trust anchors can be loaded (%s), so every message to it "
 	                "would be deferred until it expires; fix: install the CA bundle (Debian, Alpine: ca-certificates; "
 	                "OpenWrt: ca-bundle), or set CAFILE= to the relay's CA, or use tls=encrypt with pin=",
@@ -537,11 +537,11 @@ int smtp_main(int argc, char **argv)
 	code = EX_OK;
 	if (test) {
 		char self[300];
-		if (!from && *conf_str(&c, CK_ALLMAILFROM))
-			from = conf_str(&c, CK_ALLMAILFROM);
+		const char *all = conf_str(&c, CK_ALLMAILFROM), *q = conf_str(&c, CK_QUALIFYDOMAIN);
+		if (!from && *all)
+			from = all;
 		if (!from) {
-			const char *q = *conf_str(&c, CK_QUALIFYDOMAIN) ? conf_str(&c, CK_QUALIFYDOMAIN) : ta->helo;
-			str_fmt(self, sizeof self, "postmaster@%s", q);
+			str_fmt(self, sizeof self, "postmaster@%s", *q ? q : ta->helo);
 			from = self;
 		}
 		code = smtp_test(&ta->sess, &ta->cfg, &c, from, optind < argc ? argv[optind] : NULL, send);

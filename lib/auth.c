@@ -6,6 +6,7 @@
 #include "base64.h"
 #include "md5.h"
 #include "util.h"
+#include <stdio.h>
 #include <string.h>
 
 static const char *const names[] = {"none", "PLAIN", "LOGIN", "CRAM-MD5", "XOAUTH2"};
@@ -119,6 +120,8 @@ ssize_t auth_start(struct auth *a, char *out, size_t size)
 		str_fmt(a->err, sizeof a->err, "user name or secret holds a line break");
 		return -1;
 	}
+	char prefix[16];
+	size_t prl = (size_t)snprintf(prefix, sizeof prefix, "AUTH %s ", auth_mech_name(a->mech));
 	switch (a->mech) {
 	case AUTH_PLAIN: {
 		/* RFC 4616: [authzid] NUL authcid NUL passwd; we send no authzid */
@@ -144,17 +147,17 @@ ssize_t auth_start(struct auth *a, char *out, size_t size)
 		break;
 	case AUTH_LOGIN:
 	case AUTH_CRAM_MD5:
-		if (str_fmt(out, size, "AUTH %s", auth_mech_name(a->mech)) < 0) {
+		/* "AUTH MECH" without the space: the response comes with the first challenge */
+		if (prl > size) {
 			str_fmt(a->err, sizeof a->err, "output buffer too small");
 			return -1;
 		}
-		return (ssize_t)strlen(out);
+		prefix[prl - 1] = 0;
+		return (ssize_t)str_lcpy(out, prefix, size);
 	default:
 		str_fmt(a->err, sizeof a->err, "no AUTH mechanism chosen");
 		return -1;
 	}
-	char prefix[16];
-	str_fmt(prefix, sizeof prefix, "AUTH %s ", auth_mech_name(a->mech));
 	ssize_t r = encode_line(a, out, size, prefix, msg, n);
 	explicit_bzero(msg, n);
 	return r;
@@ -245,15 +248,9 @@ void auth_redact(const char *sent, char *out, size_t size)
 	if (str_ncaseeq(sent, "AUTH ", 5)) {
 		/* keep "AUTH MECH", hide the initial response */
 		size_t n = 5 + strcspn(sent + 5, " \r\n");
-		char cmd[32];
-		if (n >= sizeof cmd)
-			n = sizeof cmd - 1;
-		memcpy(cmd, sent, n);
-		cmd[n] = 0;
-		if (sent[n] == ' ')
-			str_fmt(out, size, "%s <hidden>", cmd);
-		else
-			str_lcpy(out, cmd, size);
+		if (n > 31)
+			n = 31; /* at most 31 bytes of the command shown */
+		str_fmt(out, size, "%.*s%s", (int)n, sent, sent[n] == ' ' ? " <hidden>" : "");
 		return;
 	}
 	str_lcpy(out, "<hidden>", size);

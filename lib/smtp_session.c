@@ -110,11 +110,10 @@ __attribute__((noinline)) static size_t route(const struct smtp_config *cfg, con
 	if (dl > 2 && domain[0] == '[' && domain[dl - 1] == ']') {
 		if (dl - 2 >= sizeof t[0].name)
 			return 0;
-		memcpy(t[0].name, domain + 1, dl - 2);
-		t[0].name[dl - 2] = 0;
-		/* "[IPv6:2001:db8::1]" (RFC 5321 4.1.3) */
-		if (str_ncaseeq(t[0].name, "IPv6:", 5))
-			memmove(t[0].name, t[0].name + 5, strlen(t[0].name + 5) + 1);
+		/* "[IPv6:2001:db8::1]" (RFC 5321 4.1.3): the tag left out of the copy */
+		size_t tag = str_ncaseeq(domain + 1, "IPv6:", 5) ? 5 : 0;
+		memcpy(t[0].name, domain + 1 + tag, dl - 2 - tag);
+		t[0].name[dl - 2 - tag] = 0;
 		t[0].port = cfg->mx_port;
 		t[0].sh = NULL;
 		return 1;
@@ -157,8 +156,8 @@ static int start_tls(struct smtp_session *s, const struct smtp_config *cfg, cons
 	}
 	if (t->sh) {
 		p.pins = t->sh->pins;
-		p.client_cert = t->sh->cert[0] ? t->sh->cert : NULL;
-		p.client_key = t->sh->key[0] ? t->sh->key : NULL;
+		p.client_cert = t->sh->cert; /* "" is none, as NULL is (tls.c) */
+		p.client_key = t->sh->key;
 	}
 	s->conn.io.timeout_ms = cfg->to.helo;
 	enum tls_status st = tls_start(&s->conn.io, &p, reason, sizeof reason);

@@ -38,22 +38,19 @@ static void set_reply(struct smtp_result *res, const struct smtp_reply *r)
 }
 
 /* The outcome of the recipients still open: those with a 2xx reply, and with lost0 also those
- * without any yet (one refused here has its 553). With a reply r they get it; without, the
- * connection failed: code 0, enhanced code enh, and the reason (c->err). */
-static void settle(struct smtp_conn *c, struct smtp_txn *t, int lost0, const struct smtp_reply *r, const char *enh)
+ * without any yet (one refused here has its 553). With a reply r they get it; without, a local
+ * result: code (0: the connection failed), enhanced code enh and text. */
+static void settle(struct smtp_txn *t, int lost0, const struct smtp_reply *r, int code, const char *enh,
+                   const char *text)
 {
 	for (size_t i = 0; i < t->n; i++) {
 		struct smtp_result *res = &t->rcpt[i].res;
 		if (res->code / 100 != 2 && (res->code || !lost0))
 			continue;
-		if (r) {
+		if (r)
 			set_reply(res, r);
-		} else {
-			res->code = 0;
-			res->local = 1;
-			str_lcpy(res->enh, enh, sizeof res->enh);
-			str_lcpy(res->text, c->err, sizeof res->text);
-		}
+		else
+			set_local(res, code, enh, text);
 	}
 }
 
@@ -115,10 +112,12 @@ static int rcpt_line(const struct smtp_conn *c, const struct smtp_txn_rcpt *r, c
 	if (r->orcpt && *r->orcpt) {
 		const char *semi = strchr(r->orcpt, ';');
 		char type[32];
-		if (semi && (size_t)(semi - r->orcpt) < sizeof type) {
-			memcpy(type, r->orcpt, (size_t)(semi - r->orcpt));
-			type[semi - r->orcpt] = 0;
-			str_lcpy(type + strlen(type), ";", sizeof type - strlen(type));
+		size_t k = semi ? (size_t)(semi - r->orcpt) : sizeof type;
+		if (k < sizeof type) {
+			memcpy(type, r->orcpt, k);
+			if (k + 1 < sizeof type) /* a 31-byte type has no room left for its ";" */
+				type[k++] = ';';
+			type[k] = 0;
 			if (add_xtext(line, size, "ORCPT", type, semi + 1) < 0)
 				return -1;
 		}
@@ -350,15 +349,13 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 		 * and the connection's state is unknown, so it is not reused. */
 		str_fmt(line, sizeof line, "protocol error: %s answered DATA with %d, not 354: %.200s", c->name, r.code,
 		        r.text);
-		for (i = 0; i < t->n; i++)
-			if (t->rcpt[i].res.code / 100 == 2)
-				set_local(&t->rcpt[i].res, 451, "4.5.0", line);
+		settle(t, 0, NULL, 451, "4.5.0", line);
 		smtp_close(c);
 		ret = -1;
 		goto out;
 	}
 	if (r.code != 354) {
-		settle(c, t, 0, &r, NULL);
+		settle(t, 0, &r, 0, NULL, NULL);
 		goto out;
 	}
 	if (!t->accepted) {
@@ -392,7 +389,7 @@ int smtp_transaction(struct smtp_conn *c, struct smtp_txn *t)
 		goto lost_data;
 	}
 	set_reply(&t->data, &r);
-	settle(c, t, 0, &r, NULL);
+	settle(t, 0, &r, 0, NULL, NULL);
 	goto out;
 
 mail_failed:
@@ -402,7 +399,7 @@ mail_failed:
 	goto out;
 lost_data:
 	/* Accepted recipients are not delivered: the server never confirmed the end of data. */
-	settle(c, t, 0, NULL, lost_enh);
+	settle(t, 0, NULL, 0, lost_enh, c->err);
 	ret = -1;
 	goto out;
 lost:
@@ -412,7 +409,7 @@ lost:
 		ret = SMTP_TXN_STALE;
 		goto out;
 	}
-	settle(c, t, 1, NULL, "");
+	settle(t, 1, NULL, 0, "", c->err);
 	ret = -1;
 out:
 	return ret;

@@ -528,14 +528,9 @@ static int tls_close(void *ctx)
 	/* send our close_notify, briefly; do not wait for the server's */
 	br_ssl_engine_close(&t->cc.eng);
 	t->timeout_ms = t->timeout_ms > 0 && t->timeout_ms < CLOSE_TIMEOUT_MS ? t->timeout_ms : CLOSE_TIMEOUT_MS;
-	for (int i = 0; i < 8 && (br_ssl_engine_current_state(&t->cc.eng) & BR_SSL_SENDREC); i++) {
-		size_t len;
-		unsigned char *buf = br_ssl_engine_sendrec_buf(&t->cc.eng, &len);
-		ssize_t w = t->low_write(t->low_ctx, buf, len, t->timeout_ms);
-		if (w <= 0)
-			break;
-		br_ssl_engine_sendrec_ack(&t->cc.eng, (size_t)w);
-	}
+	/* the engine's records written out (within the time limit, all writes together): every
+	 * state but those two ends the wait */
+	run_until(t, ~(unsigned)(BR_SSL_SENDREC | BR_SSL_CLOSED));
 	int r = t->low_close(t->low_ctx);
 	conn_free(t);
 	return r;

@@ -72,7 +72,7 @@ struct tls_params {
 	                                     An address literal ("192.0.2.1", "::1") sends no SNI. */
 	const struct tls_anchors *anchors;/* MUST be set for TLS_VERIFY; ignored otherwise */
 	const char *pins;                 /* NULL/"", or up to TLS_MAX_PINS pins, comma separated */
-	const char *client_cert;          /* NULL, or a PEM file: the certificate chain */
+	const char *client_cert;          /* NULL or "", or a PEM file: the certificate chain */
 	const char *client_key;           /* its private key (PEM, RSA or EC); both or neither */
 	time_t now;                       /* 0: time(NULL); tests inject a clock here */
 };

@@ -21,6 +21,7 @@
 struct tls_anchors {
 	br_x509_trust_anchor *ta;
 	size_t n, cap;
+	size_t dropped;          /* the four counts below together */
 	size_t skipped;          /* certificates BearSSL cannot use */
 	size_t weak, expired, constrained; /* refused by our rules (docs/tls.md) */
 	char file[256];
@@ -75,6 +76,7 @@ static inline __attribute__((always_inline)) int add_cert(struct load *l, const 
 	skip:
 		buf_free(&dn);
 		++*why;
+		a->dropped++;
 		return 1;
 	}
 	if (a->n == TLS_ANCHORS_MAX) {
@@ -148,8 +150,7 @@ struct tls_anchors *tls_anchors_parse(const void *pem, size_t len, const char *n
 	}
 	if (a->n == 0) {
 		str_fmt(err, errsize, "trust anchors %s: no usable CA certificate%s", name,
-		        a->skipped || a->weak || a->expired || a->constrained
-		            ? " (all are expired, weak, name-constrained, of unsupported keys or undecodable)" : "");
+		        a->dropped ? " (all are expired, weak, name-constrained, of unsupported keys or undecodable)" : "");
 		tls_anchors_free(a);
 		return NULL;
 	}
@@ -180,7 +181,7 @@ struct tls_anchors *tls_anchors_load(const char *cafile, char *err, size_t errsi
 	}
 	struct tls_anchors *a = tls_anchors_parse(text, len, path, err, errsize);
 	free(text);
-	if (a && (a->skipped || a->weak || a->expired || a->constrained))
+	if (a && a->dropped)
 		log_msg(LOG_WARNING, NULL,
 		        "trust anchors %s: not used: %zu expired, %zu with RSA keys under 2048 bits, %zu with name "
 		        "constraints, %zu with unsupported keys or encodings",

@@ -58,19 +58,17 @@ static int der_want(struct der *in, unsigned want, struct der *content)
 static int to_subject(const unsigned char *der, size_t len, struct der *tbs)
 {
 	struct der in = {der, len}, cert, skip;
-	unsigned tag;
 	if (der_want(&in, 0x30, &cert) < 0)
 		return -1;
 	if (der_want(&cert, 0x30, tbs) < 0)
 		return -1;
+	/* [0] version, when there (a malformed first element fails at the serial below) */
 	struct der peek = *tbs;
-	if (der_next(&peek, &tag, &skip, NULL) < 0)
-		return -1;
-	if (tag == 0xa0) /* [0] version */
+	if (der_want(&peek, 0xa0, &skip) == 0)
 		*tbs = peek;
 	static const unsigned char want[] = {0x02, 0x30, 0x30, 0x30}; /* serial, sigalg, issuer, validity */
 	for (int i = 0; i < 4; i++)
-		if (der_next(tbs, &tag, &skip, NULL) < 0 || tag != want[i])
+		if (der_want(tbs, want[i], &skip) < 0)
 			return -1;
 	return 0;
 }

@@ -40,10 +40,8 @@ static int hexval(char c)
 
 int tls_pin_parse(const char *s, unsigned char out[32])
 {
-	if (str_ncaseeq(s, "sha256//", 8))
-		s += 8;
-	else if (str_ncaseeq(s, "sha256/", 7))
-		s += 7;
+	if (str_ncaseeq(s, "sha256/", 7)) /* "sha256//" or "sha256/" */
+		s += 7 + (s[7] == '/');
 	size_t n = strlen(s);
 	if (n == 64) {
 		for (int i = 0; i < 32; i++) {
@@ -70,9 +68,7 @@ int tls_pins_parse(const char *s, unsigned char out[][32], int max)
 	while (*s) {
 		char one[80];
 		size_t k = strcspn(s, ",");
-		const char *a = s, *b = s + k;
-		while (a < b && (*a == ' ' || *a == '\t'))
-			a++;
+		const char *a = s + strspn(s, " \t"), *b = s + k; /* blanks stop at the comma: a <= b */
 		while (b > a && (b[-1] == ' ' || b[-1] == '\t'))
 			b--;
 		if (b > a) {
