@@ -12,7 +12,9 @@
 #include <grp.h>
 #include <resolv.h>
 #include <pwd.h>
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define strtol own_strtol
