@@ -3,9 +3,10 @@
 #   make                      static musl + BearSSL binary ./spoolbox (stripped, -Os)
 #   make TLS=0                the same without TLS (build/musl-notls/spoolbox)
 #   make PROFILE=router       the router profile: no local delivery, no -bs (build/musl-router/spoolbox)
+#   make PROFILE=max          every option on, the four the default leaves off included (build/musl-max/spoolbox)
 #   make OPTIONS="ENABLE_SMTPD=0 ENABLE_MAILDIR=0" VARIANT=mine   any config/config_default.h options
 #   make CROSS_COMPILE=aarch64-linux-gnu-   cross-build (arm64, armhf, ...: see docs/building.md)
-#   make CC=gcc SANITIZE=1    glibc ASan+UBSan variant (build/gcc-asan/spoolbox)
+#   make CC=gcc SANITIZE=1    glibc ASan+UBSan variant, every option on (PROFILE=max; build/gcc-asan/spoolbox)
 #   make test                 everything: product, sanitizer, no-TLS and router builds, unit, fuzz, integration
 #   make size | size-options | variants-test | cross-test | bench | demo | fuzz | fuzz-long (FUZZ_SECONDS=600 each)
 #   make install DESTDIR= PREFIX=/usr   binary, links, man pages, sample configuration
@@ -19,6 +20,11 @@ ifeq ($(origin CC),default)
 CC := musl-gcc
 endif
 TLS ?= 1
+# The sanitizer build (unit tests, fuzz-regress, the ASan integration run) has every option on,
+# so that each option's code runs under ASan/UBSan and each option's tests run (config/profile_max.h).
+ifeq ($(SANITIZE),1)
+PROFILE ?= max
+endif
 PROFILE ?= full
 OPTIONS ?=
 SANITIZE ?= 0
@@ -195,7 +201,8 @@ fuzz-regress:
 	  $$f -iterations=20000 tests/fuzz/corpus/$${n#fuzz_} || exit 1; done
 
 # Coverage-guided fuzzing with libFuzzer (clang), for humans: make fuzz T=conf
-FUZZ_CFLAGS = -g -O1 -fsanitize=address,undefined $(CPPFLAGS) -Ibuild/gcc-asan/inc -DENABLE_TLS=1
+FUZZ_CFLAGS = -g -O1 -fsanitize=address,undefined $(CPPFLAGS) -Ibuild/gcc-asan/inc -DENABLE_TLS=1 \
+	-include config/profile_max.h
 build/fuzz/lib/%.o: lib/%.c $(wildcard lib/*.h config/*.h)
 	@mkdir -p build/fuzz/lib
 	$(MAKE) CC=gcc SANITIZE=1 build/gcc-asan/inc/bearssl.h
@@ -237,14 +244,20 @@ test: deps
 
 # The option profiles besides full and no-TLS, each against the integration tests that apply
 # to it (a test of a compiled-out feature skips after asking `spoolbox --version`): the router
-# profile against the whole suite, and every other option off (musl-lean) against what each
-# option leaves in its place (tests/integration/test_options.py).
+# profile against the whole suite, every other option off (musl-lean) against what each
+# option leaves in its place (tests/integration/test_options.py), and every option on
+# (musl-max: the ASan run has the whole suite with them) against the files of the four options
+# that the default leaves off.
+MAX_TESTS := test_options.py test_dispatch.py test_smtp_tls.py test_smtp.py test_smtp_hostile.py
 LEAN_OPTIONS := ENABLE_SMTPD=0 ENABLE_MAILDIR=0 ENABLE_DELIVER_CMD=0 ENABLE_CRAM_MD5=0 \
 	ENABLE_LOCALTIME=0 ENABLE_TLS_CLIENT_CERT=0 ENABLE_CHACHA20=0 ENABLE_VERBOSE_USAGE=0 ENABLE_DSN=0 \
 	ENABLE_PREEMPT=0
 variants-test:
 	$(MAKE) PROFILE=router variant
 	$(MAKE) VARIANT=musl-lean OPTIONS="$(LEAN_OPTIONS)" variant
+	$(MAKE) PROFILE=max variant
+	SPOOLBOX=$(CURDIR)/build/musl-max/spoolbox $(PYTHON) -m pytest -q -p no:cacheprovider -m "not slow" \
+	  $(addprefix tests/integration/,$(MAX_TESTS)) $(PYTEST_ARGS)
 	SPOOLBOX=$(CURDIR)/build/musl-router/spoolbox $(PYTHON) -m pytest -q -p no:cacheprovider -m "not slow" tests/integration $(PYTEST_ARGS)
 	SPOOLBOX=$(CURDIR)/build/musl-lean/spoolbox $(PYTHON) -m pytest -q -p no:cacheprovider tests/integration/test_options.py $(PYTEST_ARGS)
 
@@ -252,6 +265,7 @@ variants-test:
 size: deps spoolbox
 	@$(MAKE) -s TLS=0 variant
 	@$(MAKE) -s PROFILE=router variant
+	@$(MAKE) -s PROFILE=max variant
 	@sh scripts/size.sh
 
 # What each option of config/config_default.h costs, measured (scripts/size-options.sh).
