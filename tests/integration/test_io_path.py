@@ -31,13 +31,34 @@ def traced(box, tmp_path, calls):
     return parse(trace)
 
 
+UNFINISHED = " <unfinished ...>"
+RESUMED = re.compile(r"^(\d+) +<\.\.\. (\w+) resumed>(.*)$")
+
+
 def parse(trace):
-    out = []
+    """[(pid, call, rest)] in the order the calls started. With -f, strace splits a call that
+    another process interrupts into "PID call(args <unfinished ...>" and, later,
+    "PID <... call resumed>rest"; the two halves are joined here, so that every call has its
+    result (a busy machine made that split, and a write without its " = N")."""
+    out, open_at = [], {}
     with open(trace) as f:
         for line in f:
-            m = LINE.match(line)
+            line = line.rstrip("\n")
+            m = RESUMED.match(line)
             if m:
-                out.append((int(m.group(1)), m.group(2), m.group(3)))
+                i = open_at.pop((int(m.group(1)), m.group(2)), None)
+                if i is not None:
+                    pid, call, rest = out[i]
+                    out[i] = (pid, call, rest + m.group(3))
+                continue
+            m = LINE.match(line)
+            if not m:
+                continue
+            pid, call, rest = int(m.group(1)), m.group(2), m.group(3)
+            if rest.endswith(UNFINISHED):
+                rest = rest[:-len(UNFINISHED)]
+                open_at[(pid, call)] = len(out)
+            out.append((pid, call, rest))
     return out, out[0][0]
 
 
