@@ -2,7 +2,8 @@
 # Builds libbearssl.a from BearSSL's source for the static binary, with the binary's own size
 # flags: Debian's library is compiled -Os with its hardening (position-independent code, stack
 # protector, CET landing pads), which a static, non-PIE binary pays for; from source with -Oz and
-# one section per function, BearSSL is 4.6 KiB smaller in the full build (docs/size.md).
+# one section per function, BearSSL is 4.6 KiB smaller in the full build (docs/size.md); on x86
+# also with the ABI's data alignment (ALIGN_FLAGS in the Makefile).
 # The source is Debian's own (the orig tarball of the libbearssl-dev that deps.sh installs, the
 # same 0.6 and the same headers), fetched from the Debian mirror with apt's downloader, which every
 # Debian has, and checked against its SHA-256. When the source cannot be had (no network, a
