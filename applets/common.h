@@ -24,7 +24,9 @@ enum {
 struct applet {
 	const char *name;
 	int (*main)(int, char **);
-	const char *usage;
+#if ENABLE_VERBOSE_USAGE
+	const char *usage; /* without the texts no row has one (8 bytes a row) */
+#endif
 	const char *dir;
 	unsigned flags; /* AF_* */
 };

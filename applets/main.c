@@ -22,7 +22,11 @@
 #define SPOOLBOX_VERSION "0.1"
 
 static const struct applet applets[] = {
-#define APPLET(n, d, f) {#n, n##_main, ENABLE_VERBOSE_USAGE ? n##_usage : NULL, d, f},
+#if ENABLE_VERBOSE_USAGE
+#define APPLET(n, d, f) {#n, n##_main, n##_usage, d, f},
+#else
+#define APPLET(n, d, f) {#n, n##_main, d, f},
+#endif
 #define LINK(n, a, d)
 #include "applets.h"
 #undef APPLET
@@ -247,7 +251,11 @@ static int run(const struct applet *a, int argc, char **argv)
 	applet_self = a;
 	crash_point_init(a->name);
 	if (applet_wants_help(argc, argv))
+#if ENABLE_VERBOSE_USAGE
 		return applet_usage(a->usage, 0);
+#else
+		return applet_usage(NULL, 0);
+#endif
 	return a->main(argc, name_process(a->name, argc, argv));
 }
 
