@@ -63,7 +63,8 @@ static const char *state_name(char tag)
 
 /* The last attempt of recipient i, or NULL: a backward walk over the attempts (no array, no
  * malloc for it). */
-static const struct spool_attempt *last_att(const struct spool_msg *m, size_t i)
+/* noinline: one copy, not one per caller (docs/size.md) */
+__attribute__((noinline)) static const struct spool_attempt *last_att(const struct spool_msg *m, size_t i)
 {
 	for (size_t k = m->natt; k-- > 0;)
 		if (m->att[k].rcpt == (int)i)
