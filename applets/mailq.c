@@ -85,8 +85,7 @@ static void group_set(const struct mq *q, int raise)
 }
 
 /* For good: another configuration or spool is never read with the group. */
-/* noinline: one copy, not one per caller (docs/size.md) */
-__attribute__((noinline)) static int group_drop(struct mq *q)
+static int group_drop(struct mq *q)
 {
 	if (q->gid_real != q->gid_set && setresgid(q->gid_real, q->gid_real, q->gid_real) < 0)
 		return -1;
@@ -142,8 +141,7 @@ static int show_one(void *ctx, const struct mq_item *it)
 	return ferror(q->out.f) ? -2 : 0;
 }
 
-/* noinline: one copy, not one per caller (docs/size.md) */
-__attribute__((noinline)) static int list(struct mq *q, long sched)
+static int list(struct mq *q, long sched)
 {
 	mq_out_init(&q->out, stdout, (long long)time(NULL));
 	q->out.verbose = q->mode == M_VERBOSE;
@@ -275,8 +273,7 @@ static int act_on_spool(struct mq *q)
  * scheduler is asked; without one, the steps are done on the spool under its lock, and for
  * -q... root makes the messages due now and runs the queue once in the foreground (scheduler
  * -1), as dma -q does without a daemon. */
-/* noinline: one copy, not one per caller (docs/size.md) */
-__attribute__((noinline)) static int mode_control(struct mq *q)
+static int mode_control(struct mq *q)
 {
 	for (int i = 0; i < q->nids; i++)
 		if (!spool_id_valid(q->ids[i])) {
@@ -461,8 +458,7 @@ static int live(struct mq *q)
 	return rc;
 }
 
-/* noinline: one copy, not one per caller (docs/size.md) */
-__attribute__((noinline)) static int parse(int argc, char **argv, struct mq *q)
+static int parse(int argc, char **argv, struct mq *q)
 {
 	/* the options that are a word alone: a mode, -Q's level, an action (in qctl_action's order) */
 	static const char words[] = "-v\0--json\0-s\0-q\0-Q\0-QQ\0-QQQ\0--hold\0--release\0--delete\0--retry\0";
