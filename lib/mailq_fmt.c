@@ -118,7 +118,8 @@ void mq_postfix_msg(struct mq_out *o, const struct mq_item *it)
 	snprintf(id, sizeof id, "%s%s", it->id, it->held ? "!" : any_tag(m, RT_TRANSIT) ? "*" : "");
 	when(m->arrival, at);
 	fprintf(o->f, MQ_SENDER, id, m->size, at, *m->sender ? safe(m->sender, addr, sizeof addr) : "MAILER-DAEMON");
-	char prev[SPOOL_TEXT_MAX + 300] = "", why[sizeof prev];
+	char prev[SPOOL_TEXT_MAX + 300], why[sizeof prev];
+	prev[0] = 0; /* one byte, not the whole buffer zeroed */
 	for (size_t i = 0; i < m->nrcpt; i++) {
 		const struct spool_rcpt *r = &m->rcpt[i];
 		if (!o->verbose && done(r->tag))
