@@ -19,14 +19,10 @@ void mq_out_init(struct mq_out *o, FILE *f, long long now)
 	o->now = now;
 }
 
-/* s with control bytes as '?', cut to fit out. */
+/* s with control bytes as '?', cut to fit out (the spool's cleaner with another mark). */
 static const char *safe(const char *s, char *out, size_t size)
 {
-	size_t i = 0;
-	for (; s && s[i] && i + 1 < size; i++)
-		out[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
-	out[i] = 0;
-	return out;
+	return spool_clean_as(out, size, s, '?');
 }
 
 /* Both layouts written by hand: strftime would pull 4 KiB of libc in. */
