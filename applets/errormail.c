@@ -420,8 +420,7 @@ bad:
 int errormail_main(int argc, char **argv)
 {
 	const char *cfile = NULL, *debug_id = NULL;
-	if (applet_wants_help(argc, argv))
-		return applet_usage(errormail_usage, 0);
+	/* (--help never gets here: main's run() answers it for every applet) */
 	for (int i = 1; i < argc; i++) {
 		if (i + 1 < argc && !strcmp(argv[i], "-C"))
 			cfile = argv[++i];

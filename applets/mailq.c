@@ -585,10 +585,10 @@ refused:
 	}
 }
 
+/* (--help never gets here: main's run() answers it for every applet, and submit's -bp and -q
+ * pass no --help) */
 int mailq_main(int argc, char **argv)
 {
-	if (applet_wants_help(argc, argv))
-		return applet_usage(mailq_usage, 0);
 	struct mq q;
 	memset(&q, 0, sizeof q);
 	return mailq_run(&q, argc, argv);
