@@ -14,7 +14,7 @@
 
 static int fail(const char *op, const char *path)
 {
-	log_syserr(NULL, op, path ? path : "(fd)", NULL); /* errno is kept */
+	log_syserr(NULL, op, path, NULL); /* errno is kept; path is always given (fileio.h) */
 	return -1;
 }
 
