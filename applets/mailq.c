@@ -248,7 +248,7 @@ static int act_on_spool(struct mq *q)
 	int rc = 0;
 	if (q->all) {
 		if (mq_walk(&q->sp, act_each, &c) == -1) {
-			say("cannot read the queue in %s: %s\n", q->sp.dir, strerror(errno));
+			say("cannot read the queue in %s: %s%s\n", q->sp.dir, strerror(errno), ""); /* list()'s format */
 			return EX_TEMPFAIL;
 		}
 		if (!c.failed)
@@ -277,7 +277,7 @@ static int mode_control(struct mq *q)
 {
 	for (int i = 0; i < q->nids; i++)
 		if (!spool_id_valid(q->ids[i])) {
-			say("%s: not a message id\n", q->ids[i]);
+			say("%s: %s\n", q->ids[i], "not a message id"); /* one format for the id texts */
 			return EX_USAGE;
 		}
 	int run = q->mode == M_RUN;
@@ -308,7 +308,7 @@ static int mode_control(struct mq *q)
 			char what[SPOOL_ID_MAX + 16];
 			const char *id = q->all ? "ALL" : q->ids[i], *name = qctl_name(q->action);
 			if (!q->all && mq_find(&q->sp, id, NULL, NULL) != 0) {
-				say("%s: no such message in the queue\n", id);
+				say("%s: %s\n", id, "no such message in the queue");
 				rc = EX_NOINPUT;
 				continue;
 			}
@@ -334,7 +334,7 @@ static int mode_control(struct mq *q)
 	q->action = QA_RETRY;
 	if (q->nids) {
 		if (act_one(&c, q->ids[0]) == 1) {
-			say("%s: no such message in the queue, or held\n", q->ids[0]);
+			say("%s: %s\n", q->ids[0], "no such message in the queue, or held");
 			qctl_unlock(&lk);
 			return EX_NOINPUT;
 		}
