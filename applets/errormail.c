@@ -369,7 +369,7 @@ static int by_hand(struct em *em, const struct spool *sp, const char *id)
 		job->n = n;
 		em_job(em, job);
 	} else {
-		fprintf(stderr, "errormail: %s: no failed recipient waits for a report\n", id);
+		fprintf(stderr, "errormail: %s: %s\n", id, "no failed recipient waits for a report"); /* the format above */
 	}
 	free(mine);
 	spool_msg_free(&job->msg);

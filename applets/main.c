@@ -92,7 +92,7 @@ static const char version_text[] =
 static int list(void)
 {
 	for (size_t i = 0; i < ARRAY_LEN(applets); i++)
-		printf("%s\n", applets[i].name);
+		fprintf(stdout, "%s\n", applets[i].name); /* not printf: gcc would make it a puts, linked for main alone */
 	for (size_t i = 0; i < ARRAY_LEN(links); i++)
 		if (i == 0 || strcmp(links[i].name, links[i - 1].name) != 0)
 			printf("%s -> %s\n", links[i].name, links[i].applet);
@@ -171,7 +171,7 @@ static int check(int argc, char **argv)
 		fprintf(stderr, "spoolbox: --check: %d error%s\n", errors, errors == 1 ? "" : "s");
 		return EX_CONFIG;
 	}
-	printf("spoolbox: --check: configuration is valid\n");
+	fputs("spoolbox: --check: configuration is valid\n", stdout);
 	return 0;
 }
 
