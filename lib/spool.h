@@ -192,7 +192,7 @@ struct spool_writer {
 	 * flush and before the commit; begin sets 0 (none), the caller may set it afterwards */
 	long long minfree;
 	/* while size is below this, the last look found room to spare (half of what was free above
-	 * the reserve): no statvfs() per flush for a small message; begin sets 0 (always look) */
+	 * the reserve): no statfs() per flush for a small message; begin sets 0 (always look) */
 	long long room_until;
 	char tmppath[SPOOL_PATH_MAX]; /* the arrays last: one-byte displacements (docs/size.md) */
 	char buf[16384];
