@@ -231,7 +231,7 @@ static void status_part(struct out *o, const struct dsn *d, const char *host, co
 			emit(o, "Last-Attempt-Date: %s\n", when);
 		}
 	}
-	emit(o, "\n");
+	/* the blank line that ends this part starts the next emit (dsn_write) */
 }
 
 
@@ -261,7 +261,7 @@ int dsn_write(const struct dsn *d, int fd, dsn_put_fn *put, void *ctx)
 	human_part(&o, d, full, host, arrived);
 	status_part(&o, d, host, arrived);
 	const char *desc = d->kind == DSN_FAILED ? "Undelivered Message" : d->kind == DSN_DELAYED ? "Delayed Message" : "Message";
-	emit(&o, "--%s\nContent-Type: %s\nContent-Description: %s%s\n%s\n", d->boundary,
+	emit(&o, "\n--%s\nContent-Type: %s\nContent-Description: %s%s\n%s\n", d->boundary,
 	     full ? "message/rfc822" : "text/rfc822-headers", desc, full ? "" : " Headers",
 	     d->body8 ? "Content-Transfer-Encoding: 8bit\n" : "");
 	if (o.rc)
