@@ -68,13 +68,14 @@ int applet_usage_text(const char *usage, int misuse)
 {
 	FILE *f = misuse ? stderr : stdout;
 	const char *name = applet_self ? applet_self->name : "spoolbox";
+	int man1 = applet_self && (applet_self->flags & AF_MAN1);
 	/* usage is NULL exactly when built without ENABLE_VERBOSE_USAGE (applet_usage() and
 	 * main.c's table): the build decides which branch is linked */
 	if (ENABLE_VERBOSE_USAGE)
 		fputs(usage, f);
 	else
 		fprintf(f, "usage: see %s(%d) (this spoolbox is built without usage texts)\n", name,
-		        strcmp(name, "mailq") && strcmp(name, "newaliases") ? 8 : 1);
+		        man1 ? 1 : 8);
 	return misuse ? EX_USAGE : 0;
 }
 

@@ -9,6 +9,7 @@ enum {
 	AF_SETGID = 1,      /* keeps the setgid group of the binary (submit, docs/spool.md 8) */
 	AF_AGENT = 2,       /* a transport agent run by the scheduler */
 	AF_INTERACTIVE = 4, /* run by a person: warnings and errors always on stderr */
+	AF_MAN1 = 8,        /* its man page is in section 1 (the rest are in 8) */
 };
 
 #define APPLET(name, dir, flags) int name##_main(int argc, char **argv); extern const char name##_usage[];
@@ -24,7 +25,9 @@ enum {
 struct applet {
 	const char *name;
 	int (*main)(int, char **);
-	const char *usage;
+#if ENABLE_VERBOSE_USAGE
+	const char *usage; /* without the texts no row has one (8 bytes a row) */
+#endif
 	const char *dir;
 	unsigned flags; /* AF_* */
 };

@@ -89,7 +89,8 @@ static const struct spool_attempt *attempt_for(const struct spool_msg *m, size_t
 /* Which report recipient i is in: its last attempt failed (F: a failure report), delivered (S:
  * a success notice), or anything else, none included (waiting: a delay notice). The scheduler
  * appends the A record before it sets the tag, so the record says why it is here. */
-static enum dsn_kind kind_of(const struct spool_msg *m, size_t i)
+/* noinline: one copy, not one per caller (docs/size.md) */
+__attribute__((noinline)) static enum dsn_kind kind_of(const struct spool_msg *m, size_t i)
 {
 	const struct spool_attempt *a = attempt_for(m, i, DSN_DELAYED);
 	return a ? code_kind(a->code) : DSN_DELAYED;
@@ -98,7 +99,8 @@ static enum dsn_kind kind_of(const struct spool_msg *m, size_t i)
 static const char kind_name[][8] = {"failure", "delay", "success"};
 static const char *const kind_action[] = {"failed", "delayed", "delivered"};
 
-static const char *enh_of(const struct spool_attempt *a, enum dsn_kind kind)
+/* noinline: one copy, not one per caller (docs/size.md) */
+__attribute__((noinline)) static const char *enh_of(const struct spool_attempt *a, enum dsn_kind kind)
 {
 	return a && strcmp(a->enh, "-") ? a->enh : dsn_generic[kind];
 }
@@ -367,7 +369,7 @@ static int by_hand(struct em *em, const struct spool *sp, const char *id)
 		job->n = n;
 		em_job(em, job);
 	} else {
-		fprintf(stderr, "errormail: %s: no failed recipient waits for a report\n", id);
+		fprintf(stderr, "errormail: %s: %s\n", id, "no failed recipient waits for a report"); /* the format above */
 	}
 	free(mine);
 	spool_msg_free(&job->msg);
@@ -418,8 +420,7 @@ bad:
 int errormail_main(int argc, char **argv)
 {
 	const char *cfile = NULL, *debug_id = NULL;
-	if (applet_wants_help(argc, argv))
-		return applet_usage(errormail_usage, 0);
+	/* (--help never gets here: main's run() answers it for every applet) */
 	for (int i = 1; i < argc; i++) {
 		if (i + 1 < argc && !strcmp(argv[i], "-C"))
 			cfile = argv[++i];

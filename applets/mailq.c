@@ -85,8 +85,7 @@ static void group_set(const struct mq *q, int raise)
 }
 
 /* For good: another configuration or spool is never read with the group. */
-/* noinline: one copy, not one per caller (docs/size.md) */
-__attribute__((noinline)) static int group_drop(struct mq *q)
+static int group_drop(struct mq *q)
 {
 	if (q->gid_real != q->gid_set && setresgid(q->gid_real, q->gid_real, q->gid_real) < 0)
 		return -1;
@@ -142,8 +141,7 @@ static int show_one(void *ctx, const struct mq_item *it)
 	return ferror(q->out.f) ? -2 : 0;
 }
 
-/* noinline: one copy, not one per caller (docs/size.md) */
-__attribute__((noinline)) static int list(struct mq *q, long sched)
+static int list(struct mq *q, long sched)
 {
 	mq_out_init(&q->out, stdout, (long long)time(NULL));
 	q->out.verbose = q->mode == M_VERBOSE;
@@ -250,7 +248,7 @@ static int act_on_spool(struct mq *q)
 	int rc = 0;
 	if (q->all) {
 		if (mq_walk(&q->sp, act_each, &c) == -1) {
-			say("cannot read the queue in %s: %s\n", q->sp.dir, strerror(errno));
+			say("cannot read the queue in %s: %s%s\n", q->sp.dir, strerror(errno), ""); /* list()'s format */
 			return EX_TEMPFAIL;
 		}
 		if (!c.failed)
@@ -275,12 +273,11 @@ static int act_on_spool(struct mq *q)
  * scheduler is asked; without one, the steps are done on the spool under its lock, and for
  * -q... root makes the messages due now and runs the queue once in the foreground (scheduler
  * -1), as dma -q does without a daemon. */
-/* noinline: one copy, not one per caller (docs/size.md) */
-__attribute__((noinline)) static int mode_control(struct mq *q)
+static int mode_control(struct mq *q)
 {
 	for (int i = 0; i < q->nids; i++)
 		if (!spool_id_valid(q->ids[i])) {
-			say("%s: not a message id\n", q->ids[i]);
+			say("%s: %s\n", q->ids[i], "not a message id"); /* one format for the id texts */
 			return EX_USAGE;
 		}
 	int run = q->mode == M_RUN;
@@ -311,7 +308,7 @@ __attribute__((noinline)) static int mode_control(struct mq *q)
 			char what[SPOOL_ID_MAX + 16];
 			const char *id = q->all ? "ALL" : q->ids[i], *name = qctl_name(q->action);
 			if (!q->all && mq_find(&q->sp, id, NULL, NULL) != 0) {
-				say("%s: no such message in the queue\n", id);
+				say("%s: %s\n", id, "no such message in the queue");
 				rc = EX_NOINPUT;
 				continue;
 			}
@@ -337,7 +334,7 @@ __attribute__((noinline)) static int mode_control(struct mq *q)
 	q->action = QA_RETRY;
 	if (q->nids) {
 		if (act_one(&c, q->ids[0]) == 1) {
-			say("%s: no such message in the queue, or held\n", q->ids[0]);
+			say("%s: %s\n", q->ids[0], "no such message in the queue, or held");
 			qctl_unlock(&lk);
 			return EX_NOINPUT;
 		}
@@ -379,7 +376,8 @@ struct answer {
 	char buf[1024];
 };
 
-static int answer_line(struct answer *r, char *line, size_t size)
+/* noinline: its one caller is smaller without it inside (docs/size.md) */
+__attribute__((noinline)) static int answer_line(struct answer *r, char *line, size_t size)
 {
 	size_t n = 0;
 	while (n + 1 < size) {
@@ -460,8 +458,7 @@ static int live(struct mq *q)
 	return rc;
 }
 
-/* noinline: one copy, not one per caller (docs/size.md) */
-__attribute__((noinline)) static int parse(int argc, char **argv, struct mq *q)
+static int parse(int argc, char **argv, struct mq *q)
 {
 	/* the options that are a word alone: a mode, -Q's level, an action (in qctl_action's order) */
 	static const char words[] = "-v\0--json\0-s\0-q\0-Q\0-QQ\0-QQQ\0--hold\0--release\0--delete\0--retry\0";
@@ -588,10 +585,10 @@ refused:
 	}
 }
 
+/* (--help never gets here: main's run() answers it for every applet, and submit's -bp and -q
+ * pass no --help) */
 int mailq_main(int argc, char **argv)
 {
-	if (applet_wants_help(argc, argv))
-		return applet_usage(mailq_usage, 0);
 	struct mq q;
 	memset(&q, 0, sizeof q);
 	return mailq_run(&q, argc, argv);

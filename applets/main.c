@@ -20,9 +20,18 @@
 #include <unistd.h>
 
 #define SPOOLBOX_VERSION "0.1"
+#if ENABLE_TLS
+#define TLS_LIBRARY "bearssl"
+#else
+#define TLS_LIBRARY "no"
+#endif
 
 static const struct applet applets[] = {
-#define APPLET(n, d, f) {#n, n##_main, ENABLE_VERBOSE_USAGE ? n##_usage : NULL, d, f},
+#if ENABLE_VERBOSE_USAGE
+#define APPLET(n, d, f) {#n, n##_main, n##_usage, d, f},
+#else
+#define APPLET(n, d, f) {#n, n##_main, d, f},
+#endif
 #define LINK(n, a, d)
 #include "applets.h"
 #undef APPLET
@@ -69,26 +78,21 @@ const struct applet *applet_find(const char *name)
 }
 
 /* "options: +tls -smtpd ...": the build options (config/config_default.h), for people and for
- * the tests, which skip what is compiled out. */
-static int print_options(void)
-{
-#define OPT_ROW(name, v) {#name, v},
-	static const struct {
-		char name[16];
-		char on;
-	} opts[] = {SPOOLBOX_OPTIONS(OPT_ROW)};
-#undef OPT_ROW
-	fputs("options:", stdout);
-	for (size_t i = 0; i < ARRAY_LEN(opts); i++)
-		printf(" %c%s", opts[i].on ? '+' : '-', opts[i].name);
-	putchar('\n');
-	return 0;
-}
+ * the tests, which skip what is compiled out. One literal made by the preprocessor: each option
+ * is 0 or 1 (config/check.h asserts it), so OPT_SIGN_0 or OPT_SIGN_1 gives its sign. */
+#define OPT_SIGN_0 "-"
+#define OPT_SIGN_1 "+"
+#define OPT_SIGN(v) OPT_SIGN_(v)
+#define OPT_SIGN_(v) OPT_SIGN_##v
+#define OPT_WORD(name, v) " " OPT_SIGN(v) #name
+/* --version: one constant text, no table of names and flags to print in a loop */
+static const char version_text[] =
+    "spoolbox " SPOOLBOX_VERSION " (tls=" TLS_LIBRARY ")\noptions:" SPOOLBOX_OPTIONS(OPT_WORD) "\n";
 
 static int list(void)
 {
 	for (size_t i = 0; i < ARRAY_LEN(applets); i++)
-		printf("%s\n", applets[i].name);
+		fprintf(stdout, "%s\n", applets[i].name); /* not printf: gcc would make it a puts, linked for main alone */
 	for (size_t i = 0; i < ARRAY_LEN(links); i++)
 		if (i == 0 || strcmp(links[i].name, links[i - 1].name) != 0)
 			printf("%s -> %s\n", links[i].name, links[i].applet);
@@ -167,7 +171,7 @@ static int check(int argc, char **argv)
 		fprintf(stderr, "spoolbox: --check: %d error%s\n", errors, errors == 1 ? "" : "s");
 		return EX_CONFIG;
 	}
-	printf("spoolbox: --check: configuration is valid\n");
+	fputs("spoolbox: --check: configuration is valid\n", stdout);
 	return 0;
 }
 
@@ -247,7 +251,11 @@ static int run(const struct applet *a, int argc, char **argv)
 	applet_self = a;
 	crash_point_init(a->name);
 	if (applet_wants_help(argc, argv))
+#if ENABLE_VERBOSE_USAGE
 		return applet_usage(a->usage, 0);
+#else
+		return applet_usage(NULL, 0);
+#endif
 	return a->main(argc, name_process(a->name, argc, argv));
 }
 
@@ -278,8 +286,8 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "--check") == 0)
 		return check(argc - 2, argv + 2);
 	if (strcmp(cmd, "--version") == 0 && argc == 2) {
-		printf("spoolbox %s (tls=%s)\n", SPOOLBOX_VERSION, ENABLE_TLS ? "bearssl" : "no");
-		return print_options();
+		fputs(version_text, stdout);
+		return 0;
 	}
 	if (strcmp(cmd, "--help") == 0 && argc == 2)
 		return applet_usage(spoolbox_usage, 0);

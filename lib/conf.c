@@ -385,7 +385,8 @@ extern char **environ;
  * keys' first letters are looked at before any comparison: every applet's start runs this for
  * all keys, and getenv() for each was a scan of the whole environment per key (66 000 of a
  * submit's 175 000 instructions in a login shell's 37 variables: docs/bench.md). */
-static const char *env_value(enum conf_key k)
+/* noinline: its one caller is smaller without it inside (docs/size.md) */
+__attribute__((noinline)) static const char *env_value(enum conf_key k)
 {
 	const char *n = conf_name(k);
 	size_t l = strlen(n);

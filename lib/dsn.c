@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define LINE_MAX_OUT (DSN_FIELD_MAX + 1024) /* the head's first lines are one emit */
+#define LINE_MAX_OUT (DSN_FIELD_MAX + 2048) /* the head and the human part's first lines are one emit */
 
 struct out {
 	dsn_put_fn *put;
@@ -149,8 +149,7 @@ static void final_of(const struct dsn *d, const struct dsn_rcpt *r, char v[DSN_F
 static void human_part(struct out *o, const struct dsn *d, int full, const char *host, const char *arrived)
 {
 	char v[DSN_FIELD_MAX], a[DSN_FIELD_MAX];
-	emit(o, "--%s\nContent-Type: text/plain; charset=us-ascii\nContent-Description: Notification\n\n"
-	        "This is the mail delivery system at %s.\n\n", d->boundary, host);
+	/* (its head is the end of dsn_write's first emit) */
 	/* one emit with the paragraph chosen */
 	emit(o, d->postmaster ? "A message from the null sender (a delivery report, or mail that asked for no\n"
 		        "replies) could not be delivered to %s below, and there is nobody\n"
@@ -231,7 +230,7 @@ static void status_part(struct out *o, const struct dsn *d, const char *host, co
 			emit(o, "Last-Attempt-Date: %s\n", when);
 		}
 	}
-	emit(o, "\n");
+	/* the blank line that ends this part starts the next emit (dsn_write) */
 }
 
 
@@ -257,11 +256,13 @@ int dsn_write(const struct dsn *d, int fd, dsn_put_fn *put, void *ctx)
 	date(d->arrival, arrived, sizeof arrived);
 	emit(&o, "From: Mail Delivery System <MAILER-DAEMON@%s>\nTo: <%s>\nSubject: %s\nAuto-Submitted: auto-replied\n"
 	     "MIME-Version: 1.0\nContent-Type: multipart/report; report-type=delivery-status;\n\tboundary=\"%s\"\n"
-	     "\nThis is a MIME-encapsulated message.\n\n", host, to, subject_of(d), d->boundary);
+	     "\nThis is a MIME-encapsulated message.\n\n"
+	     "--%s\nContent-Type: text/plain; charset=us-ascii\nContent-Description: Notification\n\n"
+	     "This is the mail delivery system at %s.\n\n", host, to, subject_of(d), d->boundary, d->boundary, host);
 	human_part(&o, d, full, host, arrived);
 	status_part(&o, d, host, arrived);
 	const char *desc = d->kind == DSN_FAILED ? "Undelivered Message" : d->kind == DSN_DELAYED ? "Delayed Message" : "Message";
-	emit(&o, "--%s\nContent-Type: %s\nContent-Description: %s%s\n%s\n", d->boundary,
+	emit(&o, "\n--%s\nContent-Type: %s\nContent-Description: %s%s\n%s\n", d->boundary,
 	     full ? "message/rfc822" : "text/rfc822-headers", desc, full ? "" : " Headers",
 	     d->body8 ? "Content-Transfer-Encoding: 8bit\n" : "");
 	if (o.rc)

@@ -40,11 +40,9 @@ void dsn_notify_format(unsigned bits, char out[DSN_NOTIFY_TEXT])
 	_Static_assert(DSN_NOTIFY_TEXT >= sizeof "SUCCESS,FAILURE,DELAY", "DSN_NOTIFY_TEXT");
 	char *p = out;
 	*p = 0;
-	if (bits & NOTIFY_NEVER) {
-		stpcpy(p, "NEVER");
-		return;
-	}
-	for (size_t k = 0; k < 3; k++)
+	if (bits & NOTIFY_NEVER) /* alone: the table's last word */
+		bits = NOTIFY_NEVER;
+	for (size_t k = 0; k < 4; k++)
 		if (bits & notify_words[k].bit) {
 			if (p != out)
 				*p++ = ',';

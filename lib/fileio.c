@@ -14,7 +14,7 @@
 
 static int fail(const char *op, const char *path)
 {
-	log_syserr(NULL, op, path ? path : "(fd)", NULL); /* errno is kept */
+	log_syserr(NULL, op, path, NULL); /* errno is kept; path is always given (fileio.h) */
 	return -1;
 }
 
@@ -104,31 +104,23 @@ int fio_slurp(const char *path, size_t max, char **out, size_t *len)
 			return -1;
 		return fail("open", path);
 	}
+	/* each refusal reported, then the one close (which leaves errno when it succeeds) */
 	struct stat st;
+	char *p = NULL;
+	ssize_t r = -1;
 	if (fstat(fd, &st) < 0) {
 		fail("stat", path);
-		close(fd);
-		return -1;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		errno = EINVAL;
+	} else if (!S_ISREG(st.st_mode)) {
 		log_msg(LOG_ERR, NULL, "read %s: not a regular file", path);
-		return -1;
-	}
-	if ((unsigned long long)st.st_size > max) {
-		close(fd);
+		errno = EINVAL;
+	} else if ((unsigned long long)st.st_size > max) {
 		log_msg(LOG_ERR, NULL, "read %s: larger than the limit of %zu bytes", path, max);
 		errno = EFBIG;
-		return -1;
+	} else if (!(p = malloc((size_t)st.st_size + 1))) {
+		fail("malloc for", path);
+	} else {
+		r = fio_read_full(fd, p, (size_t)st.st_size, path);
 	}
-	size_t n = (size_t)st.st_size;
-	char *p = malloc(n + 1);
-	if (!p) {
-		close(fd);
-		return fail("malloc for", path);
-	}
-	ssize_t r = fio_read_full(fd, p, n, path);
 	close(fd);
 	if (r < 0) {
 		free(p);

@@ -1,6 +1,7 @@
 /* File I/O wrappers that finish the job or say exactly what failed: every failure is logged as
  * "<operation> <path>: <strerror>" at error level and returned as -1 with errno kept, so the
- * caller can pick the exit code (EX_TEMPFAIL for ENOSPC/EIO, for one).
+ * caller can pick the exit code (EX_TEMPFAIL for ENOSPC/EIO, for one). path MUST be given (a
+ * name for the log line: "standard output" where there is no file name).
  *
  * The files of the message path (spool, scheduler, agents) are opened with openat(AT_FDCWD, ...)
  * rather than open(): musl's open() follows every O_CLOEXEC open with an fcntl(F_SETFD) for

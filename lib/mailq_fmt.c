@@ -19,14 +19,10 @@ void mq_out_init(struct mq_out *o, FILE *f, long long now)
 	o->now = now;
 }
 
-/* s with control bytes as '?', cut to fit out. */
+/* s with control bytes as '?', cut to fit out (the spool's cleaner with another mark). */
 static const char *safe(const char *s, char *out, size_t size)
 {
-	size_t i = 0;
-	for (; s && s[i] && i + 1 < size; i++)
-		out[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
-	out[i] = 0;
-	return out;
+	return spool_clean_as(out, size, s, '?');
 }
 
 /* Both layouts written by hand: strftime would pull 4 KiB of libc in. */
@@ -63,7 +59,8 @@ static const char *state_name(char tag)
 
 /* The last attempt of recipient i, or NULL: a backward walk over the attempts (no array, no
  * malloc for it). */
-static const struct spool_attempt *last_att(const struct spool_msg *m, size_t i)
+/* noinline: one copy, not one per caller (docs/size.md) */
+__attribute__((noinline)) static const struct spool_attempt *last_att(const struct spool_msg *m, size_t i)
 {
 	for (size_t k = m->natt; k-- > 0;)
 		if (m->att[k].rcpt == (int)i)
@@ -117,7 +114,8 @@ void mq_postfix_msg(struct mq_out *o, const struct mq_item *it)
 	snprintf(id, sizeof id, "%s%s", it->id, it->held ? "!" : any_tag(m, RT_TRANSIT) ? "*" : "");
 	when(m->arrival, at);
 	fprintf(o->f, MQ_SENDER, id, m->size, at, *m->sender ? safe(m->sender, addr, sizeof addr) : "MAILER-DAEMON");
-	char prev[SPOOL_TEXT_MAX + 300] = "", why[sizeof prev];
+	char prev[SPOOL_TEXT_MAX + 300], why[sizeof prev];
+	prev[0] = 0; /* one byte, not the whole buffer zeroed */
 	for (size_t i = 0; i < m->nrcpt; i++) {
 		const struct spool_rcpt *r = &m->rcpt[i];
 		if (!o->verbose && done(r->tag))

@@ -192,7 +192,7 @@ struct spool_writer {
 	 * flush and before the commit; begin sets 0 (none), the caller may set it afterwards */
 	long long minfree;
 	/* while size is below this, the last look found room to spare (half of what was free above
-	 * the reserve): no statvfs() per flush for a small message; begin sets 0 (always look) */
+	 * the reserve): no statfs() per flush for a small message; begin sets 0 (always look) */
 	long long room_until;
 	char tmppath[SPOOL_PATH_MAX]; /* the arrays last: one-byte displacements (docs/size.md) */
 	char buf[16384];
@@ -283,6 +283,8 @@ int spool_attempt_append_at(int fd, const struct spool_attempt *a, const char *p
 /* Copies src (NULL: "") into dst, at most size - 1 bytes, each control character a space: text
  * fit for one field of a record or a protocol line. */
 void spool_clean_copy(char *dst, size_t size, const char *src);
+/* The same with each control character (and DEL) as repl; returns dst (mailq shows them as '?'). */
+char *spool_clean_as(char *dst, size_t size, const char *src, char repl);
 /* R1..R3: removes the due link for time t (t < 0: every due link of the id found by name is
  * left to the cleaner), the control file, then the message file. */
 int spool_remove(struct spool *sp, const char *id, long long t);

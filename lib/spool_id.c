@@ -46,7 +46,7 @@ long long spool_id_time(const char *id)
 		return -1;
 	long long t = 0;
 	for (int i = 0; i < 7; i++)
-		t = t * 36 + (long long)(strchr(spool_b36, id[i]) - spool_b36);
+		t = t * 36 + (id[i] <= '9' ? id[i] - '0' : id[i] - 'A' + 10); /* a valid id: 0-9, A-Z */
 	return t;
 }
 

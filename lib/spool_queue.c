@@ -765,12 +765,18 @@ int spool_record_append(int fd, const char *line, const char *path)
 	return spool_record_append_at(fd, line, path, NULL);
 }
 
-void spool_clean_copy(char *dst, size_t size, const char *src)
+char *spool_clean_as(char *dst, size_t size, const char *src, char repl)
 {
 	size_t o = 0;
 	for (; src && *src && o + 1 < size; src++)
-		dst[o++] = ((unsigned char)*src < 0x20 || *src == 0x7f) ? ' ' : *src;
+		dst[o++] = ((unsigned char)*src < 0x20 || *src == 0x7f) ? repl : *src;
 	dst[o] = 0;
+	return dst;
+}
+
+void spool_clean_copy(char *dst, size_t size, const char *src)
+{
+	spool_clean_as(dst, size, src, ' ');
 }
 
 /* s when it is one word of printable ASCII, else "-". noinline: one copy for the three

@@ -10,20 +10,22 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
+#include <sys/statfs.h>
 #include <sys/time.h>
 #include <unistd.h>
 
 #define SPOOL_MIN_INODES 64
 int spool_room_spare(const struct spool *sp, long long minfree, const char *id, long long *spare)
 {
-	struct statvfs v;
+	/* statfs, not statvfs (its copy into another struct is linked for this alone): statvfs's
+	 * f_favail is statfs's f_ffree, its f_frsize falls back to f_bsize as here */
+	struct statfs v;
 	if (spare)
 		*spare = 0;
-	if (minfree <= 0 || statvfs(sp->dir, &v) < 0)
+	if (minfree <= 0 || statfs(sp->dir, &v) < 0)
 		return 0;
 	long long avail = (long long)v.f_bavail * (long long)(v.f_frsize ? v.f_frsize : v.f_bsize);
-	int inodes_low = v.f_files > 0 && v.f_favail < SPOOL_MIN_INODES;
+	int inodes_low = v.f_files > 0 && v.f_ffree < SPOOL_MIN_INODES;
 	if (avail >= minfree && !inodes_low) {
 		if (spare)
 			*spare = (avail - minfree) / 2;
