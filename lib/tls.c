@@ -79,9 +79,10 @@ struct xwrap {
 	int constrained;
 	struct cert_copy ee; /* the end-entity certificate, for names and pins */
 	struct cert_copy ca; /* each issuing certificate in turn, looked at for name constraints */
-	/* the large ones last, so the fields above have short offsets */
+	struct cert_info ee_info; /* the end-entity certificate decoded (pointing into ee) */
+	br_x509_pkey pkey;        /* its key, when have_pkey */
+	/* the large one last, so the fields above have short offsets */
 	br_x509_minimal_context minimal;
-	br_x509_decoder_context dec;
 };
 
 struct tls_conn {
@@ -262,24 +263,24 @@ static const char *x509_error_name(unsigned err)
 /* Validity trouble: expired, not yet valid, or a clock that was never set. A certificate that
  * is not yet valid while the clock is before TLS_CLOCK_PLAUSIBLE means the clock is wrong (a
  * board without RTC still in 1970), not the certificate: TLS_E_CLOCK, so the caller defers. */
-static void validity_reason(struct tls_conn *t, const br_x509_decoder_context *d, int ee_ok)
+static void validity_reason(struct tls_conn *t, const struct cert_info *d, int ee_ok)
 {
 	char day[32], clock[32];
 	uint32_t today = (uint32_t)(t->now / 86400 + 719528);
 	uint32_t secs = (uint32_t)(t->now % 86400);
 	int unset = t->now < TLS_CLOCK_PLAUSIBLE;
 	show_day(today, clock, sizeof clock);
-	int early = today < d->notbefore_days || (today == d->notbefore_days && secs < d->notbefore_seconds);
-	int late = today > d->notafter_days || (today == d->notafter_days && secs > d->notafter_seconds);
+	int early = today < d->days[0] || (today == d->days[0] && secs < d->secs[0]);
+	int late = today > d->days[1] || (today == d->days[1] && secs > d->secs[1]);
 	if (ee_ok && early) {
-		show_day(d->notbefore_days, day, sizeof day);
+		show_day(d->days[0], day, sizeof day);
 		if (unset)
 			fail(t, TLS_E_CLOCK, "system clock is %s, certificate not yet valid (valid from %s): clock not set",
 			     clock, day);
 		else
 			fail(t, TLS_E_CERT, "certificate not yet valid: valid from %s, clock is %s", day, clock);
 	} else if (ee_ok && late) {
-		show_day(d->notafter_days, day, sizeof day);
+		show_day(d->days[1], day, sizeof day);
 		fail(t, TLS_E_CERT, "certificate expired on %s", day);
 	} else if (unset) {
 		/* an issuer not yet valid in the chain: the same clock trouble */
@@ -334,11 +335,10 @@ static unsigned xw_end_chain(const br_x509_class **ctx)
 		err = BR_ERR_X509_LIMIT_EXCEEDED;
 		goto cert;
 	}
-	br_x509_decoder_init(&x->dec, NULL, NULL);
-	br_x509_decoder_push(&x->dec, x->ee.p, x->ee.len);
-	int ee_ok = br_x509_decoder_get_pkey(&x->dec) != NULL;
+	int derr = cert_decode(x->ee.p, x->ee.len, &x->ee_info);
+	int ee_ok = !derr;
 	if (err == BR_ERR_X509_EXPIRED) {
-		validity_reason(t, &x->dec, ee_ok);
+		validity_reason(t, &x->ee_info, ee_ok);
 		return err;
 	}
 	if (err) {
@@ -347,9 +347,10 @@ static unsigned xw_end_chain(const br_x509_class **ctx)
 		goto cert;
 	}
 	if (!ee_ok) {
-		fail(t, TLS_E_CERT, "cannot decode the server certificate (error %d)", br_x509_decoder_last_error(&x->dec));
+		fail(t, TLS_E_CERT, "cannot decode the server certificate (error %d)", derr);
 		return BR_ERR_X509_UNSUPPORTED;
 	}
+	tls_pkey(&x->ee_info, &x->pkey);
 	x->have_pkey = 1;
 	if (t->policy == TLS_VERIFY) {
 		if (x->constrained || cert_has_name_constraints(x->ee.p, x->ee.len) != 0) {
@@ -392,7 +393,7 @@ static const br_x509_pkey *xw_get_pkey(const br_x509_class *const *ctx, unsigned
 		return NULL;
 	if (usages)
 		*usages = BR_KEYTYPE_KEYX | BR_KEYTYPE_SIGN;
-	return br_x509_decoder_get_pkey(&x->dec);
+	return &x->pkey;
 }
 
 static const br_x509_class xw_vtable = {

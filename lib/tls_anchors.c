@@ -33,9 +33,25 @@ struct load {
 	size_t errsize;
 };
 
-static void dn_append(void *ctx, const void *p, size_t n)
+_Static_assert(CERT_KEY_MAX == BR_X509_BUFSIZE_KEY && CERT_E_INVALID == BR_ERR_X509_INVALID_VALUE &&
+                   CERT_E_UNSUPPORTED == BR_ERR_X509_UNSUPPORTED && BR_EC_secp256r1 == 23 && BR_EC_secp521r1 == 25,
+               "tls_cert.h's numbers are BearSSL's");
+
+void tls_pkey(const struct cert_info *ci, br_x509_pkey *pk)
 {
-	buf_add(ctx, p, n); /* an overlong DN fails the buf; checked after decoding */
+	memset(pk, 0, sizeof *pk);
+	if (ci->curve) {
+		pk->key_type = BR_KEYTYPE_EC;
+		pk->key.ec.curve = ci->curve;
+		pk->key.ec.q = (unsigned char *)(uintptr_t)ci->n.p;
+		pk->key.ec.qlen = ci->n.len;
+	} else {
+		pk->key_type = BR_KEYTYPE_RSA;
+		pk->key.rsa.n = (unsigned char *)(uintptr_t)ci->n.p;
+		pk->key.rsa.nlen = ci->n.len;
+		pk->key.rsa.e = (unsigned char *)(uintptr_t)ci->e.p;
+		pk->key.rsa.elen = ci->e.len;
+	}
 }
 
 /* One certificate into an anchor: 0 added, 1 skipped (unusable), -1 fatal. */
@@ -43,49 +59,33 @@ static void dn_append(void *ctx, const void *p, size_t n)
 static inline __attribute__((always_inline)) int add_cert(struct load *l, const unsigned char *der, size_t len)
 {
 	struct tls_anchors *a = l->a;
-	br_x509_decoder_context dc;
-	struct buf dn;
-	buf_init(&dn, DN_MAX);
-	br_x509_decoder_init(&dc, dn_append, &dn);
-	br_x509_decoder_push(&dc, der, len);
-	const br_x509_pkey *pk = br_x509_decoder_get_pkey(&dc);
+	struct cert_info ci;
 	size_t *why = &a->skipped; /* the count a skipped certificate adds to */
-	if (!pk || !dn.len || dn.len >= DN_MAX)
+	if (cert_decode(der, len, &ci) || ci.dn.len >= DN_MAX)
 		goto skip;
 	/* our rules for anchors: no RSA key under 2048 bits, not expired, no name constraints (we
 	 * do not process them: a chain under a constrained anchor is refused, not trusted past them) */
-	size_t nlen = 0;
-	if (pk->key_type == BR_KEYTYPE_RSA) {
-		const unsigned char *n = pk->key.rsa.n;
-		nlen = pk->key.rsa.nlen;
-		while (nlen && !*n) {
-			n++;
-			nlen--;
-		}
-	}
 	time_t now = time(NULL);
 	uint32_t today = (uint32_t)(now / 86400 + 719528), secs = (uint32_t)(now % 86400);
 	why = NULL;
-	if (pk->key_type == BR_KEYTYPE_RSA && nlen < TLS_RSA_MIN_BYTES)
+	if (!ci.curve && ci.n.len < TLS_RSA_MIN_BYTES)
 		why = &a->weak;
-	else if (today > dc.notafter_days || (today == dc.notafter_days && secs > dc.notafter_seconds))
+	else if (today > ci.days[1] || (today == ci.days[1] && secs > ci.secs[1]))
 		why = &a->expired;
 	else if (cert_has_name_constraints(der, len) != 0)
 		why = &a->constrained;
 	if (why) {
 	skip:
-		buf_free(&dn);
 		++*why;
 		a->dropped++;
 		return 1;
 	}
 	if (a->n == TLS_ANCHORS_MAX) {
-		buf_free(&dn);
 		str_fmt(l->err, l->errsize, "more than %d certificates", TLS_ANCHORS_MAX);
 		return -1;
 	}
-	size_t klen = pk->key_type == BR_KEYTYPE_RSA ? pk->key.rsa.nlen + pk->key.rsa.elen : pk->key.ec.qlen;
-	unsigned char *blob = malloc(dn.len + klen);
+	/* the DN and the key's bytes in one block */
+	unsigned char *blob = malloc(ci.dn.len + ci.n.len + ci.e.len);
 	if (a->n == a->cap) {
 		size_t nc = a->cap ? a->cap * 2 : 64;
 		br_x509_trust_anchor *t = realloc(a->ta, nc * sizeof *t);
@@ -98,29 +98,17 @@ static inline __attribute__((always_inline)) int add_cert(struct load *l, const 
 		}
 	}
 	if (!blob) {
-		buf_free(&dn);
 		str_fmt(l->err, l->errsize, "out of memory");
 		return -1;
 	}
 	br_x509_trust_anchor *ta = &a->ta[a->n++];
-	memset(ta, 0, sizeof *ta);
-	memcpy(blob, dn.p, dn.len);
 	ta->dn.data = blob;
-	ta->dn.len = dn.len;
-	ta->flags = br_x509_decoder_isCA(&dc) ? BR_X509_TA_CA : 0;
-	/* the key as the decoder has it (type, lengths, curve), its bytes then moved to blob */
-	ta->pkey = *pk;
-	unsigned char *k = blob + dn.len;
-	if (pk->key_type == BR_KEYTYPE_RSA) {
-		memcpy(k, pk->key.rsa.n, pk->key.rsa.nlen);
-		memcpy(k + pk->key.rsa.nlen, pk->key.rsa.e, pk->key.rsa.elen);
-		ta->pkey.key.rsa.n = k;
-		ta->pkey.key.rsa.e = k + pk->key.rsa.nlen;
-	} else {
-		memcpy(k, pk->key.ec.q, pk->key.ec.qlen);
-		ta->pkey.key.ec.q = k;
-	}
-	buf_free(&dn);
+	ta->dn.len = ci.dn.len;
+	ta->flags = ci.ca ? BR_X509_TA_CA : 0;
+	memcpy(blob, ci.dn.p, ci.dn.len);
+	ci.n.p = memcpy(blob + ci.dn.len, ci.n.p, ci.n.len);
+	ci.e.p = memcpy(blob + ci.dn.len + ci.n.len, ci.e.p, ci.e.len);
+	tls_pkey(&ci, &ta->pkey);
 	return 0;
 }
 

@@ -8,7 +8,11 @@
 #include <bearssl.h>
 #pragma GCC diagnostic pop
 #include "tls.h"
+#include "tls_cert.h"
 
 /* The anchors as BearSSL wants them (n set to their count). */
 const br_x509_trust_anchor *tls_anchors_array(const struct tls_anchors *a, size_t *n);
+
+/* The key of a decoded certificate as BearSSL wants it (pointing where ci points). */
+void tls_pkey(const struct cert_info *ci, br_x509_pkey *pk);
 #endif

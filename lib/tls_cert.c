@@ -7,14 +7,9 @@
 #include <arpa/inet.h>
 #include <string.h>
 
-struct der {
-	const unsigned char *p;
-	size_t len;
-};
-
 /* Reads one TLV from *in: its tag, its content, and (whole) the element with header.
  * 0, or -1 when malformed (indefinite or overlong lengths, high tag numbers, truncation). */
-static int der_next(struct der *in, unsigned *tag, struct der *content, struct der *whole)
+static int der_next(struct cert_blob *in, unsigned *tag, struct cert_blob *content, struct cert_blob *whole)
 {
 	if (in->len < 2)
 		return -1;
@@ -47,7 +42,7 @@ static int der_next(struct der *in, unsigned *tag, struct der *content, struct d
 }
 
 /* der_next() of an element that must have the tag want (its content only): 0, or -1 */
-static int der_want(struct der *in, unsigned want, struct der *content)
+static int der_want(struct cert_blob *in, unsigned want, struct cert_blob *content)
 {
 	unsigned tag;
 	return der_next(in, &tag, content, NULL) < 0 || tag != want ? -1 : 0;
@@ -55,15 +50,15 @@ static int der_want(struct der *in, unsigned want, struct der *content)
 
 /* Steps into a certificate's TBSCertificate and past its version, serial, signature,
  * issuer and validity, leaving *tbs at the subject. 0 or -1. */
-static int to_subject(const unsigned char *der, size_t len, struct der *tbs)
+static int to_subject(const unsigned char *der, size_t len, struct cert_blob *tbs)
 {
-	struct der in = {der, len}, cert, skip;
+	struct cert_blob in = {der, len}, cert, skip;
 	if (der_want(&in, 0x30, &cert) < 0)
 		return -1;
 	if (der_want(&cert, 0x30, tbs) < 0)
 		return -1;
 	/* [0] version, when there (a malformed first element fails at the serial below) */
-	struct der peek = *tbs;
+	struct cert_blob peek = *tbs;
 	if (der_want(&peek, 0xa0, &skip) == 0)
 		*tbs = peek;
 	static const unsigned char want[] = {0x02, 0x30, 0x30, 0x30}; /* serial, sigalg, issuer, validity */
@@ -73,9 +68,192 @@ static int to_subject(const unsigned char *der, size_t len, struct der *tbs)
 	return 0;
 }
 
+/* Two decimal digits from d, in [lo, hi]: their value, or -1 */
+static int dec2(struct cert_blob *d, int lo, int hi)
+{
+	if (d->len < 2)
+		return -1;
+	unsigned a = d->p[0] - '0', b = d->p[1] - '0';
+	d->p += 2;
+	d->len -= 2;
+	int v = (int)(a * 10 + b);
+	return a > 9 || b > 9 || v < lo || v > hi ? -1 : v;
+}
+
+/* A UTCTime (years 1950 to 2049) or GeneralizedTime into BearSSL's days and seconds (asn1.t0's
+ * read-date: fractional seconds ignored, "Z" and nothing after it). 0 or -1. */
+static int der_time(struct cert_blob *in, uint32_t *days, uint32_t *secs)
+{
+	static const unsigned char mdays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	struct cert_blob t;
+	unsigned tag;
+	if (der_next(in, &tag, &t, NULL) < 0 || (tag != 0x17 && tag != 0x18))
+		return -1;
+	/* the century and the year in it (UTCTime: 19 or 20 by the year) */
+	int c = dec2(&t, 0, 99), y = c;
+	if (tag == 0x18)
+		y = dec2(&t, 0, 99);
+	else
+		c = c < 50 ? 20 : 19;
+	int m = dec2(&t, 1, 12);
+	if ((c | y | m) < 0)
+		return -1;
+	y += c * 100;
+	int leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+	uint32_t d = (uint32_t)(365 * y + (y + 3) / 4 - (y + 99) / 100 + (y + 399) / 400);
+	for (int i = 0; i < m - 1; i++)
+		d += mdays[i] + (i == 1 && leap);
+	int day = dec2(&t, 1, mdays[m - 1] + (m == 2 && leap));
+	int h = dec2(&t, 0, 23);
+	int mi = dec2(&t, 0, 59);
+	int s = dec2(&t, 0, 60);
+	if ((day | h | mi | s) < 0)
+		return -1;
+	if (t.len && t.p[0] == '.')
+		do {
+			t.p++;
+			t.len--;
+		} while (t.len && (unsigned)(t.p[0] - '0') <= 9);
+	if (t.len != 1 || t.p[0] != 'Z')
+		return -1;
+	*days = d + (uint32_t)day - 1;
+	*secs = (uint32_t)(h * 3600 + mi * 60 + s);
+	return 0;
+}
+
+/* A BIT STRING without unused bits: its bytes after that count. 0 or -1. */
+static int der_bits(struct cert_blob *in, struct cert_blob *v)
+{
+	if (der_want(in, 0x03, v) < 0 || !v->len || v->p[0])
+		return -1;
+	v->p++;
+	v->len--;
+	return 0;
+}
+
+/* A positive INTEGER (one byte at least, the first under 0x80) without its leading zeros */
+static int der_uint(struct cert_blob *in, struct cert_blob *v)
+{
+	if (der_want(in, 0x02, v) < 0 || !v->len || v->p[0] >= 0x80)
+		return -1;
+	while (v->len && !v->p[0]) {
+		v->p++;
+		v->len--;
+	}
+	return 0;
+}
+
+static const unsigned char oid_rsa[] = {0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01};
+static const unsigned char oid_ec[] = {0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01};
+static const unsigned char oid_p256[] = {0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07};
+static const unsigned char oid_p384[] = {0x2b, 0x81, 0x04, 0x00, 0x22}; /* P-521: ...0x23 */
+static const unsigned char oid_basic[] = {0x55, 0x1d, 0x13};
+
+/* always_inline: its callers compare with constant lengths, which GCC then folds (-27 bytes) */
+static inline __attribute__((always_inline)) int oid_is(struct cert_blob oid, const unsigned char *want, size_t n)
+{
+	return oid.len == n && memcmp(oid.p, want, n) == 0;
+}
+
+int cert_decode(const unsigned char *der, size_t len, struct cert_info *ci)
+{
+	struct cert_blob in = {der, len}, cert, tbs, e, f, g;
+	unsigned tag;
+	memset(ci, 0, sizeof *ci);
+	if (der_want(&in, 0x30, &cert) < 0 || in.len || der_want(&cert, 0x30, &tbs) < 0 ||
+	    der_next(&tbs, &tag, &e, NULL) < 0)
+		return CERT_E_INVALID;
+	if (tag == 0xa0) {
+		/* the version: v1 to v3 (0 to 2, leading zeros allowed) */
+		unsigned v = 0;
+		if (der_want(&e, 0x02, &f) < 0 || e.len || !f.len)
+			return CERT_E_INVALID;
+		for (size_t i = 0; i < f.len; i++)
+			if ((v = v << 8 | f.p[i]) > 2)
+				return CERT_E_INVALID;
+		if (der_next(&tbs, &tag, &e, NULL) < 0)
+			return CERT_E_INVALID;
+	}
+	/* the serial, the signature algorithm, the issuer, then the validity */
+	if (tag != 0x02 || der_want(&tbs, 0x30, &e) < 0 || der_want(&tbs, 0x30, &e) < 0 || der_want(&tbs, 0x30, &e) < 0 ||
+	    der_time(&e, &ci->days[0], &ci->secs[0]) < 0 || der_time(&e, &ci->days[1], &ci->secs[1]) < 0 || e.len)
+		return CERT_E_INVALID;
+	if (der_next(&tbs, &tag, &e, &ci->dn) < 0 || tag != 0x30)
+		return CERT_E_INVALID;
+	/* subjectPublicKeyInfo: the algorithm's OID, then the key */
+	if (der_want(&tbs, 0x30, &e) < 0 || der_want(&e, 0x30, &f) < 0 || der_want(&f, 0x06, &g) < 0)
+		return CERT_E_INVALID;
+	if (oid_is(g, oid_rsa, sizeof oid_rsa)) {
+		struct cert_blob bits, seq;
+		if (der_bits(&e, &bits) < 0 || der_want(&bits, 0x30, &seq) < 0 || bits.len || der_uint(&seq, &ci->n) < 0 ||
+		    der_uint(&seq, &ci->e) < 0 || seq.len)
+			return CERT_E_INVALID;
+		if (ci->n.len + ci->e.len > CERT_KEY_MAX)
+			return CERT_E_UNSUPPORTED;
+	} else if (oid_is(g, oid_ec, sizeof oid_ec)) {
+		if (der_want(&f, 0x06, &g) < 0 || f.len)
+			return CERT_E_INVALID;
+		ci->curve = oid_is(g, oid_p256, sizeof oid_p256) ? 23
+		            : g.len == 5 && memcmp(g.p, oid_p384, 4) == 0 && (g.p[4] == 0x22 || g.p[4] == 0x23) ? g.p[4] - 10
+		                                                                                            : 0;
+		if (der_bits(&e, &ci->n) < 0)
+			return CERT_E_INVALID;
+		ci->e.p = ci->n.p; /* no exponent: empty, but a pointer all the same */
+		if (!ci->curve || ci->n.len > CERT_KEY_MAX)
+			return CERT_E_UNSUPPORTED;
+	} else {
+		return CERT_E_UNSUPPORTED;
+	}
+	if (e.len)
+		return CERT_E_INVALID;
+	/* [1] issuerUniqueID, [2] subjectUniqueID, [3] extensions: each at most once, in that order */
+	unsigned next = 1;
+	while (tbs.len) {
+		if (der_next(&tbs, &tag, &e, NULL) < 0)
+			return CERT_E_INVALID;
+		unsigned num = (tag & 0xdf) - 0x80;
+		if (num < next || num > 3)
+			return CERT_E_INVALID;
+		next = num + 1;
+		if (num < 3)
+			continue;
+		if (tag != 0xa3 || der_want(&e, 0x30, &f) < 0 || e.len)
+			return CERT_E_INVALID;
+		while (f.len) {
+			struct cert_blob ext, oid, v, bc;
+			if (der_want(&f, 0x30, &ext) < 0 || der_want(&ext, 0x06, &oid) < 0 || der_next(&ext, &tag, &v, NULL) < 0)
+				return CERT_E_INVALID;
+			if (tag == 0x01 && (v.len != 1 || der_next(&ext, &tag, &v, NULL) < 0))
+				return CERT_E_INVALID; /* the critical flag */
+			if (tag != 0x04 || ext.len)
+				return CERT_E_INVALID;
+			if (!oid_is(oid, oid_basic, sizeof oid_basic))
+				continue;
+			/* basicConstraints: a first element BOOLEAN is cA; anything else is skipped, as
+			 * long as its tag is one BearSSL reads (universal or context, one byte) */
+			if (der_want(&v, 0x30, &bc) < 0 || v.len)
+				return CERT_E_INVALID;
+			if (!bc.len)
+				continue;
+			unsigned t0 = bc.p[0];
+			if ((t0 & 0x40) || (t0 & 0x1f) == 0x1f)
+				return CERT_E_INVALID;
+			if ((t0 & 0xdf) == 0x01) {
+				if (der_next(&bc, &tag, &g, NULL) < 0 || tag != 0x01 || g.len != 1)
+					return CERT_E_INVALID;
+				ci->ca = g.p[0] != 0;
+			}
+		}
+	}
+	/* the signature algorithm (an OID first) and the signature */
+	if (der_want(&cert, 0x30, &e) < 0 || der_want(&e, 0x06, &f) < 0 || der_bits(&cert, &f) < 0 || cert.len)
+		return CERT_E_INVALID;
+	return 0;
+}
+
 int cert_spki(const unsigned char *der, size_t len, const unsigned char **spki, size_t *spkilen)
 {
-	struct der tbs, c, whole;
+	struct cert_blob tbs, c, whole;
 	unsigned tag;
 	if (to_subject(der, len, &tbs) < 0)
 		return -1;
@@ -163,10 +341,10 @@ static const unsigned char oid_san[] = {0x55, 0x1d, 0x11};
 static const unsigned char oid_cn[] = {0x55, 0x04, 0x03};
 
 /* Walks the GeneralNames of a subjectAltName value. Returns 1 match, 0 none, -1 malformed. */
-static int check_san(struct der val, const char *host, const unsigned char *ip, size_t iplen, char *names,
+static int check_san(struct cert_blob val, const char *host, const unsigned char *ip, size_t iplen, char *names,
                      size_t namessize)
 {
-	struct der seq, gn;
+	struct cert_blob seq, gn;
 	unsigned tag;
 	int match = 0;
 	if (der_want(&val, 0x30, &seq) < 0)
@@ -193,9 +371,9 @@ static int check_san(struct der val, const char *host, const unsigned char *ip, 
 
 /* The last (most specific) CN of a subject Name, or none. 0 found, 1 none, -1 malformed. */
 /* noinline: called once, but inlined GCC copies its loop's tails (-34 bytes) */
-__attribute__((noinline)) static int subject_cn(struct der name, struct der *cn)
+__attribute__((noinline)) static int subject_cn(struct cert_blob name, struct cert_blob *cn)
 {
-	struct der seq, set, atv, oid, v;
+	struct cert_blob seq, set, atv, oid, v;
 	unsigned tag;
 	int found = 1;
 	if (der_want(&name, 0x30, &seq) < 0)
@@ -222,10 +400,10 @@ __attribute__((noinline)) static int subject_cn(struct der name, struct der *cn)
 /* Calls fn for every extension of the certificate (its OID content and the OCTET STRING's
  * content; the critical flag is skipped: no caller needs it); fn returning non-zero stops the walk with that value. Leaves *subject
  * at the subject Name when subject is not NULL. Returns fn's value, 0, or -1 when malformed. */
-typedef int ext_fn(void *ctx, struct der oid, struct der value);
-static int ext_each(const unsigned char *der, size_t len, struct der *subject, ext_fn *fn, void *ctx)
+typedef int ext_fn(void *ctx, struct cert_blob oid, struct cert_blob value);
+static int ext_each(const unsigned char *der, size_t len, struct cert_blob *subject, ext_fn *fn, void *ctx)
 {
-	struct der tbs, c, exts, ext, subj;
+	struct cert_blob tbs, c, exts, ext, subj;
 	unsigned tag;
 	if (to_subject(der, len, &tbs) < 0)
 		return -1;
@@ -243,7 +421,7 @@ static int ext_each(const unsigned char *der, size_t len, struct der *subject, e
 		if (der_want(&c, 0x30, &exts) < 0)
 			return -1;
 		while (exts.len) {
-			struct der oid, v;
+			struct cert_blob oid, v;
 			if (der_want(&exts, 0x30, &ext) < 0)
 				return -1;
 			if (der_want(&ext, 0x06, &oid) < 0)
@@ -262,11 +440,6 @@ static int ext_each(const unsigned char *der, size_t len, struct der *subject, e
 	return 0;
 }
 
-/* always_inline: its four callers compare with constant lengths, which GCC then folds (-27 bytes) */
-static inline __attribute__((always_inline)) int oid_is(struct der oid, const unsigned char *want, size_t n)
-{
-	return oid.len == n && memcmp(oid.p, want, n) == 0;
-}
 
 struct name_check {
 	const char *host;
@@ -277,7 +450,7 @@ struct name_check {
 	size_t namessize;
 };
 
-static int on_san(void *ctx, struct der oid, struct der v)
+static int on_san(void *ctx, struct cert_blob oid, struct cert_blob v)
 {
 	struct name_check *nc = ctx;
 	if (!oid_is(oid, oid_san, sizeof oid_san))
@@ -293,7 +466,7 @@ static int on_san(void *ctx, struct der oid, struct der v)
 int cert_check_name(const unsigned char *der, size_t len, const char *host, char *names, size_t namessize)
 {
 	struct name_check nc = {host, {0}, 0, 0, 0, names, namessize};
-	struct der subject;
+	struct cert_blob subject;
 	nc.iplen = cert_host_address(host, nc.ip);
 	if (names && namessize)
 		names[0] = 0;
@@ -307,7 +480,7 @@ int cert_check_name(const unsigned char *der, size_t len, const char *host, char
 	 * Forum has required SANs since 2012 and RFC 9525 drops CN matching: a CN-only certificate
 	 * matches nothing (a private relay with an old one is reached with a pin). The CN is only
 	 * named in the error. */
-	struct der cn = {NULL, 0};
+	struct cert_blob cn = {NULL, 0};
 	int r = subject_cn(subject, &cn);
 	if (r < 0)
 		return -1;
@@ -328,9 +501,9 @@ static const unsigned char oid_server_auth[] = {0x2b, 0x06, 0x01, 0x05, 0x05, 0x
 static const unsigned char oid_any_eku[] = {0x55, 0x1d, 0x25, 0x00};
 
 /* 1: an EKU extension without serverAuth or anyExtendedKeyUsage; 0: none or fine. */
-static int on_eku(void *ctx, struct der oid, struct der v)
+static int on_eku(void *ctx, struct cert_blob oid, struct cert_blob v)
 {
-	struct der seq, purpose;
+	struct cert_blob seq, purpose;
 	(void)ctx;
 	if (!oid_is(oid, oid_eku, sizeof oid_eku))
 		return 0;
@@ -351,7 +524,7 @@ int cert_server_auth_ok(const unsigned char *der, size_t len)
 	return r < 0 ? -1 : r == 0;
 }
 
-static int on_nc(void *ctx, struct der oid, struct der v)
+static int on_nc(void *ctx, struct cert_blob oid, struct cert_blob v)
 {
 	(void)ctx;
 	(void)v;

@@ -9,8 +9,37 @@
 #ifndef SPOOLBOX_TLS_CERT_H
 #define SPOOLBOX_TLS_CERT_H
 #include <stddef.h>
+#include <stdint.h>
 
 #define CERT_NAME_MAX 255 /* longest DNS name considered */
+
+#define CERT_KEY_MAX 520 /* RSA n and e together, or an EC point: BearSSL's BR_X509_BUFSIZE_KEY */
+
+/* What the TLS client needs of a certificate: the subject Name (tag and length included), the
+ * public key (RSA: n and e without leading zeros, curve 0; EC: the point in n, curve 23, 24 or
+ * 25 for P-256, P-384, P-521, as TLS and BearSSL number them), the validity (days counted from
+ * 0000-01-01 in the proleptic Gregorian calendar, seconds in the day up to 86400 with a leap
+ * second: BearSSL's count) and basicConstraints' cA. The pointers point into the certificate. */
+struct cert_blob {
+	const unsigned char *p;
+	size_t len;
+};
+struct cert_info {
+	uint32_t days[2], secs[2]; /* notBefore, notAfter */
+	int ca, curve;
+	struct cert_blob dn, n, e;
+};
+
+/* Decodes a certificate by the rules of BearSSL's x509_decoder (x509_decoder.t0, asn1.t0),
+ * which it replaces: the whole of der must be one Certificate, v1 to v3, with UTCTime or
+ * GeneralizedTime dates ending in Z, an RSA key (a positive modulus and exponent) or an EC key
+ * on a named curve above, the unique IDs and extensions in their order, and a signature
+ * algorithm and BIT STRING after the TBSCertificate. 0, CERT_E_UNSUPPORTED for another key
+ * type or curve or a key over CERT_KEY_MAX, or CERT_E_INVALID when malformed (BearSSL's error
+ * numbers 49 and 33). */
+#define CERT_E_INVALID 33
+#define CERT_E_UNSUPPORTED 49
+int cert_decode(const unsigned char *der, size_t len, struct cert_info *ci);
 
 /* The SubjectPublicKeyInfo element (tag and length included) of a certificate. 0, or -1. */
 int cert_spki(const unsigned char *der, size_t len, const unsigned char **spki, size_t *spkilen);
