@@ -68,47 +68,38 @@ static int to_subject(const unsigned char *der, size_t len, struct cert_blob *tb
 	return 0;
 }
 
-/* Two decimal digits from d, in [lo, hi]: their value, or -1 */
-static int dec2(struct cert_blob *d, int lo, int hi)
-{
-	if (d->len < 2)
-		return -1;
-	unsigned a = d->p[0] - '0', b = d->p[1] - '0';
-	d->p += 2;
-	d->len -= 2;
-	int v = (int)(a * 10 + b);
-	return a > 9 || b > 9 || v < lo || v > hi ? -1 : v;
-}
-
 /* A UTCTime (years 1950 to 2049) or GeneralizedTime into BearSSL's days and seconds (asn1.t0's
  * read-date: fractional seconds ignored, "Z" and nothing after it). 0 or -1. */
 static int der_time(struct cert_blob *in, uint32_t *days, uint32_t *secs)
 {
 	static const unsigned char mdays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	/* century, year, month, day, hour, minute, second: each two digits up to hi */
+	static const unsigned char hi[7] = {99, 99, 12, 31, 23, 59, 60};
+	int v[7];
 	struct cert_blob t;
 	unsigned tag;
 	if (der_next(in, &tag, &t, NULL) < 0 || (tag != 0x17 && tag != 0x18))
 		return -1;
-	/* the century and the year in it (UTCTime: 19 or 20 by the year) */
-	int c = dec2(&t, 0, 99), y = c;
-	if (tag == 0x18)
-		y = dec2(&t, 0, 99);
-	else
-		c = c < 50 ? 20 : 19;
-	int m = dec2(&t, 1, 12);
-	if ((c | y | m) < 0)
-		return -1;
-	y += c * 100;
+	for (int i = tag == 0x17; i < 7; i++) {
+		if (t.len < 2)
+			return -1;
+		unsigned a = t.p[0] - '0', b = t.p[1] - '0';
+		t.p += 2;
+		t.len -= 2;
+		v[i] = (int)(a * 10 + b);
+		/* month and day start at 1 */
+		if (a > 9 || b > 9 || v[i] > hi[i] || v[i] < (i == 2 || i == 3))
+			return -1;
+	}
+	if (tag == 0x17)
+		v[0] = v[1] < 50 ? 20 : 19;
+	int y = v[0] * 100 + v[1], m = v[2];
 	int leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
-	uint32_t d = (uint32_t)(365 * y + (y + 3) / 4 - (y + 99) / 100 + (y + 399) / 400);
+	if (v[3] > mdays[m - 1] + (m == 2 && leap))
+		return -1;
+	uint32_t d = (uint32_t)(365 * y + (y + 3) / 4 - (y + 99) / 100 + (y + 399) / 400 + v[3] - 1);
 	for (int i = 0; i < m - 1; i++)
 		d += mdays[i] + (i == 1 && leap);
-	int day = dec2(&t, 1, mdays[m - 1] + (m == 2 && leap));
-	int h = dec2(&t, 0, 23);
-	int mi = dec2(&t, 0, 59);
-	int s = dec2(&t, 0, 60);
-	if ((day | h | mi | s) < 0)
-		return -1;
 	if (t.len && t.p[0] == '.')
 		do {
 			t.p++;
@@ -116,8 +107,8 @@ static int der_time(struct cert_blob *in, uint32_t *days, uint32_t *secs)
 		} while (t.len && (unsigned)(t.p[0] - '0') <= 9);
 	if (t.len != 1 || t.p[0] != 'Z')
 		return -1;
-	*days = d + (uint32_t)day - 1;
-	*secs = (uint32_t)(h * 3600 + mi * 60 + s);
+	*days = d;
+	*secs = (uint32_t)(v[4] * 3600 + v[5] * 60 + v[6]);
 	return 0;
 }
 
