@@ -728,6 +728,27 @@ static void profile(struct tls_conn *t, const struct tls_anchors *anchors)
 	br_ssl_engine_set_buffer(eng, t->iobuf, sizeof t->iobuf, 0);
 }
 
+/* BearSSL's engine seeds its HMAC-DRBG from br_prng_seeder_system() (br_ssl_client_reset(),
+ * once per connection); this definition replaces BearSSL's (rand/sysrng.c, RDRAND or a
+ * /dev/urandom open each time): 32 bytes of getrandom(), the kernel's generator, which it
+ * blocks for until seeded at boot. A failure is the engine's BR_ERR_NO_RANDOM. */
+static int seed_getrandom(const br_prng_class **ctx)
+{
+	unsigned char seed[32];
+	int ok = getrandom(seed, sizeof seed, 0) == (ssize_t)sizeof seed;
+	if (ok)
+		(*ctx)->update(ctx, seed, sizeof seed);
+	explicit_bzero(seed, sizeof seed);
+	return ok;
+}
+
+br_prng_seeder br_prng_seeder_system(const char **name)
+{
+	if (name)
+		*name = "getrandom";
+	return seed_getrandom;
+}
+
 static enum tls_status setup(struct tls_conn *t, const struct io *io, const struct tls_params *p)
 {
 	if (p->policy != TLS_MAY && p->policy != TLS_ENCRYPT && p->policy != TLS_VERIFY) {
@@ -775,10 +796,6 @@ static enum tls_status setup(struct tls_conn *t, const struct io *io, const stru
 	t->low_close = io->low_close;
 	t->low_ctx = io->ctx;
 	t->timeout_ms = io->timeout_ms;
-	unsigned char seed[32];
-	if (getrandom(seed, sizeof seed, 0) == (ssize_t)sizeof seed)
-		br_ssl_engine_inject_entropy(&t->cc.eng, seed, sizeof seed);
-	explicit_bzero(seed, sizeof seed);
 	unsigned char ip[16];
 	/* addresses get no SNI (RFC 6066 section 3) */
 	if (!br_ssl_client_reset(&t->cc, t->name[0] && !cert_host_address(t->name, ip) ? t->name : NULL, 0)) {
