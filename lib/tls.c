@@ -292,17 +292,12 @@ static void validity_reason(struct tls_conn *t, const struct cert_info *d, int e
 
 static int check_pins(struct tls_conn *t, struct xwrap *x)
 {
-	const unsigned char *spki;
-	size_t n;
 	unsigned char h[32];
 	char shown[BASE64_ENCLEN(32)];
-	if (cert_spki(x->ee.p, x->ee.len, &spki, &n) < 0) {
-		fail(t, TLS_E_CERT, "cannot find the public key in the server certificate");
-		return -1;
-	}
+	/* the key as cert_decode() found it: xw_end_chain() pins only a decoded certificate */
 	br_sha256_context sc;
 	br_sha256_init(&sc);
-	br_sha256_update(&sc, spki, n);
+	br_sha256_update(&sc, x->ee_info.spki.p, x->ee_info.spki.len);
 	br_sha256_out(&sc, h);
 	for (int i = 0; i < t->npins; i++)
 		if (memcmp(h, t->pins[i], 32) == 0) {

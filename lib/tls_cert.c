@@ -172,7 +172,8 @@ int cert_decode(const unsigned char *der, size_t len, struct cert_info *ci)
 	if (der_next(&tbs, &tag, &e, &ci->dn) < 0 || tag != 0x30)
 		return CERT_E_INVALID;
 	/* subjectPublicKeyInfo: the algorithm's OID, then the key */
-	if (der_want(&tbs, 0x30, &e) < 0 || der_want(&e, 0x30, &f) < 0 || der_want(&f, 0x06, &g) < 0)
+	if (der_next(&tbs, &tag, &e, &ci->spki) < 0 || tag != 0x30 || der_want(&e, 0x30, &f) < 0 ||
+	    der_want(&f, 0x06, &g) < 0)
 		return CERT_E_INVALID;
 	if (oid_is(g, oid_rsa, sizeof oid_rsa)) {
 		struct cert_blob bits, seq;

@@ -28,6 +28,7 @@ struct cert_info {
 	uint32_t days[2], secs[2]; /* notBefore, notAfter */
 	int ca, curve;
 	struct cert_blob dn, n, e;
+	struct cert_blob spki; /* the SubjectPublicKeyInfo, tag and length included (for pins) */
 };
 
 /* Decodes a certificate by the rules of BearSSL's x509_decoder (x509_decoder.t0, asn1.t0),

@@ -45,6 +45,10 @@ static void compare_with_bearssl(const uint8_t *data, size_t size)
 		abort();
 	if (!pk)
 		return;
+	const unsigned char *spki;
+	size_t n;
+	if (cert_spki(data, size, &spki, &n) < 0 || spki != ci.spki.p || n != ci.spki.len)
+		abort();
 	if (ci.days[0] != dc.notbefore_days || ci.secs[0] != dc.notbefore_seconds || ci.days[1] != dc.notafter_days ||
 	    ci.secs[1] != dc.notafter_seconds || ci.ca != br_x509_decoder_isCA(&dc) || !blob_eq(ci.dn, dn.b, dn.len))
 		abort();
