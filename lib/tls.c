@@ -179,6 +179,43 @@ static const br_ec_impl ec_impl = {
 	ec_generator, ec_order, ec_xoff, ec_mul, ec_mulgen, ec_muladd,
 };
 
+/* RSA's public operation (bearssl_rsa.h), defined here instead of BearSSL's rsa/rsa_i31_pub.c:
+ * the same steps, but the exponentiation by br_i31_modpow(), which the EC code links anyway,
+ * instead of the windowed br_i31_modpow_opt() (0.9 KiB) that only this used. The exponent is
+ * public and short (65537: 17 bits), so the window gains nothing worth it. The i31 functions
+ * are BearSSL 0.6's internal ones (src/inner.h), which its library exports. */
+void br_i31_decode(uint32_t *x, const void *src, size_t len);
+uint32_t br_i31_decode_mod(uint32_t *x, const void *src, size_t len, const uint32_t *m);
+void br_i31_encode(void *dst, size_t len, const uint32_t *x);
+uint32_t br_i31_ninv31(uint32_t x);
+void br_i31_modpow(uint32_t *x, const unsigned char *e, size_t elen, const uint32_t *m, uint32_t m0i, uint32_t *t1,
+                   uint32_t *t2);
+
+uint32_t br_rsa_i31_public(unsigned char *x, size_t xlen, const br_rsa_public_key *pk)
+{
+	/* four integers modulo n: n, x, and the two temporaries (each 1 + 133 words at 4096 bits, even) */
+	enum { MAXBITS = 4096, W = 2 + (MAXBITS + 30) / 31 }; /* BearSSL's BR_MAX_RSA_SIZE */
+	uint32_t tmp[4 * W];
+	const unsigned char *n = pk->n;
+	size_t nlen = pk->nlen;
+	while (nlen && !*n) {
+		n++;
+		nlen--;
+	}
+	if (!nlen || nlen > MAXBITS / 8 || xlen != nlen)
+		return 0;
+	size_t fw = 1 + (nlen * 8 + 30) / 31;
+	fw += fw & 1;
+	uint32_t *m = tmp, *a = m + fw;
+	br_i31_decode(m, n, nlen);
+	uint32_t m0i = br_i31_ninv31(m[1]);
+	/* an even modulus gives m0i 0: refused, as an x not below n */
+	uint32_t r = m0i & br_i31_decode_mod(a, x, xlen, m);
+	br_i31_modpow(a, pk->e, pk->elen, m, m0i, a + fw, a + 2 * fw);
+	br_i31_encode(x, xlen, a);
+	return r & 1;
+}
+
 /* ---- the x509 class ---- */
 
 static void xw_start_chain(const br_x509_class **ctx, const char *server_name)

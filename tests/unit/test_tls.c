@@ -643,3 +643,43 @@ TEST(tls_anchor_loading)
 	CHECK(tls_anchors_parse(junk, sizeof junk - 1, "j", err, sizeof err) == NULL);
 	CHECK(strstr(err, "j:") != NULL);
 }
+
+#if ENABLE_TLS
+#include "tls_bearssl.h"
+
+/* lib/tls.c defines br_rsa_i31_public() (BearSSL's steps with br_i31_modpow): the same results
+ * as BearSSL's i15 code, for keys of three sizes, values below and at or above n, and an even
+ * modulus. */
+TEST(tls_rsa_public_as_bearssl)
+{
+	static unsigned char kpriv[BR_RSA_KBUF_PRIV_SIZE(4096)], kpub[BR_RSA_KBUF_PUB_SIZE(4096)];
+	static const unsigned sizes[] = {1024, 2048, 4096};
+	br_hmac_drbg_context rng;
+	br_hmac_drbg_init(&rng, &br_sha256_vtable, "spoolbox", 8);
+	for (size_t k = 0; k < ARRAY_LEN(sizes); k++) {
+		br_rsa_private_key sk;
+		br_rsa_public_key pk;
+		CHECK_INT(br_rsa_i15_keygen(&rng.vtable, &sk, kpriv, &pk, kpub, sizes[k], 65537), 1);
+		for (int i = 0; i < 6; i++) {
+			unsigned char a[512], b[512];
+			br_hmac_drbg_generate(&rng, a, pk.nlen);
+			a[0] = 0; /* below n */
+			if (i == 4)
+				memcpy(a, pk.n, pk.nlen); /* x = n: refused */
+			if (i == 5)
+				memset(a, 0xff, pk.nlen); /* x > n: refused */
+			memcpy(b, a, pk.nlen);
+			uint32_t ra = br_rsa_i31_public(a, pk.nlen, &pk), rb = br_rsa_i15_public(b, pk.nlen, &pk);
+			CHECK_INT(ra, rb);
+			CHECK_INT(ra, i < 4);
+			if (ra)
+				CHECK(memcmp(a, b, pk.nlen) == 0);
+		}
+		CHECK_INT(br_rsa_i31_public(kpub, pk.nlen - 1, &pk), 0); /* a wrong length */
+	}
+	unsigned char even_n[128], x[128] = {1};
+	memset(even_n, 0xf0, sizeof even_n);
+	br_rsa_public_key even = {even_n, sizeof even_n, (unsigned char *)"\x01\x00\x01", 3};
+	CHECK_INT(br_rsa_i31_public(x, sizeof x, &even), 0);
+}
+#endif
