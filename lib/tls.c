@@ -175,6 +175,19 @@ static uint32_t ec_muladd(unsigned char *a, const unsigned char *b, size_t len, 
 	return ec_for(curve)->muladd(a, b, len, x, xlen, y, ylen, curve);
 }
 
+/* P-521 is not offered (ec_impl's curves below), so its generator and order are never asked for:
+ * the engine and the ECDSA code check supported_curves before they look a curve up. This empty
+ * definition keeps BearSSL's ec_secp521r1.c (0.2 KiB), which br_ec_prime_i31 names, out of the
+ * link; adding P-521 to ec_impl MUST remove it. */
+extern const struct ec_curve_def { /* BearSSL 0.6's br_ec_curve_def (src/inner.h) */
+	int curve;
+	const unsigned char *order;
+	size_t order_len;
+	const unsigned char *generator;
+	size_t generator_len;
+} br_secp521r1;
+const struct ec_curve_def br_secp521r1 = {BR_EC_secp521r1, NULL, 0, NULL, 0};
+
 static const br_ec_impl ec_impl = {
 	(uint32_t)1 << BR_EC_secp256r1 | (uint32_t)1 << BR_EC_secp384r1 | (uint32_t)1 << BR_EC_curve25519,
 	ec_generator, ec_order, ec_xoff, ec_mul, ec_mulgen, ec_muladd,
