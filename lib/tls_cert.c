@@ -146,6 +146,77 @@ static inline __attribute__((always_inline)) int oid_is(struct cert_blob oid, co
 	return oid.len == n && memcmp(oid.p, want, n) == 0;
 }
 
+/* Calls fn for every extension of the certificate (its OID content and the OCTET STRING's
+ * content; the critical flag is skipped: no caller needs it); fn returning non-zero stops the walk with that value. Leaves *subject
+ * at the subject Name when subject is not NULL. Returns fn's value, 0, or -1 when malformed. */
+typedef int ext_fn(void *ctx, struct cert_blob oid, struct cert_blob value);
+static int ext_each(const unsigned char *der, size_t len, struct cert_blob *subject, ext_fn *fn, void *ctx)
+{
+	struct cert_blob tbs, c, exts, ext, subj;
+	unsigned tag;
+	if (to_subject(der, len, &tbs) < 0)
+		return -1;
+	if (der_next(&tbs, &tag, &c, &subj) < 0 || tag != 0x30)
+		return -1;
+	if (subject)
+		*subject = subj;
+	if (der_want(&tbs, 0x30, &c) < 0) /* subjectPublicKeyInfo */
+		return -1;
+	/* [1] issuerUniqueID, [2] subjectUniqueID, [3] extensions: each at most once, in that
+	 * order, and nothing else (BearSSL's x509_decoder's rules) */
+	unsigned next = 1;
+	while (tbs.len) {
+		if (der_next(&tbs, &tag, &c, NULL) < 0)
+			return -1;
+		unsigned num = (tag & 0xdf) - 0x80;
+		if (num < next || num > 3)
+			return -1;
+		next = num + 1;
+		if (num < 3)
+			continue;
+		if (tag != 0xa3 || der_want(&c, 0x30, &exts) < 0 || c.len)
+			return -1;
+		while (exts.len) {
+			struct cert_blob oid, v;
+			if (der_want(&exts, 0x30, &ext) < 0 || der_want(&ext, 0x06, &oid) < 0 || der_next(&ext, &tag, &v, NULL) < 0)
+				return -1;
+			if (tag == 0x01 && (v.len != 1 || der_next(&ext, &tag, &v, NULL) < 0))
+				return -1; /* the critical flag */
+			if (tag != 0x04 || ext.len)
+				return -1;
+			int r = fn(ctx, oid, v);
+			if (r)
+				return r;
+		}
+	}
+	return 0;
+}
+
+
+/* basicConstraints: a first element BOOLEAN is cA; anything else is skipped, as long as its tag
+ * is one BearSSL reads (universal or context, one byte). -1 when malformed. */
+static int on_basic(void *ctx, struct cert_blob oid, struct cert_blob v)
+{
+	struct cert_info *ci = ctx;
+	struct cert_blob bc, g;
+	unsigned tag;
+	if (!oid_is(oid, oid_basic, sizeof oid_basic))
+		return 0;
+	if (der_want(&v, 0x30, &bc) < 0 || v.len)
+		return -1;
+	if (!bc.len)
+		return 0;
+	unsigned t0 = bc.p[0];
+	if ((t0 & 0x40) || (t0 & 0x1f) == 0x1f)
+		return -1;
+	if ((t0 & 0xdf) == 0x01) {
+		if (der_next(&bc, &tag, &g, NULL) < 0 || tag != 0x01 || g.len != 1)
+			return -1;
+		ci->ca = g.p[0] != 0;
+	}
+	return 0;
+}
+
 int cert_decode(const unsigned char *der, size_t len, struct cert_info *ci)
 {
 	struct cert_blob in = {der, len}, cert, tbs, e, f, g;
@@ -198,45 +269,9 @@ int cert_decode(const unsigned char *der, size_t len, struct cert_info *ci)
 	}
 	if (e.len)
 		return CERT_E_INVALID;
-	/* [1] issuerUniqueID, [2] subjectUniqueID, [3] extensions: each at most once, in that order */
-	unsigned next = 1;
-	while (tbs.len) {
-		if (der_next(&tbs, &tag, &e, NULL) < 0)
-			return CERT_E_INVALID;
-		unsigned num = (tag & 0xdf) - 0x80;
-		if (num < next || num > 3)
-			return CERT_E_INVALID;
-		next = num + 1;
-		if (num < 3)
-			continue;
-		if (tag != 0xa3 || der_want(&e, 0x30, &f) < 0 || e.len)
-			return CERT_E_INVALID;
-		while (f.len) {
-			struct cert_blob ext, oid, v, bc;
-			if (der_want(&f, 0x30, &ext) < 0 || der_want(&ext, 0x06, &oid) < 0 || der_next(&ext, &tag, &v, NULL) < 0)
-				return CERT_E_INVALID;
-			if (tag == 0x01 && (v.len != 1 || der_next(&ext, &tag, &v, NULL) < 0))
-				return CERT_E_INVALID; /* the critical flag */
-			if (tag != 0x04 || ext.len)
-				return CERT_E_INVALID;
-			if (!oid_is(oid, oid_basic, sizeof oid_basic))
-				continue;
-			/* basicConstraints: a first element BOOLEAN is cA; anything else is skipped, as
-			 * long as its tag is one BearSSL reads (universal or context, one byte) */
-			if (der_want(&v, 0x30, &bc) < 0 || v.len)
-				return CERT_E_INVALID;
-			if (!bc.len)
-				continue;
-			unsigned t0 = bc.p[0];
-			if ((t0 & 0x40) || (t0 & 0x1f) == 0x1f)
-				return CERT_E_INVALID;
-			if ((t0 & 0xdf) == 0x01) {
-				if (der_next(&bc, &tag, &g, NULL) < 0 || tag != 0x01 || g.len != 1)
-					return CERT_E_INVALID;
-				ci->ca = g.p[0] != 0;
-			}
-		}
-	}
+	/* the unique IDs and extensions, by ext_each()'s walk (as strict as BearSSL's) */
+	if (ext_each(der, len, NULL, on_basic, ci) < 0)
+		return CERT_E_INVALID;
 	/* the signature algorithm (an OID first) and the signature */
 	if (der_want(&cert, 0x30, &e) < 0 || der_want(&e, 0x06, &f) < 0 || der_bits(&cert, &f) < 0 || cert.len)
 		return CERT_E_INVALID;
@@ -388,50 +423,6 @@ __attribute__((noinline)) static int subject_cn(struct cert_blob name, struct ce
 	}
 	return found;
 }
-
-/* Calls fn for every extension of the certificate (its OID content and the OCTET STRING's
- * content; the critical flag is skipped: no caller needs it); fn returning non-zero stops the walk with that value. Leaves *subject
- * at the subject Name when subject is not NULL. Returns fn's value, 0, or -1 when malformed. */
-typedef int ext_fn(void *ctx, struct cert_blob oid, struct cert_blob value);
-static int ext_each(const unsigned char *der, size_t len, struct cert_blob *subject, ext_fn *fn, void *ctx)
-{
-	struct cert_blob tbs, c, exts, ext, subj;
-	unsigned tag;
-	if (to_subject(der, len, &tbs) < 0)
-		return -1;
-	if (der_next(&tbs, &tag, &c, &subj) < 0 || tag != 0x30)
-		return -1;
-	if (subject)
-		*subject = subj;
-	if (der_want(&tbs, 0x30, &c) < 0) /* subjectPublicKeyInfo */
-		return -1;
-	while (tbs.len) {
-		if (der_next(&tbs, &tag, &c, NULL) < 0)
-			return -1;
-		if (tag != 0xa3)
-			continue; /* issuer/subject unique IDs */
-		if (der_want(&c, 0x30, &exts) < 0)
-			return -1;
-		while (exts.len) {
-			struct cert_blob oid, v;
-			if (der_want(&exts, 0x30, &ext) < 0)
-				return -1;
-			if (der_want(&ext, 0x06, &oid) < 0)
-				return -1;
-			if (der_next(&ext, &tag, &v, NULL) < 0)
-				return -1;
-			if (tag == 0x01 && der_next(&ext, &tag, &v, NULL) < 0) /* critical flag */
-				return -1;
-			if (tag != 0x04)
-				return -1;
-			int r = fn(ctx, oid, v);
-			if (r)
-				return r;
-		}
-	}
-	return 0;
-}
-
 
 struct name_check {
 	const char *host;
