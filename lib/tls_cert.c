@@ -48,22 +48,30 @@ static int der_want(struct cert_blob *in, unsigned want, struct cert_blob *conte
 	return der_next(in, &tag, content, NULL) < 0 || tag != want ? -1 : 0;
 }
 
-/* Steps into a certificate's TBSCertificate and past its version, serial, signature,
- * issuer and validity, leaving *tbs at the subject. 0 or -1. */
-static int to_subject(const unsigned char *der, size_t len, struct cert_blob *tbs)
+/* Steps into a certificate's TBSCertificate and past its version (v1 to v3), serial, signature,
+ * issuer and validity: *tbs is left at the subject, *validity is the validity's content, and
+ * *cert what follows the TBSCertificate (the signature). der must be the certificate whole
+ * (BearSSL's rules: x509_decoder.t0). 0 or -1. */
+static int to_subject(const unsigned char *der, size_t len, struct cert_blob *tbs, struct cert_blob *cert,
+                      struct cert_blob *validity)
 {
-	struct cert_blob in = {der, len}, cert, skip;
-	if (der_want(&in, 0x30, &cert) < 0)
+	struct cert_blob in = {der, len}, v, n;
+	if (der_want(&in, 0x30, cert) < 0 || in.len || der_want(cert, 0x30, tbs) < 0)
 		return -1;
-	if (der_want(&cert, 0x30, tbs) < 0)
-		return -1;
-	/* [0] version, when there (a malformed first element fails at the serial below) */
 	struct cert_blob peek = *tbs;
-	if (der_want(&peek, 0xa0, &skip) == 0)
+	if (der_want(&peek, 0xa0, &v) == 0) {
+		/* the version: 0 to 2 (leading zeros allowed) */
+		unsigned x = 0;
+		if (der_want(&v, 0x02, &n) < 0 || v.len || !n.len)
+			return -1;
+		for (size_t i = 0; i < n.len; i++)
+			if ((x = x << 8 | n.p[i]) > 2)
+				return -1;
 		*tbs = peek;
+	}
 	static const unsigned char want[] = {0x02, 0x30, 0x30, 0x30}; /* serial, sigalg, issuer, validity */
 	for (int i = 0; i < 4; i++)
-		if (der_want(tbs, want[i], &skip) < 0)
+		if (der_want(tbs, want[i], validity) < 0)
 			return -1;
 	return 0;
 }
@@ -154,7 +162,7 @@ static int ext_each(const unsigned char *der, size_t len, struct cert_blob *subj
 {
 	struct cert_blob tbs, c, exts, ext, subj;
 	unsigned tag;
-	if (to_subject(der, len, &tbs) < 0)
+	if (to_subject(der, len, &tbs, &c, &c) < 0)
 		return -1;
 	if (der_next(&tbs, &tag, &c, &subj) < 0 || tag != 0x30)
 		return -1;
@@ -219,26 +227,11 @@ static int on_basic(void *ctx, struct cert_blob oid, struct cert_blob v)
 
 int cert_decode(const unsigned char *der, size_t len, struct cert_info *ci)
 {
-	struct cert_blob in = {der, len}, cert, tbs, e, f, g;
+	struct cert_blob cert, tbs, e, f, g;
 	unsigned tag;
 	memset(ci, 0, sizeof *ci);
-	if (der_want(&in, 0x30, &cert) < 0 || in.len || der_want(&cert, 0x30, &tbs) < 0 ||
-	    der_next(&tbs, &tag, &e, NULL) < 0)
-		return CERT_E_INVALID;
-	if (tag == 0xa0) {
-		/* the version: v1 to v3 (0 to 2, leading zeros allowed) */
-		unsigned v = 0;
-		if (der_want(&e, 0x02, &f) < 0 || e.len || !f.len)
-			return CERT_E_INVALID;
-		for (size_t i = 0; i < f.len; i++)
-			if ((v = v << 8 | f.p[i]) > 2)
-				return CERT_E_INVALID;
-		if (der_next(&tbs, &tag, &e, NULL) < 0)
-			return CERT_E_INVALID;
-	}
-	/* the serial, the signature algorithm, the issuer, then the validity */
-	if (tag != 0x02 || der_want(&tbs, 0x30, &e) < 0 || der_want(&tbs, 0x30, &e) < 0 || der_want(&tbs, 0x30, &e) < 0 ||
-	    der_time(&e, &ci->days[0], &ci->secs[0]) < 0 || der_time(&e, &ci->days[1], &ci->secs[1]) < 0 || e.len)
+	if (to_subject(der, len, &tbs, &cert, &e) < 0 || der_time(&e, &ci->days[0], &ci->secs[0]) < 0 ||
+	    der_time(&e, &ci->days[1], &ci->secs[1]) < 0 || e.len)
 		return CERT_E_INVALID;
 	if (der_next(&tbs, &tag, &e, &ci->dn) < 0 || tag != 0x30)
 		return CERT_E_INVALID;
@@ -282,7 +275,7 @@ int cert_spki(const unsigned char *der, size_t len, const unsigned char **spki, 
 {
 	struct cert_blob tbs, c, whole;
 	unsigned tag;
-	if (to_subject(der, len, &tbs) < 0)
+	if (to_subject(der, len, &tbs, &c, &c) < 0)
 		return -1;
 	if (der_want(&tbs, 0x30, &c) < 0) /* subject */
 		return -1;
