@@ -8,7 +8,7 @@
 #include <string.h>
 
 /* Reads one TLV from *in: its tag, its content, and (whole) the element with header.
- * 0, or -1 when malformed (indefinite or overlong lengths, high tag numbers, truncation). */
+ * 0, or -1 when malformed (indefinite lengths or ones of 2^31 and more, high tag numbers, truncation). */
 static int der_next(struct cert_blob *in, unsigned *tag, struct cert_blob *content, struct cert_blob *whole)
 {
 	if (in->len < 2)
@@ -20,11 +20,15 @@ static int der_next(struct cert_blob *in, unsigned *tag, struct cert_blob *conte
 	size_t n = in->p[1], hdr = 2;
 	if (n & 0x80) {
 		unsigned k = n & 0x7f;
-		if (k == 0 || k > 3 || in->len < 2 + k)
+		if (k == 0 || in->len < 2 + k)
 			return -1;
+		/* as BearSSL reads them: leading zero bytes allowed, the value under 2^31 */
 		n = 0;
-		for (unsigned i = 0; i < k; i++)
+		for (unsigned i = 0; i < k; i++) {
+			if (n > 0x7fffff)
+				return -1;
 			n = n << 8 | in->p[2 + i];
+		}
 		hdr += k;
 	}
 	if (n > in->len - hdr)
