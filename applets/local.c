@@ -447,8 +447,7 @@ static void resubmit(struct local *L, const char *sender, const char **addr, siz
 	int e = errno;
 	close(p[1]);
 	int st;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
+	dl_wait(pid, &st);
 	int code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 	if (w < 0 && code == 0)
 		code = EX_TEMPFAIL;

@@ -108,6 +108,9 @@ int dl_become(const struct dl_user *u, long extra_gid);
  * gives a deferral (4.3.0). The child runs as u, so u can stop it (SIGSTOP) or keep it waiting
  * on a lock: after timeout seconds (> 0) the caller kills it (SIGKILL, which a stopped process
  * cannot refuse) and defers with 4.3.0 "timed out", so one user never holds the agent. */
+/* waitpid(pid, st, 0), again after EINTR */
+void dl_wait(pid_t pid, int *st);
+
 typedef void dl_child_fn(void *arg, struct dl_result *r);
 void dl_run_as(const struct dl_user *u, long extra_gid, long timeout, dl_child_fn *fn, void *arg, struct dl_result *r);
 

@@ -124,20 +124,12 @@ static void map_exit(int code, struct dl_result *r, const char *sep, const char 
 void dl_command(const char *cmd, const struct dl_user *u, char *const env[], const struct dl_msg *m,
                 long timeout, struct dl_result *r)
 {
-	int in[2], out[2];
-	if (dl_pipe(in) < 0) {
-		dl_set_errno(r, errno, "pipe", "for |command");
-		return;
-	}
-	if (dl_pipe(out) < 0) {
-		dl_set_errno(r, errno, "pipe", "for |command");
-		close(in[0]);
-		close(in[1]);
-		return;
-	}
-	pid_t pid = fork();
-	if (pid < 0) {
-		dl_set_errno(r, errno, "fork", "for |command");
+	/* one refusal for the three calls: a pipe not made is -1, and its close(-1) harmless */
+	int in[2] = {-1, -1}, out[2] = {-1, -1};
+	const char *op = "pipe";
+	pid_t pid = -1;
+	if (dl_pipe(in) < 0 || dl_pipe(out) < 0 || (op = "fork", pid = fork()) < 0) {
+		dl_set_errno(r, errno, op, "for |command");
 		close(in[0]), close(in[1]), close(out[0]), close(out[1]);
 		return;
 	}
@@ -199,8 +191,7 @@ void dl_command(const char *cmd, const struct dl_user *u, char *const env[], con
 	if (!done) {
 		kill(-pid, SIGKILL);
 		kill(pid, SIGKILL);
-		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-			;
+		dl_wait(pid, &st);
 	}
 	if (c.out >= 0) {
 		drain(&c);
