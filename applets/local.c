@@ -406,25 +406,30 @@ static void resubmit(struct local *L, const char *sender, const char **addr, siz
                      struct dl_result *r)
 {
 	const char **argv = calloc(n + 10, sizeof *argv);
-	int p[2];
-	if (!argv || dl_pipe(p) < 0) {
+	int p[2] = {-1, -1};
+	pid_t pid = -1;
+	if (argv) {
+		size_t k = 0;
+		argv[k++] = "sendmail";
+		if (L->conf_path)
+			argv[k++] = "-C", argv[k++] = L->conf_path;
+		argv[k++] = "-f";
+		argv[k++] = *sender ? sender : "<>";
+		argv[k++] = "-i";
+		argv[k++] = "--";
+		for (size_t i = 0; i < n; i++)
+			argv[k++] = addr[i];
+		argv[k] = NULL;
+	}
+	/* one refusal for the three calls: a pipe not made is -1, and its close(-1) harmless */
+	if (!argv || dl_pipe(p) < 0 || (fflush(stdout), pid = fork()) < 0) {
+		int e = argv ? errno : ENOMEM;
 		free(argv);
-		dl_set(r, "d4.3.0", "cannot run submit: %s", strerror(errno ? errno : ENOMEM));
+		close(p[0]);
+		close(p[1]);
+		dl_set(r, "d4.3.0", "cannot run submit: %s", strerror(e));
 		return;
 	}
-	size_t k = 0;
-	argv[k++] = "sendmail";
-	if (L->conf_path)
-		argv[k++] = "-C", argv[k++] = L->conf_path;
-	argv[k++] = "-f";
-	argv[k++] = *sender ? sender : "<>";
-	argv[k++] = "-i";
-	argv[k++] = "--";
-	for (size_t i = 0; i < n; i++)
-		argv[k++] = addr[i];
-	argv[k] = NULL;
-	fflush(stdout);
-	pid_t pid = fork();
 	if (pid == 0) {
 		/* its stdout must not reach the scheduler's pipe */
 		if (dup2(p[0], 0) < 0 || dup2(2, 1) < 0)
@@ -435,11 +440,6 @@ static void resubmit(struct local *L, const char *sender, const char **addr, siz
 	}
 	free(argv);
 	close(p[0]);
-	if (pid < 0) {
-		close(p[1]);
-		dl_set_errno(r, errno, "fork", "for submit");
-		return;
-	}
 	int rd_fail = 0;
 	struct io io;
 	dl_io(&io, p[1], NULL, NULL);
