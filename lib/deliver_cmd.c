@@ -95,7 +95,7 @@ static ssize_t cmd_write(void *ctx, const void *p, size_t n, int timeout_ms)
 
 /* sendmail's mapping of a program mailer's exit code (and Postfix's enhanced codes): each text
  * is the enhanced code, a blank and the words (str_bykey, keys are sysexits.h's codes). */
-_Static_assert(EX_USAGE == 64 && EX_CONFIG == 78, "sysexits.h");
+_Static_assert(EX_USAGE == 64 && EX_TEMPFAIL == 75 && EX_CONFIG == 78, "sysexits.h");
 
 static void map_exit(int code, struct dl_result *r, const char *sep, const char *out)
 {
@@ -111,12 +111,13 @@ static void map_exit(int code, struct dl_result *r, const char *sep, const char 
 	    "\1105.3.0 critical OS file missing\0" /* EX_OSFILE */
 	    "\1115.2.0 cannot create output file\0" /* EX_CANTCREAT */
 	    "\1125.3.0 input/output error\0" /* EX_IOERR */
+	    "\1134.3.0 temporary failure\0" /* EX_TEMPFAIL: deferred */
 	    "\1145.5.0 remote protocol error\0" /* EX_PROTOCOL */
 	    "\1155.7.0 permission denied\0" /* EX_NOPERM */
 	    "\1165.3.5 configuration error\0" /* EX_CONFIG */
 	    "\1775.3.0 command not found\0" /* the shell's */
 	    "\0" "5.3.0 unknown error", (unsigned)code);
-	char code_[7] = {DL_FAIL};
+	char code_[7] = {*t == '4' ? DL_DEFER : DL_FAIL};
 	memcpy(code_ + 1, t, 5);
 	dl_set(r, code_, "command exited %d (%s)%s%s", code, t + 6, sep, out);
 }
@@ -223,10 +224,6 @@ void dl_command(const char *cmd, const struct dl_user *u, char *const env[], con
 			return;
 		}
 		dl_set(r, "o2.0.0", "delivered to command");
-		return;
-	}
-	if (code == EX_TEMPFAIL) {
-		dl_set(r, "d4.3.0", "command exited 75 (temporary failure)%s%s", sep, c.keep);
 		return;
 	}
 	map_exit(code, r, sep, c.keep);
