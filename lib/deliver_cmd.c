@@ -209,12 +209,10 @@ void dl_command(const char *cmd, const struct dl_user *u, char *const env[], con
 		return;
 	}
 	const char *sep = *c.keep ? ": " : ""; /* before what the command said */
-	if (c.timed_out && !done) {
-		dl_set(r, "d4.3.0", "command timed out after %lds%s%s", timeout, sep, c.keep);
-		return;
-	}
-	if (WIFSIGNALED(st)) {
-		dl_set(r, "d4.3.0", "command killed by signal %d%s%s", WTERMSIG(st), sep, c.keep);
+	int tmo = c.timed_out && !done;
+	if (tmo || WIFSIGNALED(st)) {
+		dl_set(r, "d4.3.0", tmo ? "command timed out after %lds%s%s" : "command killed by signal %ld%s%s",
+		       tmo ? timeout : (long)WTERMSIG(st), sep, c.keep);
 		return;
 	}
 	int code = WEXITSTATUS(st);
