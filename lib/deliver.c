@@ -183,6 +183,12 @@ fail:;
 	return -1;
 }
 
+void dl_set_copy(struct dl_result *r, int e, int rd_fail, const char *path)
+{
+	/* "read message file: ..." (a read: never ENOSPC or EDQUOT, so 4.3.0) or "write PATH: ..." */
+	dl_set_errno(r, e, rd_fail ? "read message" : "write", rd_fail ? "file" : path);
+}
+
 void dl_env_clean(char *s)
 {
 	for (; *s; s++) {

@@ -98,6 +98,10 @@ enum {
  * reading the message file failed (else the write did). */
 int dl_copy(const struct dl_msg *m, struct io *io, int flags, int *rd_fail);
 
+/* The deferral for a failed copy: "read message file: ERROR" when rd_fail, else "write PATH:
+ * ERROR" (dl_set_errno's codes). */
+void dl_set_copy(struct dl_result *r, int e, int rd_fail, const char *path);
+
 /* Drops to the user's privileges (groups, gid, uid), adding extra_gid to the groups when it is
  * not -1. Refuses uid 0 targets only by the caller's decision. Returns 0, -1 with errno. When
  * the process is not root, succeeds only when u is already the current user. */

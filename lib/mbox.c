@@ -253,8 +253,7 @@ void mbox_deliver(const char *path, const struct dl_msg *m, const struct mbox_op
 			log_msg(LOG_ERR, NULL, "truncate %s back to %lld bytes: %s", path, (long long)old, strerror(errno));
 		else
 			mbox_journal_end(o->journal);
-		/* "read message file: ..." (a read: never ENOSPC or EDQUOT, so 4.3.0) or "write ..." */
-		dl_set_errno(r, e, rd_fail ? "read message" : "write", rd_fail ? "file" : path);
+		dl_set_copy(r, e, rd_fail, path);
 		goto out;
 	}
 	mbox_journal_end(o->journal);
