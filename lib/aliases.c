@@ -375,18 +375,12 @@ int aliases_load(struct aliases *a, const char *path, aliases_report_fn *report,
 
 const char *aliases_lookup(const struct aliases *a, const char *name)
 {
-	if (!a || !a->n)
-		return NULL;
-	char key[ALIASES_NAME_MAX + 1];
-	size_t n = strlen(name);
-	if (n > ALIASES_NAME_MAX)
-		return NULL;
-	for (size_t i = 0; i <= n; i++)
-		key[i] = lower(name[i]);
+	/* name is in lower case, as the names kept are (every caller's is: expand_local's lname,
+	 * "*", "owner-" and lname); a longer one than ALIASES_NAME_MAX matches none */
 	size_t lo = 0, hi = a->n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(key, a->e[mid].name);
+		int c = strcmp(name, a->e[mid].name);
 		if (c == 0)
 			return a->e[mid].rhs;
 		if (c < 0)

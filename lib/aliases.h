@@ -67,7 +67,8 @@ typedef void aliases_report_fn(void *ctx, const char *file, int line, const char
 int aliases_parse(struct aliases *a, const char *file, const char *text, size_t len, aliases_report_fn *report, void *ctx);
 /* Reads and parses a file (a missing file is an empty table and no error). */
 int aliases_load(struct aliases *a, const char *path, aliases_report_fn *report, void *ctx);
-/* The target list of name (case-insensitive), or NULL. */
+/* The target list of name, or NULL. name must be in lower case (the names are kept lowered);
+ * a must not be NULL. */
 const char *aliases_lookup(const struct aliases *a, const char *name);
 void aliases_free(struct aliases *a);
 
