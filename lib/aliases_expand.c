@@ -3,6 +3,7 @@
  * every |command and /file target runs with (see aliases.h and docs/local.md). */
 #include "aliases.h"
 #include "config_default.h"
+#include "fmt.h"
 #include "log.h"
 #include "util.h"
 #include <errno.h>
@@ -106,15 +107,16 @@ static struct dl_target *add(struct xs *s, enum dl_kind kind, const char *text, 
 	return t;
 }
 
-static void add_error(struct xs *s, const char *code, const char *fmt, ...) PRINTF_LIKE(3, 4);
+/* add_error: on x86-64 an entry into lib/fmt.c's shared variadic prologue (FMT_VA_ENTRY), which
+ * calls add_error_v with the va_list; elsewhere a C function. Global for the entry's symbol. */
+void expand_add_error(struct xs *s, const char *code, const char *fmt, ...) PRINTF_LIKE(3, 4);
+#define add_error expand_add_error
 /* code: dl_set's, the status letter then the enhanced code ("f5.1.1") */
-static void add_error(struct xs *s, const char *code, const char *fmt, ...)
+__attribute__((used)) static void add_error_v(struct xs *s, const char *code, const char *fmt, long d, va_list ap)
 {
 	char text[600];
-	va_list ap;
-	va_start(ap, fmt);
+	(void)d;
 	vsnprintf(text, sizeof text, fmt, ap);
-	va_end(ap);
 	struct dl_target *t = add(s, DK_ERROR, text, strlen(text), NULL, NULL);
 	if (t && !t->status) /* status, then enh */
 		memcpy(&t->status, code, 7);
@@ -126,6 +128,17 @@ static void add_error(struct xs *s, const char *code, const char *fmt, ...)
 			s->oom = 1;
 	}
 }
+
+FMT_VA_ENTRY(expand_add_error, 3, add_error_v);
+#if !FMT_VA_ASM
+void add_error(struct xs *s, const char *code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	add_error_v(s, code, fmt, 0, ap);
+	va_end(ap);
+}
+#endif
 
 /* Reading a file on a user's behalf with the user's rights (issue 11 point 9): root must not
  * read for her what she could not (a world-readable file in a directory she cannot enter). The
