@@ -2,6 +2,7 @@
  * files (see aliases.h; the syntax is documented in docs/local.md). */
 #include "aliases.h"
 #include "fileio.h"
+#include "fmt.h"
 #include "util.h"
 #include <errno.h>
 #include <stdarg.h>
@@ -176,14 +177,15 @@ struct pstate {
 	int ent_line;
 };
 
-static void finding(struct pstate *s, int line, const char *fmt, ...) PRINTF_LIKE(3, 4);
-static void finding(struct pstate *s, int line, const char *fmt, ...)
+/* finding: on x86-64 an entry into lib/fmt.c's shared variadic prologue (FMT_VA_ENTRY), which
+ * calls finding_v with the va_list; elsewhere a C function. Global for the entry's symbol. */
+void aliases_finding(struct pstate *s, int line, const char *fmt, ...) PRINTF_LIKE(3, 4);
+#define finding aliases_finding
+__attribute__((used)) static void finding_v(struct pstate *s, int line, const char *fmt, long d, va_list ap)
 {
 	char reason[400];
-	va_list ap;
-	va_start(ap, fmt);
+	(void)d;
 	vsnprintf(reason, sizeof reason, fmt, ap);
-	va_end(ap);
 	for (char *p = reason; *p; p++)
 		if ((unsigned char)*p < 0x20)
 			*p = ' ';
@@ -192,6 +194,17 @@ static void finding(struct pstate *s, int line, const char *fmt, ...)
 	if (s->report)
 		s->report(s->ctx, s->file, line, reason);
 }
+
+FMT_VA_ENTRY(aliases_finding, 3, finding_v);
+#if !FMT_VA_ASM
+void finding(struct pstate *s, int line, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	finding_v(s, line, fmt, 0, ap);
+	va_end(ap);
+}
+#endif
 
 /* Parses the assembled entry "name: rhs" and keeps it when it is valid. */
 static void finish_entry(struct pstate *s)
