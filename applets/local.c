@@ -549,22 +549,20 @@ static void deliver_rcpt(struct local *L, struct ta_job *job, size_t idx, int fd
 	 * targets named in the report. */
 	if (ndef || !nok) {
 		size_t f = ndef ? fdef : ffail; /* the first deferred target, else the first failed */
+		/* one target: its own text (under 400 bytes, so it fits) */
 		if (x.n > 1)
 			str_fmt(text, sizeof text, "%s %.200s: %s", kind_name(x.t[f].kind),
 			         x.t[f].kind == DK_ERROR ? rcpt : x.t[f].text, res[f].text);
-		else
-			str_lcpy(text, res[f].text, sizeof text);
-		report(job, idx, ndef ? TA_DEFERRED : TA_ERROR, ndef ? "delayed" : "failed", res[f].enh, text, NULL);
+		report(job, idx, ndef ? TA_DEFERRED : TA_ERROR, ndef ? "delayed" : "failed", res[f].enh,
+		       x.n > 1 ? text : res[f].text, NULL);
 	} else {
 		const char *action = x.n > 1 ? "expanded" : x.t[0].kind == DK_REMOTE ? "relayed" : "delivered";
-		if (x.n == 1)
-			str_lcpy(text, res[0].text, sizeof text);
-		else if (nfail)
+		if (nfail) /* then x.n > 1: a target was delivered */
 			str_fmt(text, sizeof text, "delivered to %zu of %zu targets; failed: %.200s: %s", nok, x.n,
 			         x.t[ffail].kind == DK_ERROR ? "-" : x.t[ffail].text, res[ffail].text);
-		else
+		else if (x.n > 1)
 			str_fmt(text, sizeof text, "delivered to %zu targets", nok);
-		report(job, idx, TA_OK, action, "2.0.0", text, NULL);
+		report(job, idx, TA_OK, action, "2.0.0", x.n > 1 ? text : res[0].text, NULL);
 	}
 	free(addrs);
 	expansion_free(&x);
