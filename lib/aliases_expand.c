@@ -50,12 +50,21 @@ struct src {
 	const struct dl_user *fwd;  /* set inside a user's .forward (and its includes) */
 };
 
+/* add_error: on x86-64 an entry into lib/fmt.c's shared variadic prologue (FMT_VA_ENTRY), which
+ * calls add_error_v with the va_list; elsewhere a C function. Global for the entry's symbol. */
+void expand_add_error(struct xs *s, const char *code, const char *fmt, ...) PRINTF_LIKE(3, 4);
+#define add_error expand_add_error
+
+/* A failed lookup (-1) is added as a 4.3.0 target here. */
 static int user_lookup(struct xs *s, const char *name, struct dl_user *u)
 {
 	dl_getpw_fn *fn = s->cfg->getpw ? s->cfg->getpw : dl_getpw_system;
 	if (!*name || strlen(name) >= sizeof u->name)
 		return 1;
-	return fn(s->cfg->getpw_ctx, name, u);
+	int r = fn(s->cfg->getpw_ctx, name, u);
+	if (r < 0)
+		add_error(s, "d4.3.0", "user lookup of '%s' failed", name);
+	return r;
 }
 
 /* Adds a target; returns it, or NULL when nothing was added. A DK_ERROR target's status and
@@ -107,10 +116,6 @@ static struct dl_target *add(struct xs *s, enum dl_kind kind, const char *text, 
 	return t;
 }
 
-/* add_error: on x86-64 an entry into lib/fmt.c's shared variadic prologue (FMT_VA_ENTRY), which
- * calls add_error_v with the va_list; elsewhere a C function. Global for the entry's symbol. */
-void expand_add_error(struct xs *s, const char *code, const char *fmt, ...) PRINTF_LIKE(3, 4);
-#define add_error expand_add_error
 /* code: dl_set's, the status letter then the enhanced code ("f5.1.1") */
 __attribute__((used)) static void add_error_v(struct xs *s, const char *code, const char *fmt, long d, va_list ap)
 {
@@ -418,10 +423,8 @@ static void local_user(struct xs *s, const char *name, const char *owner, int to
 {
 	struct dl_user u;
 	int r = user_lookup(s, name, &u);
-	if (r < 0) {
-		add_error(s, "d4.3.0", "user lookup of '%s' failed", name);
+	if (r < 0)
 		return;
-	}
 	if (r == 0) {
 		user_delivery(s, &u, forward, owner);
 		return;
@@ -555,8 +558,8 @@ static int on_target(void *ctx, enum alias_tkind kind, const char *text, size_t 
 		int r = user_lookup(s, buf, &u);
 		if (r == 0)
 			mailbox(s, &u);
-		else
-			add_error(s, r < 0 ? "d4.3.0" : "f5.1.1", "%s: %s", r < 0 ? "user lookup failed" : "unknown user", buf);
+		else if (r > 0)
+			add_error(s, "f5.1.1", "unknown user: %s", buf);
 		return 0;
 	}
 	case AT_ADDR: {
