@@ -249,9 +249,7 @@ void mbox_deliver(const char *path, const struct dl_msg *m, const struct mbox_op
 		crash_point("fsync", path); /* delivered and durable, not yet reported */
 	if (e) {
 		/* never leave half a message: cut back to where we started */
-		if (ftruncate(fd, old) < 0 || fsync(fd) < 0)
-			log_msg(LOG_ERR, NULL, "truncate %s back to %lld bytes: %s", path, (long long)old, strerror(errno));
-		else
+		if (mbox_journal_cut(fd, old, path, "") == 0)
 			mbox_journal_end(o->journal);
 		dl_set_copy(r, e, rd_fail, path);
 		goto out;

@@ -94,6 +94,15 @@ int mbox_journal_open(const char *spool, const char *path)
 	return fd;
 }
 
+int mbox_journal_cut(int fd, off_t old, const char *path, const char *why)
+{
+	if (ftruncate(fd, old) < 0 || fsync(fd) < 0) {
+		log_msg(LOG_ERR, NULL, "truncate %s back to %lld bytes%s: %s", path, (long long)old, why, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 off_t mbox_journal_recover(int journal, int wfd, int rfd, const struct stat *st, const char *path)
 {
 	char buf[MBOXJ_MAX + 1], have[MBOXJ_PREFIX_MAX];
@@ -111,10 +120,8 @@ off_t mbox_journal_recover(int journal, int wfd, int rfd, const struct stat *st,
 		mbox_journal_end(journal);
 		return st->st_size;
 	}
-	if (ftruncate(wfd, e.old) < 0 || fsync(wfd) < 0) {
-		log_msg(LOG_ERR, NULL, "truncate %s back to %lld bytes (an unfinished append): %s", path, e.old, strerror(errno));
+	if (mbox_journal_cut(wfd, e.old, path, " (an unfinished append)") < 0)
 		return st->st_size;
-	}
 	log_msg(LOG_NOTICE, NULL, "%s: removed an unfinished append of %lld bytes (a delivery was cut short)", path,
 	        (long long)st->st_size - e.old);
 	mbox_journal_end(journal);
