@@ -143,7 +143,7 @@ int mbox_journal_begin(int journal, const struct stat *st, off_t old, off_t new_
 	size_t len = (size_t)k + plen;
 	/* the record must be on disk before the first byte of the append can be */
 	if (pwrite(journal, buf, len, 0) != (ssize_t)len || ftruncate(journal, (off_t)len) < 0 || fdatasync(journal) < 0) {
-		log_msg(LOG_WARNING, NULL, "writing the mailbox append journal: %s", strerror(errno));
+		log_msg(LOG_WARNING, NULL, "%s the mailbox append journal: %s", "writing", strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -154,5 +154,5 @@ void mbox_journal_end(int journal)
 	/* not synced: a record that outlives a power cut names an append that is complete (the
 	 * mailbox was fsync'd first), which recovery leaves alone (its length is not below NEW) */
 	if (journal >= 0 && ftruncate(journal, 0) < 0)
-		log_msg(LOG_WARNING, NULL, "emptying the mailbox append journal: %s", strerror(errno));
+		log_msg(LOG_WARNING, NULL, "%s the mailbox append journal: %s", "emptying", strerror(errno));
 }
