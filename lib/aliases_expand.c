@@ -67,22 +67,22 @@ static int user_lookup(struct xs *s, const char *name, struct dl_user *u)
 	return r;
 }
 
-/* Adds a target; returns it, or NULL when nothing was added. A DK_ERROR target's status and
- * enh are the caller's to set, unless status is set already (the list is full: that error). */
-static struct dl_target *add(struct xs *s, enum dl_kind kind, const char *text, size_t len, const struct dl_user *u,
+/* Adds a target (text: NUL-terminated, as every caller's is); returns it, or NULL when nothing
+ * was added. A DK_ERROR target's status and enh are the caller's to set, unless status is set
+ * already (the list is full: that error). */
+static struct dl_target *add(struct xs *s, enum dl_kind kind, const char *text, const struct dl_user *u,
                              const char *sender)
 {
 	struct expansion *x = s->out;
 	if (s->oom || s->full)
 		return NULL;
 	for (size_t i = 0; i < x->n; i++) /* the same delivery twice is done once */
-		if (x->t[i].kind == kind && strlen(x->t[i].text) == len && memcmp(x->t[i].text, text, len) == 0 &&
-		    (!u || x->t[i].user.uid == u->uid))
+		if (x->t[i].kind == kind && strcmp(x->t[i].text, text) == 0 && (!u || x->t[i].user.uid == u->uid))
 			return NULL;
 	const char *code = NULL;
 	if (x->n >= EXPAND_TARGETS_MAX) {
 		s->full = 1;
-		kind = DK_ERROR, text = "too many delivery targets", len = strlen(text);
+		kind = DK_ERROR, text = "too many delivery targets";
 		code = "f5.3.4", u = NULL, sender = NULL;
 	}
 	if (x->n == x->cap) {
@@ -98,7 +98,7 @@ static struct dl_target *add(struct xs *s, enum dl_kind kind, const char *text, 
 	struct dl_target *t = &x->t[x->n];
 	memset(t, 0, sizeof *t);
 	t->kind = kind;
-	t->text = malloc(len + 1);
+	t->text = strdup(text);
 	t->sender = sender ? strdup(sender) : NULL;
 	if (!t->text || (sender && !t->sender)) {
 		free(t->text);
@@ -106,8 +106,6 @@ static struct dl_target *add(struct xs *s, enum dl_kind kind, const char *text, 
 		s->oom = 1;
 		return NULL;
 	}
-	memcpy(t->text, text, len);
-	t->text[len] = 0;
 	if (u)
 		t->user = *u;
 	if (code) /* status, then enh (dl_set's code) */
@@ -122,7 +120,7 @@ __attribute__((used)) static void add_error_v(struct xs *s, const char *code, co
 	char text[600];
 	(void)d;
 	vsnprintf(text, sizeof text, fmt, ap);
-	struct dl_target *t = add(s, DK_ERROR, text, strlen(text), NULL, NULL);
+	struct dl_target *t = add(s, DK_ERROR, text, NULL, NULL);
 	if (t && !t->status) /* status, then enh */
 		memcpy(&t->status, code, 7);
 	if (s->udepth > 0 && t) {
@@ -368,7 +366,7 @@ static void walk(struct src *src, const char *text, size_t len, int lines, const
 
 static void mailbox(struct xs *s, const struct dl_user *u)
 {
-	add(s, DK_MAILBOX, u->name, strlen(u->name), u, NULL);
+	add(s, DK_MAILBOX, u->name, u, NULL);
 }
 
 /* A user's mailbox, through ~/.forward when allowed. */
@@ -513,7 +511,7 @@ static int on_target(void *ctx, enum alias_tkind kind, const char *text, size_t 
 			          buf, src->refuse ? src->refuse : "no privileges");
 			return 0;
 		}
-		add(s, kind == AT_COMMAND ? DK_COMMAND : buf[len - 1] == '/' ? DK_MAILDIR : DK_FILE, buf, len, src->priv, NULL);
+		add(s, kind == AT_COMMAND ? DK_COMMAND : buf[len - 1] == '/' ? DK_MAILDIR : DK_FILE, buf, src->priv, NULL);
 		return 0;
 	case AT_INCLUDE: {
 		if (push(s, 'i', buf) < 0)
@@ -565,7 +563,7 @@ static int on_target(void *ctx, enum alias_tkind kind, const char *text, size_t 
 	case AT_ADDR: {
 		char *at = strrchr(buf, '@');
 		if (at && !expand_domain_is_local(s->cfg, at + 1)) {
-			add(s, DK_REMOTE, buf, len, NULL, src->owner);
+			add(s, DK_REMOTE, buf, NULL, src->owner);
 			return 0;
 		}
 		if (at)
