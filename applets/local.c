@@ -335,7 +335,7 @@ static void deliver_mailbox(struct local *L, const struct dl_target *t, struct c
 		return;
 	}
 	/* a world-writable MBOX_DIR: what another user planted under this name goes aside */
-	mbox_unplant(dir, t->user.name, t->user.uid);
+	mbox_unplant(dir, path, t->user.name, t->user.uid);
 	long g = mbox_dir_group(dir);
 	run_mbox(L, &t->user, g, a, r);
 	if (r->status == DL_CREATE) {
