@@ -300,18 +300,6 @@ static int maildir_path(const struct local *L, const struct dl_user *u, char *ou
 	return 0;
 }
 
-/* The mbox directory's group, when it is the Debian layout (group-writable, e.g. 2775
- * root:mail): deliveries get it as a supplementary group to make .lock files, as the mail
- * readers' setgid helpers do. */
-static long mbox_dir_group(const char *dir)
-{
-	struct stat st;
-	if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & S_IWGRP) &&
-	    !(st.st_mode & S_IWOTH) && st.st_gid != 0)
-		return (long)st.st_gid;
-	return -1;
-}
-
 /* a: deliver_target's, its path the buffer path (TARGET_PATH_MAX bytes) */
 static void deliver_mailbox(struct local *L, const struct dl_target *t, struct child_arg *a, char *path,
                             struct dl_result *r)
@@ -329,14 +317,22 @@ static void deliver_mailbox(struct local *L, const struct dl_target *t, struct c
 		dl_set(r, "f5.3.5", "mailbox path of %s too long", t->user.name);
 		return;
 	}
+	/* MBOX_DIR looked at once (made when missing), for the two decisions below */
 	struct stat st;
-	if (stat(dir, &st) < 0 && errno == ENOENT && fio_mkdirs(dir, 0755) < 0) {
-		dl_set_errno(r, errno, "mkdir", dir);
-		return;
+	if (stat(dir, &st) < 0) {
+		if (errno == ENOENT && fio_mkdirs(dir, 0755) < 0) {
+			dl_set_errno(r, errno, "mkdir", dir);
+			return;
+		}
+		st.st_mode = 0; /* made 0755 now, or not to be looked at: neither applies */
 	}
 	/* a world-writable MBOX_DIR: what another user planted under this name goes aside */
-	mbox_unplant(dir, path, t->user.name, t->user.uid);
-	long g = mbox_dir_group(dir);
+	mbox_unplant(&st, dir, path, t->user.name, t->user.uid);
+	/* The mbox directory's group, when it is the Debian layout (group-writable, e.g. 2775
+	 * root:mail): deliveries get it as a supplementary group to make .lock files, as the mail
+	 * readers' setgid helpers do. */
+	long g = S_ISDIR(st.st_mode) && (st.st_mode & S_IWGRP) && !(st.st_mode & S_IWOTH) && st.st_gid != 0
+	             ? (long)st.st_gid : -1;
 	run_mbox(L, &t->user, g, a, r);
 	if (r->status == DL_CREATE) {
 		/* the user may not create files in MBOX_DIR: root makes the empty mailbox (owned

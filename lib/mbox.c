@@ -287,11 +287,11 @@ void mbox_create(const char *path, uid_t uid, gid_t gid, struct dl_result *r)
 	dl_set(r, "o2.0.0", "created");
 }
 
-int mbox_unplant(const char *dir, const char *path, const char *name, uid_t uid)
+int mbox_unplant(const struct stat *d, const char *dir, const char *path, const char *name, uid_t uid)
 {
 	char aside[4300];
-	struct stat d, st, a;
-	if (stat(dir, &d) < 0 || !S_ISDIR(d.st_mode) || !(d.st_mode & S_IWOTH) || lstat(path, &st) < 0)
+	struct stat st, a;
+	if (!S_ISDIR(d->st_mode) || !(d->st_mode & S_IWOTH) || lstat(path, &st) < 0)
 		return 0;
 	if (st.st_uid == uid || st.st_uid == 0)
 		return 0; /* hers or the admin's: the ordinary checks refuse what is wrong with it */
