@@ -396,7 +396,6 @@ static void user_delivery(struct xs *s, const struct dl_user *u, int forward, co
 		struct src src = {s, u, NULL, u->name, owner, u};
 		walk(&src, text, len, 1, path);
 		pop(s);
-		s->out->aliased = 1;
 	}
 	if (s->out->n == before) /* an empty .forward: the mailbox */
 		mailbox(s, u);
@@ -413,7 +412,6 @@ static void walk_alias(struct xs *s, const char *rhs, const char *self, const ch
 		src.priv = NULL, src.refuse = "the aliases file is group or world writable";
 	walk(&src, rhs, strlen(rhs), 0, what);
 	pop(s);
-	s->out->aliased = 1;
 }
 
 /* A local name that is not (or no longer) an alias: a user, with +detail and catch-all. */
@@ -546,7 +544,6 @@ static int on_target(void *ctx, enum alias_tkind kind, const char *text, size_t 
 			}
 			walk(&sub, inc, ilen, 1, buf);
 			free(inc);
-			s->out->aliased = 1;
 		}
 		pop(s);
 		return 0;
@@ -597,6 +594,7 @@ static void walk(struct src *src, const char *text, size_t len, int lines, const
 		add_error(s, "d4.3.5", "%s: %s", what, err);
 	if (user_file && --s->udepth == 0)
 		s->ufile = NULL;
+	s->out->aliased = 1; /* the recipient went through a list: an alias, a .forward, an include */
 }
 
 int expand_recipient(const struct expand_cfg *cfg, const char *rcpt, struct expansion *out)
