@@ -600,18 +600,19 @@ static int show_expansion(struct local *L, const char *name)
 		return EX_OSERR;
 	int rc = L->al.errors ? EX_TEMPFAIL : 0;
 	for (size_t i = 0; i < x.n; i++) {
+		/* one line: "error ENH TEXT", "remote ADDR[ sender OWNER]", "KIND TEXT user NAME" */
 		const struct dl_target *t = &x.t[i];
+		const char *a = t->text, *b = " user ", *c = t->user.name;
 		if (t->kind == DK_ERROR) {
-			printf("error %s %s\n", t->enh, t->text);
+			a = t->enh, b = " ", c = t->text;
 			if (t->status == 'd')
 				rc = EX_TEMPFAIL;
 			else if (!rc)
 				rc = EX_NOUSER;
 		} else if (t->kind == DK_REMOTE) {
-			printf("remote %s%s%s\n", t->text, t->sender ? " sender " : "", t->sender ? t->sender : "");
-		} else {
-			printf("%s %s user %s\n", kind_name(t->kind), t->text, t->user.name);
+			b = t->sender ? " sender " : "", c = t->sender ? t->sender : "";
 		}
+		printf("%s %s%s%s\n", kind_name(t->kind), a, b, c);
 	}
 	expansion_free(&x);
 	return rc;
