@@ -153,18 +153,18 @@ static int open_mailbox(const char *path, const struct mbox_opts *o, int *create
 			return -1;
 		}
 	}
-	if (fd < 0) {
-		if (errno == ELOOP)
-			dl_set(r, "d4.2.0", "refusing mailbox %s: it is a symlink", path);
-		else if (errno == ENOENT)
-			dl_set(r, "d4.2.0", "mailbox %s does not exist", path);
-		else
-			dl_set_errno(r, errno, "open", path);
-		return -1;
-	}
 	struct stat st;
 	const char *why = NULL;
-	if (fstat(fd, &st) < 0)
+	if (fd < 0) {
+		if (errno != ELOOP) {
+			if (errno == ENOENT)
+				dl_set(r, "d4.2.0", "mailbox %s does not exist", path);
+			else
+				dl_set_errno(r, errno, "open", path);
+			return -1;
+		}
+		why = "it is a symlink"; /* refused below: its close(-1) is harmless */
+	} else if (fstat(fd, &st) < 0)
 		why = strerror(errno);
 	else if (!S_ISREG(st.st_mode))
 		why = "it is not a regular file";
