@@ -486,23 +486,20 @@ static void deliver_rcpt(struct local *L, struct ta_job *job, size_t idx, int fd
 		report(job, idx, TA_DEFERRED, "delayed", "4.3.5", text, NULL);
 		return;
 	}
+	/* the targets' submit addresses, then their results, one calloc; one refusal for both
+	 * (a failed expansion is empty: expansion_free is harmless) */
 	struct expansion x;
-	if (expand_recipient(&L->xc, rc->addr, &x) < 0) {
-		report(job, idx, TA_DEFERRED, "delayed", "4.3.0", "out of memory expanding the recipient", NULL);
+	const char **addrs = NULL;
+	_Static_assert(_Alignof(struct dl_result) <= _Alignof(const char *), "results after the pointers");
+	if (expand_recipient(&L->xc, rc->addr, &x) < 0 || !(addrs = calloc(x.n, sizeof *addrs + sizeof(struct dl_result)))) {
+		expansion_free(&x);
+		report(job, idx, TA_DEFERRED, "delayed", "4.3.0", "out of memory", NULL);
 		return;
 	}
 	if (!L->copy_buf)
 		L->copy_buf = malloc(DL_COPY_BUF); /* kept: no mmap/munmap per delivery */
 	struct dl_msg m = {fd, job->msg.body_off, job->msg.size, job->msg.sender ? job->msg.sender : "", rcpt, time(NULL),
 	                   L->copy_buf};
-	/* the targets' submit addresses, then their results, one calloc */
-	_Static_assert(_Alignof(struct dl_result) <= _Alignof(const char *), "results after the pointers");
-	const char **addrs = calloc(x.n, sizeof *addrs + sizeof(struct dl_result));
-	if (!addrs) {
-		expansion_free(&x);
-		report(job, idx, TA_DEFERRED, "delayed", "4.3.0", "out of memory", NULL);
-		return;
-	}
 	struct dl_result *res = (struct dl_result *)(addrs + x.n);
 	for (size_t i = 0; i < x.n; i++)
 		if (x.t[i].kind != DK_REMOTE)
