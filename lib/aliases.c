@@ -283,13 +283,14 @@ static void finish_entry(struct pstate *s)
 		s->a->e = ne;
 		s->cap = cap;
 	}
-	char *nm = strdup(name), *rhs = malloc(rlen + 1);
-	if (!nm || !rhs) {
-		free(nm);
-		free(rhs);
+	/* the name and the targets in one allocation (freed by the name) */
+	char *nm = malloc(n + 1 + rlen + 1);
+	if (!nm) {
 		finding(s, line, "out of memory");
 		return;
 	}
+	char *rhs = nm + n + 1;
+	memcpy(nm, name, n + 1);
 	memcpy(rhs, p, rlen);
 	rhs[rlen] = 0;
 	s->a->e[s->a->n++] = (struct alias_entry){nm, rhs, line};
@@ -355,8 +356,7 @@ int aliases_parse(struct aliases *a, const char *file, const char *text, size_t 
 	for (size_t i = 0; i < a->n; i++) {
 		if (w > 0 && strcmp(a->e[w - 1].name, a->e[i].name) == 0) {
 			finding(&s, a->e[i].line, "duplicate alias '%s' (first at line %d)", a->e[i].name, a->e[w - 1].line);
-			free(a->e[i].name);
-			free(a->e[i].rhs);
+			free(a->e[i].name); /* and rhs */
 			continue;
 		}
 		a->e[w++] = a->e[i];
@@ -407,8 +407,7 @@ const char *aliases_lookup(const struct aliases *a, const char *name)
 void aliases_free(struct aliases *a)
 {
 	for (size_t i = 0; i < a->n; i++) {
-		free(a->e[i].name);
-		free(a->e[i].rhs);
+		free(a->e[i].name); /* and rhs */
 	}
 	free(a->e);
 	memset(a, 0, sizeof *a);

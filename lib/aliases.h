@@ -47,7 +47,7 @@ int aliases_targets(const char *text, size_t len, int lines, alias_target_fn *fn
 
 struct alias_entry {
 	char *name;       /* lower-case */
-	char *rhs;        /* the target list, continuation lines joined */
+	char *rhs;        /* the target list, continuation lines joined (after name, in its allocation) */
 	int line;         /* first line of the entry */
 };
 
