@@ -87,7 +87,7 @@ static void report(const struct ta_job *job, size_t idx, const char *status, con
 {
 	ta_report(job, idx, status, action, enh, diag, remote);
 	char text[SPOOL_TEXT_MAX + 32];
-	if (!strcmp(action, "relayed"))
+	if (*action == 'r') /* "relayed": the only action of this file starting with 'r' */
 		str_fmt(text, sizeof text, "forwarded as %s", diag);
 	else
 		str_lcpy(text, diag, sizeof text);
