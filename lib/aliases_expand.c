@@ -480,10 +480,14 @@ static void expand_local(struct xs *s, const char *name, const char *owner, int 
 	if (push(s, 'a', lname) < 0)
 		return;
 	char ownbuf[ALIASES_NAME_MAX + 300];
-	if (s->cfg->aliases && str_fmt(ownbuf, sizeof ownbuf, "owner-%s", lname) == 0 &&
-	    aliases_lookup(s->cfg->aliases, ownbuf) &&
-	    str_fmt(ownbuf, sizeof ownbuf, "owner-%s@%s", lname, s->cfg->myhostname ? s->cfg->myhostname : "localhost") == 0)
-		owner = ownbuf;
+	/* owner-NAME@HOST when the alias owner-NAME exists (looked up with the '@' cut off) */
+	if (s->cfg->aliases &&
+	    str_fmt(ownbuf, sizeof ownbuf, "owner-%s@%s", lname, s->cfg->myhostname ? s->cfg->myhostname : "localhost") == 0) {
+		ownbuf[6 + n] = 0;
+		if (aliases_lookup(s->cfg->aliases, ownbuf))
+			owner = ownbuf;
+		ownbuf[6 + n] = '@';
+	}
 	walk_alias(s, rhs, lname, owner, what, "no user to run it as (DEFAULT_USER)");
 }
 
