@@ -87,7 +87,7 @@ static void report(const struct ta_job *job, size_t idx, const char *status, con
 {
 	ta_report(job, idx, status, action, enh, diag, remote);
 	char text[SPOOL_TEXT_MAX + 32];
-	if (!strcmp(action, "relayed"))
+	if (*action == 'r') /* "relayed": the only action of this file starting with 'r' */
 		str_fmt(text, sizeof text, "forwarded as %s", diag);
 	else
 		str_lcpy(text, diag, sizeof text);
@@ -300,18 +300,6 @@ static int maildir_path(const struct local *L, const struct dl_user *u, char *ou
 	return 0;
 }
 
-/* The mbox directory's group, when it is the Debian layout (group-writable, e.g. 2775
- * root:mail): deliveries get it as a supplementary group to make .lock files, as the mail
- * readers' setgid helpers do. */
-static long mbox_dir_group(const char *dir)
-{
-	struct stat st;
-	if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & S_IWGRP) &&
-	    !(st.st_mode & S_IWOTH) && st.st_gid != 0)
-		return (long)st.st_gid;
-	return -1;
-}
-
 /* a: deliver_target's, its path the buffer path (TARGET_PATH_MAX bytes) */
 static void deliver_mailbox(struct local *L, const struct dl_target *t, struct child_arg *a, char *path,
                             struct dl_result *r)
@@ -329,14 +317,22 @@ static void deliver_mailbox(struct local *L, const struct dl_target *t, struct c
 		dl_set(r, "f5.3.5", "mailbox path of %s too long", t->user.name);
 		return;
 	}
+	/* MBOX_DIR looked at once (made when missing), for the two decisions below */
 	struct stat st;
-	if (stat(dir, &st) < 0 && errno == ENOENT && fio_mkdirs(dir, 0755) < 0) {
-		dl_set_errno(r, errno, "mkdir", dir);
-		return;
+	if (stat(dir, &st) < 0) {
+		if (errno == ENOENT && fio_mkdirs(dir, 0755) < 0) {
+			dl_set_errno(r, errno, "mkdir", dir);
+			return;
+		}
+		st.st_mode = 0; /* made 0755 now, or not to be looked at: neither applies */
 	}
 	/* a world-writable MBOX_DIR: what another user planted under this name goes aside */
-	mbox_unplant(dir, t->user.name, t->user.uid);
-	long g = mbox_dir_group(dir);
+	mbox_unplant(&st, dir, path, t->user.name, t->user.uid);
+	/* The mbox directory's group, when it is the Debian layout (group-writable, e.g. 2775
+	 * root:mail): deliveries get it as a supplementary group to make .lock files, as the mail
+	 * readers' setgid helpers do. */
+	long g = S_ISDIR(st.st_mode) && (st.st_mode & S_IWGRP) && !(st.st_mode & S_IWOTH) && st.st_gid != 0
+	             ? (long)st.st_gid : -1;
 	run_mbox(L, &t->user, g, a, r);
 	if (r->status == DL_CREATE) {
 		/* the user may not create files in MBOX_DIR: root makes the empty mailbox (owned
@@ -406,25 +402,30 @@ static void resubmit(struct local *L, const char *sender, const char **addr, siz
                      struct dl_result *r)
 {
 	const char **argv = calloc(n + 10, sizeof *argv);
-	int p[2];
-	if (!argv || dl_pipe(p) < 0) {
+	int p[2] = {-1, -1};
+	pid_t pid = -1;
+	if (argv) {
+		size_t k = 0;
+		argv[k++] = "sendmail";
+		if (L->conf_path)
+			argv[k++] = "-C", argv[k++] = L->conf_path;
+		argv[k++] = "-f";
+		argv[k++] = *sender ? sender : "<>";
+		argv[k++] = "-i";
+		argv[k++] = "--";
+		for (size_t i = 0; i < n; i++)
+			argv[k++] = addr[i];
+		argv[k] = NULL;
+	}
+	/* one refusal for the three calls: a pipe not made is -1, and its close(-1) harmless */
+	if (!argv || dl_pipe(p) < 0 || (fflush(stdout), pid = fork()) < 0) {
+		int e = argv ? errno : ENOMEM;
 		free(argv);
-		dl_set(r, "d4.3.0", "cannot run submit: %s", strerror(errno ? errno : ENOMEM));
+		close(p[0]);
+		close(p[1]);
+		dl_set(r, "d4.3.0", "cannot run submit: %s", strerror(e));
 		return;
 	}
-	size_t k = 0;
-	argv[k++] = "sendmail";
-	if (L->conf_path)
-		argv[k++] = "-C", argv[k++] = L->conf_path;
-	argv[k++] = "-f";
-	argv[k++] = *sender ? sender : "<>";
-	argv[k++] = "-i";
-	argv[k++] = "--";
-	for (size_t i = 0; i < n; i++)
-		argv[k++] = addr[i];
-	argv[k] = NULL;
-	fflush(stdout);
-	pid_t pid = fork();
 	if (pid == 0) {
 		/* its stdout must not reach the scheduler's pipe */
 		if (dup2(p[0], 0) < 0 || dup2(2, 1) < 0)
@@ -435,11 +436,6 @@ static void resubmit(struct local *L, const char *sender, const char **addr, siz
 	}
 	free(argv);
 	close(p[0]);
-	if (pid < 0) {
-		close(p[1]);
-		dl_set_errno(r, errno, "fork", "for submit");
-		return;
-	}
 	int rd_fail = 0;
 	struct io io;
 	dl_io(&io, p[1], NULL, NULL);
@@ -447,8 +443,7 @@ static void resubmit(struct local *L, const char *sender, const char **addr, siz
 	int e = errno;
 	close(p[1]);
 	int st;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
+	dl_wait(pid, &st);
 	int code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 	if (w < 0 && code == 0)
 		code = EX_TEMPFAIL;
@@ -491,23 +486,20 @@ static void deliver_rcpt(struct local *L, struct ta_job *job, size_t idx, int fd
 		report(job, idx, TA_DEFERRED, "delayed", "4.3.5", text, NULL);
 		return;
 	}
+	/* the targets' submit addresses, then their results, one calloc; one refusal for both
+	 * (a failed expansion is empty: expansion_free is harmless) */
 	struct expansion x;
-	if (expand_recipient(&L->xc, rc->addr, &x) < 0) {
-		report(job, idx, TA_DEFERRED, "delayed", "4.3.0", "out of memory expanding the recipient", NULL);
+	const char **addrs = NULL;
+	_Static_assert(_Alignof(struct dl_result) <= _Alignof(const char *), "results after the pointers");
+	if (expand_recipient(&L->xc, rc->addr, &x) < 0 || !(addrs = calloc(x.n, sizeof *addrs + sizeof(struct dl_result)))) {
+		expansion_free(&x);
+		report(job, idx, TA_DEFERRED, "delayed", "4.3.0", "out of memory", NULL);
 		return;
 	}
 	if (!L->copy_buf)
 		L->copy_buf = malloc(DL_COPY_BUF); /* kept: no mmap/munmap per delivery */
 	struct dl_msg m = {fd, job->msg.body_off, job->msg.size, job->msg.sender ? job->msg.sender : "", rcpt, time(NULL),
 	                   L->copy_buf};
-	/* the targets' submit addresses, then their results, one calloc */
-	_Static_assert(_Alignof(struct dl_result) <= _Alignof(const char *), "results after the pointers");
-	const char **addrs = calloc(x.n, sizeof *addrs + sizeof(struct dl_result));
-	if (!addrs) {
-		expansion_free(&x);
-		report(job, idx, TA_DEFERRED, "delayed", "4.3.0", "out of memory", NULL);
-		return;
-	}
 	struct dl_result *res = (struct dl_result *)(addrs + x.n);
 	for (size_t i = 0; i < x.n; i++)
 		if (x.t[i].kind != DK_REMOTE)
@@ -550,22 +542,20 @@ static void deliver_rcpt(struct local *L, struct ta_job *job, size_t idx, int fd
 	 * targets named in the report. */
 	if (ndef || !nok) {
 		size_t f = ndef ? fdef : ffail; /* the first deferred target, else the first failed */
+		/* one target: its own text (under 400 bytes, so it fits) */
 		if (x.n > 1)
 			str_fmt(text, sizeof text, "%s %.200s: %s", kind_name(x.t[f].kind),
 			         x.t[f].kind == DK_ERROR ? rcpt : x.t[f].text, res[f].text);
-		else
-			str_lcpy(text, res[f].text, sizeof text);
-		report(job, idx, ndef ? TA_DEFERRED : TA_ERROR, ndef ? "delayed" : "failed", res[f].enh, text, NULL);
+		report(job, idx, ndef ? TA_DEFERRED : TA_ERROR, ndef ? "delayed" : "failed", res[f].enh,
+		       x.n > 1 ? text : res[f].text, NULL);
 	} else {
 		const char *action = x.n > 1 ? "expanded" : x.t[0].kind == DK_REMOTE ? "relayed" : "delivered";
-		if (x.n == 1)
-			str_lcpy(text, res[0].text, sizeof text);
-		else if (nfail)
+		if (nfail) /* then x.n > 1: a target was delivered */
 			str_fmt(text, sizeof text, "delivered to %zu of %zu targets; failed: %.200s: %s", nok, x.n,
 			         x.t[ffail].kind == DK_ERROR ? "-" : x.t[ffail].text, res[ffail].text);
-		else
+		else if (x.n > 1)
 			str_fmt(text, sizeof text, "delivered to %zu targets", nok);
-		report(job, idx, TA_OK, action, "2.0.0", text, NULL);
+		report(job, idx, TA_OK, action, "2.0.0", x.n > 1 ? text : res[0].text, NULL);
 	}
 	free(addrs);
 	expansion_free(&x);
@@ -607,18 +597,19 @@ static int show_expansion(struct local *L, const char *name)
 		return EX_OSERR;
 	int rc = L->al.errors ? EX_TEMPFAIL : 0;
 	for (size_t i = 0; i < x.n; i++) {
+		/* one line: "error ENH TEXT", "remote ADDR[ sender OWNER]", "KIND TEXT user NAME" */
 		const struct dl_target *t = &x.t[i];
+		const char *a = t->text, *b = " user ", *c = t->user.name;
 		if (t->kind == DK_ERROR) {
-			printf("error %s %s\n", t->enh, t->text);
+			a = t->enh, b = " ", c = t->text;
 			if (t->status == 'd')
 				rc = EX_TEMPFAIL;
 			else if (!rc)
 				rc = EX_NOUSER;
 		} else if (t->kind == DK_REMOTE) {
-			printf("remote %s%s%s\n", t->text, t->sender ? " sender " : "", t->sender ? t->sender : "");
-		} else {
-			printf("%s %s user %s\n", kind_name(t->kind), t->text, t->user.name);
+			b = t->sender ? " sender " : "", c = t->sender ? t->sender : "";
 		}
+		printf("%s %s%s%s\n", kind_name(t->kind), a, b, c);
 	}
 	expansion_free(&x);
 	return rc;

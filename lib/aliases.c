@@ -2,6 +2,7 @@
  * files (see aliases.h; the syntax is documented in docs/local.md). */
 #include "aliases.h"
 #include "fileio.h"
+#include "fmt.h"
 #include "util.h"
 #include <errno.h>
 #include <stdarg.h>
@@ -176,14 +177,15 @@ struct pstate {
 	int ent_line;
 };
 
-static void finding(struct pstate *s, int line, const char *fmt, ...) PRINTF_LIKE(3, 4);
-static void finding(struct pstate *s, int line, const char *fmt, ...)
+/* finding: on x86-64 an entry into lib/fmt.c's shared variadic prologue (FMT_VA_ENTRY), which
+ * calls finding_v with the va_list; elsewhere a C function. Global for the entry's symbol. */
+void aliases_finding(struct pstate *s, int line, const char *fmt, ...) PRINTF_LIKE(3, 4);
+#define finding aliases_finding
+__attribute__((used)) static void finding_v(struct pstate *s, int line, const char *fmt, long d, va_list ap)
 {
 	char reason[400];
-	va_list ap;
-	va_start(ap, fmt);
+	(void)d;
 	vsnprintf(reason, sizeof reason, fmt, ap);
-	va_end(ap);
 	for (char *p = reason; *p; p++)
 		if ((unsigned char)*p < 0x20)
 			*p = ' ';
@@ -192,6 +194,17 @@ static void finding(struct pstate *s, int line, const char *fmt, ...)
 	if (s->report)
 		s->report(s->ctx, s->file, line, reason);
 }
+
+FMT_VA_ENTRY(aliases_finding, 3, finding_v);
+#if !FMT_VA_ASM
+void finding(struct pstate *s, int line, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	finding_v(s, line, fmt, 0, ap);
+	va_end(ap);
+}
+#endif
 
 /* Parses the assembled entry "name: rhs" and keeps it when it is valid. */
 static void finish_entry(struct pstate *s)
@@ -270,13 +283,14 @@ static void finish_entry(struct pstate *s)
 		s->a->e = ne;
 		s->cap = cap;
 	}
-	char *nm = strdup(name), *rhs = malloc(rlen + 1);
-	if (!nm || !rhs) {
-		free(nm);
-		free(rhs);
+	/* the name and the targets in one allocation (freed by the name) */
+	char *nm = malloc(n + 1 + rlen + 1);
+	if (!nm) {
 		finding(s, line, "out of memory");
 		return;
 	}
+	char *rhs = nm + n + 1;
+	memcpy(nm, name, n + 1);
 	memcpy(rhs, p, rlen);
 	rhs[rlen] = 0;
 	s->a->e[s->a->n++] = (struct alias_entry){nm, rhs, line};
@@ -342,8 +356,7 @@ int aliases_parse(struct aliases *a, const char *file, const char *text, size_t 
 	for (size_t i = 0; i < a->n; i++) {
 		if (w > 0 && strcmp(a->e[w - 1].name, a->e[i].name) == 0) {
 			finding(&s, a->e[i].line, "duplicate alias '%s' (first at line %d)", a->e[i].name, a->e[w - 1].line);
-			free(a->e[i].name);
-			free(a->e[i].rhs);
+			free(a->e[i].name); /* and rhs */
 			continue;
 		}
 		a->e[w++] = a->e[i];
@@ -375,18 +388,12 @@ int aliases_load(struct aliases *a, const char *path, aliases_report_fn *report,
 
 const char *aliases_lookup(const struct aliases *a, const char *name)
 {
-	if (!a || !a->n)
-		return NULL;
-	char key[ALIASES_NAME_MAX + 1];
-	size_t n = strlen(name);
-	if (n > ALIASES_NAME_MAX)
-		return NULL;
-	for (size_t i = 0; i <= n; i++)
-		key[i] = lower(name[i]);
+	/* name is in lower case, as the names kept are (every caller's is: expand_local's lname,
+	 * "*", "owner-" and lname); a longer one than ALIASES_NAME_MAX matches none */
 	size_t lo = 0, hi = a->n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(key, a->e[mid].name);
+		int c = strcmp(name, a->e[mid].name);
 		if (c == 0)
 			return a->e[mid].rhs;
 		if (c < 0)
@@ -400,8 +407,7 @@ const char *aliases_lookup(const struct aliases *a, const char *name)
 void aliases_free(struct aliases *a)
 {
 	for (size_t i = 0; i < a->n; i++) {
-		free(a->e[i].name);
-		free(a->e[i].rhs);
+		free(a->e[i].name); /* and rhs */
 	}
 	free(a->e);
 	memset(a, 0, sizeof *a);

@@ -47,7 +47,7 @@ int aliases_targets(const char *text, size_t len, int lines, alias_target_fn *fn
 
 struct alias_entry {
 	char *name;       /* lower-case */
-	char *rhs;        /* the target list, continuation lines joined */
+	char *rhs;        /* the target list, continuation lines joined (after name, in its allocation) */
 	int line;         /* first line of the entry */
 };
 
@@ -67,7 +67,8 @@ typedef void aliases_report_fn(void *ctx, const char *file, int line, const char
 int aliases_parse(struct aliases *a, const char *file, const char *text, size_t len, aliases_report_fn *report, void *ctx);
 /* Reads and parses a file (a missing file is an empty table and no error). */
 int aliases_load(struct aliases *a, const char *path, aliases_report_fn *report, void *ctx);
-/* The target list of name (case-insensitive), or NULL. */
+/* The target list of name, or NULL. name must be in lower case (the names are kept lowered);
+ * a must not be NULL. */
 const char *aliases_lookup(const struct aliases *a, const char *name);
 void aliases_free(struct aliases *a);
 

@@ -3,6 +3,7 @@
  * every |command and /file target runs with (see aliases.h and docs/local.md). */
 #include "aliases.h"
 #include "config_default.h"
+#include "fmt.h"
 #include "log.h"
 #include "util.h"
 #include <errno.h>
@@ -49,30 +50,39 @@ struct src {
 	const struct dl_user *fwd;  /* set inside a user's .forward (and its includes) */
 };
 
+/* add_error: on x86-64 an entry into lib/fmt.c's shared variadic prologue (FMT_VA_ENTRY), which
+ * calls add_error_v with the va_list; elsewhere a C function. Global for the entry's symbol. */
+void expand_add_error(struct xs *s, const char *code, const char *fmt, ...) PRINTF_LIKE(3, 4);
+#define add_error expand_add_error
+
+/* A failed lookup (-1) is added as a 4.3.0 target here. */
 static int user_lookup(struct xs *s, const char *name, struct dl_user *u)
 {
 	dl_getpw_fn *fn = s->cfg->getpw ? s->cfg->getpw : dl_getpw_system;
 	if (!*name || strlen(name) >= sizeof u->name)
 		return 1;
-	return fn(s->cfg->getpw_ctx, name, u);
+	int r = fn(s->cfg->getpw_ctx, name, u);
+	if (r < 0)
+		add_error(s, "d4.3.0", "user lookup of '%s' failed", name);
+	return r;
 }
 
-/* Adds a target; returns it, or NULL when nothing was added. A DK_ERROR target's status and
- * enh are the caller's to set, unless status is set already (the list is full: that error). */
-static struct dl_target *add(struct xs *s, enum dl_kind kind, const char *text, size_t len, const struct dl_user *u,
+/* Adds a target (text: NUL-terminated, as every caller's is); returns it, or NULL when nothing
+ * was added. A DK_ERROR target's status and enh are the caller's to set, unless status is set
+ * already (the list is full: that error). */
+static struct dl_target *add(struct xs *s, enum dl_kind kind, const char *text, const struct dl_user *u,
                              const char *sender)
 {
 	struct expansion *x = s->out;
 	if (s->oom || s->full)
 		return NULL;
 	for (size_t i = 0; i < x->n; i++) /* the same delivery twice is done once */
-		if (x->t[i].kind == kind && strlen(x->t[i].text) == len && memcmp(x->t[i].text, text, len) == 0 &&
-		    (!u || x->t[i].user.uid == u->uid))
+		if (x->t[i].kind == kind && strcmp(x->t[i].text, text) == 0 && (!u || x->t[i].user.uid == u->uid))
 			return NULL;
 	const char *code = NULL;
 	if (x->n >= EXPAND_TARGETS_MAX) {
 		s->full = 1;
-		kind = DK_ERROR, text = "too many delivery targets", len = strlen(text);
+		kind = DK_ERROR, text = "too many delivery targets";
 		code = "f5.3.4", u = NULL, sender = NULL;
 	}
 	if (x->n == x->cap) {
@@ -88,7 +98,7 @@ static struct dl_target *add(struct xs *s, enum dl_kind kind, const char *text, 
 	struct dl_target *t = &x->t[x->n];
 	memset(t, 0, sizeof *t);
 	t->kind = kind;
-	t->text = malloc(len + 1);
+	t->text = strdup(text);
 	t->sender = sender ? strdup(sender) : NULL;
 	if (!t->text || (sender && !t->sender)) {
 		free(t->text);
@@ -96,8 +106,6 @@ static struct dl_target *add(struct xs *s, enum dl_kind kind, const char *text, 
 		s->oom = 1;
 		return NULL;
 	}
-	memcpy(t->text, text, len);
-	t->text[len] = 0;
 	if (u)
 		t->user = *u;
 	if (code) /* status, then enh (dl_set's code) */
@@ -106,16 +114,13 @@ static struct dl_target *add(struct xs *s, enum dl_kind kind, const char *text, 
 	return t;
 }
 
-static void add_error(struct xs *s, const char *code, const char *fmt, ...) PRINTF_LIKE(3, 4);
 /* code: dl_set's, the status letter then the enhanced code ("f5.1.1") */
-static void add_error(struct xs *s, const char *code, const char *fmt, ...)
+__attribute__((used)) static void add_error_v(struct xs *s, const char *code, const char *fmt, long d, va_list ap)
 {
 	char text[600];
-	va_list ap;
-	va_start(ap, fmt);
+	(void)d;
 	vsnprintf(text, sizeof text, fmt, ap);
-	va_end(ap);
-	struct dl_target *t = add(s, DK_ERROR, text, strlen(text), NULL, NULL);
+	struct dl_target *t = add(s, DK_ERROR, text, NULL, NULL);
 	if (t && !t->status) /* status, then enh */
 		memcpy(&t->status, code, 7);
 	if (s->udepth > 0 && t) {
@@ -126,6 +131,17 @@ static void add_error(struct xs *s, const char *code, const char *fmt, ...)
 			s->oom = 1;
 	}
 }
+
+FMT_VA_ENTRY(expand_add_error, 3, add_error_v);
+#if !FMT_VA_ASM
+void add_error(struct xs *s, const char *code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	add_error_v(s, code, fmt, 0, ap);
+	va_end(ap);
+}
+#endif
 
 /* Reading a file on a user's behalf with the user's rights (issue 11 point 9): root must not
  * read for her what she could not (a world-readable file in a directory she cannot enter). The
@@ -350,7 +366,7 @@ static void walk(struct src *src, const char *text, size_t len, int lines, const
 
 static void mailbox(struct xs *s, const struct dl_user *u)
 {
-	add(s, DK_MAILBOX, u->name, strlen(u->name), u, NULL);
+	add(s, DK_MAILBOX, u->name, u, NULL);
 }
 
 /* A user's mailbox, through ~/.forward when allowed. */
@@ -380,7 +396,6 @@ static void user_delivery(struct xs *s, const struct dl_user *u, int forward, co
 		struct src src = {s, u, NULL, u->name, owner, u};
 		walk(&src, text, len, 1, path);
 		pop(s);
-		s->out->aliased = 1;
 	}
 	if (s->out->n == before) /* an empty .forward: the mailbox */
 		mailbox(s, u);
@@ -397,7 +412,6 @@ static void walk_alias(struct xs *s, const char *rhs, const char *self, const ch
 		src.priv = NULL, src.refuse = "the aliases file is group or world writable";
 	walk(&src, rhs, strlen(rhs), 0, what);
 	pop(s);
-	s->out->aliased = 1;
 }
 
 /* A local name that is not (or no longer) an alias: a user, with +detail and catch-all. */
@@ -405,10 +419,8 @@ static void local_user(struct xs *s, const char *name, const char *owner, int to
 {
 	struct dl_user u;
 	int r = user_lookup(s, name, &u);
-	if (r < 0) {
-		add_error(s, "d4.3.0", "user lookup of '%s' failed", name);
+	if (r < 0)
 		return;
-	}
 	if (r == 0) {
 		user_delivery(s, &u, forward, owner);
 		return;
@@ -468,10 +480,14 @@ static void expand_local(struct xs *s, const char *name, const char *owner, int 
 	if (push(s, 'a', lname) < 0)
 		return;
 	char ownbuf[ALIASES_NAME_MAX + 300];
-	if (s->cfg->aliases && str_fmt(ownbuf, sizeof ownbuf, "owner-%s", lname) == 0 &&
-	    aliases_lookup(s->cfg->aliases, ownbuf) &&
-	    str_fmt(ownbuf, sizeof ownbuf, "owner-%s@%s", lname, s->cfg->myhostname ? s->cfg->myhostname : "localhost") == 0)
-		owner = ownbuf;
+	/* owner-NAME@HOST when the alias owner-NAME exists (looked up with the '@' cut off) */
+	if (s->cfg->aliases &&
+	    str_fmt(ownbuf, sizeof ownbuf, "owner-%s@%s", lname, s->cfg->myhostname ? s->cfg->myhostname : "localhost") == 0) {
+		ownbuf[6 + n] = 0;
+		if (aliases_lookup(s->cfg->aliases, ownbuf))
+			owner = ownbuf;
+		ownbuf[6 + n] = '@';
+	}
 	walk_alias(s, rhs, lname, owner, what, "no user to run it as (DEFAULT_USER)");
 }
 
@@ -497,7 +513,7 @@ static int on_target(void *ctx, enum alias_tkind kind, const char *text, size_t 
 			          buf, src->refuse ? src->refuse : "no privileges");
 			return 0;
 		}
-		add(s, kind == AT_COMMAND ? DK_COMMAND : buf[len - 1] == '/' ? DK_MAILDIR : DK_FILE, buf, len, src->priv, NULL);
+		add(s, kind == AT_COMMAND ? DK_COMMAND : buf[len - 1] == '/' ? DK_MAILDIR : DK_FILE, buf, src->priv, NULL);
 		return 0;
 	case AT_INCLUDE: {
 		if (push(s, 'i', buf) < 0)
@@ -532,7 +548,6 @@ static int on_target(void *ctx, enum alias_tkind kind, const char *text, size_t 
 			}
 			walk(&sub, inc, ilen, 1, buf);
 			free(inc);
-			s->out->aliased = 1;
 		}
 		pop(s);
 		return 0;
@@ -542,14 +557,14 @@ static int on_target(void *ctx, enum alias_tkind kind, const char *text, size_t 
 		int r = user_lookup(s, buf, &u);
 		if (r == 0)
 			mailbox(s, &u);
-		else
-			add_error(s, r < 0 ? "d4.3.0" : "f5.1.1", "%s: %s", r < 0 ? "user lookup failed" : "unknown user", buf);
+		else if (r > 0)
+			add_error(s, "f5.1.1", "unknown user: %s", buf);
 		return 0;
 	}
 	case AT_ADDR: {
 		char *at = strrchr(buf, '@');
 		if (at && !expand_domain_is_local(s->cfg, at + 1)) {
-			add(s, DK_REMOTE, buf, len, NULL, src->owner);
+			add(s, DK_REMOTE, buf, NULL, src->owner);
 			return 0;
 		}
 		if (at)
@@ -583,6 +598,7 @@ static void walk(struct src *src, const char *text, size_t len, int lines, const
 		add_error(s, "d4.3.5", "%s: %s", what, err);
 	if (user_file && --s->udepth == 0)
 		s->ufile = NULL;
+	s->out->aliased = 1; /* the recipient went through a list: an alias, a .forward, an include */
 }
 
 int expand_recipient(const struct expand_cfg *cfg, const char *rcpt, struct expansion *out)

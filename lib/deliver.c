@@ -1,6 +1,7 @@
 /* Delivery results and the message copy with the local headers and mboxrd quoting (see
  * deliver.h). */
 #include "deliver.h"
+#include "fmt.h"
 #include "io.h"
 #include "util.h"
 #include <errno.h>
@@ -14,14 +15,25 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+/* dl_set: on x86-64 an entry into lib/fmt.c's shared variadic prologue (FMT_VA_ENTRY), which
+ * calls dl_set_v with the va_list; elsewhere a C function */
+__attribute__((used)) static void dl_set_v(struct dl_result *r, const char *code, const char *fmt, long d, va_list ap)
+{
+	(void)d;
+	memcpy(&r->status, code, 7); /* status, then enh: "4.3.0" and its NUL */
+	vsnprintf(r->text, sizeof r->text, fmt, ap);
+}
+
+FMT_VA_ENTRY(dl_set, 3, dl_set_v);
+#if !FMT_VA_ASM
 void dl_set(struct dl_result *r, const char *code, const char *fmt, ...)
 {
-	memcpy(&r->status, code, 7); /* status, then enh: "4.3.0" and its NUL */
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(r->text, sizeof r->text, fmt, ap);
+	dl_set_v(r, code, fmt, 0, ap);
 	va_end(ap);
 }
+#endif
 
 void dl_set_errno(struct dl_result *r, int err, const char *op, const char *path)
 {
@@ -181,6 +193,12 @@ fail:;
 	free(own);
 	errno = e;
 	return -1;
+}
+
+void dl_set_copy(struct dl_result *r, int e, int rd_fail, const char *path)
+{
+	/* "read message file: ..." (a read: never ENOSPC or EDQUOT, so 4.3.0) or "write PATH: ..." */
+	dl_set_errno(r, e, rd_fail ? "read message" : "write", rd_fail ? "file" : path);
 }
 
 void dl_env_clean(char *s)

@@ -98,6 +98,10 @@ enum {
  * reading the message file failed (else the write did). */
 int dl_copy(const struct dl_msg *m, struct io *io, int flags, int *rd_fail);
 
+/* The deferral for a failed copy: "read message file: ERROR" when rd_fail, else "write PATH:
+ * ERROR" (dl_set_errno's codes). */
+void dl_set_copy(struct dl_result *r, int e, int rd_fail, const char *path);
+
 /* Drops to the user's privileges (groups, gid, uid), adding extra_gid to the groups when it is
  * not -1. Refuses uid 0 targets only by the caller's decision. Returns 0, -1 with errno. When
  * the process is not root, succeeds only when u is already the current user. */
@@ -108,6 +112,9 @@ int dl_become(const struct dl_user *u, long extra_gid);
  * gives a deferral (4.3.0). The child runs as u, so u can stop it (SIGSTOP) or keep it waiting
  * on a lock: after timeout seconds (> 0) the caller kills it (SIGKILL, which a stopped process
  * cannot refuse) and defers with 4.3.0 "timed out", so one user never holds the agent. */
+/* waitpid(pid, st, 0), again after EINTR */
+void dl_wait(pid_t pid, int *st);
+
 typedef void dl_child_fn(void *arg, struct dl_result *r);
 void dl_run_as(const struct dl_user *u, long extra_gid, long timeout, dl_child_fn *fn, void *arg, struct dl_result *r);
 

@@ -95,7 +95,7 @@ static ssize_t cmd_write(void *ctx, const void *p, size_t n, int timeout_ms)
 
 /* sendmail's mapping of a program mailer's exit code (and Postfix's enhanced codes): each text
  * is the enhanced code, a blank and the words (str_bykey, keys are sysexits.h's codes). */
-_Static_assert(EX_USAGE == 64 && EX_CONFIG == 78, "sysexits.h");
+_Static_assert(EX_USAGE == 64 && EX_TEMPFAIL == 75 && EX_CONFIG == 78, "sysexits.h");
 
 static void map_exit(int code, struct dl_result *r, const char *sep, const char *out)
 {
@@ -111,12 +111,13 @@ static void map_exit(int code, struct dl_result *r, const char *sep, const char 
 	    "\1105.3.0 critical OS file missing\0" /* EX_OSFILE */
 	    "\1115.2.0 cannot create output file\0" /* EX_CANTCREAT */
 	    "\1125.3.0 input/output error\0" /* EX_IOERR */
+	    "\1134.3.0 temporary failure\0" /* EX_TEMPFAIL: deferred */
 	    "\1145.5.0 remote protocol error\0" /* EX_PROTOCOL */
 	    "\1155.7.0 permission denied\0" /* EX_NOPERM */
 	    "\1165.3.5 configuration error\0" /* EX_CONFIG */
 	    "\1775.3.0 command not found\0" /* the shell's */
 	    "\0" "5.3.0 unknown error", (unsigned)code);
-	char code_[7] = {DL_FAIL};
+	char code_[7] = {*t == '4' ? DL_DEFER : DL_FAIL};
 	memcpy(code_ + 1, t, 5);
 	dl_set(r, code_, "command exited %d (%s)%s%s", code, t + 6, sep, out);
 }
@@ -124,20 +125,12 @@ static void map_exit(int code, struct dl_result *r, const char *sep, const char 
 void dl_command(const char *cmd, const struct dl_user *u, char *const env[], const struct dl_msg *m,
                 long timeout, struct dl_result *r)
 {
-	int in[2], out[2];
-	if (dl_pipe(in) < 0) {
-		dl_set_errno(r, errno, "pipe", "for |command");
-		return;
-	}
-	if (dl_pipe(out) < 0) {
-		dl_set_errno(r, errno, "pipe", "for |command");
-		close(in[0]);
-		close(in[1]);
-		return;
-	}
-	pid_t pid = fork();
-	if (pid < 0) {
-		dl_set_errno(r, errno, "fork", "for |command");
+	/* one refusal for the three calls: a pipe not made is -1, and its close(-1) harmless */
+	int in[2] = {-1, -1}, out[2] = {-1, -1};
+	const char *op = "pipe";
+	pid_t pid = -1;
+	if (dl_pipe(in) < 0 || dl_pipe(out) < 0 || (op = "fork", pid = fork()) < 0) {
+		dl_set_errno(r, errno, op, "for |command");
 		close(in[0]), close(in[1]), close(out[0]), close(out[1]);
 		return;
 	}
@@ -199,8 +192,7 @@ void dl_command(const char *cmd, const struct dl_user *u, char *const env[], con
 	if (!done) {
 		kill(-pid, SIGKILL);
 		kill(pid, SIGKILL);
-		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-			;
+		dl_wait(pid, &st);
 	}
 	if (c.out >= 0) {
 		drain(&c);
@@ -217,12 +209,10 @@ void dl_command(const char *cmd, const struct dl_user *u, char *const env[], con
 		return;
 	}
 	const char *sep = *c.keep ? ": " : ""; /* before what the command said */
-	if (c.timed_out && !done) {
-		dl_set(r, "d4.3.0", "command timed out after %lds%s%s", timeout, sep, c.keep);
-		return;
-	}
-	if (WIFSIGNALED(st)) {
-		dl_set(r, "d4.3.0", "command killed by signal %d%s%s", WTERMSIG(st), sep, c.keep);
+	int tmo = c.timed_out && !done;
+	if (tmo || WIFSIGNALED(st)) {
+		dl_set(r, "d4.3.0", tmo ? "command timed out after %lds%s%s" : "command killed by signal %ld%s%s",
+		       tmo ? timeout : (long)WTERMSIG(st), sep, c.keep);
 		return;
 	}
 	int code = WEXITSTATUS(st);
@@ -232,10 +222,6 @@ void dl_command(const char *cmd, const struct dl_user *u, char *const env[], con
 			return;
 		}
 		dl_set(r, "o2.0.0", "delivered to command");
-		return;
-	}
-	if (code == EX_TEMPFAIL) {
-		dl_set(r, "d4.3.0", "command exited 75 (temporary failure)%s%s", sep, c.keep);
 		return;
 	}
 	map_exit(code, r, sep, c.keep);

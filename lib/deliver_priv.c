@@ -64,20 +64,23 @@ int dl_become(const struct dl_user *u, long extra_gid)
 	return 0;
 }
 
+void dl_wait(pid_t pid, int *st)
+{
+	while (waitpid(pid, st, 0) < 0 && errno == EINTR)
+		;
+}
+
 void dl_run_as(const struct dl_user *u, long extra_gid, long timeout, dl_child_fn *fn, void *arg, struct dl_result *r)
 {
-	int p[2];
+	/* one refusal for both calls: a pipe not made is -1, and its close(-1) harmless */
+	int p[2] = {-1, -1};
+	const char *op = "pipe";
+	pid_t pid = -1;
 	memset(r, 0, sizeof *r);
-	if (pipe(p) < 0) {
-		dl_set_errno(r, errno, "pipe", "for the delivery process");
-		return;
-	}
-	pid_t pid = fork();
-	if (pid < 0) {
-		int e = errno;
+	if (pipe(p) < 0 || (op = "fork", pid = fork()) < 0) {
+		dl_set_errno(r, errno, op, "for the delivery process");
 		close(p[0]);
 		close(p[1]);
-		dl_set_errno(r, e, "fork", "of the delivery process");
 		return;
 	}
 	if (pid == 0) {
@@ -122,8 +125,7 @@ void dl_run_as(const struct dl_user *u, long extra_gid, long timeout, dl_child_f
 	int st;
 	if (timed_out)
 		kill(pid, SIGKILL); /* also ends a stopped process */
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
+	dl_wait(pid, &st);
 	r->died = 1;
 	if (timed_out) {
 		log_msg(LOG_WARNING, NULL, "delivery process %ld for %s timed out after %lds: killed", (long)pid, u->name, timeout);

@@ -68,7 +68,7 @@ int glob_match(const char *pat, const char *s)
 			ok = pat[1] == *s;
 			next = pat + 2;
 		} else {
-			ok = *pat && *pat == *s;
+			ok = *pat == *s; /* *s is not NUL here, so neither is a *pat equal to it */
 		}
 		if (ok) {
 			pat = next;

@@ -98,8 +98,7 @@ void maildir_deliver(const char *dir, const char *host, const struct dl_msg *m, 
 		e = errno;
 	if (e) {
 		unlink(p);
-		/* "read message file: ..." (a read: never ENOSPC or EDQUOT, so 4.3.0) or "write ..." */
-		dl_set_errno(r, e, rd_fail ? "read message" : "write", rd_fail ? "file" : p);
+		dl_set_copy(r, e, rd_fail, p);
 		return;
 	}
 	memcpy(nw, p, sizeof p);

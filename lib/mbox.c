@@ -153,18 +153,18 @@ static int open_mailbox(const char *path, const struct mbox_opts *o, int *create
 			return -1;
 		}
 	}
-	if (fd < 0) {
-		if (errno == ELOOP)
-			dl_set(r, "d4.2.0", "refusing mailbox %s: it is a symlink", path);
-		else if (errno == ENOENT)
-			dl_set(r, "d4.2.0", "mailbox %s does not exist", path);
-		else
-			dl_set_errno(r, errno, "open", path);
-		return -1;
-	}
 	struct stat st;
 	const char *why = NULL;
-	if (fstat(fd, &st) < 0)
+	if (fd < 0) {
+		if (errno != ELOOP) {
+			if (errno == ENOENT)
+				dl_set(r, "d4.2.0", "mailbox %s does not exist", path);
+			else
+				dl_set_errno(r, errno, "open", path);
+			return -1;
+		}
+		why = "it is a symlink"; /* refused below: its close(-1) is harmless */
+	} else if (fstat(fd, &st) < 0)
 		why = strerror(errno);
 	else if (!S_ISREG(st.st_mode))
 		why = "it is not a regular file";
@@ -249,12 +249,9 @@ void mbox_deliver(const char *path, const struct dl_msg *m, const struct mbox_op
 		crash_point("fsync", path); /* delivered and durable, not yet reported */
 	if (e) {
 		/* never leave half a message: cut back to where we started */
-		if (ftruncate(fd, old) < 0 || fsync(fd) < 0)
-			log_msg(LOG_ERR, NULL, "truncate %s back to %lld bytes: %s", path, (long long)old, strerror(errno));
-		else
+		if (mbox_journal_cut(fd, old, path, "") == 0)
 			mbox_journal_end(o->journal);
-		/* "read message file: ..." (a read: never ENOSPC or EDQUOT, so 4.3.0) or "write ..." */
-		dl_set_errno(r, e, rd_fail ? "read message" : "write", rd_fail ? "file" : path);
+		dl_set_copy(r, e, rd_fail, path);
 		goto out;
 	}
 	mbox_journal_end(o->journal);
@@ -290,12 +287,11 @@ void mbox_create(const char *path, uid_t uid, gid_t gid, struct dl_result *r)
 	dl_set(r, "o2.0.0", "created");
 }
 
-int mbox_unplant(const char *dir, const char *name, uid_t uid)
+int mbox_unplant(const struct stat *d, const char *dir, const char *path, const char *name, uid_t uid)
 {
-	char path[4200], aside[4300];
-	struct stat d, st, a;
-	if (stat(dir, &d) < 0 || !S_ISDIR(d.st_mode) || !(d.st_mode & S_IWOTH) ||
-	    str_fmt(path, sizeof path, "%s/%s", dir, name) < 0 || lstat(path, &st) < 0)
+	char aside[4300];
+	struct stat st, a;
+	if (!S_ISDIR(d->st_mode) || !(d->st_mode & S_IWOTH) || lstat(path, &st) < 0)
 		return 0;
 	if (st.st_uid == uid || st.st_uid == 0)
 		return 0; /* hers or the admin's: the ordinary checks refuse what is wrong with it */

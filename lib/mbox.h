@@ -34,8 +34,9 @@ void mbox_create(const char *path, uid_t uid, gid_t gid, struct dl_result *r);
  * under that name that belongs neither to the recipient (uid) nor to root was planted by another
  * user (a symlink to capture or bounce the mail, a file of hers to read it): it is renamed aside
  * to dir/.NAME.planted.TIME.PID, the directory fsync'd, and logged at LOG_ALERT, so the delivery
- * creates a fresh mailbox. Returns 1 moved, 0 nothing to do, -1 error (logged). */
-int mbox_unplant(const char *dir, const char *name, uid_t uid);
+ * creates a fresh mailbox. d: dir's stat; path: dir/name. Returns 1 moved, 0 nothing to do, -1 error (logged). */
+struct stat;
+int mbox_unplant(const struct stat *d, const char *dir, const char *path, const char *name, uid_t uid);
 /* The "From " line of a message: "From SENDER DATE\n" (MAILER-DAEMON for the null sender). */
 int mbox_from_line(char *out, size_t size, const char *sender, time_t t);
 #endif

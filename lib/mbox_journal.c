@@ -94,6 +94,15 @@ int mbox_journal_open(const char *spool, const char *path)
 	return fd;
 }
 
+int mbox_journal_cut(int fd, off_t old, const char *path, const char *why)
+{
+	if (ftruncate(fd, old) < 0 || fsync(fd) < 0) {
+		log_msg(LOG_ERR, NULL, "truncate %s back to %lld bytes%s: %s", path, (long long)old, why, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 off_t mbox_journal_recover(int journal, int wfd, int rfd, const struct stat *st, const char *path)
 {
 	char buf[MBOXJ_MAX + 1], have[MBOXJ_PREFIX_MAX];
@@ -111,10 +120,8 @@ off_t mbox_journal_recover(int journal, int wfd, int rfd, const struct stat *st,
 		mbox_journal_end(journal);
 		return st->st_size;
 	}
-	if (ftruncate(wfd, e.old) < 0 || fsync(wfd) < 0) {
-		log_msg(LOG_ERR, NULL, "truncate %s back to %lld bytes (an unfinished append): %s", path, e.old, strerror(errno));
+	if (mbox_journal_cut(wfd, e.old, path, " (an unfinished append)") < 0)
 		return st->st_size;
-	}
 	log_msg(LOG_NOTICE, NULL, "%s: removed an unfinished append of %lld bytes (a delivery was cut short)", path,
 	        (long long)st->st_size - e.old);
 	mbox_journal_end(journal);
@@ -136,7 +143,7 @@ int mbox_journal_begin(int journal, const struct stat *st, off_t old, off_t new_
 	size_t len = (size_t)k + plen;
 	/* the record must be on disk before the first byte of the append can be */
 	if (pwrite(journal, buf, len, 0) != (ssize_t)len || ftruncate(journal, (off_t)len) < 0 || fdatasync(journal) < 0) {
-		log_msg(LOG_WARNING, NULL, "writing the mailbox append journal: %s", strerror(errno));
+		log_msg(LOG_WARNING, NULL, "%s the mailbox append journal: %s", "writing", strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -147,5 +154,5 @@ void mbox_journal_end(int journal)
 	/* not synced: a record that outlives a power cut names an append that is complete (the
 	 * mailbox was fsync'd first), which recovery leaves alone (its length is not below NEW) */
 	if (journal >= 0 && ftruncate(journal, 0) < 0)
-		log_msg(LOG_WARNING, NULL, "emptying the mailbox append journal: %s", strerror(errno));
+		log_msg(LOG_WARNING, NULL, "%s the mailbox append journal: %s", "emptying", strerror(errno));
 }

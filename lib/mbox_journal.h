@@ -35,6 +35,9 @@ int mbox_journal_dir(const char *spool);
  * mbox_journal_dir). Returns an fd or -1 (logged; delivery goes on without a journal). */
 int mbox_journal_open(const char *spool, const char *path);
 
+/* Truncates the mailbox fd back to old bytes and fsyncs it. Returns 0, or -1 logged as
+ * "truncate PATH back to OLD bytesWHY: error". */
+int mbox_journal_cut(int fd, off_t old, const char *path, const char *why);
 /* With the mailbox locked (wfd write-only, st its fstat): when the journal shows an unfinished
  * append to this inode, truncates the mailbox back to where it started, fsyncs it, logs it and
  * empties the journal. Returns the mailbox's length afterwards. */
