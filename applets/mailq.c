@@ -12,6 +12,7 @@
  *       action failed (nothing reported done was left half done); 77 not allowed (control
  *       actions need root; a user the spool keeps out); 78 configuration errors. */
 #include "common.h"
+#include "fmt.h"
 #include "log.h"
 #include "mailq.h"
 #include "qctl.h"
@@ -66,16 +67,26 @@ struct mq {
 	char user[64];
 };
 
-/* "mailq: " and the message on standard error: the prefix written once, not in each text. */
-static void say(const char *fmt, ...) PRINTF_LIKE(1, 2);
-static void say(const char *fmt, ...)
+/* "mailq: " and the message on standard error: the prefix written once, not in each text. On
+ * x86-64 an entry into lib/fmt.c's shared variadic prologue (FMT_VA_ENTRY), hence global. */
+void mailq_say(const char *fmt, ...) PRINTF_LIKE(1, 2);
+#define say mailq_say
+__attribute__((used)) static void say_v(const char *fmt, long b, long c, long d, va_list ap)
+{
+	fputs("mailq: ", stderr);
+	vfprintf(stderr, fmt, ap);
+}
+
+FMT_VA_ENTRY(mailq_say, 1, say_v);
+#if !FMT_VA_ASM
+void mailq_say(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("mailq: ", stderr);
-	vfprintf(stderr, fmt, ap);
+	say_v(fmt, 0, 0, 0, ap);
 	va_end(ap);
 }
+#endif
 
 /* The group a setgid mailq reads the queue with: raised around the reads only. */
 static void group_set(const struct mq *q, int raise)

@@ -1,6 +1,7 @@
 /* The text of a DSN: failure, delay or success (see dsn.h; RFC 3464 for the delivery-status fields, RFC 6522 for
  * multipart/report, RFC 3834 for Auto-Submitted). */
 #include "dsn.h"
+#include "fmt.h"
 #include "header.h"
 #include "util.h"
 #include <errno.h>
@@ -17,22 +18,32 @@ struct out {
 	int rc;
 };
 
-static void emit(struct out *o, const char *fmt, ...) PRINTF_LIKE(2, 3);
-static void emit(struct out *o, const char *fmt, ...)
+/* On x86-64 an entry into lib/fmt.c's shared variadic prologue (FMT_VA_ENTRY), hence global. */
+void dsn_emit(struct out *o, const char *fmt, ...) PRINTF_LIKE(2, 3);
+#define emit dsn_emit
+__attribute__((used)) static void emit_v(struct out *o, const char *fmt, long c, long d, va_list ap)
 {
 	char line[LINE_MAX_OUT];
 	if (o->rc)
 		return;
-	va_list ap;
-	va_start(ap, fmt);
 	int n = vsnprintf(line, sizeof line, fmt, ap);
-	va_end(ap);
 	if (n < 0)
 		n = 0;
 	if ((size_t)n >= sizeof line)
 		n = (int)sizeof line - 1; /* every value is cut to DSN_FIELD_MAX before; cannot happen */
 	o->rc = o->put(o->ctx, line, (size_t)n);
 }
+
+FMT_VA_ENTRY(dsn_emit, 2, emit_v);
+#if !FMT_VA_ASM
+void dsn_emit(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	emit_v(o, fmt, 0, 0, ap);
+	va_end(ap);
+}
+#endif
 
 void dsn_clean(char *out, size_t size, const char *s)
 {

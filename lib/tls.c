@@ -13,6 +13,7 @@
 #if ENABLE_TLS
 #include "tls.h"
 #include "fileio.h"
+#include "fmt.h"
 #include "base64.h"
 #include "clock.h"
 #include "secfile.h"
@@ -114,17 +115,27 @@ struct tls_conn {
 	unsigned char iobuf[BR_SSL_BUFSIZE_MONO];
 };
 
-static void fail(struct tls_conn *t, enum tls_status st, const char *fmt, ...) PRINTF_LIKE(3, 4);
-static void fail(struct tls_conn *t, enum tls_status st, const char *fmt, ...)
+/* On x86-64 an entry into lib/fmt.c's shared variadic prologue (FMT_VA_ENTRY), hence global. */
+void tls_fail(struct tls_conn *t, enum tls_status st, const char *fmt, ...) PRINTF_LIKE(3, 4);
+#define fail tls_fail
+__attribute__((used)) static void fail_v(struct tls_conn *t, enum tls_status st, const char *fmt, long d, va_list ap)
 {
 	if (t->st != TLS_OK)
 		return; /* keep the first, most precise reason */
-	va_list ap;
-	va_start(ap, fmt);
 	vsnprintf(t->reason, sizeof t->reason, fmt, ap);
-	va_end(ap);
 	t->st = st;
 }
+
+FMT_VA_ENTRY(tls_fail, 3, fail_v);
+#if !FMT_VA_ASM
+void tls_fail(struct tls_conn *t, enum tls_status st, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fail_v(t, st, fmt, 0, ap);
+	va_end(ap);
+}
+#endif
 
 /* BearSSL counts days from 0000-01-01 (day 719528 is 1970-01-01). Shown as YYYY-MM-DD through
  * gmtime_r (musl's date arithmetic, linked anyway): strftime would pull musl's time-zone code in. */
