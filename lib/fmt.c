@@ -8,7 +8,7 @@
 #include <string.h>
 
 enum { F_MINUS = 1, F_PLUS = 2, F_SPACE = 4, F_HASH = 8, F_ZERO = 16 };
-enum { L_INT, L_CHAR, L_SHORT, L_LONG, L_LLONG, L_LDOUBLE };
+enum { L_INT, L_CHAR, L_SHORT, L_LONG, L_LLONG, L_LDOUBLE, L_PTR };
 #define FMT_MAX_WIDTH 4096 /* a width or precision beyond this is cut to it */
 #define FMT_MAX_FPREC 17   /* digits after the point that a double can mean */
 
@@ -97,6 +97,8 @@ static size_t ffmt(char *buf, double v, int prec, int hash)
 /* the next integer argument of length len, sign-extended when is_signed, else zero-extended */
 __attribute__((noinline)) static uintmax_t int_arg(va_list *ap, int len, int is_signed)
 {
+	if (len == L_PTR)
+		return (uintptr_t)va_arg(*ap, void *);
 	if (len == L_LLONG)
 		return va_arg(*ap, unsigned long long);
 	if (len == L_LONG)
@@ -137,7 +139,7 @@ int fmt_vformat(fmt_sink sink, void *ctx, const char *fmt, va_list ap0)
 			fl |= 1 << (f - "-+ #0");
 		if (*p == '*') {
 			p++;
-			width = va_arg(ap, int);
+			width = (int)int_arg(&ap, L_INT, 1);
 			if (width < 0) {
 				fl |= F_MINUS;
 				width = width < -FMT_MAX_WIDTH ? FMT_MAX_WIDTH : -width;
@@ -151,7 +153,7 @@ int fmt_vformat(fmt_sink sink, void *ctx, const char *fmt, va_list ap0)
 			p++;
 			if (*p == '*') {
 				p++;
-				prec = va_arg(ap, int);
+				prec = (int)int_arg(&ap, L_INT, 1);
 				if (prec < 0)
 					prec = -1;
 				else if (prec > FMT_MAX_WIDTH)
@@ -189,7 +191,7 @@ int fmt_vformat(fmt_sink sink, void *ctx, const char *fmt, va_list ap0)
 			goto integer;
 		}
 		case 'p':
-			uv = (uintptr_t)va_arg(ap, void *);
+			uv = int_arg(&ap, L_PTR, 0);
 			fl |= F_HASH;
 			c = 'x';
 			goto unsigned_int;
@@ -213,11 +215,11 @@ int fmt_vformat(fmt_sink sink, void *ctx, const char *fmt, va_list ap0)
 			break;
 		}
 		case 'c':
-			buf[0] = (char)va_arg(ap, int);
+			buf[0] = (char)int_arg(&ap, L_INT, 0);
 			field(&o, fl & ~F_ZERO, width, "", 0, buf, 1);
 			break;
 		case 's': {
-			const char *s = va_arg(ap, const char *);
+			const char *s = (const char *)(uintptr_t)int_arg(&ap, L_PTR, 0);
 			if (!s)
 				s = "(null)";
 			field(&o, fl & ~F_ZERO, width, "", 0, s, prec >= 0 ? strnlen(s, (size_t)prec) : strlen(s));

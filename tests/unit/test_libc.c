@@ -1756,6 +1756,26 @@ TEST(libc_clock_gettime_as_glibc)
 	CHECK_INT(own_clock_gettime((clockid_t)-12345, &ts), -1);
 	CHECK_INT(errno, EINVAL);
 }
+/* printf's arguments read by fmt.c's one reader (int_arg): pointers, characters, '*' widths and
+ * precisions between integers of every length, as glibc's */
+TEST(libc_printf_arguments_as_glibc)
+{
+	int p[2];
+	CHECK_INT(pipe(p), 0);
+	char want[512], got[512];
+	void *ptr = (void *)(uintptr_t)0x7f12345678ull;
+#define PRINTF_ARGS "%p|%s|%c|%*d|%-*ld|%.*s|%*s|%hhd|%lld|%c%p", ptr, "str", 'z', 6, -12, -5, 7L, 2, "xyz", \
+	                -4, "q", 300, -5LL, 'e', (void *)&p
+	int n = snprintf(want, sizeof want, PRINTF_ARGS);
+	CHECK_INT(own_dprintf(p[1], PRINTF_ARGS), n);
+#undef PRINTF_ARGS
+	ssize_t r = read(p[0], got, sizeof got - 1);
+	CHECK_INT(r, n);
+	got[r > 0 ? r : 0] = 0;
+	CHECK_STR(got, want);
+	close(p[0]);
+	close(p[1]);
+}
 /* strerror: musl 1.2.3's text (its src/errno/__strerror.h) for every errno kept, and "Unknown
  * error N" as glibc's for every other number; the kept ones are exactly these */
 TEST(libc_strerror_as_musl)
