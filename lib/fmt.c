@@ -1,16 +1,16 @@
 /* The printf formatter of fmt.h: one pass over the format; each conversion is built in a small
  * stack buffer and written with its prefix, zeros and padding (field()). No allocation, no
- * locale, no long double: what the 10 KiB of musl's vfprintf mostly is. */
+ * locale, no floating point: what the 10 KiB of musl's vfprintf mostly is. Nothing the product
+ * links formats a float (lib/printf_like.h, scripts/printf_nofp.sh), so %f and the other float
+ * conversions are copied as written, as %n is (docs/size.md: 0.75 KiB). */
 #include "fmt.h"
 #include <limits.h>
-#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
 enum { F_MINUS = 1, F_PLUS = 2, F_SPACE = 4, F_HASH = 8, F_ZERO = 16 };
-enum { L_INT, L_CHAR, L_SHORT, L_LONG, L_LLONG, L_LDOUBLE, L_PTR };
+enum { L_INT, L_CHAR, L_SHORT, L_LONG, L_LLONG, L_PTR };
 #define FMT_MAX_WIDTH 4096 /* a width or precision beyond this is cut to it */
-#define FMT_MAX_FPREC 17   /* digits after the point that a double can mean */
 
 struct out {
 	fmt_sink sink;
@@ -61,37 +61,6 @@ static char *digits(char *end, uintmax_t v, unsigned base, int upper)
 		v /= base;
 	} while (v);
 	return end;
-}
-
-/* v >= 0 and finite with prec digits after the point into buf (at least 340 bytes); its length.
- * Beyond 1e18 the low integer digits are zeros: that far, a double has no more to say. */
-static size_t ffmt(char *buf, double v, int prec, int hash)
-{
-	char tmp[24];
-	int e = 0;
-	while (v >= 1e18) {
-		v /= 10;
-		e++;
-	}
-	uint64_t scale = 1;
-	for (int i = 0; i < prec; i++)
-		scale *= 10;
-	uint64_t ip = (uint64_t)v;
-	uint64_t fr = e ? 0 : (uint64_t)((v - (double)ip) * (double)scale + 0.5);
-	if (fr >= scale) {
-		ip++;
-		fr -= scale;
-	}
-	char *d = digits(tmp + sizeof tmp, ip, 10, 0);
-	size_t n = (size_t)(tmp + sizeof tmp - d);
-	memcpy(buf, d, n);
-	memset(buf + n, '0', (size_t)e);
-	n += (size_t)e;
-	if (prec || hash)
-		buf[n++] = '.';
-	for (int i = prec; i > 0; i--, fr /= 10)
-		buf[n + (size_t)i - 1] = (char)('0' + fr % 10);
-	return n + (size_t)prec;
 }
 
 /* the next integer argument of length len, sign-extended when is_signed, else zero-extended */
@@ -170,15 +139,13 @@ int fmt_vformat(fmt_sink sink, void *ctx, const char *fmt, va_list ap0)
 			len = (p++, L_LLONG);
 		else if (*p == 'z' || *p == 't') /* size_t, ptrdiff_t: a long on every Linux ABI */
 			len = (p++, L_LONG);
-		else if (*p == 'L')
-			len = (p++, L_LDOUBLE);
 		char c = *p;
 		if (!c) { /* a format that ends inside a conversion: copied as it is */
 			put(&o, spec, (size_t)(p - spec));
 			break;
 		}
 		p++;
-		char buf[344];
+		char buf[24]; /* the 22 octal digits of a 64-bit number */
 		char *end = buf + sizeof buf;
 		uintmax_t uv;
 		const char *pre = "";
@@ -225,25 +192,6 @@ int fmt_vformat(fmt_sink sink, void *ctx, const char *fmt, va_list ap0)
 			field(&o, fl & ~F_ZERO, width, "", 0, s, prec >= 0 ? strnlen(s, (size_t)prec) : strlen(s));
 			break;
 		}
-		case 'f':
-		case 'F':
-		case 'e':
-		case 'E':
-		case 'g':
-		case 'G':
-		case 'a':
-		case 'A': {
-			double v = len == L_LDOUBLE ? (double)va_arg(ap, long double) : va_arg(ap, double);
-			pre = signbit(v) ? "-" : fl & F_PLUS ? "+" : fl & F_SPACE ? " " : "";
-			v = fabs(v);
-			if (!isfinite(v)) {
-				field(&o, fl & ~F_ZERO, width, pre, 0, isnan(v) ? "nan" : "inf", 3);
-				break;
-			}
-			size_t n = ffmt(buf, v, prec < 0 ? 6 : prec > FMT_MAX_FPREC ? FMT_MAX_FPREC : prec, fl & F_HASH);
-			field(&o, fl, width, pre, 0, buf, n);
-			break;
-		}
 		case '%':
 			put(&o, "%", 1);
 			break;
@@ -287,18 +235,14 @@ int fmt_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
 #if FMT_VA_ASM
 /* The shared body of FMT_VA_ENTRY's functions: what GCC's prologue of a variadic function does,
  * then the call of target (in %r11) with the va_list in %r8. Below the return address (E): the
- * eight vector registers when %al says any were used (128 bytes), then the six argument
- * registers pushed (the 176-byte save area, starting at the pushed %rdi), then the va_list:
- * gp_offset (8 n, pushed by the entry), fp_offset 48, the stack arguments at E + 8, the save
- * area. E is 8 past a 16-byte boundary, so the call is made on one (the vector stores are
- * unaligned: movups). */
+ * six argument registers pushed (the save area's 48 bytes, starting at the pushed %rdi), then the
+ * va_list: gp_offset (8 n, pushed by the entry), fp_offset 176 (no vector register saved: no
+ * floating-point argument is ever read, see above), the stack arguments at E + 8, the save area.
+ * E is 8 past a 16-byte boundary, so the call is made on one. */
 __asm__(".pushsection .text.fmt_va_entry,\"ax\",@progbits\n.global fmt_va_entry\n.hidden fmt_va_entry\n"
         ".type fmt_va_entry,@function\nfmt_va_entry:\n"
-        "\tpop %r10\n\tadd $-128,%rsp\n\ttest %al,%al\n\tje 1f\n"
-        "\tmovups %xmm0,(%rsp)\n\tmovups %xmm1,16(%rsp)\n\tmovups %xmm2,32(%rsp)\n\tmovups %xmm3,48(%rsp)\n"
-        "\tmovups %xmm4,64(%rsp)\n\tmovups %xmm5,80(%rsp)\n\tmovups %xmm6,96(%rsp)\n\tmovups %xmm7,112(%rsp)\n"
-        "1:\tpush %r9\n\tpush %r8\n\tpush %rcx\n\tpush %rdx\n\tpush %rsi\n\tpush %rdi\n"
-        "\tmov %rsp,%rax\n\tpush %rax\n\tlea 184(%rax),%r9\n\tpush %r9\n\tpush %r10\n\tmovb $48,4(%rsp)\n"
-        "\tmov %rsp,%r8\n\tcall *%r11\n\tadd $200,%rsp\n\tret\n"
+        "\tpop %r10\n\tpush %r9\n\tpush %r8\n\tpush %rcx\n\tpush %rdx\n\tpush %rsi\n\tpush %rdi\n"
+        "\tmov %rsp,%rax\n\tpush %rax\n\tlea 56(%rax),%r9\n\tpush %r9\n\tpush %r10\n\tmovb $176,4(%rsp)\n"
+        "\tmov %rsp,%r8\n\tcall *%r11\n\tadd $72,%rsp\n\tret\n"
         ".size fmt_va_entry,.-fmt_va_entry\n.popsection\n");
 #endif
