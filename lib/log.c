@@ -17,7 +17,8 @@
 #include <unistd.h>
 
 #define SYSLOG_RETRY_MS 60000 /* a socket that was missing is looked for again after this */
-#define LOG_LINE_MAX 1400      /* one line or datagram, cut beyond */
+#define LOG_LINE_MAX 1400      /* one datagram, cut beyond */
+#define LOG_STREAM_MAX 1199    /* one line on the stream, its LF included, cut beyond */
 
 /* Stream lines held between log_hold(1) and log_flush() (the scheduler's turn): one write
  * instead of one per line. Syslog lines are not held: each is a datagram of its own, and
@@ -132,34 +133,20 @@ int log_hold(int on)
 	return lg.hold ? 0 : -1;
 }
 
-/* One line to syslog: "<PRI>Mmm dd hh:mm:ss ident[pid]: text" (RFC 3164). 0, or -1 when it did
- * not go. */
-static int sl_send(const char *ident, int level, const char *id, const char *text)
+/* One line to syslog: buf[0..n), "<PRI>Mmm dd hh:mm:ss ident[pid]: text" (RFC 3164). 0, or -1
+ * when it did not go. */
+static int sl_send(const char *buf, size_t n)
 {
 	if (sl_connect() < 0)
 		return -1;
-	time_t now = time(NULL);
-	struct tm tm;
-	char stamp[20] = "";
-	/* without local time (ENABLE_LOCALTIME) no stamp: the log daemon adds its own, in local time */
-	if (ENABLE_LOCALTIME && civil_time(&now, &tm))
-		snprintf(stamp, sizeof stamp, "%.3s %2d %02d:%02d:%02d ", clock_months + 3 * (tm.tm_mon % 12), tm.tm_mday, tm.tm_hour,
-		         tm.tm_min, tm.tm_sec);
-	char buf[LOG_LINE_MAX];
-	int n = snprintf(buf, sizeof buf, "<%d>%s%s[%ld]: %s%s%s", LOG_MAIL | (level & 7), stamp, ident,
-	                 my_pid(), id ? id : "", id ? ": " : "", text);
-	if (n < 0)
-		return -1;
-	if (n >= (int)sizeof buf)
-		n = (int)sizeof buf - 1;
 	for (int attempt = 0; attempt < 2; attempt++) {
 		/* never wait long for a log daemon that does not read: a full queue drops the line */
-		if (send(lg.sl_fd, buf, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) >= 0)
+		if (send(lg.sl_fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT) >= 0)
 			return 0;
 		if (errno == EAGAIN || errno == EWOULDBLOCK) {
 			struct pollfd p = {lg.sl_fd, POLLOUT, 0};
 			if (clock_mono_ms() >= lg.sl_slow_ms && poll(&p, 1, SYSLOG_WAIT_MS) > 0 &&
-			    send(lg.sl_fd, buf, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) >= 0)
+			    send(lg.sl_fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT) >= 0)
 				return 0;
 			lg.sl_slow_ms = clock_mono_ms() + SYSLOG_SLOW_MS;
 			return -1;
@@ -211,17 +198,33 @@ __attribute__((used)) static void emit(const char *prog, int level, const char *
 	for (char *p = text; *p; p++)
 		if ((unsigned char)*p < 0x20 && *p != '\t')
 			*p = ' ';
+	/* the line once: syslog's "<PRI>stamp " then "ident[pid]: id: text", which is also the
+	 * stream's line (cut to LOG_STREAM_MAX with its LF, written over what follows: the stream's
+	 * cut is the shorter, for any prefix under 200 bytes) */
+	char buf[LOG_LINE_MAX];
+	char stamp[20] = "";
+	/* without local time (ENABLE_LOCALTIME) no stamp: the log daemon adds its own, in local time */
+	if (ENABLE_LOCALTIME && (lg.where & LOG_TO_SYSLOG)) {
+		time_t now = time(NULL);
+		struct tm tm;
+		if (civil_time(&now, &tm))
+			snprintf(stamp, sizeof stamp, "%.3s %2d %02d:%02d:%02d ", clock_months + 3 * (tm.tm_mon % 12), tm.tm_mday,
+			         tm.tm_hour, tm.tm_min, tm.tm_sec);
+	}
+	int k = snprintf(buf, sizeof buf, "<%d>%s", LOG_MAIL | (level & 7), stamp);
+	int n = k + snprintf(buf + k, sizeof buf - (size_t)k, "%s[%ld]: %s%s%s", ident, my_pid(), id ? id : "", id ? ": " : "",
+	                     text);
+	if (n >= (int)sizeof buf)
+		n = (int)sizeof buf - 1;
 	int to_stderr = (lg.where & LOG_TO_STDERR) || ((lg.where & LOG_ERRORS_TO_STDERR) && level <= LOG_WARNING);
-	if ((lg.where & LOG_TO_SYSLOG) && sl_send(ident, level, id, text) < 0 && (lg.where & LOG_STDERR_FALLBACK))
+	if ((lg.where & LOG_TO_SYSLOG) && sl_send(buf, (size_t)n) < 0 && (lg.where & LOG_STDERR_FALLBACK))
 		to_stderr = 1; /* no syslog socket: a foreground daemon must not be silent */
 	if (to_stderr) {
-		char line[1200];
-		int n = snprintf(line, sizeof line, "%s[%ld]: %s%s%s\n", ident, my_pid(),
-		                 id ? id : "", id ? ": " : "", text);
-		if (n > (int)sizeof line - 1) {
-			n = (int)sizeof line - 1;
-			line[n - 1] = '\n';
-		}
+		char *line = buf + k;
+		n -= k;
+		if (n > LOG_STREAM_MAX - 1)
+			n = LOG_STREAM_MAX - 1;
+		line[n++] = '\n';
 		struct log_hold *h = lg.hold;
 		if (h && n > 0) {
 			if (h->used + (size_t)n > sizeof h->buf)
