@@ -19,6 +19,7 @@
 #define SYSLOG_RETRY_MS 60000 /* a socket that was missing is looked for again after this */
 #define LOG_LINE_MAX 1400      /* one datagram, cut beyond */
 #define LOG_STREAM_MAX 1199    /* one line on the stream, its LF included, cut beyond */
+#define LOG_TEXT_MAX 1023      /* the caller's text, cut beyond */
 
 /* Stream lines held between log_hold(1) and log_flush() (the scheduler's turn): one write
  * instead of one per line. Syslog lines are not held: each is a datagram of its own, and
@@ -192,15 +193,9 @@ __attribute__((used)) static void emit(const char *prog, int level, const char *
 	if (level > lg.level_max)
 		return;
 	int saved = errno;
-	char text[1024];
-	vsnprintf(text, sizeof text, fmt, ap);
-	/* A log line is one line: a remote reply or an address must not forge another entry. */
-	for (char *p = text; *p; p++)
-		if ((unsigned char)*p < 0x20 && *p != '\t')
-			*p = ' ';
-	/* the line once: syslog's "<PRI>stamp " then "ident[pid]: id: text", which is also the
-	 * stream's line (cut to LOG_STREAM_MAX with its LF, written over what follows: the stream's
-	 * cut is the shorter, for any prefix under 200 bytes) */
+	/* The line once: syslog's "<PRI>stamp " then "ident[pid]: id: text" (the text cut at
+	 * LOG_TEXT_MAX), which is also the stream's line: cut to LOG_STREAM_MAX with its LF written
+	 * over what follows (the stream's cut is the shorter, for any prefix under 200 bytes). */
 	char buf[LOG_LINE_MAX];
 	char stamp[20] = "";
 	/* without local time (ENABLE_LOCALTIME) no stamp: the log daemon adds its own, in local time */
@@ -211,13 +206,17 @@ __attribute__((used)) static void emit(const char *prog, int level, const char *
 			snprintf(stamp, sizeof stamp, "%.3s %2d %02d:%02d:%02d ", clock_months + 3 * (tm.tm_mon % 12), tm.tm_mday,
 			         tm.tm_hour, tm.tm_min, tm.tm_sec);
 	}
-	int k = snprintf(buf, sizeof buf, "<%d>%s", LOG_MAIL | (level & 7), stamp);
-	int n = k + snprintf(buf + k, sizeof buf - (size_t)k, "%s[%ld]: %s%s%s", ident, my_pid(), id ? id : "", id ? ": " : "",
-	                     text);
-	if (n >= (int)sizeof buf)
-		n = (int)sizeof buf - 1;
+	size_t k = (size_t)snprintf(buf, sizeof buf, "<%d>%s", LOG_MAIL | (level & 7), stamp);
+	size_t n = k + (size_t)snprintf(buf + k, sizeof buf - k, "%s[%ld]: %s%s", ident, my_pid(), id ? id : "", id ? ": " : "");
+	if (n > sizeof buf - 1)
+		n = sizeof buf - 1;
+	vsnprintf(buf + n, sizeof buf - n < LOG_TEXT_MAX + 1 ? sizeof buf - n : LOG_TEXT_MAX + 1, fmt, ap);
+	/* A log line is one line: a remote reply or an address must not forge another entry. */
+	for (; buf[n]; n++)
+		if ((unsigned char)buf[n] < 0x20 && buf[n] != '\t')
+			buf[n] = ' ';
 	int to_stderr = (lg.where & LOG_TO_STDERR) || ((lg.where & LOG_ERRORS_TO_STDERR) && level <= LOG_WARNING);
-	if ((lg.where & LOG_TO_SYSLOG) && sl_send(buf, (size_t)n) < 0 && (lg.where & LOG_STDERR_FALLBACK))
+	if ((lg.where & LOG_TO_SYSLOG) && sl_send(buf, n) < 0 && (lg.where & LOG_STDERR_FALLBACK))
 		to_stderr = 1; /* no syslog socket: a foreground daemon must not be silent */
 	if (to_stderr) {
 		char *line = buf + k;
@@ -226,13 +225,13 @@ __attribute__((used)) static void emit(const char *prog, int level, const char *
 			n = LOG_STREAM_MAX - 1;
 		line[n++] = '\n';
 		struct log_hold *h = lg.hold;
-		if (h && n > 0) {
-			if (h->used + (size_t)n > sizeof h->buf)
+		if (h) {
+			if (h->used + n > sizeof h->buf)
 				log_flush();
-			memcpy(h->buf + h->used, line, (size_t)n);
-			h->used += (size_t)n;
+			memcpy(h->buf + h->used, line, n);
+			h->used += n;
 		} else {
-			stream_write(line, (size_t)n);
+			stream_write(line, n);
 		}
 	}
 	/* an error is not kept back: it may be the last thing the process says */
