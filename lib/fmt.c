@@ -40,16 +40,18 @@ static void field(struct out *o, int fl, int width, const char *pre, int zeros, 
 {
 	size_t plen = strlen(pre);
 	size_t total = plen + (size_t)zeros + len;
-	int padn = (size_t)width > total ? width - (int)total : 0;
-	if (!(fl & (F_MINUS | F_ZERO)))
-		pad(o, ' ', padn);
+	int padn = (size_t)width > total ? width - (int)total : 0, left = 0, right = 0;
+	if (fl & F_MINUS)
+		right = padn;
+	else if (fl & F_ZERO)
+		zeros += padn;
+	else
+		left = padn;
+	pad(o, ' ', left);
 	put(o, pre, plen);
-	if ((fl & (F_MINUS | F_ZERO)) == F_ZERO)
-		pad(o, '0', padn);
 	pad(o, '0', zeros);
 	put(o, s, len);
-	if (fl & F_MINUS)
-		pad(o, ' ', padn);
+	pad(o, ' ', right);
 }
 
 /* the digits of v in base, ending at end; returns where they start */
