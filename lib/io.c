@@ -240,10 +240,6 @@ ssize_t io_getline(struct io *io, char *out, size_t size)
 {
 	size_t len = 0;
 	int overlong = 0;
-	if (size == 0) {
-		errno = EINVAL;
-		return -1;
-	}
 	/* timeout_ms bounds the whole line, not each read: a peer that trickles bytes (or floods
 	 * a line that never ends) must not hold the reader past it */
 	long long deadline = io->timeout_ms > 0 ? clock_mono_ms() + io->timeout_ms : 0;
