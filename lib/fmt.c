@@ -82,7 +82,8 @@ __attribute__((noinline)) static uintmax_t int_arg(va_list *ap, int len, int is_
 	return is_signed ? (uintmax_t)(intmax_t)v : (unsigned)v;
 }
 
-static int number(const char **p)
+/* always_inline: in its two places fmt_vformat keeps p in a register (-66 bytes) */
+static inline __attribute__((always_inline)) int number(const char **p)
 {
 	int n = 0;
 	for (; **p >= '0' && **p <= '9'; (*p)++)

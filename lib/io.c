@@ -157,8 +157,9 @@ void io_init_fd(struct io *io, int fd, int timeout_ms)
 }
 
 /* Writes p whole through the low-level writer (each call within the stream's limit); *done
- * gets the bytes moved, also when it fails (errno; EPIPE for a write that moved nothing). */
-static int low_write_all(struct io *io, const void *p, size_t n, size_t *done)
+ * gets the bytes moved, also when it fails (errno; EPIPE for a write that moved nothing).
+ * always_inline: into its two callers, which then need no *done in memory (-24 bytes). */
+static inline __attribute__((always_inline)) int low_write_all(struct io *io, const void *p, size_t n, size_t *done)
 {
 	*done = 0;
 	while (*done < n) {
