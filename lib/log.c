@@ -47,8 +47,7 @@ static struct {
 	struct log_hold *hold; /* lines held for one write (log_hold), or NULL */
 } lg = {"spoolbox", LOG_TO_STDERR, LOG_INFO, 2, -1, 0, 0, 0, NULL};
 
-/* noinline: one copy, not one per caller (docs/size.md) */
-__attribute__((noinline)) static long my_pid(void)
+static long my_pid(void)
 {
 	if (!lg.pid)
 		lg.pid = (long)getpid();
@@ -88,12 +87,10 @@ static int sl_connect(void)
 	if (lg.sl_retry_ms && clock_mono_ms() < lg.sl_retry_ms)
 		return -1;
 	const char *path = getenv("SPOOLBOX_SYSLOG_SOCKET");
-	struct sockaddr_un sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sun_family = AF_UNIX;
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	if (!path || !*path || strlen(path) >= sizeof sa.sun_path)
 		path = "/dev/log";
-	memcpy(sa.sun_path, path, strlen(path));
+	strcpy(sa.sun_path, path);
 	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0) {
 		lg.sl_fd = fd;
