@@ -26,12 +26,11 @@ static void put(struct out *o, const char *s, size_t n)
 	o->n += n;
 }
 
+/* n bytes c, a byte at a time: the pads are a few bytes ("%02d", "%016llx") */
 static void pad(struct out *o, char c, int n)
 {
-	char b[32];
-	memset(b, c, sizeof b);
-	for (; n > 0; n -= (int)sizeof b)
-		put(o, b, n < (int)sizeof b ? (size_t)n : sizeof b);
+	for (; n > 0; n--)
+		put(o, &c, 1);
 }
 
 /* pre (sign, 0x), then zeros, then s, in a field of width: spaces before it, zeros after pre
