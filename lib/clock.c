@@ -5,11 +5,17 @@
 #include <string.h>
 #include <time.h>
 
-static long long real_ms(void)
+/* the clock's time in milliseconds: one copy for the real and the monotonic clock */
+static long long clock_ms(clockid_t clk)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
+	clock_gettime(clk, &ts);
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static long long real_ms(void)
+{
+	return clock_ms(CLOCK_REALTIME);
 }
 
 void sclock_init(struct sclock *c)
@@ -73,9 +79,7 @@ int sclock_wait_ms(const struct sclock *c, long long deadline, int cap_ms)
 
 long long clock_mono_ms(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return clock_ms(CLOCK_MONOTONIC);
 }
 
 const char clock_days[22] = "SunMonTueWedThuFriSat";

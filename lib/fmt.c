@@ -1,16 +1,16 @@
 /* The printf formatter of fmt.h: one pass over the format; each conversion is built in a small
  * stack buffer and written with its prefix, zeros and padding (field()). No allocation, no
- * locale, no long double: what the 10 KiB of musl's vfprintf mostly is. */
+ * locale, no floating point: what the 10 KiB of musl's vfprintf mostly is. Nothing the product
+ * links formats a float (lib/printf_like.h, scripts/printf_nofp.sh), so %f and the other float
+ * conversions are copied as written, as %n is (docs/size.md: 0.75 KiB). */
 #include "fmt.h"
 #include <limits.h>
-#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
 enum { F_MINUS = 1, F_PLUS = 2, F_SPACE = 4, F_HASH = 8, F_ZERO = 16 };
-enum { L_INT, L_CHAR, L_SHORT, L_LONG, L_LLONG, L_LDOUBLE };
+enum { L_INT, L_CHAR, L_SHORT, L_LONG, L_LLONG, L_PTR };
 #define FMT_MAX_WIDTH 4096 /* a width or precision beyond this is cut to it */
-#define FMT_MAX_FPREC 17   /* digits after the point that a double can mean */
 
 struct out {
 	fmt_sink sink;
@@ -26,12 +26,11 @@ static void put(struct out *o, const char *s, size_t n)
 	o->n += n;
 }
 
+/* n bytes c, a byte at a time: the pads are a few bytes ("%02d", "%016llx") */
 static void pad(struct out *o, char c, int n)
 {
-	char b[32];
-	memset(b, c, sizeof b);
-	for (; n > 0; n -= (int)sizeof b)
-		put(o, b, n < (int)sizeof b ? (size_t)n : sizeof b);
+	for (; n > 0; n--)
+		put(o, &c, 1);
 }
 
 /* pre (sign, 0x), then zeros, then s, in a field of width: spaces before it, zeros after pre
@@ -40,16 +39,18 @@ static void field(struct out *o, int fl, int width, const char *pre, int zeros, 
 {
 	size_t plen = strlen(pre);
 	size_t total = plen + (size_t)zeros + len;
-	int padn = (size_t)width > total ? width - (int)total : 0;
-	if (!(fl & (F_MINUS | F_ZERO)))
-		pad(o, ' ', padn);
+	int padn = (size_t)width > total ? width - (int)total : 0, left = 0, right = 0;
+	if (fl & F_MINUS)
+		right = padn;
+	else if (fl & F_ZERO)
+		zeros += padn;
+	else
+		left = padn;
+	pad(o, ' ', left);
 	put(o, pre, plen);
-	if ((fl & (F_MINUS | F_ZERO)) == F_ZERO)
-		pad(o, '0', padn);
 	pad(o, '0', zeros);
 	put(o, s, len);
-	if (fl & F_MINUS)
-		pad(o, ' ', padn);
+	pad(o, ' ', right);
 }
 
 /* the digits of v in base, ending at end; returns where they start */
@@ -63,40 +64,11 @@ static char *digits(char *end, uintmax_t v, unsigned base, int upper)
 	return end;
 }
 
-/* v >= 0 and finite with prec digits after the point into buf (at least 340 bytes); its length.
- * Beyond 1e18 the low integer digits are zeros: that far, a double has no more to say. */
-static size_t ffmt(char *buf, double v, int prec, int hash)
-{
-	char tmp[24];
-	int e = 0;
-	while (v >= 1e18) {
-		v /= 10;
-		e++;
-	}
-	uint64_t scale = 1;
-	for (int i = 0; i < prec; i++)
-		scale *= 10;
-	uint64_t ip = (uint64_t)v;
-	uint64_t fr = e ? 0 : (uint64_t)((v - (double)ip) * (double)scale + 0.5);
-	if (fr >= scale) {
-		ip++;
-		fr -= scale;
-	}
-	char *d = digits(tmp + sizeof tmp, ip, 10, 0);
-	size_t n = (size_t)(tmp + sizeof tmp - d);
-	memcpy(buf, d, n);
-	memset(buf + n, '0', (size_t)e);
-	n += (size_t)e;
-	if (prec || hash)
-		buf[n++] = '.';
-	for (int i = prec; i > 0; i--, fr /= 10)
-		buf[n + (size_t)i - 1] = (char)('0' + fr % 10);
-	return n + (size_t)prec;
-}
-
 /* the next integer argument of length len, sign-extended when is_signed, else zero-extended */
 __attribute__((noinline)) static uintmax_t int_arg(va_list *ap, int len, int is_signed)
 {
+	if (len == L_PTR)
+		return (uintptr_t)va_arg(*ap, void *);
 	if (len == L_LLONG)
 		return va_arg(*ap, unsigned long long);
 	if (len == L_LONG)
@@ -109,7 +81,8 @@ __attribute__((noinline)) static uintmax_t int_arg(va_list *ap, int len, int is_
 	return is_signed ? (uintmax_t)(intmax_t)v : (unsigned)v;
 }
 
-static int number(const char **p)
+/* always_inline: in its two places fmt_vformat keeps p in a register (-66 bytes) */
+static inline __attribute__((always_inline)) int number(const char **p)
 {
 	int n = 0;
 	for (; **p >= '0' && **p <= '9'; (*p)++)
@@ -137,7 +110,7 @@ int fmt_vformat(fmt_sink sink, void *ctx, const char *fmt, va_list ap0)
 			fl |= 1 << (f - "-+ #0");
 		if (*p == '*') {
 			p++;
-			width = va_arg(ap, int);
+			width = (int)int_arg(&ap, L_INT, 1);
 			if (width < 0) {
 				fl |= F_MINUS;
 				width = width < -FMT_MAX_WIDTH ? FMT_MAX_WIDTH : -width;
@@ -151,7 +124,7 @@ int fmt_vformat(fmt_sink sink, void *ctx, const char *fmt, va_list ap0)
 			p++;
 			if (*p == '*') {
 				p++;
-				prec = va_arg(ap, int);
+				prec = (int)int_arg(&ap, L_INT, 1);
 				if (prec < 0)
 					prec = -1;
 				else if (prec > FMT_MAX_WIDTH)
@@ -168,15 +141,13 @@ int fmt_vformat(fmt_sink sink, void *ctx, const char *fmt, va_list ap0)
 			len = (p++, L_LLONG);
 		else if (*p == 'z' || *p == 't') /* size_t, ptrdiff_t: a long on every Linux ABI */
 			len = (p++, L_LONG);
-		else if (*p == 'L')
-			len = (p++, L_LDOUBLE);
 		char c = *p;
 		if (!c) { /* a format that ends inside a conversion: copied as it is */
 			put(&o, spec, (size_t)(p - spec));
 			break;
 		}
 		p++;
-		char buf[344];
+		char buf[24]; /* the 22 octal digits of a 64-bit number */
 		char *end = buf + sizeof buf;
 		uintmax_t uv;
 		const char *pre = "";
@@ -189,7 +160,7 @@ int fmt_vformat(fmt_sink sink, void *ctx, const char *fmt, va_list ap0)
 			goto integer;
 		}
 		case 'p':
-			uv = (uintptr_t)va_arg(ap, void *);
+			uv = int_arg(&ap, L_PTR, 0);
 			fl |= F_HASH;
 			c = 'x';
 			goto unsigned_int;
@@ -213,33 +184,14 @@ int fmt_vformat(fmt_sink sink, void *ctx, const char *fmt, va_list ap0)
 			break;
 		}
 		case 'c':
-			buf[0] = (char)va_arg(ap, int);
+			buf[0] = (char)int_arg(&ap, L_INT, 0);
 			field(&o, fl & ~F_ZERO, width, "", 0, buf, 1);
 			break;
 		case 's': {
-			const char *s = va_arg(ap, const char *);
+			const char *s = (const char *)(uintptr_t)int_arg(&ap, L_PTR, 0);
 			if (!s)
 				s = "(null)";
 			field(&o, fl & ~F_ZERO, width, "", 0, s, prec >= 0 ? strnlen(s, (size_t)prec) : strlen(s));
-			break;
-		}
-		case 'f':
-		case 'F':
-		case 'e':
-		case 'E':
-		case 'g':
-		case 'G':
-		case 'a':
-		case 'A': {
-			double v = len == L_LDOUBLE ? (double)va_arg(ap, long double) : va_arg(ap, double);
-			pre = signbit(v) ? "-" : fl & F_PLUS ? "+" : fl & F_SPACE ? " " : "";
-			v = fabs(v);
-			if (!isfinite(v)) {
-				field(&o, fl & ~F_ZERO, width, pre, 0, isnan(v) ? "nan" : "inf", 3);
-				break;
-			}
-			size_t n = ffmt(buf, v, prec < 0 ? 6 : prec > FMT_MAX_FPREC ? FMT_MAX_FPREC : prec, fl & F_HASH);
-			field(&o, fl, width, pre, 0, buf, n);
 			break;
 		}
 		case '%':
@@ -285,18 +237,14 @@ int fmt_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
 #if FMT_VA_ASM
 /* The shared body of FMT_VA_ENTRY's functions: what GCC's prologue of a variadic function does,
  * then the call of target (in %r11) with the va_list in %r8. Below the return address (E): the
- * eight vector registers when %al says any were used (128 bytes), then the six argument
- * registers pushed (the 176-byte save area, starting at the pushed %rdi), then the va_list:
- * gp_offset (8 n, pushed by the entry), fp_offset 48, the stack arguments at E + 8, the save
- * area. E is 8 past a 16-byte boundary, so the call is made on one (the vector stores are
- * unaligned: movups). */
+ * six argument registers pushed (the save area's 48 bytes, starting at the pushed %rdi), then the
+ * va_list: gp_offset (8 n, pushed by the entry), fp_offset 176 (no vector register saved: no
+ * floating-point argument is ever read, see above), the stack arguments at E + 8, the save area.
+ * E is 8 past a 16-byte boundary, so the call is made on one. */
 __asm__(".pushsection .text.fmt_va_entry,\"ax\",@progbits\n.global fmt_va_entry\n.hidden fmt_va_entry\n"
         ".type fmt_va_entry,@function\nfmt_va_entry:\n"
-        "\tpop %r10\n\tadd $-128,%rsp\n\ttest %al,%al\n\tje 1f\n"
-        "\tmovups %xmm0,(%rsp)\n\tmovups %xmm1,16(%rsp)\n\tmovups %xmm2,32(%rsp)\n\tmovups %xmm3,48(%rsp)\n"
-        "\tmovups %xmm4,64(%rsp)\n\tmovups %xmm5,80(%rsp)\n\tmovups %xmm6,96(%rsp)\n\tmovups %xmm7,112(%rsp)\n"
-        "1:\tpush %r9\n\tpush %r8\n\tpush %rcx\n\tpush %rdx\n\tpush %rsi\n\tpush %rdi\n"
-        "\tmov %rsp,%rax\n\tpush %rax\n\tlea 184(%rax),%r9\n\tpush %r9\n\tpush %r10\n\tmovb $48,4(%rsp)\n"
-        "\tmov %rsp,%r8\n\tcall *%r11\n\tadd $200,%rsp\n\tret\n"
+        "\tpop %r10\n\tpush %r9\n\tpush %r8\n\tpush %rcx\n\tpush %rdx\n\tpush %rsi\n\tpush %rdi\n"
+        "\tmov %rsp,%rax\n\tpush %rax\n\tlea 56(%rax),%r9\n\tpush %r9\n\tpush %r10\n\tmovb $176,4(%rsp)\n"
+        "\tmov %rsp,%r8\n\tcall *%r11\n\tadd $72,%rsp\n\tret\n"
         ".size fmt_va_entry,.-fmt_va_entry\n.popsection\n");
 #endif

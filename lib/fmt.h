@@ -1,7 +1,8 @@
-/* A small printf formatter: the conversions spoolbox and musl's own callers use (d i u o x X c s
- * p %, f with a precision), the flags "-+ #0", width and precision (also '*'), and the length
- * modifiers hh h l ll z j t. %n, wide characters and %e/%g/%a are not supported: such a
- * conversion is copied to the output as written, and %e/%g/%a print as %f.
+/* A small printf formatter: the conversions spoolbox uses (d i u o x X c s p %), the flags
+ * "-+ #0", width and precision (also '*'), and the length modifiers hh h l ll z j t. %n, wide
+ * characters and floating point (%f %e %g %a, with L) are not supported: such a conversion is
+ * copied to the output as written (and its argument not read). Nothing the product links formats
+ * a float (lib/printf_like.h); the simulator (tests/sim) prints its figures through musl's printf.
  *
  * The static build links lib/libc/vfprintf.c, which makes this the vfprintf under musl's whole
  * printf family (snprintf, fprintf, dprintf, ...): musl's own is 10 KiB, mostly long-double

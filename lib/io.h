@@ -47,8 +47,8 @@ int io_flush(struct io *io);
 /* What is buffered, then p[0..n) straight from the caller's memory (a big block is not copied
  * into the buffer first): 0, or -1 with errno. */
 int io_write_direct(struct io *io, const void *p, size_t n);
-/* Reads one line including its LF into out (NUL-terminated); returns its length, 0 at EOF,
- * -1 on error/timeout/overlong line. */
+/* Reads one line including its LF into out (NUL-terminated; size at least 1: the three callers
+ * pass arrays); returns its length, 0 at EOF, -1 on error/timeout/overlong line. */
 ssize_t io_getline(struct io *io, char *out, size_t size);
 /* Bytes already buffered for reading (a server that pipelined ahead, or STARTTLS injection). */
 size_t io_pending(const struct io *io);

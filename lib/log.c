@@ -17,7 +17,9 @@
 #include <unistd.h>
 
 #define SYSLOG_RETRY_MS 60000 /* a socket that was missing is looked for again after this */
-#define LOG_LINE_MAX 1400      /* one line or datagram, cut beyond */
+#define LOG_LINE_MAX 1400      /* one datagram, cut beyond */
+#define LOG_STREAM_MAX 1199    /* one line on the stream, its LF included, cut beyond */
+#define LOG_TEXT_MAX 1023      /* the caller's text, cut beyond */
 
 /* Stream lines held between log_hold(1) and log_flush() (the scheduler's turn): one write
  * instead of one per line. Syslog lines are not held: each is a datagram of its own, and
@@ -45,8 +47,7 @@ static struct {
 	struct log_hold *hold; /* lines held for one write (log_hold), or NULL */
 } lg = {"spoolbox", LOG_TO_STDERR, LOG_INFO, 2, -1, 0, 0, 0, NULL};
 
-/* noinline: one copy, not one per caller (docs/size.md) */
-__attribute__((noinline)) static long my_pid(void)
+static long my_pid(void)
 {
 	if (!lg.pid)
 		lg.pid = (long)getpid();
@@ -86,12 +87,10 @@ static int sl_connect(void)
 	if (lg.sl_retry_ms && clock_mono_ms() < lg.sl_retry_ms)
 		return -1;
 	const char *path = getenv("SPOOLBOX_SYSLOG_SOCKET");
-	struct sockaddr_un sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sun_family = AF_UNIX;
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	if (!path || !*path || strlen(path) >= sizeof sa.sun_path)
 		path = "/dev/log";
-	memcpy(sa.sun_path, path, strlen(path));
+	strcpy(sa.sun_path, path);
 	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0) {
 		lg.sl_fd = fd;
@@ -132,34 +131,20 @@ int log_hold(int on)
 	return lg.hold ? 0 : -1;
 }
 
-/* One line to syslog: "<PRI>Mmm dd hh:mm:ss ident[pid]: text" (RFC 3164). 0, or -1 when it did
- * not go. */
-static int sl_send(const char *ident, int level, const char *id, const char *text)
+/* One line to syslog: buf[0..n), "<PRI>Mmm dd hh:mm:ss ident[pid]: text" (RFC 3164). 0, or -1
+ * when it did not go. */
+static int sl_send(const char *buf, size_t n)
 {
 	if (sl_connect() < 0)
 		return -1;
-	time_t now = time(NULL);
-	struct tm tm;
-	char stamp[20] = "";
-	/* without local time (ENABLE_LOCALTIME) no stamp: the log daemon adds its own, in local time */
-	if (ENABLE_LOCALTIME && civil_time(&now, &tm))
-		snprintf(stamp, sizeof stamp, "%.3s %2d %02d:%02d:%02d ", clock_months + 3 * (tm.tm_mon % 12), tm.tm_mday, tm.tm_hour,
-		         tm.tm_min, tm.tm_sec);
-	char buf[LOG_LINE_MAX];
-	int n = snprintf(buf, sizeof buf, "<%d>%s%s[%ld]: %s%s%s", LOG_MAIL | (level & 7), stamp, ident,
-	                 my_pid(), id ? id : "", id ? ": " : "", text);
-	if (n < 0)
-		return -1;
-	if (n >= (int)sizeof buf)
-		n = (int)sizeof buf - 1;
 	for (int attempt = 0; attempt < 2; attempt++) {
 		/* never wait long for a log daemon that does not read: a full queue drops the line */
-		if (send(lg.sl_fd, buf, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) >= 0)
+		if (send(lg.sl_fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT) >= 0)
 			return 0;
 		if (errno == EAGAIN || errno == EWOULDBLOCK) {
 			struct pollfd p = {lg.sl_fd, POLLOUT, 0};
 			if (clock_mono_ms() >= lg.sl_slow_ms && poll(&p, 1, SYSLOG_WAIT_MS) > 0 &&
-			    send(lg.sl_fd, buf, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) >= 0)
+			    send(lg.sl_fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT) >= 0)
 				return 0;
 			lg.sl_slow_ms = clock_mono_ms() + SYSLOG_SLOW_MS;
 			return -1;
@@ -205,31 +190,45 @@ __attribute__((used)) static void emit(const char *prog, int level, const char *
 	if (level > lg.level_max)
 		return;
 	int saved = errno;
-	char text[1024];
-	vsnprintf(text, sizeof text, fmt, ap);
+	/* The line once: syslog's "<PRI>stamp " then "ident[pid]: id: text" (the text cut at
+	 * LOG_TEXT_MAX), which is also the stream's line: cut to LOG_STREAM_MAX with its LF written
+	 * over what follows (the stream's cut is the shorter, for any prefix under 200 bytes). */
+	char buf[LOG_LINE_MAX];
+	char stamp[20] = "";
+	/* without local time (ENABLE_LOCALTIME) no stamp: the log daemon adds its own, in local time */
+	if (ENABLE_LOCALTIME && (lg.where & LOG_TO_SYSLOG)) {
+		time_t now = time(NULL);
+		struct tm tm;
+		if (civil_time(&now, &tm))
+			snprintf(stamp, sizeof stamp, "%.3s %2d %02d:%02d:%02d ", clock_months + 3 * (tm.tm_mon % 12), tm.tm_mday,
+			         tm.tm_hour, tm.tm_min, tm.tm_sec);
+	}
+	size_t k = (size_t)snprintf(buf, sizeof buf, "<%d>%s", LOG_MAIL | (level & 7), stamp);
+	size_t n = k + (size_t)snprintf(buf + k, sizeof buf - k, "%s[%ld]: %s%s", ident, my_pid(), id ? id : "", id ? ": " : "");
+	if (n > sizeof buf - 1)
+		n = sizeof buf - 1;
+	vsnprintf(buf + n, sizeof buf - n < LOG_TEXT_MAX + 1 ? sizeof buf - n : LOG_TEXT_MAX + 1, fmt, ap);
 	/* A log line is one line: a remote reply or an address must not forge another entry. */
-	for (char *p = text; *p; p++)
-		if ((unsigned char)*p < 0x20 && *p != '\t')
-			*p = ' ';
+	for (; buf[n]; n++)
+		if ((unsigned char)buf[n] < 0x20 && buf[n] != '\t')
+			buf[n] = ' ';
 	int to_stderr = (lg.where & LOG_TO_STDERR) || ((lg.where & LOG_ERRORS_TO_STDERR) && level <= LOG_WARNING);
-	if ((lg.where & LOG_TO_SYSLOG) && sl_send(ident, level, id, text) < 0 && (lg.where & LOG_STDERR_FALLBACK))
+	if ((lg.where & LOG_TO_SYSLOG) && sl_send(buf, n) < 0 && (lg.where & LOG_STDERR_FALLBACK))
 		to_stderr = 1; /* no syslog socket: a foreground daemon must not be silent */
 	if (to_stderr) {
-		char line[1200];
-		int n = snprintf(line, sizeof line, "%s[%ld]: %s%s%s\n", ident, my_pid(),
-		                 id ? id : "", id ? ": " : "", text);
-		if (n > (int)sizeof line - 1) {
-			n = (int)sizeof line - 1;
-			line[n - 1] = '\n';
-		}
+		char *line = buf + k;
+		n -= k;
+		if (n > LOG_STREAM_MAX - 1)
+			n = LOG_STREAM_MAX - 1;
+		line[n++] = '\n';
 		struct log_hold *h = lg.hold;
-		if (h && n > 0) {
-			if (h->used + (size_t)n > sizeof h->buf)
+		if (h) {
+			if (h->used + n > sizeof h->buf)
 				log_flush();
-			memcpy(h->buf + h->used, line, (size_t)n);
-			h->used += (size_t)n;
+			memcpy(h->buf + h->used, line, n);
+			h->used += n;
 		} else {
-			stream_write(line, (size_t)n);
+			stream_write(line, n);
 		}
 	}
 	/* an error is not kept back: it may be the last thing the process says */

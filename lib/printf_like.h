@@ -4,11 +4,11 @@
  * registers, so its variadic start saves only the general ones: 59 bytes less for each (x86-64:
  * 896 bytes in the full build for the twelve defined in C there; log_msg, str_fmt, buf_printf
  * and die are lib/fmt.c's shared entry, FMT_VA_ENTRY, on x86-64; docs/size.md). The price is a
- * rule: no floating-point argument ever goes to one of them (its va_list would read an unsaved
- * register, and the value printed would be garbage). Nothing in the product formats a float:
- * ta.c writes delay= from whole numbers, and scripts/printf_nofp.sh (run by .ci/run) fails on a
+ * rule: no floating-point argument ever goes to one of them. Nothing in the product formats a
+ * float: ta.c writes delay= from whole numbers, scripts/printf_nofp.sh (run by .ci/run) fails on a
  * float conversion in any format string of lib/ and applets/ (the simulator's own output,
- * lib/sched_sim.c, goes through fprintf, which keeps them). */
+ * lib/sched_sim.c, goes through musl's fprintf in tests/sim's binary), and lib/fmt.c, the product's
+ * printf, has no float conversion at all (a %f is copied as written). */
 #ifndef SPOOLBOX_PRINTF_LIKE_H
 #define SPOOLBOX_PRINTF_LIKE_H
 

@@ -6,19 +6,14 @@
 
 const char spool_b36[37] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
 
+/* v in base 36, at least width digits (zeros before): the higher digits first, by recursion (13
+ * levels at most for 64 bits) */
 static char *put_b36(char *p, unsigned long long v, int width)
 {
-	char tmp[16];
-	int n = 0;
-	do {
-		tmp[n++] = spool_b36[v % 36];
-		v /= 36;
-	} while (v && n < (int)sizeof tmp);
-	while (n < width)
-		tmp[n++] = '0';
-	while (n)
-		*p++ = tmp[--n];
-	return p;
+	if (v >= 36 || width > 1)
+		p = put_b36(p, v / 36, width - 1);
+	*p = spool_b36[v % 36];
+	return p + 1;
 }
 
 void spool_id_make(char out[SPOOL_ID_MAX], long long sec, long usec, unsigned long long ino)

@@ -42,8 +42,10 @@ static int scheduler_gone(void)
 
 /* Waits for the next line from the scheduler when none is buffered: one poll(), which also
  * says whether the scheduler's end is closed (the check above, for free) and serves as the
- * agent's idle timer (ops->wait_ms). Returns 1 when the scheduler is gone, else 0. */
-static int wait_line(struct ta_chan *ch, const struct ta_ops *ops, void *ctx)
+ * agent's idle timer (ops->wait_ms). Returns 1 when the scheduler is gone, else 0. noinline, as
+ * job_load_msg: out of ta_main_loop's loop, which then keeps its values in fewer registers (-82
+ * bytes for the two). */
+__attribute__((noinline)) static int wait_line(struct ta_chan *ch, const struct ta_ops *ops, void *ctx)
 {
 	if (io_pending(&ch->in))
 		return -1; /* a line is buffered: the caller asks scheduler_gone() before starting it */
@@ -136,7 +138,7 @@ long ta_pick(const struct spool_msg *m, const char *list, const char *channel, c
  * after the block, which an envelope_only agent does not read). The descriptor stays open for
  * the agent. 1: not usable this way (no end of block in the first read, a mismatch): the
  * caller reads the control file, which always works. */
-static int job_load_msg(struct ta_job *job, const char *channel, const char *list)
+__attribute__((noinline)) static int job_load_msg(struct ta_job *job, const char *channel, const char *list)
 {
 	char err[160], *h = job->chan->head;
 	int fd = spool_msg_open(job->sp, job->id, -1);

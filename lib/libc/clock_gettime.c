@@ -3,10 +3,12 @@
  * clock_gettime and its vDSO symbol lookup are -O2 with a stack protector, 0.9 KiB). The clock
  * is still read through the kernel's vDSO, with no system call (docs/size.md: a clock_gettime
  * that made the system call every time was tried and reverted); the lookup is musl's
- * __vdsosym: the symbol of the right type, binding and version in the vDSO's dynamic symbol
- * table, found once. What this leaves out: musl's atomic swap of the pointer (spoolbox starts no
- * thread) and the gettimeofday fallback for kernels without clock_gettime (before 2.6). 32-bit
- * ARM keeps musl's member (musl reads no vDSO there). */
+ * __vdsosym's walk of the vDSO's dynamic symbol table for the defined symbol of that name, found
+ * once. What this leaves out: musl's check of the symbol's type, binding and version (the
+ * kernel's vDSO has exported this one name, a function of version LINUX_2.6 on x86-64 and
+ * LINUX_2.6.39 on arm64, since it has had it: part of the kernel's ABI), musl's atomic swap of
+ * the pointer (spoolbox starts no thread) and the gettimeofday fallback for kernels without
+ * clock_gettime (before 2.6). 32-bit ARM keeps musl's member (musl reads no vDSO there). */
 #if defined(__x86_64__) || defined(__aarch64__)
 #include <elf.h>
 #include <errno.h>
@@ -19,31 +21,11 @@
 
 #if defined(__x86_64__)
 #define CGT_SYM "__vdso_clock_gettime"
-#define CGT_VER "LINUX_2.6"
 #else
 #define CGT_SYM "__kernel_clock_gettime"
-#define CGT_VER "LINUX_2.6.39"
 #endif
 
 typedef int cgt_fn(clockid_t, struct timespec *);
-
-/* musl's checkver: the symbol's version (versym) is a definition named CGT_VER */
-static int checkver(Elf64_Verdef *def, int vsym, const char *strings)
-{
-	vsym &= 0x7fff;
-	for (;;) {
-		if (!(def->vd_flags & VER_FLG_BASE) && (def->vd_ndx & 0x7fff) == vsym)
-			break;
-		if (def->vd_next == 0)
-			return 0;
-		def = (Elf64_Verdef *)((char *)def + def->vd_next);
-	}
-	Elf64_Verdaux *aux = (Elf64_Verdaux *)((char *)def + def->vd_aux);
-	return !strcmp(CGT_VER, strings + aux->vda_name);
-}
-
-#define OK_TYPES (1 << STT_NOTYPE | 1 << STT_OBJECT | 1 << STT_FUNC | 1 << STT_COMMON)
-#define OK_BINDS (1 << STB_GLOBAL | 1 << STB_WEAK | 1 << STB_GNU_UNIQUE)
 
 static cgt_fn *vdso_cgt(void)
 {
@@ -63,34 +45,19 @@ static cgt_fn *vdso_cgt(void)
 	char *strings = NULL;
 	Elf64_Sym *syms = NULL;
 	uint32_t *hashtab = NULL;
-	uint16_t *versym = NULL;
-	Elf64_Verdef *verdef = NULL;
 	for (size_t i = 0; dynv[i]; i += 2) {
 		void *p = (void *)(base + dynv[i + 1]);
 		switch (dynv[i]) {
 		case DT_STRTAB: strings = p; break;
 		case DT_SYMTAB: syms = p; break;
 		case DT_HASH: hashtab = p; break;
-		case DT_VERSYM: versym = p; break;
-		case DT_VERDEF: verdef = p; break;
 		}
 	}
 	if (!strings || !syms || !hashtab)
 		return NULL;
-	if (!verdef)
-		versym = NULL;
 	for (size_t i = 0; i < hashtab[1]; i++) {
-		if (!(1 << (syms[i].st_info & 0xf) & OK_TYPES))
-			continue;
-		if (!(1 << (syms[i].st_info >> 4) & OK_BINDS))
-			continue;
-		if (!syms[i].st_shndx)
-			continue;
-		if (strcmp(CGT_SYM, strings + syms[i].st_name))
-			continue;
-		if (versym && !checkver(verdef, versym[i], strings))
-			continue;
-		return (cgt_fn *)(base + syms[i].st_value);
+		if (syms[i].st_shndx && !strcmp(CGT_SYM, strings + syms[i].st_name))
+			return (cgt_fn *)(base + syms[i].st_value);
 	}
 	return NULL;
 }

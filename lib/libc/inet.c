@@ -91,17 +91,14 @@ int inet_pton(int af, const char *restrict s, void *restrict a0)
 	return 1;
 }
 
-/* v in base (10 or 16), no leading zeros, then sep */
+/* v in base (10 or 16), no leading zeros (the higher digits first, by recursion), then sep */
 __attribute__((noinline)) static char *num(char *p, unsigned v, unsigned base, char sep)
 {
-	char d[4], *q = d;
-	do
-		*q++ = "0123456789abcdef"[v % base];
-	while (v /= base);
-	while (q > d)
-		*p++ = *--q;
-	*p++ = sep;
-	return p;
+	if (v >= base)
+		p = num(p, v / base, base, 0) - 1;
+	p[0] = "0123456789abcdef"[v % base];
+	p[1] = sep;
+	return p + 2;
 }
 
 const char *inet_ntop(int af, const void *restrict a0, char *restrict s, socklen_t l)

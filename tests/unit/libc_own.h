@@ -430,6 +430,10 @@ int sigprocmask(int, const sigset_t *restrict, sigset_t *restrict);
 int isatty(int);
 #include "../../lib/libc/isatty.c"
 #undef isatty
+#define strerror own_strerror
+char *strerror(int);
+#include "../../lib/libc/strerror.c"
+#undef strerror
 #define nanosleep own_nanosleep
 int nanosleep(const struct timespec *, struct timespec *);
 #include "../../lib/libc/nanosleep.c"

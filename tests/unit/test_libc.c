@@ -1756,6 +1756,84 @@ TEST(libc_clock_gettime_as_glibc)
 	CHECK_INT(own_clock_gettime((clockid_t)-12345, &ts), -1);
 	CHECK_INT(errno, EINVAL);
 }
+/* printf's arguments read by fmt.c's one reader (int_arg): pointers, characters, '*' widths and
+ * precisions between integers of every length, as glibc's */
+TEST(libc_printf_arguments_as_glibc)
+{
+	int p[2];
+	CHECK_INT(pipe(p), 0);
+	char want[512], got[512];
+	void *ptr = (void *)(uintptr_t)0x7f12345678ull;
+#define PRINTF_ARGS "%p|%s|%c|%*d|%-*ld|%.*s|%*s|%hhd|%lld|%c%p", ptr, "str", 'z', 6, -12, -5, 7L, 2, "xyz", \
+	                -4, "q", 300, -5LL, 'e', (void *)&p
+	int n = snprintf(want, sizeof want, PRINTF_ARGS);
+	CHECK_INT(own_dprintf(p[1], PRINTF_ARGS), n);
+#undef PRINTF_ARGS
+	ssize_t r = read(p[0], got, sizeof got - 1);
+	CHECK_INT(r, n);
+	got[r > 0 ? r : 0] = 0;
+	CHECK_STR(got, want);
+	close(p[0]);
+	close(p[1]);
+}
+/* strerror: musl 1.2.3's text (its src/errno/__strerror.h) for every errno kept, and "Unknown
+ * error N" as glibc's for every other number; the kept ones are exactly these */
+TEST(libc_strerror_as_musl)
+{
+	static const struct {
+		int e;
+		const char *text;
+	} musl[] = {
+		{ENOENT, "No such file or directory"}, {EACCES, "Permission denied"},
+		{EPERM, "Operation not permitted"}, {ENOSPC, "No space left on device"},
+		{EDQUOT, "Quota exceeded"}, {EROFS, "Read-only file system"}, {EIO, "I/O error"},
+		{EEXIST, "File exists"}, {ENOTDIR, "Not a directory"}, {EISDIR, "Is a directory"},
+		{ELOOP, "Symbolic link loop"}, {ENAMETOOLONG, "Filename too long"},
+		{ENOTEMPTY, "Directory not empty"}, {EXDEV, "Cross-device link"}, {EMLINK, "Too many links"},
+		{ETXTBSY, "Text file busy"}, {EFBIG, "File too large"}, {ESTALE, "Stale file handle"},
+		{EBADMSG, "Bad message"}, {ENOLCK, "No locks available"},
+		{EDEADLK, "Resource deadlock would occur"}, {EBUSY, "Resource busy"},
+		{ENXIO, "No such device or address"}, {ENODEV, "No such device"}, {ENOTTY, "Not a tty"},
+		{ESPIPE, "Invalid seek"}, {EMFILE, "No file descriptors available"},
+		{ENFILE, "Too many open files in system"}, {EBADF, "Bad file descriptor"},
+		{EFAULT, "Bad address"}, {ENOMEM, "Out of memory"},
+		{EAGAIN, "Resource temporarily unavailable"}, {EINTR, "Interrupted system call"},
+		{EINVAL, "Invalid argument"}, {EOVERFLOW, "Value too large for data type"},
+		{ERANGE, "Result not representable"}, {EILSEQ, "Illegal byte sequence"},
+		{ENOSYS, "Function not implemented"}, {EOPNOTSUPP, "Not supported"},
+		{E2BIG, "Argument list too long"}, {ENOEXEC, "Exec format error"},
+		{ECHILD, "No child process"}, {ESRCH, "No such process"}, {EPIPE, "Broken pipe"},
+		{ECONNREFUSED, "Connection refused"}, {ECONNRESET, "Connection reset by peer"},
+		{ECONNABORTED, "Connection aborted"}, {ETIMEDOUT, "Operation timed out"},
+		{EHOSTUNREACH, "Host is unreachable"}, {EHOSTDOWN, "Host is down"},
+		{ENETUNREACH, "Network unreachable"}, {ENETDOWN, "Network is down"},
+		{EADDRINUSE, "Address in use"}, {EADDRNOTAVAIL, "Address not available"},
+		{EAFNOSUPPORT, "Address family not supported by protocol"},
+		{EPROTONOSUPPORT, "Protocol not supported"}, {EPROTO, "Protocol error"},
+		{ENOTCONN, "Socket not connected"}, {ENOTSOCK, "Not a socket"},
+		{EDESTADDRREQ, "Destination address required"}, {EMSGSIZE, "Message too large"},
+		{ENOBUFS, "No buffer space available"},
+	};
+	size_t n = sizeof musl / sizeof *musl;
+	for (size_t i = 0; i < n; i++)
+		CHECK_STR(own_strerror(musl[i].e), musl[i].text);
+	size_t kept = 0;
+	for (int e = 0; e < 256; e++)
+		kept += strncmp(own_strerror(e), "Unknown error ", 14) != 0;
+	CHECK_INT(kept, n);
+	char want[32];
+	for (int e = -1; e < 256; e++) {
+		snprintf(want, sizeof want, "Unknown error %d", e);
+		size_t i = 0;
+		while (i < n && musl[i].e != e)
+			i++;
+		if (i == n)
+			CHECK_STR(own_strerror(e), want);
+	}
+	CHECK_STR(own_strerror(INT_MIN), "Unknown error -2147483648");
+	CHECK_STR(own_strerror(1000), strerror(1000)); /* glibc's wording */
+	CHECK_STR(own_strerror(EKEYREVOKED), "Unknown error 128"); /* musl: "Key has been revoked" */
+}
 
 /* syscall(): every argument in its place (up to six: mmap's, then sendto's with an address), the
  * result, and -1 with errno on failure, as glibc's syscall() */
