@@ -811,7 +811,7 @@ static int pid_is_ta(struct sched *s, long pid)
 			if (!strcmp(base, ap))
 				return 1;
 		for (size_t i = 0; i < s->conf.n; i++) {
-			const char *c = s->conf.cl[i].command;
+			const char *c = s->conf.cl[i].p.command;
 			if (!c)
 				continue;
 			char cb[SC_VALUE_MAX * 2];
