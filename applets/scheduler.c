@@ -346,14 +346,21 @@ static int daemonize(int *readyfd)
 	return 0;
 }
 
-/* spoolbox --check: scheduler.conf (a missing file means the built-in one, which is valid). */
-int scheduler_check(const struct conf *c, conf_report_fn *report, void *ctx)
+/* The errors of scheduler.conf at path, reported (the start's check and --check's; noinline: one
+ * copy for the two). */
+__attribute__((noinline)) static int conf_errors(const char *path, int missing_ok, conf_report_fn *report, void *ctx)
 {
 	struct schedconf sc;
 	schedconf_init(&sc);
-	int errors = schedconf_load(&sc, conf_str(c, CK_SCHEDULER_CONF), 1, report, ctx);
+	int errors = schedconf_load(&sc, path, missing_ok, report, ctx);
 	schedconf_free(&sc);
 	return errors;
+}
+
+/* spoolbox --check: scheduler.conf (a missing file means the built-in one, which is valid). */
+int scheduler_check(const struct conf *c, conf_report_fn *report, void *ctx)
+{
+	return conf_errors(conf_str(c, CK_SCHEDULER_CONF), 1, report, ctx);
 }
 
 int scheduler_main(int argc, char **argv)
@@ -390,11 +397,8 @@ int scheduler_main(int argc, char **argv)
 	if (!o.so.logdir)
 		o.so.logdir = "/var/log/spoolbox";
 	/* configuration errors go to the terminal, before any detaching */
-	struct schedconf check;
 	struct conf_stderr_ctx ctx = {0, "error"};
-	schedconf_init(&check);
-	int errors = schedconf_load(&check, o.so.conf_path, o.so.conf_missing_ok, conf_report_stderr, &ctx);
-	schedconf_free(&check);
+	int errors = conf_errors(o.so.conf_path, o.so.conf_missing_ok, conf_report_stderr, &ctx);
 	rc = EX_CONFIG;
 	if (errors)
 		goto out;
