@@ -241,12 +241,9 @@ static int reload_conf(void *vctx)
 		if (saved[k] && rc < 0)
 			setenv(conf_name((enum conf_key)k), saved[k], 1); /* all as before */
 	if (rc == 0) {
-		/* a key gone from the file: its compiled-in default again */
-		for (int k = 0; k < CK__COUNT; k++)
-			if (r->exported[k] && c.origin[k] != CO_FILE) {
-				unsetenv(conf_name((enum conf_key)k));
-				r->exported[k] = 0;
-			}
+		/* every key we had exported left the environment above, so one gone from the file has
+		 * its compiled-in default again; export_conf marks what the file still sets */
+		memset(r->exported, 0, sizeof r->exported);
 		export_conf(&c, r->spool, r);
 		set_relay(&c, r);
 		log_msg(LOG_INFO, NULL, "spoolbox.conf: %s read again", c.path[0] ? c.path : "(none: the defaults)");
