@@ -300,14 +300,23 @@ static int check_command(struct parser *ps, const char *v)
 	return 0;
 }
 
+/* The position of w in list ("A\0B\0...\0"), or the number of words in it when w is not one
+ * (noinline: one copy for the variables and the parameters). */
+__attribute__((noinline)) static int word_index(const char *list, const char *w)
+{
+	int k = 0;
+	for (; *list && strcmp(list, w); list += strlen(list) + 1)
+		k++;
+	return k;
+}
+
 static void assign(struct parser *ps, struct sc_clause *k, const char *name, const char *val)
 {
-	int var = 0;
-	for (const char *vn = var_names; strcmp(vn, name); vn += strlen(vn) + 1)
-		if (++var == SV__COUNT) {
-			bad(ps, "unknown variable '%s'", name);
-			return;
-		}
+	int var = word_index(var_names, name);
+	if (var == SV__COUNT) {
+		bad(ps, "unknown variable '%s'", name);
+		return;
+	}
 	unsigned bit = 1u << var;
 	if (k->p.set & bit) {
 		bad(ps, "%s: set twice in the clause of line %d", name, k->line);
@@ -609,9 +618,7 @@ static void param_line(struct parser *ps, const char *p)
 	/* the parameters by their position in one string (no chain of strcmp calls); 8: unknown */
 	static const char params[] = "mailqpath\0authfile\0global-report-interval\0hostclass\0msgwriteasync\0"
 	                             "store-error-on-error\0message_recipient_limit\0message_recipient_minimum\0";
-	int k = 0;
-	for (const char *q = params; *q && strcmp(q, name); q += strlen(q) + 1)
-		k++;
+	int k = word_index(params, name);
 	if (k < 2) {
 		char **slot = k == 0 ? &c->mailqpath : &c->authfile;
 		if (!*val) {
