@@ -496,7 +496,7 @@ static void feed(struct sched *s, struct sta *t)
 	 * (new, or its last job failed to connect) it gets one job at a time, since a second one in
 	 * its pipe would knock on a full server again and count twice against the destination's
 	 * concurrency (issue 14 point 2); within the initial concurrency overfeed applies at once */
-	if (!t->proven && thr->running > (thr->p.init_conc > 0 ? thr->p.init_conc : 1))
+	if (!t->proven && thr->running > thr->p.init_conc) /* (at least 1: sfb_init) */
 		limit = 1;
 	if (t->gen != s->gen)
 		return; /* started under an older configuration: it finishes what it has, no more */
