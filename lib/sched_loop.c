@@ -87,10 +87,10 @@ void sched_dump(struct sched *s)
 	        "delivered %lu, failed %lu, deferred %lu, lost %lu, TAs started %lu; disk %s, next due %lld",
 	        s->count, s->o.queuelo, s->o.queuehi, s->nthreads, s->ntas, s->delivered, s->failed, s->deferred,
 	        s->lost, s->started, s->disk_more ? "has more due" : "read", s->disk_next);
-	static const char *const st[] = {"starting", "busy", "idle", "closing"};
 	for (struct sta *t = s->tas; t; t = t->next)
 		log_msg(LOG_INFO, NULL, "state: ta %s[%ld] %s, %u outstanding, thread %s/%s", t->argv0, (long)t->pid,
-		        st[t->state], t->nack, t->thr ? t->thr->name : "-", t->thr ? t->thr->host : "-");
+		        str_bykey("\1busy\0\2idle\0\3closing\0\0starting", t->state), t->nack, t->thr ? t->thr->name : "-",
+		        t->thr ? t->thr->host : "-");
 	for (unsigned h = 0; h <= s->tmask; h++)
 		for (struct thread *t = s->thash[h]; t; t = t->hnext)
 			log_msg(LOG_INFO, NULL, "state: thread %s%s/%s ring %d: %u ready, %d running, %d rcpt, concurrency %d%s",
