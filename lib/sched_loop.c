@@ -148,7 +148,7 @@ static void reload(struct sched *s)
 __attribute__((noinline)) static void start_run(struct sched *s)
 {
 	s->runall_at = 0;
-	sq_scan(s, 1, s->runall_dom[0] ? s->runall_dom : NULL);
+	sq_scan(s, 1);
 	if (s->disk_more)
 		s->runall_at = s->now;
 }
@@ -366,10 +366,10 @@ void sched_turn(struct sched *s, int pick)
 	 * an ordinary scan in between would forget that the run has more to read */
 	if (!s->quitting && s->runall_at) {
 		if (s->count < s->o.queuelo)
-			sq_scan(s, 1, s->runall_dom[0] ? s->runall_dom : NULL);
+			sq_scan(s, 1);
 	} else if (!s->quitting && ((s->disk_more && s->count < s->o.queuelo) ||
 	                            (s->disk_next && s->now >= s->disk_next && s->now != s->last_scan)))
-		sq_scan(s, 0, NULL);
+		sq_scan(s, 0);
 	sq_flush(s);
 	sta_timers(s);
 	sta_dispatch(s);
@@ -413,7 +413,7 @@ int sched_run(struct sched *s)
 	if (s->o.full_scan)
 		repair_scan(s);
 	sq_pickup(s);
-	sq_scan(s, 0, NULL);
+	sq_scan(s, 0);
 	sq_scan_parked(s); /* the clock may have gone back while we were down */
 	sq_flush(s);
 	log_msg(LOG_INFO, NULL, "started: %ld messages due in memory, %s", s->count, s->conf.file);

@@ -1535,7 +1535,7 @@ int sq_pickup(struct sched *s)
 	return (int)ok;
 }
 
-void sq_run_all(struct sched *s, const char *domain)
+static void run_all(struct sched *s, const char *domain)
 {
 	for (struct qmsg *m = s->head; m; m = m->next) {
 		int hit = 0;
@@ -1564,7 +1564,6 @@ struct cand {
 struct scan {
 	struct sched *s;
 	int all;
-	const char *domain;
 	long loaded;
 	long long parked;             /* > 0: only entries due after now + parked */
 	struct cand *heap;            /* the earliest due entries seen, a max-heap on t; NULL: load at once */
@@ -1664,7 +1663,7 @@ static long long park_limit(const struct sched *s)
 
 int sq_scan_parked(struct sched *s)
 {
-	struct scan c = {s, 0, NULL, 0, park_limit(s), NULL, 0, 0, 0};
+	struct scan c = {s, 0, 0, park_limit(s), NULL, 0, 0, 0};
 	spool_due_each(&s->sp, LLONG_MAX / 4, scan_one, &c);
 	if (c.loaded)
 		log_msg(LOG_NOTICE, NULL, "due index: %ld messages due more than %llds ahead (the clock went back): "
@@ -1694,9 +1693,9 @@ void sq_clock_back(struct sched *s)
 	sq_scan_parked(s);
 }
 
-int sq_scan(struct sched *s, int all, const char *domain)
+int sq_scan(struct sched *s, int all)
 {
-	struct scan c = {s, all, domain, 0, 0, NULL, 0, 0, 0};
+	struct scan c = {s, all, 0, 0, NULL, 0, 0, 0};
 	s->last_scan = s->now;
 	s->disk_more = 0;
 	s->disk_next = 0;
@@ -1721,7 +1720,7 @@ int sq_scan(struct sched *s, int all, const char *domain)
 			earliest(&s->disk_next, nb);
 	}
 	if (all) {
-		sq_run_all(s, domain);
+		run_all(s, s->runall_dom[0] ? s->runall_dom : NULL);
 		s->disk_next = s->now + 1; /* and the normal view again */
 		if (!s->disk_more && s->runall_at) {
 			/* the whole due index fitted: every message has had its turn */
