@@ -1062,6 +1062,12 @@ static struct srp_ring *pool_of(const struct qmsg *m)
 	return m->pring ? &m->pring->rp : NULL;
 }
 
+/* How many more recipients m may read in (srp_room for its pools; noinline: one copy for three). */
+__attribute__((noinline)) static long room(struct sched *s, struct qmsg *m)
+{
+	return srp_room(&s->rp, pool_of(m), &m->pool);
+}
+
 /* 1 when m is its pool ring's owner: no older message of the ring has recipients on disk. */
 static int pool_owner(const struct sched *s, const struct qmsg *m)
 {
@@ -1122,7 +1128,7 @@ static int take_one(struct batch *b, const struct rrec *x)
 	struct qmsg *m = b->m;
 	if (x->idx < m->unread)
 		return 0;
-	if ((long)b->n >= b->room || srp_room(&s->rp, pool_of(m), &m->pool) <= 0) {
+	if ((long)b->n >= b->room || room(s, m) <= 0) {
 		m->unread_off = x->off; /* where the next refill begins to read */
 		return b->full = 1;
 	}
@@ -1284,7 +1290,7 @@ static int take(struct sched *s, struct qmsg *m, const struct spool_msg *sm)
 {
 	if (m->pring && !m->pool.first)
 		srp_grant(&m->pring->rp, &m->pool, pool_owner(s, m), pool_preempting(m));
-	struct batch b = {s, m, m->nrcpt, 0, 0, srp_room(&s->rp, pool_of(m), &m->pool), 0, 0, 1, 0};
+	struct batch b = {s, m, m->nrcpt, 0, 0, room(s, m), 0, 0, 1, 0};
 	if (b.room > (long)(m->nfile - m->unread))
 		b.room = (long)(m->nfile - m->unread);
 	if (b.room <= 0)
@@ -1429,7 +1435,7 @@ static void window(struct sched *s, struct qmsg *m)
 		if (m->unread >= m->nfile || m->ctl)
 			return;
 		const struct ring *pr = m->pring;
-		if (busy && pr && srp_room(&s->rp, pool_of(m), &m->pool) < pr->refill_limit &&
+		if (busy && pr && room(s, m) < pr->refill_limit &&
 		    s->now - m->refilled < pr->refill_delay)
 			return;
 		int n = take(s, m, NULL);
