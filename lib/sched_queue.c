@@ -211,10 +211,11 @@ static int write_attempt(struct sched *s, struct qmsg *m, unsigned i, const char
 	a.rcpt = (int)m->r[i].idx;
 	a.time = s->now;
 	str_lcpy(a.code, code, sizeof a.code);
-	str_lcpy(a.action, action && *action ? action : "-", sizeof a.action);
-	str_lcpy(a.enh, enh && *enh ? enh : "-", sizeof a.enh);
+	/* (action, enh and text are never NULL: a report's fields, or our own words) */
+	str_lcpy(a.action, *action ? action : "-", sizeof a.action);
+	str_lcpy(a.enh, *enh ? enh : "-", sizeof a.enh);
 	a.remote = remote && *remote ? (char *)remote : NULL;
-	a.text = (char *)(text ? text : "");
+	a.text = (char *)text;
 	if (spool_attempt_append_at(fd, &a, path, &m->ctl_end) < 0)
 		return -1;
 	m->dirty = 1;
@@ -347,7 +348,7 @@ static void apply_result(struct sched *s, struct qmsg *m, unsigned i, const char
 	if (newtag == RT_DEFERRED && sched_expired(p, m->arrival, m->tried, s->now, 1)) {
 		char msg[SPOOL_TEXT_MAX + 1];
 		snprintf(msg, sizeof msg, "expired: undeliverable for %llds of trying (expiry %llds); last: %s",
-		         m->tried, p->expiry, text && *text ? text : status);
+		         m->tried, p->expiry, *text ? text : status);
 		if (write_attempt(s, m, i, "error", "failed", "4.4.7", remote, msg) == 0) {
 			newtag = RT_FAILED;
 			next = s->now;
@@ -370,7 +371,7 @@ static void apply_result(struct sched *s, struct qmsg *m, unsigned i, const char
 		st_block(s, thr, next);
 	/* one log line of the outcome, then the statistics line */
 	const char *fin = final && *final ? final : "", *state = "ok";
-	if (!enh || !*enh)
+	if (!*enh)
 		enh = "-";
 	char tail[48] = "";
 	int level = LOG_INFO;
