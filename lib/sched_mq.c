@@ -197,7 +197,8 @@ static void say(struct mq_client *c, const char *fmt, ...)
 	/* dot-stuffing, as POP and SMTP */
 	line[0] = '.';
 	line[n + 1] = '\n';
-	put(c, line[1] == '.' ? line : line + 1, (size_t)n + (line[1] == '.' ? 2 : 1));
+	int dot = line[1] == '.';
+	put(c, line + 1 - dot, (size_t)(n + 1 + dot));
 }
 
 static void end(struct mq_client *c)
