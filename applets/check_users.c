@@ -32,7 +32,7 @@ int schedconf_users_check(const struct conf *c, conf_report_fn *report, void *ct
 	if (schedconf_load(&sc, conf_str(c, CK_SCHEDULER_CONF), 1, NULL, NULL) == 0) {
 		for (size_t i = 0; i < sc.n; i++) {
 			const struct sc_clause *cl = &sc.cl[i];
-			if (cl->user && !strcmp(cl->user, AGENTUSER_VAR)) {
+			if (cl->p.user && !strcmp(cl->p.user, AGENTUSER_VAR)) {
 				struct agent_ids a;
 				const char *u = conf_str(c, CK_AGENT_USER);
 				if (!said && agentuser_ids(u, conf_str(c, CK_SUBMIT_GROUP), &a) == AGENTUSER_ROOT_FALLBACK)
@@ -40,12 +40,12 @@ int schedconf_users_check(const struct conf *c, conf_report_fn *report, void *ct
 					                CONF_WARNING "AGENT_USER=%s: no such user or SUBMIT_GROUP: the agents run as "
 					                "root; fix: spoolbox --install", u);
 				said = 1;
-			} else if (cl->user && !numeric(cl->user) && !getpwnam(cl->user)) {
-				conf_reportf(report, ctx, sc.file, cl->line, no_such, "user", cl->user, "user", "user", " (user=0)");
+			} else if (cl->p.user && !numeric(cl->p.user) && !getpwnam(cl->p.user)) {
+				conf_reportf(report, ctx, sc.file, cl->line, no_such, "user", cl->p.user, "user", "user", " (user=0)");
 				errors++;
 			}
-			if (cl->group && !numeric(cl->group) && !getgrnam(cl->group)) {
-				conf_reportf(report, ctx, sc.file, cl->line, no_such, "group", cl->group, "group", "group", "");
+			if (cl->p.group && !numeric(cl->p.group) && !getgrnam(cl->p.group)) {
+				conf_reportf(report, ctx, sc.file, cl->line, no_such, "group", cl->p.group, "group", "group", "");
 				errors++;
 			}
 		}

@@ -82,12 +82,19 @@ static int need_arg(int argc, char **argv, int *i, const char *rest, const char 
 	return 0;
 }
 
-/* The options whose value is only kept: where (a table, not a chain of ifs). */
-static const char str_opts[] = "CfLlP";
-static const unsigned char str_off[] = {offsetof(struct opts, cfile), offsetof(struct opts, conf_file),
-                                        offsetof(struct opts, so.logfile), offsetof(struct opts, so.statslog),
-                                        offsetof(struct opts, spool)};
-_Static_assert(sizeof(struct opts) < 256, "str_off[] keeps offsets in a byte");
+/* The options that only set flags, and which (two ints of struct opts each, the same one twice
+ * for one): a table, not a switch over the letters */
+#define OFF(f) offsetof(struct opts, f)
+static const char flag_opts[] = "divFSV1";
+static const unsigned char flag_off[][2] = {
+	{OFF(daemon), OFF(daemon)},   {OFF(foreground), OFF(foreground)}, {OFF(foreground), OFF(so.verbose)},
+	{OFF(so.freeze), OFF(so.freeze)}, {OFF(so.full_scan), OFF(so.full_scan)}, {OFF(version), OFF(foreground)},
+	{OFF(so.oneshot), OFF(so.oneshot)}};
+/* The options with a value; the first five only keep it: where */
+static const char arg_opts[] = "CfLlPNpqRMZ";
+static const unsigned char str_off[] = {OFF(cfile), OFF(conf_file), OFF(so.logfile), OFF(so.statslog), OFF(spool)};
+#undef OFF
+_Static_assert(sizeof(struct opts) < 256, "flag_off[] and str_off[] keep offsets in a byte");
 
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
@@ -102,23 +109,28 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		for (const char *p = a + 1; *p; p++) {
 			const char *v = NULL;
 			char c = *p;
-			switch (c) {
-			case 'd': o->daemon = 1; break;
-			case 'i': o->foreground = 1; break;
-			case 'v': o->foreground = 1; o->so.verbose = 1; break;
-			case 'F': o->so.freeze = 1; break;
-			case 'S': o->so.full_scan = 1; break;
-			case 'V': o->version = 1; o->foreground = 1; break;
-			case '1': o->so.oneshot = 1; break;
-			/* the seed's default_full_content toggle: the error channel reads it from the
-			 * environment it inherits (environment overrides spoolbox.conf) */
-			case 'n': setenv("DSN_RET_DEFAULT", "hdrs", 1); break;
-			case 'H': case 'Q': case 'W': note_unused(o, c); break;
-			case 'E':
+			const char *k = strchr(flag_opts, c);
+			if (k) {
+				const unsigned char *f = flag_off[k - flag_opts];
+				*(int *)((char *)o + f[0]) = 1;
+				*(int *)((char *)o + f[1]) = 1;
+				continue;
+			}
+			if (c == 'n') {
+				/* the seed's default_full_content toggle: the error channel reads it from the
+				 * environment it inherits (environment overrides spoolbox.conf) */
+				setenv("DSN_RET_DEFAULT", "hdrs", 1);
+				continue;
+			}
+			if (strchr("HQW", c)) {
+				note_unused(o, c);
+				continue;
+			}
+			if (c == 'E') {
 				/* the seed's -E takes newentsmax; with no value it is our one-shot (-1) */
 				if (!p[1] && (i + 1 >= argc || argv[i + 1][0] == '-')) {
 					o->so.oneshot = 1;
-					break;
+					continue;
 				}
 				need_arg(argc, argv, &i, p + 1, &v);
 				o->so.newents_max = strtol(v, NULL, 10);
@@ -128,33 +140,34 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 					return -1;
 				}
 				p += strlen(p) - 1;
-				break;
-			case 'C': case 'f': case 'L': case 'l': case 'N': case 'P': case 'p': case 'q': case 'R': case 'M': case 'Z':
-				if (need_arg(argc, argv, &i, p + 1, &v) < 0) {
-					fprintf(stderr, "scheduler: -%c needs a value\n", c);
-					return -1;
-				}
-				const char *k = strchr(str_opts, c);
-				if (k) *(const char **)((char *)o + str_off[k - str_opts]) = v;
-				else if (c == 'p') o->so.only = strchr(v, '/') ? v : NULL;
-				else if (c == 'N') {
-					o->so.maxfno = strtol(v, NULL, 10);
-					if (o->so.maxfno < 1) {
-						fprintf(stderr, "scheduler: -N %s: not a count\n", v);
-						return -1;
-					}
-				} else
-					note_unused(o, c); /* -q, -R, -M, -Z */
-				if (c == 'p' && !o->so.only) {
-					fprintf(stderr, "scheduler: -p %s: expected channel/host\n", v);
-					return -1;
-				}
-				p += strlen(p) - 1;
-				break;
-			default:
+				continue;
+			}
+			k = strchr(arg_opts, c);
+			if (!k) {
 				fprintf(stderr, "scheduler: unknown option -%c\n", c);
 				return -1;
 			}
+			if (need_arg(argc, argv, &i, p + 1, &v) < 0) {
+				fprintf(stderr, "scheduler: -%c needs a value\n", c);
+				return -1;
+			}
+			if (k - arg_opts < (long)sizeof str_off)
+				*(const char **)((char *)o + str_off[k - arg_opts]) = v;
+			else if (c == 'p') {
+				o->so.only = strchr(v, '/') ? v : NULL;
+				if (!o->so.only) {
+					fprintf(stderr, "scheduler: -p %s: expected channel/host\n", v);
+					return -1;
+				}
+			} else if (c == 'N') {
+				o->so.maxfno = strtol(v, NULL, 10);
+				if (o->so.maxfno < 1) {
+					fprintf(stderr, "scheduler: -N %s: not a count\n", v);
+					return -1;
+				}
+			} else
+				note_unused(o, c); /* -q, -R, -M, -Z */
+			p += strlen(p) - 1;
 		}
 	}
 	return 0;
@@ -228,12 +241,9 @@ static int reload_conf(void *vctx)
 		if (saved[k] && rc < 0)
 			setenv(conf_name((enum conf_key)k), saved[k], 1); /* all as before */
 	if (rc == 0) {
-		/* a key gone from the file: its compiled-in default again */
-		for (int k = 0; k < CK__COUNT; k++)
-			if (r->exported[k] && c.origin[k] != CO_FILE) {
-				unsetenv(conf_name((enum conf_key)k));
-				r->exported[k] = 0;
-			}
+		/* every key we had exported left the environment above, so one gone from the file has
+		 * its compiled-in default again; export_conf marks what the file still sets */
+		memset(r->exported, 0, sizeof r->exported);
 		export_conf(&c, r->spool, r);
 		set_relay(&c, r);
 		log_msg(LOG_INFO, NULL, "spoolbox.conf: %s read again", c.path[0] ? c.path : "(none: the defaults)");
@@ -333,14 +343,21 @@ static int daemonize(int *readyfd)
 	return 0;
 }
 
-/* spoolbox --check: scheduler.conf (a missing file means the built-in one, which is valid). */
-int scheduler_check(const struct conf *c, conf_report_fn *report, void *ctx)
+/* The errors of scheduler.conf at path, reported (the start's check and --check's; noinline: one
+ * copy for the two). */
+__attribute__((noinline)) static int conf_errors(const char *path, int missing_ok, conf_report_fn *report, void *ctx)
 {
 	struct schedconf sc;
 	schedconf_init(&sc);
-	int errors = schedconf_load(&sc, conf_str(c, CK_SCHEDULER_CONF), 1, report, ctx);
+	int errors = schedconf_load(&sc, path, missing_ok, report, ctx);
 	schedconf_free(&sc);
 	return errors;
+}
+
+/* spoolbox --check: scheduler.conf (a missing file means the built-in one, which is valid). */
+int scheduler_check(const struct conf *c, conf_report_fn *report, void *ctx)
+{
+	return conf_errors(conf_str(c, CK_SCHEDULER_CONF), 1, report, ctx);
 }
 
 int scheduler_main(int argc, char **argv)
@@ -377,11 +394,8 @@ int scheduler_main(int argc, char **argv)
 	if (!o.so.logdir)
 		o.so.logdir = "/var/log/spoolbox";
 	/* configuration errors go to the terminal, before any detaching */
-	struct schedconf check;
 	struct conf_stderr_ctx ctx = {0, "error"};
-	schedconf_init(&check);
-	int errors = schedconf_load(&check, o.so.conf_path, o.so.conf_missing_ok, conf_report_stderr, &ctx);
-	schedconf_free(&check);
+	int errors = conf_errors(o.so.conf_path, o.so.conf_missing_ok, conf_report_stderr, &ctx);
 	rc = EX_CONFIG;
 	if (errors)
 		goto out;

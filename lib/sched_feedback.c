@@ -34,8 +34,9 @@ double sfb_amount(int style, double x, int window)
 void sfb_init(struct sfb *f, const struct sc_params *p)
 {
 	memset(f, 0, sizeof *f);
-	f->window = p->init_conc > 0 ? p->init_conc : 1;
-	if (p->conc_limit > 0 && f->window > p->conc_limit)
+	/* (init_conc and conc_limit are at least 1: the defaults, and scheduler.conf's minimum) */
+	f->window = p->init_conc;
+	if (f->window > p->conc_limit)
 		f->window = p->conc_limit;
 }
 
@@ -45,15 +46,14 @@ void sfb_success(struct sfb *f, const struct sc_params *p, int busy)
 	if (f->window <= 0 || f->probing) {
 		/* the probe got through: back from the dead, at the initial concurrency (or what is
 		 * busy already, as Postfix's qmgr_queue_unthrottle) */
-		int init = p->init_conc > 0 ? p->init_conc : 1;
-		f->window = busy > init ? busy : init;
+		f->window = busy > p->init_conc ? busy : p->init_conc;
 		f->probing = 0;
 		f->success = f->failure = 0;
 		return;
 	}
 	/* safety: no growth for a window that is not used (a destination with little mail would
 	 * otherwise climb to its limit and overshoot when a burst comes) */
-	if (f->window >= busy + (p->init_conc > 0 ? p->init_conc : 1))
+	if (f->window >= busy + p->init_conc)
 		return;
 	f->success += sfb_amount(p->pos_style, p->pos_x, f->window);
 	while (f->success >= 1) {
@@ -61,7 +61,7 @@ void sfb_success(struct sfb *f, const struct sc_params *p, int busy)
 		f->failure = 0;
 		f->success -= 1;
 	}
-	if (p->conc_limit > 0 && f->window > p->conc_limit)
+	if (f->window > p->conc_limit)
 		f->window = p->conc_limit;
 }
 

@@ -360,14 +360,15 @@ int sq_pickup(struct sched *s);
  * sq_pickup until the turn's jobs are out: the loop calls it right after the hand-out, before it
  * reads any result (docs/spool.md 6). */
 void sq_pickup_sync(struct sched *s);
-int sq_scan(struct sched *s, int all, const char *domain);
+/* The due index into memory: what is due now, or (all) a run of the whole queue, for the domain
+ * s->runall_dom ("" = every domain). */
+int sq_scan(struct sched *s, int all);
 /* Due entries further ahead than any clause would wait (a clock that went back while the queue
  * was down, or while it ran): loaded now. */
 int sq_scan_parked(struct sched *s);
 /* The clock went back while running: in-memory next attempts beyond their clause's longest
  * wait come closer, and the parked due entries are loaded. */
 void sq_clock_back(struct sched *s);
-void sq_run_all(struct sched *s, const char *domain);
 void sq_free_all(struct sched *s);
 /* Job j of thread thr goes to the agent `pid`: its queued recipients become T (one status
  * write each) with job number seq. Returns how many; 0 when an earlier job of the same message

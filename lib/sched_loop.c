@@ -87,10 +87,10 @@ void sched_dump(struct sched *s)
 	        "delivered %lu, failed %lu, deferred %lu, lost %lu, TAs started %lu; disk %s, next due %lld",
 	        s->count, s->o.queuelo, s->o.queuehi, s->nthreads, s->ntas, s->delivered, s->failed, s->deferred,
 	        s->lost, s->started, s->disk_more ? "has more due" : "read", s->disk_next);
-	static const char *const st[] = {"starting", "busy", "idle", "closing"};
 	for (struct sta *t = s->tas; t; t = t->next)
 		log_msg(LOG_INFO, NULL, "state: ta %s[%ld] %s, %u outstanding, thread %s/%s", t->argv0, (long)t->pid,
-		        st[t->state], t->nack, t->thr ? t->thr->name : "-", t->thr ? t->thr->host : "-");
+		        str_bykey("\1busy\0\2idle\0\3closing\0\0starting", t->state), t->nack, t->thr ? t->thr->name : "-",
+		        t->thr ? t->thr->host : "-");
 	for (unsigned h = 0; h <= s->tmask; h++)
 		for (struct thread *t = s->thash[h]; t; t = t->hnext)
 			log_msg(LOG_INFO, NULL, "state: thread %s%s/%s ring %d: %u ready, %d running, %d rcpt, concurrency %d%s",
@@ -148,7 +148,7 @@ static void reload(struct sched *s)
 __attribute__((noinline)) static void start_run(struct sched *s)
 {
 	s->runall_at = 0;
-	sq_scan(s, 1, s->runall_dom[0] ? s->runall_dom : NULL);
+	sq_scan(s, 1);
 	if (s->disk_more)
 		s->runall_at = s->now;
 }
@@ -366,10 +366,10 @@ void sched_turn(struct sched *s, int pick)
 	 * an ordinary scan in between would forget that the run has more to read */
 	if (!s->quitting && s->runall_at) {
 		if (s->count < s->o.queuelo)
-			sq_scan(s, 1, s->runall_dom[0] ? s->runall_dom : NULL);
+			sq_scan(s, 1);
 	} else if (!s->quitting && ((s->disk_more && s->count < s->o.queuelo) ||
 	                            (s->disk_next && s->now >= s->disk_next && s->now != s->last_scan)))
-		sq_scan(s, 0, NULL);
+		sq_scan(s, 0);
 	sq_flush(s);
 	sta_timers(s);
 	sta_dispatch(s);
@@ -413,7 +413,7 @@ int sched_run(struct sched *s)
 	if (s->o.full_scan)
 		repair_scan(s);
 	sq_pickup(s);
-	sq_scan(s, 0, NULL);
+	sq_scan(s, 0);
 	sq_scan_parked(s); /* the clock may have gone back while we were down */
 	sq_flush(s);
 	log_msg(LOG_INFO, NULL, "started: %ld messages due in memory, %s", s->count, s->conf.file);

@@ -27,11 +27,10 @@ static void on_disk(struct sched *s, enum qctl_action a, const char *id, long lo
 	}
 	if (r > 0) {
 		log_msg(LOG_NOTICE, id, "%s asked by mailq: %s", qctl_name(a),
-		        a == QA_RELEASE ? "not held" : a == QA_HOLD ? "already held, or not queued" : "not queued, or held");
+		        str_bykey("\2not held\0\1already held, or not queued\0\0not queued, or held", a + 1u));
 		return;
 	}
-	log_msg(LOG_NOTICE, id, "%s, as mailq asked", a == QA_HOLD ? "held" : a == QA_RELEASE ? "released" :
-	        a == QA_DELETE ? "deleted" : "due now");
+	log_msg(LOG_NOTICE, id, "%s, as mailq asked", str_bykey("\1held\0\2released\0\3deleted\0\0due now", a + 1u));
 	/* released or made due now: the next look at the index loads it */
 	if ((a == QA_RELEASE || a == QA_RETRY) && (!s->disk_next || s->disk_next > s->now))
 		s->disk_next = s->now;

@@ -197,7 +197,8 @@ static void say(struct mq_client *c, const char *fmt, ...)
 	/* dot-stuffing, as POP and SMTP */
 	line[0] = '.';
 	line[n + 1] = '\n';
-	put(c, line[1] == '.' ? line : line + 1, (size_t)n + (line[1] == '.' ? 2 : 1));
+	int dot = line[1] == '.';
+	put(c, line + 1 - dot, (size_t)(n + 1 + dot));
 }
 
 static void end(struct mq_client *c)
@@ -373,15 +374,15 @@ static void dump_v1(struct sched *s, struct mq_client *c)
 	unsigned long key = 0;
 	char line[600];
 	for (struct qmsg *m = s->head; m; m = m->next, key++) {
-		int n = snprintf(line, sizeof line, "%lu:\tqueue/%c/%s.c\t", key, m->id[strlen(m->id) - 1], m->id);
 		unsigned k = 0;
 		for (unsigned i = 0; i < m->nrcpt; i++)
 			k += m->r[i].thr != NULL;
-		n += snprintf(line + n, sizeof line - (size_t)n, "%u;", k);
-		for (unsigned i = 0, first = 1; i < m->nrcpt && n < (int)sizeof line - 16; i++)
+		int n = snprintf(line, sizeof line, "%lu:\tqueue/%c/%s.c\t%u;", key, m->id[strlen(m->id) - 1], m->id, k);
+		char sep = ' ';
+		for (unsigned i = 0; i < m->nrcpt && n < (int)sizeof line - 16; i++)
 			if (m->r[i].thr) {
-				n += snprintf(line + n, sizeof line - (size_t)n, "%s%lu", first ? " " : ",", (unsigned long)m->r[i].off);
-				first = 0;
+				n += snprintf(line + n, sizeof line - (size_t)n, "%c%lu", sep, (unsigned long)m->r[i].off);
+				sep = ',';
 			}
 		line[n++] = '\n';
 		put(c, line, (size_t)n);

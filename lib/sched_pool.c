@@ -88,14 +88,9 @@ void srp_add(struct srp_global *g, struct srp_ring *r, struct srp_msg *m, int k)
 
 void srp_drop(struct srp_global *g, struct srp_ring *r, struct srp_msg *m, int k, int all_read)
 {
-	long d = beyond(g, m->n) - beyond(g, m->n - k);
-	m->n -= k;
-	g->incore -= k;
-	g->pooled -= d;
+	srp_add(g, r, m, -k); /* the counts as srp_add (its peak only ever goes up) */
 	if (!r)
 		return;
-	r->incore -= k;
-	r->pooled -= d;
 	/* the slots above what it still holds in memory go back, the extra ones first */
 	int excess = all_read ? m->slots + m->xslots - m->n : 0;
 	int x = excess < m->xslots ? excess : m->xslots;

@@ -211,10 +211,11 @@ static int write_attempt(struct sched *s, struct qmsg *m, unsigned i, const char
 	a.rcpt = (int)m->r[i].idx;
 	a.time = s->now;
 	str_lcpy(a.code, code, sizeof a.code);
-	str_lcpy(a.action, action && *action ? action : "-", sizeof a.action);
-	str_lcpy(a.enh, enh && *enh ? enh : "-", sizeof a.enh);
+	/* (action, enh and text are never NULL: a report's fields, or our own words) */
+	str_lcpy(a.action, *action ? action : "-", sizeof a.action);
+	str_lcpy(a.enh, *enh ? enh : "-", sizeof a.enh);
 	a.remote = remote && *remote ? (char *)remote : NULL;
-	a.text = (char *)(text ? text : "");
+	a.text = (char *)text;
 	if (spool_attempt_append_at(fd, &a, path, &m->ctl_end) < 0)
 		return -1;
 	m->dirty = 1;
@@ -347,7 +348,7 @@ static void apply_result(struct sched *s, struct qmsg *m, unsigned i, const char
 	if (newtag == RT_DEFERRED && sched_expired(p, m->arrival, m->tried, s->now, 1)) {
 		char msg[SPOOL_TEXT_MAX + 1];
 		snprintf(msg, sizeof msg, "expired: undeliverable for %llds of trying (expiry %llds); last: %s",
-		         m->tried, p->expiry, text && *text ? text : status);
+		         m->tried, p->expiry, *text ? text : status);
 		if (write_attempt(s, m, i, "error", "failed", "4.4.7", remote, msg) == 0) {
 			newtag = RT_FAILED;
 			next = s->now;
@@ -370,7 +371,7 @@ static void apply_result(struct sched *s, struct qmsg *m, unsigned i, const char
 		st_block(s, thr, next);
 	/* one log line of the outcome, then the statistics line */
 	const char *fin = final && *final ? final : "", *state = "ok";
-	if (!enh || !*enh)
+	if (!*enh)
 		enh = "-";
 	char tail[48] = "";
 	int level = LOG_INFO;
@@ -811,7 +812,7 @@ static int pid_is_ta(struct sched *s, long pid)
 			if (!strcmp(base, ap))
 				return 1;
 		for (size_t i = 0; i < s->conf.n; i++) {
-			const char *c = s->conf.cl[i].command;
+			const char *c = s->conf.cl[i].p.command;
 			if (!c)
 				continue;
 			char cb[SC_VALUE_MAX * 2];
@@ -1062,6 +1063,12 @@ static struct srp_ring *pool_of(const struct qmsg *m)
 	return m->pring ? &m->pring->rp : NULL;
 }
 
+/* How many more recipients m may read in (srp_room for its pools; noinline: one copy for three). */
+__attribute__((noinline)) static long room(struct sched *s, struct qmsg *m)
+{
+	return srp_room(&s->rp, pool_of(m), &m->pool);
+}
+
 /* 1 when m is its pool ring's owner: no older message of the ring has recipients on disk. */
 static int pool_owner(const struct sched *s, const struct qmsg *m)
 {
@@ -1122,7 +1129,7 @@ static int take_one(struct batch *b, const struct rrec *x)
 	struct qmsg *m = b->m;
 	if (x->idx < m->unread)
 		return 0;
-	if ((long)b->n >= b->room || srp_room(&s->rp, pool_of(m), &m->pool) <= 0) {
+	if ((long)b->n >= b->room || room(s, m) <= 0) {
 		m->unread_off = x->off; /* where the next refill begins to read */
 		return b->full = 1;
 	}
@@ -1284,7 +1291,7 @@ static int take(struct sched *s, struct qmsg *m, const struct spool_msg *sm)
 {
 	if (m->pring && !m->pool.first)
 		srp_grant(&m->pring->rp, &m->pool, pool_owner(s, m), pool_preempting(m));
-	struct batch b = {s, m, m->nrcpt, 0, 0, srp_room(&s->rp, pool_of(m), &m->pool), 0, 0, 1, 0};
+	struct batch b = {s, m, m->nrcpt, 0, 0, room(s, m), 0, 0, 1, 0};
 	if (b.room > (long)(m->nfile - m->unread))
 		b.room = (long)(m->nfile - m->unread);
 	if (b.room <= 0)
@@ -1429,7 +1436,7 @@ static void window(struct sched *s, struct qmsg *m)
 		if (m->unread >= m->nfile || m->ctl)
 			return;
 		const struct ring *pr = m->pring;
-		if (busy && pr && srp_room(&s->rp, pool_of(m), &m->pool) < pr->refill_limit &&
+		if (busy && pr && room(s, m) < pr->refill_limit &&
 		    s->now - m->refilled < pr->refill_delay)
 			return;
 		int n = take(s, m, NULL);
@@ -1535,7 +1542,7 @@ int sq_pickup(struct sched *s)
 	return (int)ok;
 }
 
-void sq_run_all(struct sched *s, const char *domain)
+static void run_all(struct sched *s, const char *domain)
 {
 	for (struct qmsg *m = s->head; m; m = m->next) {
 		int hit = 0;
@@ -1564,7 +1571,6 @@ struct cand {
 struct scan {
 	struct sched *s;
 	int all;
-	const char *domain;
 	long loaded;
 	long long parked;             /* > 0: only entries due after now + parked */
 	struct cand *heap;            /* the earliest due entries seen, a max-heap on t; NULL: load at once */
@@ -1664,7 +1670,7 @@ static long long park_limit(const struct sched *s)
 
 int sq_scan_parked(struct sched *s)
 {
-	struct scan c = {s, 0, NULL, 0, park_limit(s), NULL, 0, 0, 0};
+	struct scan c = {s, 0, 0, park_limit(s), NULL, 0, 0, 0};
 	spool_due_each(&s->sp, LLONG_MAX / 4, scan_one, &c);
 	if (c.loaded)
 		log_msg(LOG_NOTICE, NULL, "due index: %ld messages due more than %llds ahead (the clock went back): "
@@ -1694,9 +1700,9 @@ void sq_clock_back(struct sched *s)
 	sq_scan_parked(s);
 }
 
-int sq_scan(struct sched *s, int all, const char *domain)
+int sq_scan(struct sched *s, int all)
 {
-	struct scan c = {s, all, domain, 0, 0, NULL, 0, 0, 0};
+	struct scan c = {s, all, 0, 0, NULL, 0, 0, 0};
 	s->last_scan = s->now;
 	s->disk_more = 0;
 	s->disk_next = 0;
@@ -1721,7 +1727,7 @@ int sq_scan(struct sched *s, int all, const char *domain)
 			earliest(&s->disk_next, nb);
 	}
 	if (all) {
-		sq_run_all(s, domain);
+		run_all(s, s->runall_dom[0] ? s->runall_dom : NULL);
 		s->disk_next = s->now + 1; /* and the normal view again */
 		if (!s->disk_more && s->runall_at) {
 			/* the whole due index fitted: every message has had its turn */

@@ -491,12 +491,12 @@ static struct thread *starving(struct sched *s, struct sta *t);
 static void feed(struct sched *s, struct sta *t)
 {
 	struct thread *thr = t->thr;
-	int limit = thr->p.overfeed > 0 ? thr->p.overfeed : 1;
+	int limit = thr->p.overfeed; /* at least 1: the default 2, and scheduler.conf's minimum */
 	/* an agent above the initial concurrency probes the server's capacity: until it got through
 	 * (new, or its last job failed to connect) it gets one job at a time, since a second one in
 	 * its pipe would knock on a full server again and count twice against the destination's
 	 * concurrency (issue 14 point 2); within the initial concurrency overfeed applies at once */
-	if (!t->proven && thr->running > (thr->p.init_conc > 0 ? thr->p.init_conc : 1))
+	if (!t->proven && thr->running > thr->p.init_conc) /* (at least 1: sfb_init) */
 		limit = 1;
 	if (t->gen != s->gen)
 		return; /* started under an older configuration: it finishes what it has, no more */
@@ -651,7 +651,7 @@ static void reassign(struct sched *s, struct sta *t)
 		return;
 	}
 	if (cur && cur->nready && cur->blocked_until <= s->now && cur->running <= thr_limit(cur)) {
-		struct thread *other = t->streak >= (unsigned)(cur->p.overfeed > 0 ? cur->p.overfeed : 1) ? starving(s, t) : NULL;
+		struct thread *other = t->streak >= (unsigned)cur->p.overfeed ? starving(s, t) : NULL;
 		if (!other) {
 			feed(s, t);
 			return;

@@ -96,10 +96,9 @@ void st_put(struct sched *s, struct thread *t)
 	if (--t->refs > 0 || t->running || t->nready || t->on_ring)
 		return;
 	struct thread **pp = hash_thr(s, t->name, t->host, t->is_error);
-	while (*pp && *pp != t)
+	while (*pp != t) /* (every thread is on its chain from st_get to here) */
 		pp = &(*pp)->hnext;
-	if (*pp)
-		*pp = t->hnext;
+	*pp = t->hnext;
 	s->nthreads--;
 	free(t);
 }

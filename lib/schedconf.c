@@ -130,11 +130,12 @@ void schedconf_free(struct schedconf *c)
 {
 	for (size_t i = 0; i < c->n; i++) {
 		struct sc_clause *k = &c->cl[i];
+		/* a clause's own values are its allocations (merged copies only point at them) */
 		free(k->chan_pat);
-		free(k->retries);
-		free(k->user);
-		free(k->group);
-		free(k->command);
+		free((void *)k->p.retries);
+		free((void *)k->p.user);
+		free((void *)k->p.group);
+		free((void *)k->p.command);
 	}
 	free(c->cl);
 	for (size_t i = 0; i < c->nhc; i++)
@@ -196,7 +197,7 @@ static int is_name(char ch)
 	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '-';
 }
 
-static int parse_retries(struct parser *ps, const char *v, unsigned **out, unsigned *count)
+static int parse_retries(struct parser *ps, const char *v, const unsigned **out, unsigned *count)
 {
 	unsigned tmp[SC_RETRIES_MAX];
 	unsigned n = 0;
@@ -226,12 +227,12 @@ static int parse_retries(struct parser *ps, const char *v, unsigned **out, unsig
 		bad(ps, "retries: empty sequence");
 		return -1;
 	}
-	*out = malloc(n * sizeof **out);
-	if (!*out) {
+	unsigned *a = malloc(n * sizeof *a);
+	if (!a) {
 		bad(ps, "out of memory");
 		return -1;
 	}
-	memcpy(*out, tmp, n * sizeof **out);
+	*out = memcpy(a, tmp, n * sizeof *a);
 	*count = n;
 	return 0;
 }
@@ -299,14 +300,23 @@ static int check_command(struct parser *ps, const char *v)
 	return 0;
 }
 
+/* The position of w in list ("A\0B\0...\0"), or the number of words in it when w is not one
+ * (noinline: one copy for the variables and the parameters). */
+__attribute__((noinline)) static int word_index(const char *list, const char *w)
+{
+	int k = 0;
+	for (; *list && strcmp(list, w); list += strlen(list) + 1)
+		k++;
+	return k;
+}
+
 static void assign(struct parser *ps, struct sc_clause *k, const char *name, const char *val)
 {
-	int var = 0;
-	for (const char *vn = var_names; strcmp(vn, name); vn += strlen(vn) + 1)
-		if (++var == SV__COUNT) {
-			bad(ps, "unknown variable '%s'", name);
-			return;
-		}
+	int var = word_index(var_names, name);
+	if (var == SV__COUNT) {
+		bad(ps, "unknown variable '%s'", name);
+		return;
+	}
 	unsigned bit = 1u << var;
 	if (k->p.set & bit) {
 		bad(ps, "%s: set twice in the clause of line %d", name, k->line);
@@ -374,9 +384,8 @@ static void assign(struct parser *ps, struct sc_clause *k, const char *name, con
 		break;
 	}
 	case VT_RETRIES:
-		if (parse_retries(ps, val, &k->retries, &k->p.nretries) < 0)
+		if (parse_retries(ps, val, &k->p.retries, &k->p.nretries) < 0)
 			return;
-		k->p.retries = k->retries;
 		break;
 	case VT_NAME:
 		for (const char *p = strcmp(val, "$AGENT_USER") ? val : ""; *p; p++)
@@ -389,14 +398,14 @@ static void assign(struct parser *ps, struct sc_clause *k, const char *name, con
 			return;
 		}
 		if (var == SV_USER)
-			k->p.user = k->user = dup_val(ps, val);
+			k->p.user = dup_val(ps, val);
 		else
-			k->p.group = k->group = dup_val(ps, val);
+			k->p.group = dup_val(ps, val);
 		break;
 	case VT_COMMAND:
 		if (check_command(ps, val) < 0)
 			return;
-		k->p.command = k->command = dup_val(ps, val);
+		k->p.command = dup_val(ps, val);
 		break;
 	}
 	k->p.set |= bit;
@@ -609,9 +618,7 @@ static void param_line(struct parser *ps, const char *p)
 	/* the parameters by their position in one string (no chain of strcmp calls); 8: unknown */
 	static const char params[] = "mailqpath\0authfile\0global-report-interval\0hostclass\0msgwriteasync\0"
 	                             "store-error-on-error\0message_recipient_limit\0message_recipient_minimum\0";
-	int k = 0;
-	for (const char *q = params; *q && strcmp(q, name); q += strlen(q) + 1)
-		k++;
+	int k = word_index(params, name);
 	if (k < 2) {
 		char **slot = k == 0 ? &c->mailqpath : &c->authfile;
 		if (!*val) {

@@ -90,9 +90,8 @@ struct sc_clause {
 	int line;
 	int body;                    /* index of the clause whose contents apply */
 	int nset;                    /* assignments written in this clause */
-	unsigned *retries;           /* owned storage behind p.retries */
-	char *user, *group, *command;
-	struct sc_params p;          /* (last: the fields above keep one-byte offsets) */
+	struct sc_params p;          /* (last: the fields above keep one-byte offsets); its retries,
+	                              * user, group and command are the clause's own allocations */
 };
 
 /* A host class (Sendmail's XLA, seed 002): "PARAMhostclass = PATTERN SESSIONS". PATTERN is an
