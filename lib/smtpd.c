@@ -142,18 +142,31 @@ static int path(struct smtpd *s, const char **p, int mail, struct addr *a)
 	return r;
 }
 
-static void cmd_mail(struct smtpd *s, const char *arg)
+/* error() with a text made from fmt and one string */
+static void error_s(struct smtpd *s, int code, const char *fmt, const char *arg)
 {
-	if (s->state == SMTPD_START)
-		return error(s, 503, "5.5.1 Send HELO or EHLO first");
-	if (s->state != SMTPD_READY)
-		return error(s, 503, "5.5.1 Nested MAIL command");
+	char text[64];
+	snprintf(text, sizeof text, fmt, arg);
+	error(s, code, text);
+}
+
+/* MAIL (mail 1) and RCPT (mail 0): one path, as both take an address, parameters, the SMTPUTF8
+ * check and a callback; MAIL's parameters are the first five names, RCPT's the last two */
+static void cmd_path(struct smtpd *s, const char *arg, int mail)
+{
+	if (mail ? s->state != SMTPD_READY : s->state != SMTPD_MAIL && s->state != SMTPD_RCPT)
+		return error(s, 503, !mail ? "5.5.1 Need MAIL before RCPT"
+		                     : s->state == SMTPD_START ? "5.5.1 Send HELO or EHLO first" : "5.5.1 Nested MAIL command");
+	const char *cmd = mail ? "MAIL" : "RCPT";
 	struct smtpd_mail m;
+	struct smtpd_rcpt rc;
 	memset(&m, 0, sizeof m);
+	memset(&rc, 0, sizeof rc);
 	m.size = -1;
+	struct addr *a = mail ? &m.from : &rc.to;
 	char text[512];
 	const char *p = arg, *w;
-	int r = path(s, &p, 1, &m.from);
+	int r = path(s, &p, mail, a);
 	if (r < 0)
 		return;
 	m.null_sender = r == 1;
@@ -162,8 +175,10 @@ static void cmd_mail(struct smtpd *s, const char *arg)
 		const char *v;
 		size_t vl;
 		if (!s->esmtp)
-			return error(s, 555, "5.5.4 MAIL parameters need EHLO");
-		int k = param(w, len, "SIZE\0BODY\0RET\0ENVID\0SMTPUTF8\0", &v, &vl);
+			return error_s(s, 555, "5.5.4 %s parameters need EHLO", cmd);
+		int k = param(w, len, "SIZE\0BODY\0RET\0ENVID\0SMTPUTF8\0NOTIFY\0ORCPT\0", &v, &vl);
+		if (mail != (k < 5))
+			k = -1; /* the other command's */
 		if (k == 0 && v) {
 			if (parse_digits(v, vl, &m.size) < 0)
 				return error(s, 501, "5.5.4 Bad SIZE value");
@@ -180,63 +195,37 @@ static void cmd_mail(struct smtpd *s, const char *arg)
 				return error(s, 501, "5.5.4 Bad ENVID value");
 		} else if (k == 4 && !v) {
 			m.smtputf8 = 1;
-		} else {
-			return error(s, 555, "5.5.4 Unsupported MAIL parameter");
-		}
-	}
-	if (m.size >= 0 && s->size_max > 0 && m.size > s->size_max)
-		return error(s, 552, "5.3.4 Message size exceeds fixed limit");
-	if (m.from.utf8 && !m.smtputf8)
-		return error(s, 553, "5.6.7 Non-ASCII sender address needs SMTPUTF8");
-	text[0] = 0;
-	int code = s->ops->mail ? s->ops->mail(s->ctx, &m, text, sizeof text) : 250;
-	if (reply_cb(s, code, text, "2.1.0 Ok", "4.3.0 Sender not accepted")) {
-		s->state = SMTPD_MAIL;
-		s->smtputf8 = m.smtputf8;
-		s->nrcpt = 0;
-	}
-}
-
-static void cmd_rcpt(struct smtpd *s, const char *arg)
-{
-	if (s->state != SMTPD_MAIL && s->state != SMTPD_RCPT)
-		return error(s, 503, "5.5.1 Need MAIL before RCPT");
-	struct smtpd_rcpt r;
-	memset(&r, 0, sizeof r);
-	char text[512];
-	const char *p = arg, *w;
-	if (path(s, &p, 0, &r.to) < 0)
-		return;
-	size_t len;
-	while ((w = word(&p, &len))) {
-		const char *v;
-		size_t vl;
-		if (!s->esmtp)
-			return error(s, 555, "5.5.4 RCPT parameters need EHLO");
-		int k = param(w, len, "NOTIFY\0ORCPT\0", &v, &vl);
-		if (ENABLE_DSN && k == 0 && v) {
-			if (dsn_notify_parse(v, vl, &r.notify) < 0)
+		} else if (ENABLE_DSN && k == 5 && v) {
+			if (dsn_notify_parse(v, vl, &rc.notify) < 0)
 				return error(s, 501, "5.5.4 Bad NOTIFY value");
-		} else if (ENABLE_DSN && k == 1 && v) {
+		} else if (ENABLE_DSN && k == 6 && v) {
 			const char *semi = memchr(v, ';', vl);
 			char dec[SMTPD_ORCPT_MAX + 1];
 			if (!semi || semi == v || (size_t)(semi - v) > 32 ||
 			    xtext_decode(semi + 1, vl - (size_t)(semi - v) - 1, dec, sizeof dec) <= 0)
 				return error(s, 501, "5.5.4 Bad ORCPT value");
-			snprintf(r.orcpt, sizeof r.orcpt, "%.*s;%s", (int)(semi - v), v, dec);
+			snprintf(rc.orcpt, sizeof rc.orcpt, "%.*s;%s", (int)(semi - v), v, dec);
 		} else {
-			return error(s, 555, "5.5.4 Unsupported RCPT parameter");
+			return error_s(s, 555, "5.5.4 Unsupported %s parameter", cmd);
 		}
 	}
-	if (r.to.utf8 && !s->smtputf8)
-		return error(s, 553, "5.6.7 Non-ASCII recipient address needs SMTPUTF8");
-	if (s->nrcpt >= s->max_rcpt)
+	if (m.size >= 0 && s->size_max > 0 && m.size > s->size_max) /* RCPT's m.size is -1 */
+		return error(s, 552, "5.3.4 Message size exceeds fixed limit");
+	if (a->utf8 && !(mail ? m.smtputf8 : s->smtputf8))
+		return error_s(s, 553, "5.6.7 Non-ASCII %s address needs SMTPUTF8", mail ? "sender" : "recipient");
+	if (!mail && s->nrcpt >= s->max_rcpt)
 		return reply(s, 452, "4.5.3 Too many recipients");
 	text[0] = 0;
-	int code = s->ops->rcpt ? s->ops->rcpt(s->ctx, &r, text, sizeof text) : 250;
-	if (reply_cb(s, code, text, "2.1.5 Ok", "5.1.1 Recipient not accepted")) {
-		s->state = SMTPD_RCPT;
-		s->nrcpt++;
+	int code = 250;
+	if (mail && s->ops->mail)
+		code = s->ops->mail(s->ctx, &m, text, sizeof text);
+	if (!mail && s->ops->rcpt)
+		code = s->ops->rcpt(s->ctx, &rc, text, sizeof text);
+	if (reply_cb(s, code, text, mail ? "2.1.0 Ok" : "2.1.5 Ok", mail ? "4.3.0 Sender not accepted" : "5.1.1 Recipient not accepted")) {
+		s->state = mail ? SMTPD_MAIL : SMTPD_RCPT;
+		s->nrcpt = mail ? 0 : s->nrcpt + 1;
+		if (mail)
+			s->smtputf8 = m.smtputf8;
 	}
 }
 
@@ -303,9 +292,9 @@ static void command(struct smtpd *s, char *line)
 	if (k < 2)
 		return cmd_helo(s, line + 4, k == 0);
 	if (str_ncaseeq(line, "MAIL FROM:", 10))
-		return cmd_mail(s, line + 10);
+		return cmd_path(s, line + 10, 1);
 	if (str_ncaseeq(line, "RCPT TO:", 8))
-		return cmd_rcpt(s, line + 8);
+		return cmd_path(s, line + 8, 0);
 	arg = line + 4;
 	while (*arg == ' ')
 		arg++;
