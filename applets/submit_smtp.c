@@ -106,8 +106,7 @@ static int bs_data_end(void *vctx, char *text, size_t size)
 	return code;
 }
 
-/* no data_begin: DATA is always welcome (354), the checks were at MAIL and RCPT */
-static const struct smtpd_ops bs_ops = {bs_mail, bs_rcpt, NULL, bs_data, bs_data_end, bs_reset};
+static const struct smtpd_ops bs_ops = {bs_mail, bs_rcpt, bs_data, bs_data_end, bs_reset};
 
 int submit_smtp(struct submit_ctx *x)
 {

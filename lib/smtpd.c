@@ -29,8 +29,7 @@ void smtpd_free(struct smtpd *s)
 static void close_session(struct smtpd *s)
 {
 	s->state = SMTPD_CLOSED;
-	if (s->ops->reset)
-		s->ops->reset(s->ctx);
+	s->ops->reset(s->ctx);
 }
 
 static void reply(struct smtpd *s, int code, const char *text)
@@ -62,8 +61,7 @@ static void error(struct smtpd *s, int code, const char *text)
 static void reset_transaction(struct smtpd *s)
 {
 	if (s->state == SMTPD_MAIL || s->state == SMTPD_RCPT || s->state == SMTPD_DATA)
-		if (s->ops->reset)
-			s->ops->reset(s->ctx);
+		s->ops->reset(s->ctx);
 	s->nrcpt = 0;
 	s->smtputf8 = 0;
 	if (s->state != SMTPD_CLOSED)
@@ -216,11 +214,7 @@ static void cmd_path(struct smtpd *s, const char *arg, int mail)
 	if (!mail && s->nrcpt >= s->max_rcpt)
 		return reply(s, 452, "4.5.3 Too many recipients");
 	text[0] = 0;
-	int code = 250;
-	if (mail && s->ops->mail)
-		code = s->ops->mail(s->ctx, &m, text, sizeof text);
-	if (!mail && s->ops->rcpt)
-		code = s->ops->rcpt(s->ctx, &rc, text, sizeof text);
+	int code = mail ? s->ops->mail(s->ctx, &m, text, sizeof text) : s->ops->rcpt(s->ctx, &rc, text, sizeof text);
 	if (reply_cb(s, code, text, mail ? "2.1.0 Ok" : "2.1.5 Ok", mail ? "4.3.0 Sender not accepted" : "5.1.1 Recipient not accepted")) {
 		s->state = mail ? SMTPD_MAIL : SMTPD_RCPT;
 		s->nrcpt = mail ? 0 : s->nrcpt + 1;
@@ -237,15 +231,6 @@ static void cmd_data(struct smtpd *s, const char *arg)
 		return error(s, 554, "5.5.1 No valid recipients");
 	if (s->state != SMTPD_RCPT)
 		return error(s, 503, "5.5.1 Need MAIL and RCPT before DATA");
-	char text[512];
-	text[0] = 0; /* not "= """: that zeroes all of it */
-	int code = s->ops->data_begin ? s->ops->data_begin(s->ctx, text, sizeof text) : 354;
-	if (code != 354) {
-		const char *no = "4.3.0 Cannot take the message now";
-		reply_cb(s, code, text, no, no);
-		reset_transaction(s);
-		return;
-	}
 	reply(s, 354, "End data with <CR><LF>.<CR><LF>");
 	s->state = SMTPD_DATA;
 	s->dstate = D_BOL;
@@ -324,7 +309,7 @@ static void command(struct smtpd *s, char *line)
 
 static void data_emit(struct smtpd *s, const char *p, size_t n)
 {
-	if (n && !s->data_failed && s->ops->data && s->ops->data(s->ctx, p, n) < 0)
+	if (n && !s->data_failed && s->ops->data(s->ctx, p, n) < 0)
 		s->data_failed = 1;
 }
 
@@ -332,7 +317,7 @@ static void data_done(struct smtpd *s)
 {
 	char text[512];
 	text[0] = 0; /* not "= """: that zeroes all of it */
-	int code = s->ops->data_end ? s->ops->data_end(s->ctx, text, sizeof text) : 250;
+	int code = s->ops->data_end(s->ctx, text, sizeof text);
 	reply_cb(s, code, text, "2.0.0 Ok", "4.3.0 Message not accepted");
 	s->state = SMTPD_RCPT; /* so that reset_transaction() calls reset */
 	reset_transaction(s);

@@ -44,12 +44,13 @@ struct smtpd_rcpt {
 	char orcpt[SMTPD_ORCPT_MAX + 8]; /* "rfc822;addr" decoded, "" when absent */
 };
 
-/* Callbacks return an SMTP reply code (250, 354, 452, 550 ...) and may write the reply text
- * (with its enhanced status code) into `text`; an empty text gets a default. */
+/* Callbacks return an SMTP reply code (250, 452, 550 ...) and may write the reply text (with
+ * its enhanced status code) into `text`; an empty text gets a default. Every callback MUST be
+ * set (no NULL: the engine does not test them). DATA is always answered 354: what would refuse
+ * it is refused at MAIL and RCPT. */
 struct smtpd_ops {
 	int (*mail)(void *ctx, const struct smtpd_mail *m, char *text, size_t size);
 	int (*rcpt)(void *ctx, const struct smtpd_rcpt *r, char *text, size_t size);
-	int (*data_begin)(void *ctx, char *text, size_t size); /* NULL: 354 */
 	/* message bytes (dot-unstuffing undone, line endings as received); returning -1 makes the
 	 * engine drop the rest of the data, data_end is still called at the end */
 	int (*data)(void *ctx, const char *p, size_t n);
