@@ -46,13 +46,8 @@ static int bs_mail(void *vctx, const struct smtpd_mail *m, char *text, size_t si
 	b->e.m.smtputf8 = m->smtputf8;
 	if (m->envid[0])
 		b->e.m.envid = xstrdup(m->envid);
-	char helo[64];
-	size_t i = 0;
-	for (const char *p = b->s->helo; *p && i < sizeof helo - 1; p++)
-		helo[i++] = (*p > ' ' && *p < 0x7f && *p != ';' && *p != '(' && *p != ')') ? *p : '?';
-	helo[i] = 0;
-	snprintf(b->e.received, sizeof b->e.received, "from %s (%s, uid %ld)", helo[0] ? helo : "unknown", b->x->ec.user,
-	         b->x->ec.uid);
+	/* the HELO name as smtpd made it safe; never empty: MAIL comes after a HELO with a name */
+	snprintf(b->e.received, sizeof b->e.received, "from %s (%s, uid %ld)", b->s->helo, b->x->ec.user, b->x->ec.uid);
 	b->e.with = b->s->esmtp ? "ESMTP" : "SMTP";
 	char from[ADDR_TEXT_MAX + 1];
 	from[0] = 0; /* not "= """: that zeroes all of it */

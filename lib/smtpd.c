@@ -244,7 +244,12 @@ static void cmd_helo(struct smtpd *s, const char *arg, int esmtp)
 	if (!(w = word(&p, &len)))
 		return error(s, 501, esmtp ? "5.5.4 EHLO needs a domain" : "5.5.4 HELO needs a domain");
 	reset_transaction(s);
-	snprintf(s->helo, sizeof s->helo, "%.*s", (int)(len < 255 ? len : 255), w);
+	size_t i = 0;
+	for (; i < len && i < sizeof s->helo - 1; i++) {
+		char c = w[i];
+		s->helo[i] = c > ' ' && c < 0x7f && c != ';' && c != '(' && c != ')' ? c : '?';
+	}
+	s->helo[i] = 0;
 	s->esmtp = esmtp;
 	s->state = SMTPD_READY;
 	if (!esmtp) {

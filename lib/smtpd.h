@@ -78,7 +78,9 @@ struct smtpd {
 	int data_failed;
 	struct buf out;             /* replies waiting to be sent */
 	/* the arrays last: one-byte displacements (docs/size.md) */
-	char helo[256];
+	/* the HELO/EHLO name, cut at 63 bytes, each byte that is not printable ASCII or is one of
+	 * ";()" written '?': it goes into a Received: line as it is */
+	char helo[64];
 	char line[SMTPD_LINE_MAX + 1];
 };
 

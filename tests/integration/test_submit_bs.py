@@ -182,3 +182,13 @@ def test_bs_end_of_input_without_quit_queues_nothing_partial(box):
     assert all_queued(box) == []
     import os
     assert os.listdir(os.path.join(box.spool, "tmp")) == []
+
+
+def test_bs_helo_name_made_safe_for_received(box):
+    # the HELO name goes into the Received: line: 63 bytes at most, no ";()", nothing unprintable
+    helo = b"a;b(c)\xc3\xa9" + b"x" * 70
+    session = b"HELO " + helo + b"\r\nMAIL FROM:<a@x.org>\r\nRCPT TO:<root>\r\nDATA\r\nSubject: x\r\n\r\ny\r\n.\r\nQUIT\r\n"
+    p = box.run(None, "-bs", input=session, argv0="/usr/sbin/sendmail")
+    assert p.returncode == 0, p.stderr
+    _, _, stored = queued(box)
+    assert header(stored, "Received")[0].startswith("from a?b?c???" + "x" * 55 + " (root, uid 0)\n")
