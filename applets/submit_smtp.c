@@ -67,13 +67,13 @@ static int bs_rcpt(void *vctx, const struct smtpd_rcpt *r, char *text, size_t si
 	int code = enq_add_rcpt(&b->e, &r->to, r->notify, r->orcpt);
 	if (!code)
 		return 250;
-	/* the reply code and the enhanced code from one test: the refusal's text holds the address,
-	 * which may hold "4.5.3" itself */
-	int full = strstr(b->e.why, "too many") != NULL;
-	snprintf(text, size, "%s %s", full ? "4.5.3" : "5.1.3", b->e.why);
+	/* never "too many recipients": smtpd answers 452 itself once its count, which is at least
+	 * e.m.nrcpt (a duplicate counts there, not here), reaches max_rcpt = ec.maxrcpt (at most
+	 * SPOOL_RCPT_MAX), and both counts start again at each MAIL */
+	snprintf(text, size, "5.1.3 %s", b->e.why);
 	b->e.err = 0; /* a refused recipient does not spoil the transaction */
 	b->e.why[0] = 0;
-	return full ? 452 : 553;
+	return 553;
 }
 
 static int bs_data(void *vctx, const char *p, size_t n)
