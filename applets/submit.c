@@ -343,9 +343,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				continue;
 			}
 			const char *arg = p + 1;
+			/* the option's name for the texts: "-c", or "-au", "-qR" with its second letter */
+			char name[4] = {'-', c, arg[0], 0};
 			if (c == 'a' && arg[0] && !arg[1] && strchr("upm", arg[0]) && i + 1 < argc) {
 				/* BusyBox's -au USER, -ap PASS, -am METHOD: two words */
-				char name[4] = {'-', 'a', arg[0], 0};
 				ignored(o, name, 3, 1);
 				i++;
 				break;
@@ -354,17 +355,15 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				/* -q takes only an attached argument, except -qR DOMAIN and -qI ID */
 				if ((arg[0] == 'R' || arg[0] == 'I') && !arg[1]) {
 					if (i + 1 >= argc)
-						return usage_error("-q%s needs a value", arg);
+						return usage_error("option %s needs an argument", name);
 					char *d = argv[++i];
 					o->mode = 'q';
 					*(arg[0] == 'R' ? &o->qr : &o->qi) = d;
 					break;
 				}
 			} else if (!*arg) {
-				if (i + 1 >= argc) {
-					char s[2] = {c, 0};
-					return usage_error("option -%s needs an argument", s);
-				}
+				if (i + 1 >= argc)
+					return usage_error("option %s needs an argument", name); /* arg is "": "-c" */
 				arg = argv[++i];
 			}
 			int r = option(o, c, arg);

@@ -367,6 +367,9 @@ def test_msmtp_long_forms_that_mean_something(box):
 def test_usage_errors_that_remain(box):
     p = sendmail(box, "--account", input=MSG)
     assert p.returncode == 64 and b"option --account needs an argument" in p.stderr
+    for args, name in ((["root", "-f"], b"-f"), (["-qR"], b"-qR"), (["-qI"], b"-qI")):
+        p = sendmail(box, *args, input=MSG)
+        assert p.returncode == 64 and b"option " + name + b" needs an argument" in p.stderr, p.stderr
     p = sendmail(box, input=MSG)
     assert p.returncode == 64
     assert b"no recipients given" in p.stderr
