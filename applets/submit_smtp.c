@@ -106,31 +106,29 @@ static const struct smtpd_ops bs_ops = {bs_mail, bs_rcpt, bs_data, bs_data_end, 
 int submit_smtp(struct submit_ctx *x)
 {
 	int r = submit_open_spool(x);
+	if (r) {
+		/* no usable spool: say so the SMTP way, then end */
+		char text[320]; /* the host name is under 256 bytes: it fits */
+		int n = snprintf(text, sizeof text, "421 4.3.0 %s mail queue unavailable\r\n", x->hostname);
+		io_write_all_fd(1, text, (size_t)n);
+		return r;
+	}
 	struct smtpd s;
 	struct bs b;
 	memset(&b, 0, sizeof b);
 	b.x = x;
 	b.s = &s;
 	smtpd_init(&s, &bs_ops, &b, x->hostname, x->ec.sizelimit, x->ec.maxrcpt);
-	if (r) {
-		/* no usable spool: say so the SMTP way, then end */
-		char text[320];
-		snprintf(text, sizeof text, "421 4.3.0 %s mail queue unavailable\r\n", x->hostname);
-		io_write_all_fd(1, text, strlen(text));
-		smtpd_free(&s);
-		return r;
-	}
 	smtpd_greet(&s);
 	/* the session's streams are lib/io.c's: replies leave with the one write-all, commands and
 	 * DATA come in a buffer at a time within the 5-minute limit of RFC 5321 4.5.3.2.7 */
 	struct io in;
 	io_init_fd(&in, 0, SUBMIT_SMTP_TIMEOUT_MS);
 	char buf[4 * IO_BUFSIZE];
-	int io_error = 0, timed_out = 0;
 	for (;;) {
 		if (s.out.len) {
 			if (io_write_all_fd(1, s.out.p, s.out.len) < 0) {
-				io_error = 1;
+				r = EX_IOERR;
 				break;
 			}
 			buf_reset(&s.out);
@@ -142,9 +140,7 @@ int submit_smtp(struct submit_ctx *x)
 			static const char bye[] = "421 4.4.2 Timeout waiting for input, closing\r\n";
 			io_write_all_fd(1, bye, sizeof bye - 1);
 			log_msg(LOG_ERR, NULL, "-bs: no input for %d seconds, session closed", SUBMIT_SMTP_TIMEOUT_MS / 1000);
-			smtpd_eof(&s);
-			timed_out = 1;
-			break;
+			r = EX_TEMPFAIL;
 		}
 		if (n <= 0) {
 			smtpd_eof(&s);
@@ -154,5 +150,5 @@ int submit_smtp(struct submit_ctx *x)
 	}
 	bs_reset(&b);
 	smtpd_free(&s);
-	return io_error ? EX_IOERR : timed_out ? EX_TEMPFAIL : 0;
+	return r;
 }
