@@ -522,19 +522,16 @@ int submit_open_spool(struct submit_ctx *x)
 	return 0;
 }
 
-void submit_log_queued(struct submit_ctx *x, const struct enq *e)
+void submit_log(const struct enq *e, int r)
 {
+	if (r) {
+		log_msg(LOG_ERR, NULL, "%s", e->why[0] ? e->why : "message not queued");
+		return;
+	}
 	char text[700];
 	snprintf(text, sizeof text, "queued: from=<%s> nrcpt=%zu size=%lld uid=%ld", e->m.sender, e->m.nrcpt, e->size,
 	         e->c->uid);
-	(void)x;
 	log_msg(LOG_INFO, e->m.id, "%s", text);
-}
-
-void submit_log_failed(struct submit_ctx *x, const char *why)
-{
-	(void)x;
-	log_msg(LOG_ERR, NULL, "%s", why && *why ? why : "message not queued");
 }
 
 static void start_message(struct enq *e, const struct opts *o)
@@ -578,11 +575,7 @@ static int mode_mail(struct submit_ctx *x, const struct opts *o)
 		submit_block_signals(1);
 		r = enq_finish(&e);
 	}
-	if (r) {
-		submit_log_failed(x, e.why);
-	} else {
-		submit_log_queued(x, &e);
-	}
+	submit_log(&e, r);
 	current = NULL;
 	enq_free(&e);
 	return r;

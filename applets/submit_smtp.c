@@ -88,15 +88,10 @@ static int bs_data_end(void *vctx, char *text, size_t size)
 	submit_block_signals(1);
 	int r = enq_finish(&b->e);
 	submit_block_signals(0);
-	int code = 250;
-	if (!r) {
-		snprintf(text, size, "2.0.0 Ok: queued as %s", b->e.m.id);
-		submit_log_queued(b->x, &b->e);
-	} else {
-		submit_log_failed(b->x, b->e.why);
-		code = r == EX_CANTCREAT ? 552 : r == EX_DATAERR ? 554 : 451;
-		snprintf(text, size, "%s %s", code == 552 ? "5.3.4" : code == 554 ? "5.6.0" : "4.3.0", b->e.why);
-	}
+	submit_log(&b->e, r);
+	int code = !r ? 250 : r == EX_CANTCREAT ? 552 : r == EX_DATAERR ? 554 : 451;
+	snprintf(text, size, "%s %s", !r ? "2.0.0 Ok: queued as" : code == 552 ? "5.3.4" : code == 554 ? "5.6.0" : "4.3.0",
+	         r ? b->e.why : b->e.m.id);
 	bs_reset(b);
 	return code;
 }
