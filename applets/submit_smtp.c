@@ -19,9 +19,9 @@
 
 struct bs {
 	struct submit_ctx *x;
-	struct enq e;
 	int active;
 	const struct smtpd *s;
+	struct enq e;
 };
 
 static void bs_reset(void *vctx)
@@ -37,7 +37,8 @@ static void bs_reset(void *vctx)
 static int bs_mail(void *vctx, const struct smtpd_mail *m, char *text, size_t size)
 {
 	struct bs *b = vctx;
-	bs_reset(b);
+	/* no transaction is open: smtpd ends each with bs_reset (RSET, HELO, DATA's end, QUIT,
+	 * end of input, its own 421), and a refused MAIL ends it below */
 	enq_init(&b->e, &b->x->ec, 0, 0);
 	b->active = 1;
 	submit_set_current(&b->e);
@@ -92,8 +93,7 @@ static int bs_data_end(void *vctx, char *text, size_t size)
 	int code = !r ? 250 : r == EX_CANTCREAT ? 552 : r == EX_DATAERR ? 554 : 451;
 	snprintf(text, size, "%s %s", !r ? "2.0.0 Ok: queued as" : code == 552 ? "5.3.4" : code == 554 ? "5.6.0" : "4.3.0",
 	         r ? b->e.why : b->e.m.id);
-	bs_reset(b);
-	return code;
+	return code; /* smtpd calls bs_reset next */
 }
 
 static const struct smtpd_ops bs_ops = {bs_mail, bs_rcpt, bs_data, bs_data_end, bs_reset};
@@ -137,13 +137,11 @@ int submit_smtp(struct submit_ctx *x)
 			log_msg(LOG_ERR, NULL, "-bs: no input for %d seconds, session closed", SUBMIT_SMTP_TIMEOUT_MS / 1000);
 			r = EX_TEMPFAIL;
 		}
-		if (n <= 0) {
-			smtpd_eof(&s);
+		if (n <= 0)
 			break;
-		}
 		smtpd_feed(&s, buf, (size_t)n);
 	}
-	bs_reset(&b);
+	smtpd_eof(&s); /* a transaction still open (end of input, a failed write) ends unqueued */
 	smtpd_free(&s);
 	return r;
 }
