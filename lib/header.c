@@ -198,17 +198,14 @@ int hdr_reader_eof(struct hdr_reader *r)
 {
 	if (r->body || r->block.len == r->line_start)
 		return 0;
-	/* a last line without LF */
-	const char *line = r->block.p + r->line_start;
-	size_t n = r->block.len - r->line_start;
-	if ((r->line_start > 0 && (line[0] == ' ' || line[0] == '\t')) || field_name_len(line, n))
-		return buf_addc(&r->block, '\n');
-	if (buf_add(&r->spill, line, n) < 0)
-		return -1;
-	r->block.len = r->line_start;
-	r->block.p[r->block.len] = 0;
-	r->body = 1;
-	return 0;
+	/* a last line without LF, judged as one with it (it cannot be the empty line), except that
+	 * it is never taken for an mbox "From " line: it stays a field (given its LF) or goes to
+	 * the body */
+	r->first = 0;
+	int j = judge_line(r);
+	if (j)
+		return j < 0 ? -1 : (r->body = 1, 0);
+	return buf_addc(&r->block, '\n');
 }
 
 /* noinline: one copy, not one per caller (docs/size.md) */
