@@ -40,13 +40,12 @@ static void reply(struct smtpd *s, int code, const char *text)
 }
 
 /* noinline: one copy, not one per caller (docs/size.md) */
-/* a callback's reply: its text, else ok (a 2xx code) or bad; returns whether it was a 2xx */
-__attribute__((noinline)) static int reply_cb(struct smtpd *s, int code, const char *text, const char *ok,
-                                              const char *bad)
+/* a callback's reply: its text, else ok (only a 2xx comes without one); returns whether it
+ * was a 2xx */
+__attribute__((noinline)) static int reply_cb(struct smtpd *s, int code, const char *text, const char *ok)
 {
-	int good = code / 100 == 2;
-	reply(s, code, text[0] ? text : good ? ok : bad);
-	return good;
+	reply(s, code, text[0] ? text : ok);
+	return code / 100 == 2;
 }
 
 static void error(struct smtpd *s, int code, const char *text)
@@ -215,7 +214,7 @@ static void cmd_path(struct smtpd *s, const char *arg, int mail)
 		return reply(s, 452, "4.5.3 Too many recipients");
 	text[0] = 0;
 	int code = mail ? s->ops->mail(s->ctx, &m, text, sizeof text) : s->ops->rcpt(s->ctx, &rc, text, sizeof text);
-	if (reply_cb(s, code, text, mail ? "2.1.0 Ok" : "2.1.5 Ok", mail ? "4.3.0 Sender not accepted" : "5.1.1 Recipient not accepted")) {
+	if (reply_cb(s, code, text, mail ? "2.1.0 Ok" : "2.1.5 Ok")) {
 		s->state = mail ? SMTPD_MAIL : SMTPD_RCPT;
 		s->nrcpt = mail ? 0 : s->nrcpt + 1;
 		if (mail)
@@ -323,7 +322,7 @@ static void data_done(struct smtpd *s)
 	char text[512];
 	text[0] = 0; /* not "= """: that zeroes all of it */
 	int code = s->ops->data_end(s->ctx, text, sizeof text);
-	reply_cb(s, code, text, "2.0.0 Ok", "4.3.0 Message not accepted");
+	reply_cb(s, code, text, "2.0.0 Ok");
 	s->state = SMTPD_RCPT; /* so that reset_transaction() calls reset */
 	reset_transaction(s);
 }

@@ -44,10 +44,10 @@ struct smtpd_rcpt {
 	char orcpt[SMTPD_ORCPT_MAX + 8]; /* "rfc822;addr" decoded, "" when absent */
 };
 
-/* Callbacks return an SMTP reply code (250, 452, 550 ...) and may write the reply text (with
- * its enhanced status code) into `text`; an empty text gets a default. Every callback MUST be
- * set (no NULL: the engine does not test them). DATA is always answered 354: what would refuse
- * it is refused at MAIL and RCPT. */
+/* Callbacks return an SMTP reply code (250, 452, 550 ...) and write the reply text (with its
+ * enhanced status code) into `text`: a refusal MUST have one, an acceptance left empty gets
+ * "2.x.x Ok". Every callback MUST be set (no NULL: the engine does not test them). DATA is
+ * always answered 354: what would refuse it is refused at MAIL and RCPT. */
 struct smtpd_ops {
 	int (*mail)(void *ctx, const struct smtpd_mail *m, char *text, size_t size);
 	int (*rcpt)(void *ctx, const struct smtpd_rcpt *r, char *text, size_t size);
