@@ -16,8 +16,7 @@ void smtpd_init(struct smtpd *s, const struct smtpd_ops *ops, void *ctx, const c
 	s->ctx = ctx;
 	s->hostname = hostname;
 	s->size_max = size_max;
-	s->max_rcpt = max_rcpt ? max_rcpt : 100;
-	s->state = SMTPD_START;
+	s->max_rcpt = max_rcpt; /* state: SMTPD_START, the 0 of the memset */
 	buf_init(&s->out, SMTPD_OUT_MAX * 4);
 }
 
@@ -206,7 +205,7 @@ static void cmd_path(struct smtpd *s, const char *arg, int mail)
 			return error_s(s, 555, "5.5.4 Unsupported %s parameter", cmd);
 		}
 	}
-	if (m.size >= 0 && s->size_max > 0 && m.size > s->size_max) /* RCPT's m.size is -1 */
+	if (m.size >= 0 && s->size_max && m.size > s->size_max) /* RCPT's m.size is -1 */
 		return error(s, 552, "5.3.4 Message size exceeds fixed limit");
 	if (a->utf8 && !(mail ? m.smtputf8 : s->smtputf8))
 		return error_s(s, 553, "5.6.7 Non-ASCII %s address needs SMTPUTF8", mail ? "sender" : "recipient");
@@ -255,10 +254,10 @@ static void cmd_helo(struct smtpd *s, const char *arg, int esmtp)
 		reply(s, 250, s->hostname);
 		return;
 	}
-	/* one format: "250-SIZE 1000" with a limit, "250-SIZE" without (%.0lld of 0 prints nothing) */
-	int lim = s->size_max > 0;
+	/* one format: "250-SIZE 1000" with a limit, "250-SIZE" without (%.0lld of 0 prints nothing;
+	 * size_max is never negative) */
 	buf_printf(&s->out, "250-%s\r\n250-PIPELINING\r\n250-8BITMIME\r\n250-SIZE%s%.0lld\r\n%s250-SMTPUTF8\r\n250 ENHANCEDSTATUSCODES\r\n",
-	           s->hostname, lim ? " " : "", lim ? s->size_max : 0LL, ENABLE_DSN ? "250-DSN\r\n" : "");
+	           s->hostname, s->size_max ? " " : "", s->size_max, ENABLE_DSN ? "250-DSN\r\n" : "");
 }
 
 static int is_cmd(const char *line, const char *cmd)

@@ -63,8 +63,8 @@ struct smtpd {
 	const struct smtpd_ops *ops;
 	void *ctx;
 	const char *hostname;
-	long long size_max;         /* advertised SIZE and the SIZE= check; 0 = no limit */
-	unsigned max_rcpt;
+	long long size_max;         /* advertised SIZE and the SIZE= check; 0 = no limit, never < 0 */
+	unsigned max_rcpt;          /* RCPTs a transaction takes (452 beyond), more than 0 */
 	int state;
 	int esmtp;
 	int smtputf8;               /* this transaction said SMTPUTF8 */
