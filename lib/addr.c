@@ -31,7 +31,7 @@ static int fail(struct lex *L, size_t at, const char *why)
 	return -1;
 }
 
-static int is_atext(unsigned char c)
+int addr_is_atext(unsigned char c)
 {
 	if (c >= 0x80)
 		return 1; /* UTF-8 (RFC 6532); validated per token */
@@ -93,8 +93,8 @@ static int next(struct lex *L, struct token *t)
 		return 0;
 	}
 	unsigned char c = L->s[L->pos];
-	if (is_atext(c)) {
-		while (L->pos < L->n && is_atext(L->s[L->pos]))
+	if (addr_is_atext(c)) {
+		while (L->pos < L->n && addr_is_atext(L->s[L->pos]))
 			L->pos++;
 		t->type = T_ATOM;
 		t->end = L->pos;
@@ -508,7 +508,7 @@ int addr_local_needs_quotes(const char *local)
 		if (*p == '.') {
 			if (p[1] == '.' || p[1] == 0)
 				return 1;
-		} else if (!is_atext(*p)) {
+		} else if (!addr_is_atext(*p)) {
 			return 1;
 		}
 	}

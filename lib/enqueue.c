@@ -234,8 +234,7 @@ static int add_phrase(struct buf *b, const char *name)
 {
 	int plain = 1;
 	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == ' ' || *p >= 0x80 ||
-		      strchr("!#$%&'*+-/=?^_`{|}~", *p)))
+		if (*p != ' ' && !addr_is_atext(*p))
 			plain = 0;
 	int r = plain ? 0 : buf_addc(b, '"');
 	for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
