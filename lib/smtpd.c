@@ -279,10 +279,13 @@ static void command(struct smtpd *s, char *line)
 		k++;
 	if (k < 2)
 		return cmd_helo(s, line + 4, k == 0);
-	if (str_ncaseeq(line, "MAIL FROM:", 10))
-		return cmd_path(s, line + 10, 1);
-	if (str_ncaseeq(line, "RCPT TO:", 8))
-		return cmd_path(s, line + 8, 0);
+	/* MAIL FROM: and RCPT TO:, else a syntax hint for anything else starting MAIL or RCPT */
+	int mail = str_ncaseeq(line, "MAIL", 4);
+	if (mail || str_ncaseeq(line, "RCPT", 4)) {
+		if (str_ncaseeq(line + 4, mail ? " FROM:" : " TO:", mail ? 6 : 4))
+			return cmd_path(s, line + (mail ? 10 : 8), mail);
+		return error(s, 501, "5.5.4 Syntax: MAIL FROM:<address> / RCPT TO:<address>");
+	}
 	arg = line + 4;
 	while (*arg == ' ')
 		arg++;
@@ -305,8 +308,6 @@ static void command(struct smtpd *s, char *line)
 		return reply(s, 214, "2.0.0 Commands: HELO EHLO MAIL RCPT DATA RSET NOOP QUIT VRFY");
 	if (k < 14)
 		return error(s, 502, "5.5.1 Command not implemented");
-	if (str_ncaseeq(line, "MAIL", 4) || str_ncaseeq(line, "RCPT", 4))
-		return error(s, 501, "5.5.4 Syntax: MAIL FROM:<address> / RCPT TO:<address>");
 	error(s, 500, "5.5.2 Syntax error, command unrecognized");
 }
 
