@@ -107,7 +107,7 @@ int enq_sender(struct enq *e, const char *arg)
 		out[0] = 0; /* the null sender */
 		goto set;
 	}
-	const char *src = c->allmailfrom && *c->allmailfrom ? c->allmailfrom : arg;
+	const char *src = *c->allmailfrom ? c->allmailfrom : arg; /* never NULL: "" = none */
 	if (arg && no_controls(e, arg, "sender address"))
 		return e->err;
 	if (src) {
@@ -328,7 +328,7 @@ static int start(struct enq *e)
 		e->w.body8 = 1;
 
 	long from_i = hdr_find(&h, "From", 0);
-	int rewrite = c->rewrite_from && *c->rewrite_from && (from_i < 0 || from_is_local(e, &h, from_i));
+	int rewrite = *c->rewrite_from && (from_i < 0 || from_is_local(e, &h, from_i));
 	struct buf b;
 	buf_init(&b, HDR_BLOCK_MAX + 65536);
 	char date[64];
