@@ -280,7 +280,7 @@ static int option(struct opts *o, char c, const char *arg)
 		/* -oi is the one that changes anything: the error (-oe*) and delivery (-od*) modes
 		 * are how sendmail reports and schedules, and submit always reports by exit code and
 		 * always queues and wakes the scheduler */
-		if (arg[0] == 'i' && (arg[1] == 0 || str_caseeq(arg + 1, "=true") || str_caseeq(arg + 1, "true")))
+		if (arg[0] == 'i' && (arg[1] == 0 || str_caseeq(arg + 1 + (arg[1] == '='), "true"))) /* -oi, -oi=true, -oitrue */
 			o->dot_end = 0;
 		return 0;
 	case 'q':

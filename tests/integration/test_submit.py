@@ -81,12 +81,19 @@ def test_dot_line_ends_input_without_i(box):
     assert b"not part" not in msg
 
 
-@pytest.mark.parametrize("flag", ["-i", "-oi"])
+@pytest.mark.parametrize("flag", ["-i", "-oi", "-oi=true", "-oiTrue"])
 def test_i_and_oi_keep_dot_lines(box, flag):
     p = sendmail(box, flag, "root", input=b"Subject: d\n\nline\n.\nstill here\n..\n")
     assert p.returncode == 0, p.stderr
     _, _, msg = queued(box)
     assert msg.endswith(b"\n\nline\n.\nstill here\n..\n")
+
+
+def test_oi_with_another_value_keeps_the_dot_end(box):
+    p = sendmail(box, "-oi=false", "root", input=b"Subject: d\n\nline\n.\nnot stored\n")
+    assert p.returncode == 0, p.stderr
+    _, _, msg = queued(box)
+    assert msg.endswith(b"\n\nline\n")
 
 
 # ---- sender, full name, DSN, body type ----
