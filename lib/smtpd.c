@@ -66,12 +66,17 @@ static void reset_transaction(struct smtpd *s)
 		s->state = s->helo[0] ? SMTPD_READY : SMTPD_START;
 }
 
-int smtpd_greet(struct smtpd *s)
+/* reply() with a text made from fmt and the host name (the greeting, QUIT's) */
+static void reply_host(struct smtpd *s, int code, const char *fmt)
 {
-	char text[320];
-	snprintf(text, sizeof text, "%s ESMTP spoolbox", s->hostname);
-	reply(s, 220, text);
-	return 0;
+	char text[320]; /* the host name is under 256 bytes */
+	snprintf(text, sizeof text, fmt, s->hostname);
+	reply(s, code, text);
+}
+
+void smtpd_greet(struct smtpd *s)
+{
+	reply_host(s, 220, "%s ESMTP spoolbox");
 }
 
 /* Splits the next space-separated word of p: returns its start and sets *len, or NULL. */
@@ -296,9 +301,7 @@ static void command(struct smtpd *s, char *line)
 	if (k == 3 || k == 4)
 		return reply(s, 250, "2.0.0 Ok");
 	if (k == 5) {
-		char text[320];
-		snprintf(text, sizeof text, "2.0.0 %s closing connection", s->hostname);
-		reply(s, 221, text);
+		reply_host(s, 221, "2.0.0 %s closing connection");
 		s->state = SMTPD_CLOSED;
 		return;
 	}

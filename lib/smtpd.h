@@ -87,7 +87,7 @@ struct smtpd {
 void smtpd_init(struct smtpd *s, const struct smtpd_ops *ops, void *ctx, const char *hostname, long long size_max, unsigned max_rcpt);
 void smtpd_free(struct smtpd *s);
 /* Queues the 220 greeting. */
-int smtpd_greet(struct smtpd *s);
+void smtpd_greet(struct smtpd *s);
 /* Processes input; returns the bytes consumed (fewer than n only once the session is closed). */
 size_t smtpd_feed(struct smtpd *s, const char *p, size_t n);
 /* End of input without QUIT: aborts a transaction in progress. */
