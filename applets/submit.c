@@ -280,7 +280,7 @@ static int option(struct opts *o, char c, const char *arg)
 		/* -oi is the one that changes anything: the error (-oe*) and delivery (-od*) modes
 		 * are how sendmail reports and schedules, and submit always reports by exit code and
 		 * always queues and wakes the scheduler */
-		if (arg[0] == 'i' && (arg[1] == 0 || str_caseeq(arg + 1, "=true") || str_caseeq(arg + 1, "true")))
+		if (arg[0] == 'i' && (arg[1] == 0 || str_caseeq(arg + 1 + (arg[1] == '='), "true"))) /* -oi, -oi=true, -oitrue */
 			o->dot_end = 0;
 		return 0;
 	case 'q':
@@ -343,9 +343,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				continue;
 			}
 			const char *arg = p + 1;
+			/* the option's name for the texts: "-c", or "-au", "-qR" with its second letter */
+			char name[4] = {'-', c, arg[0], 0};
 			if (c == 'a' && arg[0] && !arg[1] && strchr("upm", arg[0]) && i + 1 < argc) {
 				/* BusyBox's -au USER, -ap PASS, -am METHOD: two words */
-				char name[4] = {'-', 'a', arg[0], 0};
 				ignored(o, name, 3, 1);
 				i++;
 				break;
@@ -354,17 +355,15 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				/* -q takes only an attached argument, except -qR DOMAIN and -qI ID */
 				if ((arg[0] == 'R' || arg[0] == 'I') && !arg[1]) {
 					if (i + 1 >= argc)
-						return usage_error("-q%s needs a value", arg);
+						return usage_error("option %s needs an argument", name);
 					char *d = argv[++i];
 					o->mode = 'q';
 					*(arg[0] == 'R' ? &o->qr : &o->qi) = d;
 					break;
 				}
 			} else if (!*arg) {
-				if (i + 1 >= argc) {
-					char s[2] = {c, 0};
-					return usage_error("option -%s needs an argument", s);
-				}
+				if (i + 1 >= argc)
+					return usage_error("option %s needs an argument", name); /* arg is "": "-c" */
 				arg = argv[++i];
 			}
 			int r = option(o, c, arg);
@@ -523,19 +522,16 @@ int submit_open_spool(struct submit_ctx *x)
 	return 0;
 }
 
-void submit_log_queued(struct submit_ctx *x, const struct enq *e)
+void submit_log(const struct enq *e, int r)
 {
+	if (r) {
+		log_msg(LOG_ERR, NULL, "%s", e->why[0] ? e->why : "message not queued");
+		return;
+	}
 	char text[700];
 	snprintf(text, sizeof text, "queued: from=<%s> nrcpt=%zu size=%lld uid=%ld", e->m.sender, e->m.nrcpt, e->size,
 	         e->c->uid);
-	(void)x;
 	log_msg(LOG_INFO, e->m.id, "%s", text);
-}
-
-void submit_log_failed(struct submit_ctx *x, const char *why)
-{
-	(void)x;
-	log_msg(LOG_ERR, NULL, "%s", why && *why ? why : "message not queued");
 }
 
 static void start_message(struct enq *e, const struct opts *o)
@@ -579,11 +575,7 @@ static int mode_mail(struct submit_ctx *x, const struct opts *o)
 		submit_block_signals(1);
 		r = enq_finish(&e);
 	}
-	if (r) {
-		submit_log_failed(x, e.why);
-	} else {
-		submit_log_queued(x, &e);
-	}
+	submit_log(&e, r);
 	current = NULL;
 	enq_free(&e);
 	return r;

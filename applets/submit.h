@@ -17,9 +17,8 @@ struct submit_ctx {
 
 /* Opens (as root: creates) the spool with the submit group raised; returns 0 or EX_TEMPFAIL. */
 int submit_open_spool(struct submit_ctx *x);
-/* The one log line of a queued message, and the reason of a refused one. */
-void submit_log_queued(struct submit_ctx *x, const struct enq *e);
-void submit_log_failed(struct submit_ctx *x, const char *why);
+/* The one log line of a message: queued (r, enq_finish's result, is 0), or why it was not. */
+void submit_log(const struct enq *e, int r);
 /* Holds SIGTERM/SIGINT/SIGHUP while a commit runs, so the reported outcome is the true one. */
 void submit_block_signals(int block);
 /* The message a signal must clean up after (NULL: none). */

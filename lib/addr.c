@@ -31,7 +31,15 @@ static int fail(struct lex *L, size_t at, const char *why)
 	return -1;
 }
 
-static int is_atext(unsigned char c)
+/* fail() for a quoted string (c '"') or a domain literal: "WHY quoted string".
+ * noinline: one copy, not one per caller (docs/size.md) */
+__attribute__((noinline)) static int fail_in(struct lex *L, size_t at, const char *why, unsigned char c)
+{
+	snprintf(L->err, L->errlen, "column %zu: %s %s", at + 1, why, c == '"' ? "quoted string" : "domain literal");
+	return -1;
+}
+
+int addr_is_atext(unsigned char c)
 {
 	if (c >= 0x80)
 		return 1; /* UTF-8 (RFC 6532); validated per token */
@@ -93,8 +101,8 @@ static int next(struct lex *L, struct token *t)
 		return 0;
 	}
 	unsigned char c = L->s[L->pos];
-	if (is_atext(c)) {
-		while (L->pos < L->n && is_atext(L->s[L->pos]))
+	if (addr_is_atext(c)) {
+		while (L->pos < L->n && addr_is_atext(L->s[L->pos]))
 			L->pos++;
 		t->type = T_ATOM;
 		t->end = L->pos;
@@ -115,13 +123,13 @@ static int next(struct lex *L, struct token *t)
 			/* RFC 5322 quoted-pair is "\" (VCHAR / WSP): an escaped CR or LF would survive
 			 * unfolding into the decoded local part and then into a header line */
 			if (d == 0 || (d < 0x20 && (!is_wsp(d) || (quoted_pair && d != ' ' && d != '\t'))) || d == 0x7f)
-				return fail(L, L->pos, c == '"' ? "control character in quoted string" : "control character in domain literal");
+				return fail_in(L, L->pos, "control character in", c);
 			if (c == '[' && (d == '[' || is_wsp(d)))
 				return fail(L, L->pos, "bad character in domain literal");
 			L->pos++;
 		}
 		if (L->pos >= L->n)
-			return fail(L, t->start, c == '"' ? "unterminated quoted string" : "unterminated domain literal");
+			return fail_in(L, t->start, "unterminated", c);
 		L->pos++;
 		t->type = c == '"' ? T_QSTR : T_DLIT;
 		t->end = L->pos;
@@ -508,7 +516,7 @@ int addr_local_needs_quotes(const char *local)
 		if (*p == '.') {
 			if (p[1] == '.' || p[1] == 0)
 				return 1;
-		} else if (!is_atext(*p)) {
+		} else if (!addr_is_atext(*p)) {
 			return 1;
 		}
 	}

@@ -53,6 +53,9 @@ int addr_parse_path(const char *s, size_t n, int allow_null, struct addr *a, siz
  * Returns the length, or -1 when it does not fit. */
 int addr_format(const struct addr *a, const char *qualify, char *out, size_t size);
 
+/* 1 for an atext byte of RFC 5322 (letters, digits, "!#$%&'*+-/=?^_`{|}~") or a byte >= 0x80
+ * (UTF-8, RFC 6532). */
+int addr_is_atext(unsigned char c);
 /* 1 when the local part needs quoting (it is not a dot-atom). */
 int addr_local_needs_quotes(const char *local);
 /* Checks a domain name (labels of letters, digits, '-', '_' and UTF-8; no empty label; 255

@@ -107,7 +107,7 @@ int enq_sender(struct enq *e, const char *arg)
 		out[0] = 0; /* the null sender */
 		goto set;
 	}
-	const char *src = c->allmailfrom && *c->allmailfrom ? c->allmailfrom : arg;
+	const char *src = *c->allmailfrom ? c->allmailfrom : arg; /* never NULL: "" = none */
 	if (arg && no_controls(e, arg, "sender address"))
 		return e->err;
 	if (src) {
@@ -234,8 +234,7 @@ static int add_phrase(struct buf *b, const char *name)
 {
 	int plain = 1;
 	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == ' ' || *p >= 0x80 ||
-		      strchr("!#$%&'*+-/=?^_`{|}~", *p)))
+		if (*p != ' ' && !addr_is_atext(*p))
 			plain = 0;
 	int r = plain ? 0 : buf_addc(b, '"');
 	for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
@@ -329,7 +328,7 @@ static int start(struct enq *e)
 		e->w.body8 = 1;
 
 	long from_i = hdr_find(&h, "From", 0);
-	int rewrite = c->rewrite_from && *c->rewrite_from && (from_i < 0 || from_is_local(e, &h, from_i));
+	int rewrite = *c->rewrite_from && (from_i < 0 || from_is_local(e, &h, from_i));
 	struct buf b;
 	buf_init(&b, HDR_BLOCK_MAX + 65536);
 	char date[64];
@@ -377,6 +376,12 @@ static int start(struct enq *e)
 	return r;
 }
 
+/* noinline: one copy for take() and enq_finish() (docs/size.md) */
+__attribute__((noinline)) static int header_too_large(struct enq *e)
+{
+	return fail(e, EX_DATAERR, "header section larger than %u bytes; not queued", HDR_BLOCK_MAX);
+}
+
 /* Normalised bytes: size limit, header collection, then straight to the queue file. */
 static int take(struct enq *e, const char *p, size_t n)
 {
@@ -388,7 +393,7 @@ static int take(struct enq *e, const char *p, size_t n)
 		return put(e, p, n);
 	ssize_t used = hdr_reader_feed(&e->hr, p, n);
 	if (used < 0)
-		return fail(e, EX_DATAERR, "header section larger than %u bytes; not queued", HDR_BLOCK_MAX);
+		return header_too_large(e);
 	if (!e->hr.body)
 		return 0;
 	int r = start(e);
@@ -419,7 +424,7 @@ int enq_finish(struct enq *e)
 		return e->err;
 	if (!e->writing) {
 		if (hdr_reader_eof(&e->hr) < 0)
-			return fail(e, EX_DATAERR, "header section larger than %u bytes; not queued", HDR_BLOCK_MAX);
+			return header_too_large(e);
 		if (start(e))
 			return e->err;
 	}

@@ -18,8 +18,8 @@ struct enq_conf {
 	const struct spool *sp;
 	const char *hostname;      /* MYHOSTNAME (or uname) */
 	const char *qualify;       /* QUALIFYDOMAIN (or hostname) */
-	const char *allmailfrom;   /* "" = none */
-	const char *rewrite_from;  /* "" = none */
+	const char *allmailfrom;   /* "" = none (never NULL) */
+	const char *rewrite_from;  /* "" = none (never NULL) */
 	long long sizelimit;       /* 0 = none */
 	long long minfree;         /* QUEUE_MINFREE for this submitter (root: half), 0 = none */
 	unsigned maxrcpt;

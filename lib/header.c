@@ -198,17 +198,14 @@ int hdr_reader_eof(struct hdr_reader *r)
 {
 	if (r->body || r->block.len == r->line_start)
 		return 0;
-	/* a last line without LF */
-	const char *line = r->block.p + r->line_start;
-	size_t n = r->block.len - r->line_start;
-	if ((r->line_start > 0 && (line[0] == ' ' || line[0] == '\t')) || field_name_len(line, n))
-		return buf_addc(&r->block, '\n');
-	if (buf_add(&r->spill, line, n) < 0)
-		return -1;
-	r->block.len = r->line_start;
-	r->block.p[r->block.len] = 0;
-	r->body = 1;
-	return 0;
+	/* a last line without LF, judged as one with it (it cannot be the empty line), except that
+	 * it is never taken for an mbox "From " line: it stays a field (given its LF) or goes to
+	 * the body */
+	r->first = 0;
+	int j = judge_line(r);
+	if (j)
+		return j < 0 ? -1 : (r->body = 1, 0);
+	return buf_addc(&r->block, '\n');
 }
 
 /* noinline: one copy, not one per caller (docs/size.md) */
@@ -335,8 +332,8 @@ static int note_bare(void *vctx, const struct addr *a)
 
 int hdr_qualify_field(const char *field, size_t len, size_t name_len, const char *domain, struct buf *out)
 {
-	const char *colon = memchr(field + name_len, ':', len - name_len);
-	size_t voff = colon ? (size_t)(colon - field) + 1 : len;
+	/* the colon is there: a field of hdr_split has one after its name */
+	size_t voff = (size_t)((const char *)memchr(field + name_len, ':', len - name_len) - field) + 1;
 	size_t vlen = len - voff;
 	if (vlen && field[len - 1] == '\n')
 		vlen--;
@@ -344,8 +341,8 @@ int hdr_qualify_field(const char *field, size_t len, size_t name_len, const char
 	q.n = 0; /* ins[] is written before it is read */
 	q.overflow = 0;
 	char err[128];
-	if (!colon || !domain || !*domain || addr_parse_list(field + voff, vlen, note_bare, &q, err, sizeof err) < 0 || q.overflow)
-		return buf_add(out, field, len) < 0 ? -1 : (colon && domain && *domain ? 1 : 0);
+	if (addr_parse_list(field + voff, vlen, note_bare, &q, err, sizeof err) < 0 || q.overflow)
+		q.n = 0; /* copied unchanged */
 	size_t done = 0;
 	for (size_t i = 0; i < q.n; i++) {
 		size_t at = voff + q.ins[i];

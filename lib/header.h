@@ -83,9 +83,9 @@ int hdr_unfold(const char *v, size_t n, struct buf *out);
 /* 1 for the fields holding address lists that submit qualifies: From, To, Cc, Reply-To, Sender
  * and their Resent- forms. */
 int hdr_is_addr_field(const char *name, size_t len);
-/* Appends field (name ':' value LF, as found in a block) to out with "@domain" inserted after
- * every unqualified address of its list. A value that does not parse is copied unchanged; the
- * return is then 1 (0 when it parsed, -1 when out is full). */
+/* Appends field (name ':' value LF, as hdr_split found it: the ':' MUST be there) to out with
+ * "@domain" (MUST NOT be empty) inserted after every unqualified address of its list. A value
+ * that does not parse is copied unchanged. Returns 0, or -1 when out is full. */
 int hdr_qualify_field(const char *field, size_t len, size_t name_len, const char *domain, struct buf *out);
 /* RFC 5322 date-time of t in local time: "Sat, 21 Nov 2026 10:20:00 +0100". */
 int hdr_date(time_t t, char *out, size_t size);

@@ -106,14 +106,16 @@ static void parse_head(const char *h, size_t n, struct part_head *ph)
 		size_t end = field_end(h, n, off);
 		const char *params;
 		size_t plen;
-		if (end - off > 13 && strncasecmp(h + off, "content-type:", 13) == 0) {
-			field_value(h, off, end, ph->type, sizeof ph->type, &params, &plen);
-			if (params && boundary_param(params, plen, ph->boundary, sizeof ph->boundary) < 0)
+		/* the two fields read, by one field_value() call */
+		int ct = end - off > 13 && strncasecmp(h + off, "content-type:", 13) == 0;
+		if (ct || (end - off > 26 && strncasecmp(h + off, "content-transfer-encoding:", 26) == 0)) {
+			field_value(h, off, end, ct ? ph->type : ph->cte, ct ? sizeof ph->type : sizeof ph->cte, &params, &plen);
+			if (!ct) {
+				ph->cte_off = off;
+				ph->cte_len = end - off;
+			} else if (params && boundary_param(params, plen, ph->boundary, sizeof ph->boundary) < 0) {
 				ph->boundary[0] = 0;
-		} else if (end - off > 26 && strncasecmp(h + off, "content-transfer-encoding:", 26) == 0) {
-			field_value(h, off, end, ph->cte, sizeof ph->cte, &params, &plen);
-			ph->cte_off = off;
-			ph->cte_len = end - off;
+			}
 		}
 		off = end;
 	}
@@ -124,15 +126,10 @@ static int put_head(struct buf *out, const char *h, size_t n, const struct part_
 {
 	if (!value)
 		return buf_add(out, h, n);
-	int bad = 0;
-	if (ph->cte_len) {
-		bad |= buf_add(out, h, ph->cte_off);
-		bad |= buf_add(out, h + ph->cte_off + ph->cte_len, n - ph->cte_off - ph->cte_len);
-	} else {
-		bad |= buf_add(out, h, n);
-	}
-	bad |= buf_printf(out, "Content-Transfer-Encoding: %s\n", value);
-	return bad;
+	/* without the field, cte_off and cte_len are 0: the second part is the whole header */
+	int bad = buf_add(out, h, ph->cte_off);
+	bad |= buf_add(out, h + ph->cte_off + ph->cte_len, n - ph->cte_off - ph->cte_len);
+	return bad | buf_printf(out, "Content-Transfer-Encoding: %s\n", value);
 }
 
 /* Quoted-printable (RFC 2045 6.7) of body[0..n), lines of at most 76 characters. */

@@ -16,8 +16,7 @@ void smtpd_init(struct smtpd *s, const struct smtpd_ops *ops, void *ctx, const c
 	s->ctx = ctx;
 	s->hostname = hostname;
 	s->size_max = size_max;
-	s->max_rcpt = max_rcpt ? max_rcpt : 100;
-	s->state = SMTPD_START;
+	s->max_rcpt = max_rcpt; /* state: SMTPD_START, the 0 of the memset */
 	buf_init(&s->out, SMTPD_OUT_MAX * 4);
 }
 
@@ -29,8 +28,7 @@ void smtpd_free(struct smtpd *s)
 static void close_session(struct smtpd *s)
 {
 	s->state = SMTPD_CLOSED;
-	if (s->ops->reset)
-		s->ops->reset(s->ctx);
+	s->ops->reset(s->ctx);
 }
 
 static void reply(struct smtpd *s, int code, const char *text)
@@ -41,13 +39,12 @@ static void reply(struct smtpd *s, int code, const char *text)
 }
 
 /* noinline: one copy, not one per caller (docs/size.md) */
-/* a callback's reply: its text, else ok (a 2xx code) or bad; returns whether it was a 2xx */
-__attribute__((noinline)) static int reply_cb(struct smtpd *s, int code, const char *text, const char *ok,
-                                              const char *bad)
+/* a callback's reply: its text, else ok (only a 2xx comes without one); returns whether it
+ * was a 2xx */
+__attribute__((noinline)) static int reply_cb(struct smtpd *s, int code, const char *text, const char *ok)
 {
-	int good = code / 100 == 2;
-	reply(s, code, text[0] ? text : good ? ok : bad);
-	return good;
+	reply(s, code, text[0] ? text : ok);
+	return code / 100 == 2;
 }
 
 static void error(struct smtpd *s, int code, const char *text)
@@ -62,20 +59,24 @@ static void error(struct smtpd *s, int code, const char *text)
 static void reset_transaction(struct smtpd *s)
 {
 	if (s->state == SMTPD_MAIL || s->state == SMTPD_RCPT || s->state == SMTPD_DATA)
-		if (s->ops->reset)
-			s->ops->reset(s->ctx);
+		s->ops->reset(s->ctx);
 	s->nrcpt = 0;
 	s->smtputf8 = 0;
 	if (s->state != SMTPD_CLOSED)
 		s->state = s->helo[0] ? SMTPD_READY : SMTPD_START;
 }
 
-int smtpd_greet(struct smtpd *s)
+/* reply() with a text made from fmt and the host name (the greeting, QUIT's) */
+static void reply_host(struct smtpd *s, int code, const char *fmt)
 {
-	char text[320];
-	snprintf(text, sizeof text, "%s ESMTP spoolbox", s->hostname);
-	reply(s, 220, text);
-	return 0;
+	char text[320]; /* the host name is under 256 bytes */
+	snprintf(text, sizeof text, fmt, s->hostname);
+	reply(s, code, text);
+}
+
+void smtpd_greet(struct smtpd *s)
+{
+	reply_host(s, 220, "%s ESMTP spoolbox");
 }
 
 /* Splits the next space-separated word of p: returns its start and sets *len, or NULL. */
@@ -142,18 +143,31 @@ static int path(struct smtpd *s, const char **p, int mail, struct addr *a)
 	return r;
 }
 
-static void cmd_mail(struct smtpd *s, const char *arg)
+/* error() with a text made from fmt and one string */
+static void error_s(struct smtpd *s, int code, const char *fmt, const char *arg)
 {
-	if (s->state == SMTPD_START)
-		return error(s, 503, "5.5.1 Send HELO or EHLO first");
-	if (s->state != SMTPD_READY)
-		return error(s, 503, "5.5.1 Nested MAIL command");
+	char text[64];
+	snprintf(text, sizeof text, fmt, arg);
+	error(s, code, text);
+}
+
+/* MAIL (mail 1) and RCPT (mail 0): one path, as both take an address, parameters, the SMTPUTF8
+ * check and a callback; MAIL's parameters are the first five names, RCPT's the last two */
+static void cmd_path(struct smtpd *s, const char *arg, int mail)
+{
+	if (mail ? s->state != SMTPD_READY : s->state != SMTPD_MAIL && s->state != SMTPD_RCPT)
+		return error(s, 503, !mail ? "5.5.1 Need MAIL before RCPT"
+		                     : s->state == SMTPD_START ? "5.5.1 Send HELO or EHLO first" : "5.5.1 Nested MAIL command");
+	const char *cmd = mail ? "MAIL" : "RCPT";
 	struct smtpd_mail m;
+	struct smtpd_rcpt rc;
 	memset(&m, 0, sizeof m);
+	memset(&rc, 0, sizeof rc);
 	m.size = -1;
+	struct addr *a = mail ? &m.from : &rc.to;
 	char text[512];
 	const char *p = arg, *w;
-	int r = path(s, &p, 1, &m.from);
+	int r = path(s, &p, mail, a);
 	if (r < 0)
 		return;
 	m.null_sender = r == 1;
@@ -162,8 +176,10 @@ static void cmd_mail(struct smtpd *s, const char *arg)
 		const char *v;
 		size_t vl;
 		if (!s->esmtp)
-			return error(s, 555, "5.5.4 MAIL parameters need EHLO");
-		int k = param(w, len, "SIZE\0BODY\0RET\0ENVID\0SMTPUTF8\0", &v, &vl);
+			return error_s(s, 555, "5.5.4 %s parameters need EHLO", cmd);
+		int k = param(w, len, "SIZE\0BODY\0RET\0ENVID\0SMTPUTF8\0NOTIFY\0ORCPT\0", &v, &vl);
+		if (mail != (k < 5))
+			k = -1; /* the other command's */
 		if (k == 0 && v) {
 			if (parse_digits(v, vl, &m.size) < 0)
 				return error(s, 501, "5.5.4 Bad SIZE value");
@@ -180,63 +196,33 @@ static void cmd_mail(struct smtpd *s, const char *arg)
 				return error(s, 501, "5.5.4 Bad ENVID value");
 		} else if (k == 4 && !v) {
 			m.smtputf8 = 1;
-		} else {
-			return error(s, 555, "5.5.4 Unsupported MAIL parameter");
-		}
-	}
-	if (m.size >= 0 && s->size_max > 0 && m.size > s->size_max)
-		return error(s, 552, "5.3.4 Message size exceeds fixed limit");
-	if (m.from.utf8 && !m.smtputf8)
-		return error(s, 553, "5.6.7 Non-ASCII sender address needs SMTPUTF8");
-	text[0] = 0;
-	int code = s->ops->mail ? s->ops->mail(s->ctx, &m, text, sizeof text) : 250;
-	if (reply_cb(s, code, text, "2.1.0 Ok", "4.3.0 Sender not accepted")) {
-		s->state = SMTPD_MAIL;
-		s->smtputf8 = m.smtputf8;
-		s->nrcpt = 0;
-	}
-}
-
-static void cmd_rcpt(struct smtpd *s, const char *arg)
-{
-	if (s->state != SMTPD_MAIL && s->state != SMTPD_RCPT)
-		return error(s, 503, "5.5.1 Need MAIL before RCPT");
-	struct smtpd_rcpt r;
-	memset(&r, 0, sizeof r);
-	char text[512];
-	const char *p = arg, *w;
-	if (path(s, &p, 0, &r.to) < 0)
-		return;
-	size_t len;
-	while ((w = word(&p, &len))) {
-		const char *v;
-		size_t vl;
-		if (!s->esmtp)
-			return error(s, 555, "5.5.4 RCPT parameters need EHLO");
-		int k = param(w, len, "NOTIFY\0ORCPT\0", &v, &vl);
-		if (ENABLE_DSN && k == 0 && v) {
-			if (dsn_notify_parse(v, vl, &r.notify) < 0)
+		} else if (ENABLE_DSN && k == 5 && v) {
+			if (dsn_notify_parse(v, vl, &rc.notify) < 0)
 				return error(s, 501, "5.5.4 Bad NOTIFY value");
-		} else if (ENABLE_DSN && k == 1 && v) {
+		} else if (ENABLE_DSN && k == 6 && v) {
 			const char *semi = memchr(v, ';', vl);
 			char dec[SMTPD_ORCPT_MAX + 1];
 			if (!semi || semi == v || (size_t)(semi - v) > 32 ||
 			    xtext_decode(semi + 1, vl - (size_t)(semi - v) - 1, dec, sizeof dec) <= 0)
 				return error(s, 501, "5.5.4 Bad ORCPT value");
-			snprintf(r.orcpt, sizeof r.orcpt, "%.*s;%s", (int)(semi - v), v, dec);
+			snprintf(rc.orcpt, sizeof rc.orcpt, "%.*s;%s", (int)(semi - v), v, dec);
 		} else {
-			return error(s, 555, "5.5.4 Unsupported RCPT parameter");
+			return error_s(s, 555, "5.5.4 Unsupported %s parameter", cmd);
 		}
 	}
-	if (r.to.utf8 && !s->smtputf8)
-		return error(s, 553, "5.6.7 Non-ASCII recipient address needs SMTPUTF8");
-	if (s->nrcpt >= s->max_rcpt)
+	if (m.size >= 0 && s->size_max && m.size > s->size_max) /* RCPT's m.size is -1 */
+		return error(s, 552, "5.3.4 Message size exceeds fixed limit");
+	if (a->utf8 && !(mail ? m.smtputf8 : s->smtputf8))
+		return error_s(s, 553, "5.6.7 Non-ASCII %s address needs SMTPUTF8", mail ? "sender" : "recipient");
+	if (!mail && s->nrcpt >= s->max_rcpt)
 		return reply(s, 452, "4.5.3 Too many recipients");
 	text[0] = 0;
-	int code = s->ops->rcpt ? s->ops->rcpt(s->ctx, &r, text, sizeof text) : 250;
-	if (reply_cb(s, code, text, "2.1.5 Ok", "5.1.1 Recipient not accepted")) {
-		s->state = SMTPD_RCPT;
-		s->nrcpt++;
+	int code = mail ? s->ops->mail(s->ctx, &m, text, sizeof text) : s->ops->rcpt(s->ctx, &rc, text, sizeof text);
+	if (reply_cb(s, code, text, mail ? "2.1.0 Ok" : "2.1.5 Ok")) {
+		s->state = mail ? SMTPD_MAIL : SMTPD_RCPT;
+		s->nrcpt = mail ? 0 : s->nrcpt + 1;
+		if (mail)
+			s->smtputf8 = m.smtputf8;
 	}
 }
 
@@ -248,15 +234,6 @@ static void cmd_data(struct smtpd *s, const char *arg)
 		return error(s, 554, "5.5.1 No valid recipients");
 	if (s->state != SMTPD_RCPT)
 		return error(s, 503, "5.5.1 Need MAIL and RCPT before DATA");
-	char text[512];
-	text[0] = 0; /* not "= """: that zeroes all of it */
-	int code = s->ops->data_begin ? s->ops->data_begin(s->ctx, text, sizeof text) : 354;
-	if (code != 354) {
-		const char *no = "4.3.0 Cannot take the message now";
-		reply_cb(s, code, text, no, no);
-		reset_transaction(s);
-		return;
-	}
 	reply(s, 354, "End data with <CR><LF>.<CR><LF>");
 	s->state = SMTPD_DATA;
 	s->dstate = D_BOL;
@@ -270,17 +247,22 @@ static void cmd_helo(struct smtpd *s, const char *arg, int esmtp)
 	if (!(w = word(&p, &len)))
 		return error(s, 501, esmtp ? "5.5.4 EHLO needs a domain" : "5.5.4 HELO needs a domain");
 	reset_transaction(s);
-	snprintf(s->helo, sizeof s->helo, "%.*s", (int)(len < 255 ? len : 255), w);
+	size_t i = 0;
+	for (; i < len && i < sizeof s->helo - 1; i++) {
+		char c = w[i];
+		s->helo[i] = c > ' ' && c < 0x7f && c != ';' && c != '(' && c != ')' ? c : '?';
+	}
+	s->helo[i] = 0;
 	s->esmtp = esmtp;
 	s->state = SMTPD_READY;
 	if (!esmtp) {
 		reply(s, 250, s->hostname);
 		return;
 	}
-	/* one format: "250-SIZE 1000" with a limit, "250-SIZE" without (%.0lld of 0 prints nothing) */
-	int lim = s->size_max > 0;
+	/* one format: "250-SIZE 1000" with a limit, "250-SIZE" without (%.0lld of 0 prints nothing;
+	 * size_max is never negative) */
 	buf_printf(&s->out, "250-%s\r\n250-PIPELINING\r\n250-8BITMIME\r\n250-SIZE%s%.0lld\r\n%s250-SMTPUTF8\r\n250 ENHANCEDSTATUSCODES\r\n",
-	           s->hostname, lim ? " " : "", lim ? s->size_max : 0LL, ENABLE_DSN ? "250-DSN\r\n" : "");
+	           s->hostname, s->size_max ? " " : "", s->size_max, ENABLE_DSN ? "250-DSN\r\n" : "");
 }
 
 static int is_cmd(const char *line, const char *cmd)
@@ -302,10 +284,13 @@ static void command(struct smtpd *s, char *line)
 		k++;
 	if (k < 2)
 		return cmd_helo(s, line + 4, k == 0);
-	if (str_ncaseeq(line, "MAIL FROM:", 10))
-		return cmd_mail(s, line + 10);
-	if (str_ncaseeq(line, "RCPT TO:", 8))
-		return cmd_rcpt(s, line + 8);
+	/* MAIL FROM: and RCPT TO:, else a syntax hint for anything else starting MAIL or RCPT */
+	int mail = str_ncaseeq(line, "MAIL", 4);
+	if (mail || str_ncaseeq(line, "RCPT", 4)) {
+		if (str_ncaseeq(line + 4, mail ? " FROM:" : " TO:", mail ? 6 : 4))
+			return cmd_path(s, line + (mail ? 10 : 8), mail);
+		return error(s, 501, "5.5.4 Syntax: MAIL FROM:<address> / RCPT TO:<address>");
+	}
 	arg = line + 4;
 	while (*arg == ' ')
 		arg++;
@@ -316,9 +301,7 @@ static void command(struct smtpd *s, char *line)
 	if (k == 3 || k == 4)
 		return reply(s, 250, "2.0.0 Ok");
 	if (k == 5) {
-		char text[320];
-		snprintf(text, sizeof text, "2.0.0 %s closing connection", s->hostname);
-		reply(s, 221, text);
+		reply_host(s, 221, "2.0.0 %s closing connection");
 		s->state = SMTPD_CLOSED;
 		return;
 	}
@@ -328,14 +311,12 @@ static void command(struct smtpd *s, char *line)
 		return reply(s, 214, "2.0.0 Commands: HELO EHLO MAIL RCPT DATA RSET NOOP QUIT VRFY");
 	if (k < 14)
 		return error(s, 502, "5.5.1 Command not implemented");
-	if (str_ncaseeq(line, "MAIL", 4) || str_ncaseeq(line, "RCPT", 4))
-		return error(s, 501, "5.5.4 Syntax: MAIL FROM:<address> / RCPT TO:<address>");
 	error(s, 500, "5.5.2 Syntax error, command unrecognized");
 }
 
 static void data_emit(struct smtpd *s, const char *p, size_t n)
 {
-	if (n && !s->data_failed && s->ops->data && s->ops->data(s->ctx, p, n) < 0)
+	if (n && !s->data_failed && s->ops->data(s->ctx, p, n) < 0)
 		s->data_failed = 1;
 }
 
@@ -343,8 +324,8 @@ static void data_done(struct smtpd *s)
 {
 	char text[512];
 	text[0] = 0; /* not "= """: that zeroes all of it */
-	int code = s->ops->data_end ? s->ops->data_end(s->ctx, text, sizeof text) : 250;
-	reply_cb(s, code, text, "2.0.0 Ok", "4.3.0 Message not accepted");
+	int code = s->ops->data_end(s->ctx, text, sizeof text);
+	reply_cb(s, code, text, "2.0.0 Ok");
 	s->state = SMTPD_RCPT; /* so that reset_transaction() calls reset */
 	reset_transaction(s);
 }

@@ -44,12 +44,13 @@ struct smtpd_rcpt {
 	char orcpt[SMTPD_ORCPT_MAX + 8]; /* "rfc822;addr" decoded, "" when absent */
 };
 
-/* Callbacks return an SMTP reply code (250, 354, 452, 550 ...) and may write the reply text
- * (with its enhanced status code) into `text`; an empty text gets a default. */
+/* Callbacks return an SMTP reply code (250, 452, 550 ...) and write the reply text (with its
+ * enhanced status code) into `text`: a refusal MUST have one, an acceptance left empty gets
+ * "2.x.x Ok". Every callback MUST be set (no NULL: the engine does not test them). DATA is
+ * always answered 354: what would refuse it is refused at MAIL and RCPT. */
 struct smtpd_ops {
 	int (*mail)(void *ctx, const struct smtpd_mail *m, char *text, size_t size);
 	int (*rcpt)(void *ctx, const struct smtpd_rcpt *r, char *text, size_t size);
-	int (*data_begin)(void *ctx, char *text, size_t size); /* NULL: 354 */
 	/* message bytes (dot-unstuffing undone, line endings as received); returning -1 makes the
 	 * engine drop the rest of the data, data_end is still called at the end */
 	int (*data)(void *ctx, const char *p, size_t n);
@@ -62,8 +63,8 @@ struct smtpd {
 	const struct smtpd_ops *ops;
 	void *ctx;
 	const char *hostname;
-	long long size_max;         /* advertised SIZE and the SIZE= check; 0 = no limit */
-	unsigned max_rcpt;
+	long long size_max;         /* advertised SIZE and the SIZE= check; 0 = no limit, never < 0 */
+	unsigned max_rcpt;          /* RCPTs a transaction takes (452 beyond), more than 0 */
 	int state;
 	int esmtp;
 	int smtputf8;               /* this transaction said SMTPUTF8 */
@@ -77,14 +78,16 @@ struct smtpd {
 	int data_failed;
 	struct buf out;             /* replies waiting to be sent */
 	/* the arrays last: one-byte displacements (docs/size.md) */
-	char helo[256];
+	/* the HELO/EHLO name, cut at 63 bytes, each byte that is not printable ASCII or is one of
+	 * ";()" written '?': it goes into a Received: line as it is */
+	char helo[64];
 	char line[SMTPD_LINE_MAX + 1];
 };
 
 void smtpd_init(struct smtpd *s, const struct smtpd_ops *ops, void *ctx, const char *hostname, long long size_max, unsigned max_rcpt);
 void smtpd_free(struct smtpd *s);
 /* Queues the 220 greeting. */
-int smtpd_greet(struct smtpd *s);
+void smtpd_greet(struct smtpd *s);
 /* Processes input; returns the bytes consumed (fewer than n only once the session is closed). */
 size_t smtpd_feed(struct smtpd *s, const char *p, size_t n);
 /* End of input without QUIT: aborts a transaction in progress. */

@@ -81,12 +81,19 @@ def test_dot_line_ends_input_without_i(box):
     assert b"not part" not in msg
 
 
-@pytest.mark.parametrize("flag", ["-i", "-oi"])
+@pytest.mark.parametrize("flag", ["-i", "-oi", "-oi=true", "-oiTrue"])
 def test_i_and_oi_keep_dot_lines(box, flag):
     p = sendmail(box, flag, "root", input=b"Subject: d\n\nline\n.\nstill here\n..\n")
     assert p.returncode == 0, p.stderr
     _, _, msg = queued(box)
     assert msg.endswith(b"\n\nline\n.\nstill here\n..\n")
+
+
+def test_oi_with_another_value_keeps_the_dot_end(box):
+    p = sendmail(box, "-oi=false", "root", input=b"Subject: d\n\nline\n.\nnot stored\n")
+    assert p.returncode == 0, p.stderr
+    _, _, msg = queued(box)
+    assert msg.endswith(b"\n\nline\n")
 
 
 # ---- sender, full name, DSN, body type ----
@@ -367,6 +374,9 @@ def test_msmtp_long_forms_that_mean_something(box):
 def test_usage_errors_that_remain(box):
     p = sendmail(box, "--account", input=MSG)
     assert p.returncode == 64 and b"option --account needs an argument" in p.stderr
+    for args, name in ((["root", "-f"], b"-f"), (["-qR"], b"-qR"), (["-qI"], b"-qI")):
+        p = sendmail(box, *args, input=MSG)
+        assert p.returncode == 64 and b"option " + name + b" needs an argument" in p.stderr, p.stderr
     p = sendmail(box, input=MSG)
     assert p.returncode == 64
     assert b"no recipients given" in p.stderr

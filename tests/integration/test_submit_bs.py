@@ -182,3 +182,25 @@ def test_bs_end_of_input_without_quit_queues_nothing_partial(box):
     assert all_queued(box) == []
     import os
     assert os.listdir(os.path.join(box.spool, "tmp")) == []
+
+
+def test_bs_helo_name_made_safe_for_received(box):
+    # the HELO name goes into the Received: line: 63 bytes at most, no ";()", nothing unprintable
+    helo = b"a;b(c)\xc3\xa9" + b"x" * 70
+    session = b"HELO " + helo + b"\r\nMAIL FROM:<a@x.org>\r\nRCPT TO:<root>\r\nDATA\r\nSubject: x\r\n\r\ny\r\n.\r\nQUIT\r\n"
+    p = box.run(None, "-bs", input=session, argv0="/usr/sbin/sendmail")
+    assert p.returncode == 0, p.stderr
+    _, _, stored = queued(box)
+    assert header(stored, "Received")[0].startswith("from a?b?c???" + "x" * 55 + " (root, uid 0)\n")
+
+
+def test_bs_recipient_limit(box):
+    # MAXRCPT_SUBMIT: the RCPT past it gets 452 4.5.3 (a duplicate counts), and the message
+    # goes with those accepted
+    session = (b"EHLO c\r\nMAIL FROM:<a@x.org>\r\nRCPT TO:<r1@x.org>\r\nRCPT TO:<r1@x.org>\r\nRCPT TO:<r2@x.org>\r\n"
+               b"DATA\r\nSubject: x\r\n\r\ny\r\n.\r\nQUIT\r\n")
+    p = box.run(None, "-bs", input=session, env={"MAXRCPT_SUBMIT": "2"}, argv0="/usr/sbin/sendmail")
+    assert p.returncode == 0, p.stderr
+    assert b"\r\n452 4.5.3 Too many recipients\r\n354 " in p.stdout
+    _, m, _ = queued(box)
+    assert m.recipients == ["r1@x.org"]

@@ -146,6 +146,17 @@ TEST(addr_errors_have_reasons)
 	CHECK(addr_parse_list(nul, sizeof nul - 1, NULL, NULL, err, sizeof err) < 0 && strstr(err, "NUL"));
 	struct addr a;
 	CHECK(addr_parse_one("a@b.c, d@e.f", 12, &a, err, sizeof err) < 0 && strstr(err, "more than one"));
+	/* the quoted string's and the domain literal's texts, whole */
+	static const char *const whole[][2] = {
+	    {"\"ab", "column 1: unterminated quoted string"},
+	    {"a@[1.2.3.4", "column 3: unterminated domain literal"},
+	    {"\"a\x01\"@b.c", "column 3: control character in quoted string"},
+	    {"a@[1.2\x01]", "column 7: control character in domain literal"},
+	};
+	for (size_t i = 0; i < ARRAY_LEN(whole); i++) {
+		CHECK(addr_parse_one(whole[i][0], strlen(whole[i][0]), &a, err, sizeof err) < 0);
+		CHECK_STR(err, whole[i][1]);
+	}
 }
 
 TEST(addr_length_limits)

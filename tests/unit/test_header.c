@@ -190,6 +190,23 @@ TEST(hdr_reader_splits_header_and_body)
 	hdr_reader_init(&r, 16);
 	CHECK(hdr_reader_feed(&r, "Subject: 0123456789\n", 20) < 0);
 	hdr_reader_free(&r);
+	/* a last line without LF: a field or continuation gets one, anything else is body (an
+	 * "From " line too: it is not taken for an mbox separator there) */
+	static const char *const eof_cases[][3] = {
+	    {"From root Sat Nov 21 10:00:00 2026", "", "From root Sat Nov 21 10:00:00 2026"},
+	    {"Subject: a\n b", "Subject: a\n b\n", ""},
+	    {"Subject: a\nnot a header", "Subject: a\n", "not a header"},
+	    {" x", "", " x"},
+	    {"From x\nFrom y", "", "From y"},
+	};
+	for (size_t i = 0; i < ARRAY_LEN(eof_cases); i++) {
+		hdr_reader_init(&r, 4096);
+		read_all(&r, eof_cases[i][0], 64);
+		CHECK(r.body == (eof_cases[i][2][0] != 0));
+		CHECK_STR(r.block.p ? r.block.p : "", eof_cases[i][1]);
+		CHECK_STR(r.spill.p ? r.spill.p : "", eof_cases[i][2]);
+		hdr_reader_free(&r);
+	}
 }
 
 TEST(hdr_split_find_unfold)

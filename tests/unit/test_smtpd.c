@@ -50,10 +50,10 @@ static int on_rcpt(void *ctx, const struct smtpd_rcpt *r, char *text, size_t siz
 	return 250;
 }
 
-static int on_data_begin(void *ctx, char *text, size_t size)
+/* the transaction is over: the next one's data starts empty */
+static void on_reset(void *ctx)
 {
 	buf_reset(&((struct sess *)ctx)->data);
-	return 354;
 }
 
 static int on_data(void *ctx, const char *p, size_t n)
@@ -70,7 +70,7 @@ static int on_data_end(void *ctx, char *text, size_t size)
 	return 250;
 }
 
-static const struct smtpd_ops ops = {on_mail, on_rcpt, on_data_begin, on_data, on_data_end, NULL};
+static const struct smtpd_ops ops = {on_mail, on_rcpt, on_data, on_data_end, on_reset};
 
 /* Runs a session; returns the replies (static buffer). */
 static const char *run(struct sess *s, const char *in, size_t n, int bytewise)
