@@ -8,8 +8,8 @@
  * a compiled-out feature skip after asking it.
  *
  * The cost beside each option is what turning it off saves in the stripped static x86-64 binary
- * (musl, -Oz): the bytes of the file, measured with everything else on, on 2026-11-25 (those marked
- * 2026-11-26 again after the own-code savings of docs/size.md) by
+ * (musl, -Oz): the bytes of the file, measured with everything else on (PROFILE=max), on 2026-11-27
+ * after the fourth session's cuts, by
  * `make size-options` (scripts/size-options.sh). docs/size.md has the table; `make size` prints
  * the binaries and their subsystems.
  *
@@ -29,20 +29,20 @@
 
 /* STARTTLS and implicit TLS in the smtp transport, with BearSSL: X.509 validation, ECDHE on
  * P-256/P-384/X25519, RSA and ECDSA signatures, AES-GCM, SHA-2. `make TLS=0` sets it.
- * Cost: 75.6 KiB (BearSSL 60.5 KiB, the glue in lib/tls*.c 14.6 KiB; 2026-11-26). */
+ * Cost: 66.3 KiB (BearSSL 50.5 KiB, the glue in lib/tls*.c 15.4 KiB). */
 #ifndef ENABLE_TLS
 #define ENABLE_TLS 1
 #endif
 
 /* A client certificate and key for the smarthost (CLIENT_CERT, CLIENT_KEY): BearSSL's private
  * key decoder and RSA/ECDSA signing. Without it, a configured client certificate is an error.
- * Off by default (smarthosts authenticate with AUTH and the credentials file). Cost: 7.5 KiB. */
+ * Off by default (smarthosts authenticate with AUTH and the credentials file). Cost: 7.8 KiB. */
 #ifndef ENABLE_TLS_CLIENT_CERT
 #define ENABLE_TLS_CLIENT_CERT 0
 #endif
 
 /* ChaCha20-Poly1305 cipher suites beside AES-GCM (faster on CPUs without AES instructions;
- * every server that offers them also offers AES-GCM). Off by default. Cost: 2.9 KiB. */
+ * every server that offers them also offers AES-GCM). Off by default. Cost: 2.6 KiB. */
 #ifndef ENABLE_CHACHA20
 #define ENABLE_CHACHA20 0
 #endif
@@ -54,7 +54,7 @@
 #endif
 
 /* `sendmail -bs`: an SMTP dialogue on standard input and output (PHP, Symfony, Laravel, pine).
- * Without it -bs is refused with 64. Cost: 8.0 KiB. */
+ * Without it -bs is refused with 64. Cost: 6.0 KiB. */
 #ifndef ENABLE_SMTPD
 #define ENABLE_SMTPD 1
 #endif
@@ -62,25 +62,25 @@
 /* Local delivery: the local transport agent (mbox), aliases, .forward and newaliases. Without it
  * spoolbox is a null client, as Postfix with an empty mydestination: every recipient, a bare
  * local name qualified with QUALIFYDOMAIN included, goes out by SMTP (docs/size.md).
- * Cost: 34.2 KiB, Maildir and |command included (29.9 KiB without them; 2026-11-26). */
+ * Cost: 29.7 KiB, Maildir and |command included. */
 #ifndef ENABLE_LOCAL
 #define ENABLE_LOCAL 1
 #endif
 
 /* Maildir delivery (MAILDIR, a mailbox path ending in '/'); without it local writes mbox only
- * and defers a Maildir target with a reason. Cost: 1.2 KiB. Needs ENABLE_LOCAL. */
+ * and defers a Maildir target with a reason. Cost: 1.0 KiB. Needs ENABLE_LOCAL. */
 #ifndef ENABLE_MAILDIR
 #define ENABLE_MAILDIR 1
 #endif
 
 /* `|command` and `:include:` targets in aliases and .forward; without them such a target fails
- * the recipient with 5.3.5 and a reason. Cost: 3.0 KiB (2026-11-26). Needs ENABLE_LOCAL. */
+ * the recipient with 5.3.5 and a reason. Cost: 2.8 KiB. Needs ENABLE_LOCAL. */
 #ifndef ENABLE_DELIVER_CMD
 #define ENABLE_DELIVER_CMD 1
 #endif
 
 /* The full usage text of every applet and of `spoolbox --help`; without it each prints its
- * one-line synopsis and points at the man page. Off by default. Cost: 7.5 KiB. */
+ * one-line synopsis and points at the man page. Off by default. Cost: 7.4 KiB. */
 #ifndef ENABLE_VERBOSE_USAGE
 #define ENABLE_VERBOSE_USAGE 0
 #endif
@@ -89,7 +89,7 @@
  * time-zone code (TZ, /etc/localtime). Without it Date: is written in UTC ("+0000", as valid
  * and unambiguous) and syslog lines carry no timestamp, so the log daemon stamps them with its
  * own local time (RFC 3164 section 4.3.2). Off by default (mail readers show Date: in the reader's
- * own zone either way). Cost: 5.3 KiB. */
+ * own zone either way). Cost: 3.7 KiB. */
 #ifndef ENABLE_LOCALTIME
 #define ENABLE_LOCALTIME 0
 #endif
@@ -97,7 +97,7 @@
 /* The scheduler's live query socket (seed 000's MAILQv2 on SPOOL/scheduler.sock, the v1 dump,
  * PARAMmailqpath, the auth file) and `mailq -Q`; without it the scheduler listens on nothing,
  * mailq -Q exits 64, and plain mailq lists the queue from the spool as always.
- * Cost: 10.2 KiB. */
+ * Cost: 8.7 KiB. */
 #ifndef ENABLE_MAILQ_PROTO
 #define ENABLE_MAILQ_PROTO 1
 #endif
@@ -107,7 +107,7 @@
  * success and delay notices. Without it those options are accepted and ignored (-bs refuses the
  * parameters and does not offer DSN), no success or delay notice is ever sent, and a failed
  * recipient still gets its failure report (RFC 3464) as always, the postmaster notice included.
- * Cost: 2.2 KiB. */
+ * Cost: 1.6 KiB. */
 #ifndef ENABLE_DSN
 #define ENABLE_DSN 1
 #endif
@@ -115,7 +115,7 @@
 /* Postfix's preemptive scheduling (issue 14 point 4, lib/sched_preempt.c): a message with few
  * recipients slips past a big mailing in the same scheduler.conf clause, within the
  * delivery_slot_* keys. Without it the keys are accepted and the clause's destinations are served
- * round robin in arrival order. Cost: 1.1 KiB. */
+ * round robin in arrival order. Cost: 0.9 KiB. */
 #ifndef ENABLE_PREEMPT
 #define ENABLE_PREEMPT 1
 #endif
