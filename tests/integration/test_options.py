@@ -42,6 +42,16 @@ def test_version_names_every_option_of_the_header():
     assert shown == header_opts
 
 
+def test_max_profile_turns_on_every_option_the_default_leaves_off():
+    """config/profile_max.h lists only the options that are 0 in config_default.h: a new option
+    that is off by default must be added there, or PROFILE=max (the sanitizer build) loses it."""
+    default = open(os.path.join(ROOT, "config", "config_default.h")).read()
+    off_by_default = re.findall(r"^#define ENABLE_(\w+) 0$", default, re.M)
+    assert "TLS_CLIENT_CERT" in off_by_default, off_by_default
+    maxp = open(os.path.join(ROOT, "config", "profile_max.h")).read()
+    assert sorted(re.findall(r"^#define ENABLE_(\w+) 1$", maxp, re.M)) == sorted(off_by_default)
+
+
 @off("local")
 def test_null_client_routes_every_recipient_out_by_smtp(box):
     env = {"QUALIFYDOMAIN": "example.net"}
