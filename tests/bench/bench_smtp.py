@@ -82,8 +82,10 @@ def agent_alone(binary, base, sink):
 
 
 def scheduler_available(binary):
-    p = subprocess.run([binary, "scheduler", "--help"], capture_output=True)
-    return p.returncode == 0 and b"not written yet" not in p.stdout + p.stderr and b"-i" in p.stdout
+    # --list, not --help: a build without usage texts (the default since 2026-11-27) has no
+    # synopsis to look in
+    p = subprocess.run([binary, "--list"], capture_output=True)
+    return p.returncode == 0 and b"scheduler" in p.stdout.split()
 
 
 def through_scheduler(binary, base, sink):
