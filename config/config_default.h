@@ -79,8 +79,8 @@
 #define ENABLE_DELIVER_CMD 1
 #endif
 
-/* The full usage text of every applet and of `spoolbox --help`; without it each prints its
- * one-line synopsis and points at the man page. Off by default. Cost: 7.4 KiB. */
+/* The full usage text of every applet and of `spoolbox --help`; without it `--help` and a usage
+ * error name the applet's man page ("usage: see submit(8)"). Off by default. Cost: 7.4 KiB. */
 #ifndef ENABLE_VERBOSE_USAGE
 #define ENABLE_VERBOSE_USAGE 0
 #endif
